@@ -1,0 +1,10 @@
+#!/usr/bin/env node
+// Copies non-TypeScript runtime assets (the kernel prelude) next to the compiled code.
+import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+
+for (const [from, to] of [["src/runtime/prelude.py", "dist/runtime/prelude.py"]]) {
+  if (!existsSync(from)) continue;
+  mkdirSync(dirname(to), { recursive: true });
+  copyFileSync(from, to);
+}

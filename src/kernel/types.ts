@@ -1,0 +1,131 @@
+/**
+ * The one kernel interface every backend (local ZeroMQ, shared gateway, remote gateway) implements.
+ * runtime/ and tools/ depend only on this file, never on a backend.
+ * Backends may add fields; they must not change the meaning of these.
+ */
+
+/** A rich output captured from execute_result / display_data (S25). */
+export interface DisplayOutput {
+  /** "json" for application/json, "image" for image/png|jpeg|svg+xml, "text" when only text came. */
+  type: "json" | "image" | "text";
+  /** Full MIME bundle as the kernel sent it (data), with its metadata. */
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  /** For images: the MIME type (image/png, image/jpeg, image/svg+xml). */
+  mimeType?: string;
+  /** Text chosen by MIME precedence markdown > plain > html→markdown (may be empty). */
+  text: string;
+  /** execute_result carries an execution count; display_data does not. */
+  executionCount?: number | null;
+  /** transient.display_id when present. */
+  displayId?: string;
+  /** Which IOPub message produced it. */
+  source: "execute_result" | "display_data" | "update_display_data";
+}
+
+/** A structured status event (application/x-nbagent-status, or the original's x-xcsh-status). */
+export interface StatusEvent {
+  op: string;
+  [key: string]: unknown;
+}
+
+export interface KernelErrorInfo {
+  name: string;
+  value: string;
+  traceback: string[];
+}
+
+/** A raw Jupyter message (header/parent_header/metadata/content/buffers). */
+export interface JupyterMessage<C = Record<string, unknown>> {
+  header: { msg_id: string; msg_type: string; session: string; username: string; date: string; version: string };
+  parent_header: Partial<JupyterMessage["header"]>;
+  metadata: Record<string, unknown>;
+  content: C;
+  buffers?: Uint8Array[];
+  channel?: "shell" | "iopub" | "stdin" | "control";
+}
+
+export interface ExecuteOptions {
+  signal?: AbortSignal;
+  /** One deadline for this execution; on expiry: interrupt, and the text notes the timeout (S30). */
+  timeoutMs?: number;
+  /** Sanitised-or-not text chunks in arrival order: stream text, tracebacks, notices. */
+  onChunk?: (text: string, kind: "stdout" | "stderr" | "error" | "notice") => void;
+  onDisplay?: (display: DisplayOutput) => void;
+  onStatusEvent?: (event: StatusEvent) => void;
+  /** Every IOPub message whose parent is this request (the notebook output collector uses these). */
+  onIOPub?: (msg: JupyterMessage) => void;
+  /** Default false: input_request is answered empty and flagged (S27). */
+  allowStdin?: boolean;
+  silent?: boolean;
+  storeHistory?: boolean;
+  /** Bounded wait for idle after an interrupt before the kernel is restarted (S29). */
+  interruptGraceMs?: number;
+}
+
+export interface ExecuteResult {
+  status: "ok" | "error" | "aborted";
+  executionCount: number | null;
+  cancelled: boolean;
+  timedOut: boolean;
+  stdinRequested: boolean;
+  /** The kernel died during this execution (process exit, heartbeat loss, status: dead). */
+  kernelDied: boolean;
+  /** After an interrupt the kernel stayed busy and was restarted (state lost). */
+  kernelRestarted: boolean;
+  error?: KernelErrorInfo;
+  displays: DisplayOutput[];
+  /** All chunk text concatenated (unsanitised), including notices. */
+  text: string;
+  durationMs: number;
+}
+
+export interface KernelInfo {
+  protocolVersion: string;
+  implementation: string;
+  languageName: string;
+  languageVersion: string;
+  /** Pygments lexer / codemirror name, for renderers. */
+  language: string;
+  banner: string;
+}
+
+export interface KernelStartOptions {
+  /** Kernelspec name (default "python3"). */
+  kernelName?: string;
+  /** Explicit interpreter for a python kernel (overrides the kernelspec's argv[0]). */
+  python?: string;
+  /** Working directory of the kernel process. */
+  cwd?: string;
+  /** Environment for the kernel process (already filtered of secrets by the caller). */
+  env?: Record<string, string>;
+  signal?: AbortSignal;
+  /** Bound on the whole start (spawn + kernel_info_reply). */
+  startTimeoutMs?: number;
+}
+
+export type KernelDeathListener = (reason: string) => void;
+
+export interface Kernel {
+  readonly id: string;
+  readonly backend: "local" | "gateway";
+  readonly info: KernelInfo;
+  /** Process state, heartbeat, and status: dead/restarting messages (S17). */
+  isAlive(): boolean;
+  onDeath(listener: KernelDeathListener): () => void;
+  /** True while an execution (or other shell request) is in flight. */
+  isBusy(): boolean;
+  execute(code: string, options?: ExecuteOptions): Promise<ExecuteResult>;
+  interrupt(): Promise<void>;
+  /** Restart in place (same id); state is lost. */
+  restart(): Promise<void>;
+  /** shutdown_request, then SIGTERM, then SIGKILL, each bounded; idempotent. */
+  shutdown(): Promise<void>;
+}
+
+export interface KernelBackend {
+  readonly name: string;
+  startKernel(options: KernelStartOptions): Promise<Kernel>;
+  /** Stop everything this backend started (kernels, helper processes). */
+  dispose(): Promise<void>;
+}
