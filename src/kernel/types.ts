@@ -37,7 +37,14 @@ export interface KernelErrorInfo {
 
 /** A raw Jupyter message (header/parent_header/metadata/content/buffers). */
 export interface JupyterMessage<C = Record<string, unknown>> {
-  header: { msg_id: string; msg_type: string; session: string; username: string; date: string; version: string };
+  header: {
+    msg_id: string;
+    msg_type: string;
+    session: string;
+    username: string;
+    date: string;
+    version: string;
+  };
   parent_header: Partial<JupyterMessage["header"]>;
   metadata: Record<string, unknown>;
   content: C;

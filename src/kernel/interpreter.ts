@@ -1,0 +1,141 @@
+/**
+ * Which Python interpreter runs kernels (and the Python-side helpers).
+ * Order (first that can import ipykernel wins, except an explicit NBAGENT_PYTHON / option, which is
+ * always used as given so that a wrong setting is reported, not silently skipped):
+ *   1. the `python` option, then NBAGENT_PYTHON
+ *   2. an active VIRTUAL_ENV
+ *   3. ./.venv under the working directory
+ *   4. every `python3` on PATH, then /usr/bin/python3
+ */
+import { execFile } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { delimiter, join, resolve } from "node:path";
+
+export interface InterpreterChoice {
+  path: string;
+  /** Why this one: "option", "NBAGENT_PYTHON", "VIRTUAL_ENV", ".venv", "PATH", "/usr/bin/python3". */
+  source: string;
+  /** Modules checked (ipykernel, jupyter_server, nbformat, …) → importable. */
+  modules: Record<string, boolean>;
+  version: string;
+}
+
+export interface FindOptions {
+  python?: string;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Modules to probe; the first listed one decides eligibility for the implicit candidates. */
+  modules?: string[];
+}
+
+const DEFAULT_MODULES = ["ipykernel", "jupyter_server", "nbformat"];
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function candidateInterpreters(
+  options: FindOptions = {},
+): { path: string; source: string; explicit: boolean }[] {
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const out: { path: string; source: string; explicit: boolean }[] = [];
+  if (options.python) out.push({ path: options.python, source: "option", explicit: true });
+  else if (env.NBAGENT_PYTHON)
+    out.push({ path: env.NBAGENT_PYTHON, source: "NBAGENT_PYTHON", explicit: true });
+  if (out.length) return out;
+  if (env.VIRTUAL_ENV)
+    out.push({ path: join(env.VIRTUAL_ENV, "bin", "python"), source: "VIRTUAL_ENV", explicit: false });
+  out.push({ path: resolve(cwd, ".venv", "bin", "python"), source: ".venv", explicit: false });
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (dir) out.push({ path: join(dir, "python3"), source: "PATH", explicit: false });
+  }
+  out.push({ path: "/usr/bin/python3", source: "/usr/bin/python3", explicit: false });
+  const seen = new Set<string>();
+  return out.filter((c) => {
+    if (seen.has(c.path) || !isExecutable(c.path)) return false;
+    seen.add(c.path);
+    return true;
+  });
+}
+
+const PROBE = `
+import importlib.util, json, sys
+mods = sys.argv[1].split(",")
+print(json.dumps({"version": sys.version.split()[0],
+  "modules": {m: importlib.util.find_spec(m) is not None for m in mods}}))
+`;
+
+export function probeInterpreter(
+  path: string,
+  modules: string[] = DEFAULT_MODULES,
+): Promise<{ version: string; modules: Record<string, boolean> } | null> {
+  return new Promise((done) => {
+    execFile(path, ["-c", PROBE, modules.join(",")], { timeout: 15_000 }, (err, stdout) => {
+      if (err) return done(null);
+      try {
+        done(JSON.parse(stdout));
+      } catch {
+        done(null);
+      }
+    });
+  });
+}
+
+const cache = new Map<string, Promise<InterpreterChoice>>();
+
+/**
+ * Finds the interpreter to use. Rejects with an actionable message when none can import ipykernel
+ * (or when an explicit one does not run at all).
+ */
+export function findInterpreter(options: FindOptions = {}): Promise<InterpreterChoice> {
+  const env = options.env ?? process.env;
+  const key = JSON.stringify([
+    options.python,
+    env.NBAGENT_PYTHON,
+    env.VIRTUAL_ENV,
+    options.cwd,
+    env.PATH,
+    options.modules,
+  ]);
+  let hit = cache.get(key);
+  if (!hit) {
+    hit = resolveInterpreter(options);
+    cache.set(key, hit);
+    hit.catch(() => cache.delete(key));
+  }
+  return hit;
+}
+
+async function resolveInterpreter(options: FindOptions): Promise<InterpreterChoice> {
+  const modules = options.modules ?? DEFAULT_MODULES;
+  const required = modules[0] ?? "ipykernel";
+  const candidates = candidateInterpreters(options);
+  const explicit = options.python ?? (options.env ?? process.env).NBAGENT_PYTHON;
+  if (explicit && candidates.length === 0) {
+    throw new Error(
+      `Python interpreter ${explicit} (from ${options.python ? "the python option" : "NBAGENT_PYTHON"}) is not an executable file`,
+    );
+  }
+  const tried: string[] = [];
+  for (const c of candidates) {
+    const probe = await probeInterpreter(c.path, modules);
+    if (c.explicit) {
+      if (!probe) throw new Error(`Python interpreter ${c.path} (from ${c.source}) did not run`);
+      return { path: c.path, source: c.source, ...probe };
+    }
+    if (probe?.modules[required]) return { path: c.path, source: c.source, ...probe };
+    tried.push(c.path);
+  }
+  throw new Error(
+    `No Python interpreter with ${required} found (tried: ${tried.join(", ") || "none"}). ` +
+      "Fix: on Debian as root `apt-get install -y python3-ipykernel python3-jupyter-server python3-nbformat`, " +
+      "or `python3 -m venv .venv && .venv/bin/pip install ipykernel jupyter_server nbformat`, " +
+      "or set NBAGENT_PYTHON to an interpreter that has ipykernel.",
+  );
+}
