@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Sets nbagent up on this machine (idempotent), then optionally runs a job:
+#   bash scripts/setup.sh          set up only
+#   bash scripts/setup.sh demo     set up, then run the demo (edit + run a sample notebook)
+#   bash scripts/setup.sh test     set up, then lint, type-check and run the whole test suite
+# Python packages come from Debian when this is Debian and we are root, otherwise from ./.venv (pip).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DEBIAN_PKGS="python3-ipykernel python3-jupyter-server python3-nbformat python3-nbclient python3-matplotlib python3-numpy python3-pandas"
+PIP_PKGS="ipykernel jupyter_server nbformat nbclient matplotlib numpy pandas"
+
+log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+
+setup_python() {
+  if [ -n "${NBAGENT_PYTHON:-}" ]; then
+    log "using NBAGENT_PYTHON=$NBAGENT_PYTHON as given"
+    return
+  fi
+  if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] && command -v apt-get >/dev/null; then
+    local missing=""
+    for p in $DEBIAN_PKGS; do
+      dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+    done
+    if [ -n "$missing" ]; then
+      log "installing Debian packages:$missing"
+      apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+    else
+      log "Debian Python packages present"
+    fi
+    return
+  fi
+  if [ ! -x .venv/bin/python ]; then
+    log "creating ./.venv"
+    python3 -m venv .venv
+  fi
+  if ! .venv/bin/python -c "import ipykernel, nbformat, nbclient, jupyter_server" 2>/dev/null; then
+    log "installing into ./.venv: $PIP_PKGS"
+    .venv/bin/python -m pip install -q $PIP_PKGS
+  fi
+}
+
+setup_node() {
+  local stamp=node_modules/.nbagent-lock-stamp
+  if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
+    log "installing npm dependencies (npm ci)"
+    npm ci --no-audit --no-fund --loglevel=error
+    cp package-lock.json "$stamp"
+  fi
+  log "building"
+  npm run -s build
+}
+
+setup_python
+setup_node
+node dist/cli/main.js doctor >&2 || { log "doctor reports a problem (see above)"; exit 1; }
+
+case "${1:-}" in
+  "") ;;
+  demo) shift; exec node dist/cli/main.js demo "$@" ;;
+  test) shift; npm run -s lint; npm run -s typecheck; exec npm test -- "$@" ;;
+  *) log "unknown job '$1' (use demo or test)"; exit 2 ;;
+esac

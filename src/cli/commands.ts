@@ -1,0 +1,18 @@
+/** The CLI's subcommands: each parses its own arguments and returns an exit code. */
+import { callCommand } from "./call.js";
+import { doctorCommand } from "./doctor-command.js";
+
+export interface Command {
+  summary: string;
+  run(args: string[]): Promise<number>;
+}
+
+export const COMMANDS: Record<string, Command> = {
+  call: callCommand,
+  doctor: doctorCommand,
+};
+
+export function usage(): string {
+  const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
+  return `usage: nbagent <command> [options]\n\ncommands:\n${rows.join("\n")}\n`;
+}

@@ -1,0 +1,115 @@
+/**
+ * `nbagent doctor`: which interpreter will run kernels, and whether what nbagent needs is importable,
+ * with the exact command that fixes each missing piece.
+ */
+import { existsSync } from "node:fs";
+import { createRequire } from "node:module";
+import { candidateInterpreters, findInterpreter, probeInterpreter } from "../kernel/interpreter.js";
+
+export interface DoctorCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+  fix?: string;
+  /** Required for the embedded default to work; optional ones only warn. */
+  required: boolean;
+}
+
+export interface DoctorReport {
+  ok: boolean;
+  interpreter: { path: string; source: string; version: string } | null;
+  checks: DoctorCheck[];
+}
+
+const PY_MODULES: { module: string; debian: string; pip: string; required: boolean; why: string }[] = [
+  { module: "ipykernel", debian: "python3-ipykernel", pip: "ipykernel", required: true, why: "runs the kernels" },
+  { module: "nbformat", debian: "python3-nbformat", pip: "nbformat", required: true, why: "notebook validation" },
+  {
+    module: "jupyter_server",
+    debian: "python3-jupyter-server",
+    pip: "jupyter_server",
+    required: false,
+    why: "the shared gateway backend",
+  },
+];
+
+function fixFor(pkg: { debian: string; pip: string }, python: string): string {
+  const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
+  if (isRoot && existsSync("/etc/debian_version") && python.startsWith("/usr/bin/")) {
+    return `apt-get install -y ${pkg.debian}`;
+  }
+  return `${python} -m pip install ${pkg.pip}`;
+}
+
+export async function runDoctor(cwd: string): Promise<DoctorReport> {
+  const checks: DoctorCheck[] = [];
+  const major = Number(process.versions.node.split(".")[0]);
+  checks.push({
+    name: "node",
+    ok: major >= 20,
+    detail: `Node ${process.versions.node}`,
+    fix: major >= 20 ? undefined : "install Node.js 20 or newer",
+    required: true,
+  });
+  try {
+    createRequire(import.meta.url)("zeromq");
+    checks.push({ name: "zeromq", ok: true, detail: "native ZeroMQ binding loads", required: true });
+  } catch (err) {
+    checks.push({
+      name: "zeromq",
+      ok: false,
+      detail: `cannot load zeromq: ${(err as Error).message.split("\n")[0]}`,
+      fix: "npm ci (the zeromq package ships prebuilt binaries for Linux x64)",
+      required: true,
+    });
+  }
+
+  let interpreter: DoctorReport["interpreter"] = null;
+  try {
+    const choice = await findInterpreter({ cwd });
+    interpreter = { path: choice.path, source: choice.source, version: choice.version };
+    checks.push({
+      name: "python",
+      ok: true,
+      detail: `${choice.path} (Python ${choice.version}, chosen by ${choice.source})`,
+      required: true,
+    });
+    const probe = await probeInterpreter(
+      choice.path,
+      PY_MODULES.map((m) => m.module),
+    );
+    for (const m of PY_MODULES) {
+      const ok = probe?.modules[m.module] === true;
+      checks.push({
+        name: m.module,
+        ok,
+        detail: ok ? `importable (${m.why})` : `not importable (${m.why})`,
+        fix: ok ? undefined : fixFor(m, choice.path),
+        required: m.required,
+      });
+    }
+  } catch (err) {
+    const tried = candidateInterpreters({ cwd }).map((c) => c.path);
+    checks.push({
+      name: "python",
+      ok: false,
+      detail: (err as Error).message,
+      fix:
+        tried.length === 0
+          ? "install Python 3 (apt-get install -y python3) or set NBAGENT_PYTHON"
+          : "bash scripts/setup.sh (installs the Debian packages as root, or makes ./.venv with pip otherwise)",
+      required: true,
+    });
+  }
+  return { ok: checks.every((c) => c.ok || !c.required), interpreter, checks };
+}
+
+export function formatDoctor(report: DoctorReport): string {
+  const lines = report.checks.map((c) => {
+    const mark = c.ok ? "ok  " : c.required ? "FAIL" : "warn";
+    const fix = c.fix ? `\n       fix: ${c.fix}` : "";
+    return `${mark} ${c.name}: ${c.detail}${fix}`;
+  });
+  lines.push(report.ok ? "nbagent is ready." : "nbagent is not ready: apply the fixes above.");
+  return lines.join("\n");
+}

@@ -1,0 +1,27 @@
+/** Reads a tool's parameters from the command line: JSON text, `@file`, or `-` for stdin. */
+import { readFileSync } from "node:fs";
+
+export class UsageError extends Error {}
+
+export function readParams(arg: string | undefined, stdin: () => string = () => readFileSync(0, "utf8")): unknown {
+  if (arg === undefined) throw new UsageError("missing <params>: give JSON text, @file, or - for stdin");
+  let text: string;
+  if (arg === "-") text = stdin();
+  else if (arg.startsWith("@")) {
+    try {
+      text = readFileSync(arg.slice(1), "utf8");
+    } catch (err) {
+      throw new UsageError(`cannot read params file ${arg.slice(1)}: ${(err as Error).message}`);
+    }
+  } else text = arg;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`params are not valid JSON: ${(err as Error).message}`);
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new UsageError("params must be a JSON object");
+  }
+  return value;
+}

@@ -1,0 +1,19 @@
+/**
+ * Runs work with an AbortSignal tied to SIGINT/SIGTERM: the first signal aborts the work (kernels are
+ * interrupted and the result comes back marked cancelled); a second one exits at once.
+ */
+export async function withInterruptSignal<T>(work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(sig === "SIGINT" ? 130 : 143);
+    controller.abort(new Error(`received ${sig}`));
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  try {
+    return await work(controller.signal);
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+}

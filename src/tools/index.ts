@@ -1,0 +1,29 @@
+/**
+ * Builds the tool objects every integration (CLI, MCP, pi) adapts, around one shared runtime.
+ * The runtime owns the kernels; dispose() shuts them all down.
+ */
+import { type RuntimeOptions, createRuntime } from "../runtime/index.js";
+import { createNotebookTool } from "./notebook.js";
+import { createPythonTool } from "./python.js";
+import type { Tool } from "./types.js";
+
+export interface ToolboxOptions {
+  /** The session's working directory: relative paths resolve against it. */
+  cwd: string;
+  runtime?: RuntimeOptions;
+}
+
+export interface Toolbox {
+  tools: Tool<any, any>[];
+  runtime: ReturnType<typeof createRuntime>;
+  dispose(): Promise<void>;
+}
+
+export function createToolbox(options: ToolboxOptions): Toolbox {
+  const runtime = createRuntime({ ...options.runtime });
+  const tools: Tool<any, any>[] = [
+    createNotebookTool({ cwd: options.cwd }) as Tool<any, any>,
+    createPythonTool({ cwd: options.cwd, runtime }) as Tool<any, any>,
+  ];
+  return { tools, runtime, dispose: () => runtime.dispose() };
+}
