@@ -68,6 +68,12 @@ export interface ExecuteOptions {
   storeHistory?: boolean;
   /** Bounded wait for idle after an interrupt before the kernel is restarted (S29). */
   interruptGraceMs?: number;
+  /**
+   * Default true. When false the backend does not accumulate chunk text into `ExecuteResult.text`
+   * (left ""): the caller streams `onChunk` into its own bounded sink. Needed for unbounded output
+   * (the python tool must survive 1 GiB printed with bounded host memory).
+   */
+  keepText?: boolean;
 }
 
 export interface ExecuteResult {
