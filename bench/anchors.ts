@@ -1,0 +1,46 @@
+/** Runs the reference clients in ../shared/anchors with the Python that has ipykernel. */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { promisify } from "node:util";
+import { findInterpreter } from "../src/kernel/interpreter.js";
+
+const run = promisify(execFile);
+
+export function anchorsDir(): string {
+  for (const dir of [process.env.NBAGENT_ANCHORS, resolve("../shared/anchors"), "/work/shared/anchors"]) {
+    if (dir && existsSync(resolve(dir, "jupyter_client_bench.py"))) return resolve(dir);
+  }
+  throw new Error(
+    "reference clients not found: set NBAGENT_ANCHORS to the folder holding jupyter_client_bench.py",
+  );
+}
+
+export interface JupyterClientFigures {
+  kernel_start_first_result_ms: number;
+  exec_roundtrip_median_ms: number;
+  exec_roundtrip_p90_ms: number;
+  stream_lines: number;
+  stream_chars: number;
+  stream_ms: number;
+}
+
+export async function jupyterClientBench(args: string[] = []): Promise<JupyterClientFigures> {
+  const py = await findInterpreter();
+  const { stdout } = await run(py.path, [resolve(anchorsDir(), "jupyter_client_bench.py"), ...args], {
+    maxBuffer: 1 << 24,
+    timeout: 900_000,
+  });
+  return JSON.parse(stdout.trim().split("\n").pop()!);
+}
+
+export async function nbclientRun(
+  args: string[],
+): Promise<{ seconds: Record<string, number>; total_seconds: number }> {
+  const py = await findInterpreter();
+  const { stdout } = await run(py.path, [resolve(anchorsDir(), "nbclient_run.py"), ...args], {
+    maxBuffer: 1 << 24,
+    timeout: 900_000,
+  });
+  return JSON.parse(stdout.trim().split("\n").pop()!);
+}
