@@ -11,7 +11,7 @@ export function foldStreamText(text: string): string {
     let prev: string;
     do {
       prev = out;
-      out = out.replace(/[^\n\b]\b/g, "");
+      out = out.replace(/[^\n\x08]\x08/g, "");
     } while (out !== prev);
   }
   if (out.indexOf("\r") !== -1) {
