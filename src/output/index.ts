@@ -1,0 +1,19 @@
+export {
+  ARTIFACT_SCHEME,
+  type ArtifactReadOptions,
+  type ArtifactRef,
+  type ArtifactSlice,
+  ArtifactStore,
+  type ArtifactStoreOptions,
+  defaultStateRoot,
+  parseArtifactId,
+  sessionDirName,
+} from "./artifacts.js";
+export { applyOverwrites, sanitise, stripAnsi } from "./sanitise.js";
+export {
+  DEFAULT_MAX_BYTES,
+  type OutputDump,
+  OutputSink,
+  type OutputSinkOptions,
+  type SinkArtifact,
+} from "./sink.js";

@@ -1,0 +1,230 @@
+/**
+ * OutputSink (S31): receives an execution's text chunks in arrival order, sanitises them line by
+ * line, counts lines and bytes, and keeps only a bounded tail in memory. Once the text passes
+ * `maxBytes` it is marked truncated and, when an artifact file was given, the complete sanitised
+ * stream is spilled there (what was kept so far first, then every later chunk).
+ *
+ * Memory stays bounded whatever the volume: the tail is trimmed to ~maxBytes, a partial line longer
+ * than maxBytes is committed as it is, and artifact writes are batched into synchronous `writeSync`
+ * calls of at most SPILL_BATCH bytes. Synchronous writes are the backpressure: the producer (IOPub
+ * callbacks) cannot be paused, so the sink never lets unwritten data pile up behind a stream.
+ */
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { dirname } from "node:path";
+import { sanitise } from "./sanitise.js";
+
+export const DEFAULT_MAX_BYTES = 50 * 1024;
+const SPILL_BATCH = 1024 * 1024;
+
+export interface SinkArtifact {
+  id: string;
+  path: string;
+}
+
+export interface OutputSinkOptions {
+  /** Bytes of text kept in memory and shown (default 50 KiB). */
+  maxBytes?: number;
+  /** Where to spill the complete stream once it passes maxBytes (created lazily). */
+  artifact?: SinkArtifact;
+}
+
+export interface OutputDump {
+  /** The visible text: everything, or the tail cut on a UTF-8 and line boundary. */
+  text: string;
+  truncated: boolean;
+  /** Lines in the whole (sanitised) stream. */
+  totalLines: number;
+  /** Bytes (UTF-8) of the whole sanitised stream. */
+  totalBytes: number;
+  /** Lines in `text`. */
+  outputLines: number;
+  /** 1-based number of the first line of `text` within the whole stream. */
+  firstLine: number;
+  /** Set when the complete stream was spilled to an artifact. */
+  artifactId?: string;
+  /** Set when writing the artifact failed (it is then incomplete). */
+  artifactError?: string;
+}
+
+function countNewlines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}
+
+/** Index of the first byte of `buf` at or after `start` that begins a UTF-8 character. */
+function utf8Start(buf: Buffer, start: number): number {
+  let i = start;
+  while (i < buf.length && (buf[i] & 0xc0) === 0x80) i++;
+  return i;
+}
+
+export class OutputSink {
+  readonly maxBytes: number;
+  private readonly artifact?: SinkArtifact;
+  /** Unsanitised text after the last line break (a `\r` may still overwrite it). */
+  private pending = "";
+  private tail: string[] = [];
+  private tailBytes = 0;
+  /** Whether the first char of `tail` starts a line of the stream. */
+  private tailAtLineStart = true;
+  private bytes = 0;
+  private newlines = 0;
+  private endsWithNewline = true;
+  private truncated = false;
+  private fd?: number;
+  private spillBuf: string[] = [];
+  private spillBytes = 0;
+  private spilled = false;
+  private artifactError?: string;
+  private ended = false;
+
+  constructor(options: OutputSinkOptions = {}) {
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.artifact = options.artifact;
+  }
+
+  /** Adds a chunk of raw text (ANSI codes and `\r` are handled here). */
+  push(chunk: string): void {
+    if (this.ended || chunk.length === 0) return;
+    const data = this.pending + chunk;
+    const lastBreak = data.lastIndexOf("\n");
+    if (lastBreak < 0) {
+      this.pending = data;
+      // A line longer than the budget is committed as is (its later `\r`s are then not applied).
+      if (this.pending.length > this.maxBytes) this.flushPending();
+      return;
+    }
+    this.pending = data.slice(lastBreak + 1);
+    this.commit(sanitise(data.slice(0, lastBreak + 1)));
+    if (this.pending.length > this.maxBytes) this.flushPending();
+  }
+
+  private flushPending(): void {
+    const text = sanitise(this.pending);
+    this.pending = "";
+    this.commit(text);
+  }
+
+  private commit(text: string): void {
+    if (text.length === 0) return;
+    const size = Buffer.byteLength(text);
+    this.bytes += size;
+    this.newlines += countNewlines(text);
+    this.endsWithNewline = text.endsWith("\n");
+    this.tail.push(text);
+    this.tailBytes += size;
+    if (this.spilled) this.spill(text, size);
+    if (this.tailBytes > this.maxBytes && !this.truncated) {
+      this.truncated = true;
+      if (this.artifact) this.startSpill();
+    }
+    if (this.tailBytes > 2 * this.maxBytes) this.trimTail();
+  }
+
+  private trimTail(): void {
+    const buf = Buffer.from(this.tail.join(""));
+    let cut = utf8Start(buf, Math.max(0, buf.length - this.maxBytes));
+    this.tailAtLineStart = cut === 0 ? this.tailAtLineStart : buf[cut - 1] === 0x0a;
+    if (cut >= buf.length) cut = buf.length;
+    const kept = buf.subarray(cut).toString("utf8");
+    this.tail = [kept];
+    this.tailBytes = buf.length - cut;
+  }
+
+  private startSpill(): void {
+    const artifact = this.artifact!;
+    try {
+      mkdirSync(dirname(artifact.path), { recursive: true });
+      this.fd = openSync(artifact.path, "w", 0o600);
+      this.spilled = true;
+      for (const piece of this.tail) this.spill(piece, Buffer.byteLength(piece));
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private spill(text: string, size: number): void {
+    if (this.fd === undefined) return;
+    this.spillBuf.push(text);
+    this.spillBytes += size;
+    if (this.spillBytes >= SPILL_BATCH) this.writeSpill();
+  }
+
+  private writeSpill(): void {
+    if (this.fd === undefined || this.spillBuf.length === 0) return;
+    const buf = Buffer.from(this.spillBuf.join(""));
+    this.spillBuf = [];
+    this.spillBytes = 0;
+    try {
+      let off = 0;
+      while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+    } catch (err) {
+      this.fail(err);
+    }
+  }
+
+  private fail(err: unknown): void {
+    this.artifactError = (err as Error).message ?? String(err);
+    if (this.fd !== undefined) {
+      try {
+        closeSync(this.fd);
+      } catch {}
+    }
+    this.fd = undefined;
+    this.spillBuf = [];
+    this.spillBytes = 0;
+  }
+
+  /** Commits the last partial line and closes the artifact file. Idempotent. */
+  end(): OutputDump {
+    if (!this.ended) {
+      if (this.pending) this.flushPending();
+      this.ended = true;
+      this.writeSpill();
+      if (this.fd !== undefined) {
+        try {
+          closeSync(this.fd);
+        } catch (err) {
+          this.fail(err);
+        }
+        this.fd = undefined;
+      }
+    }
+    return this.dump();
+  }
+
+  /** What the model sees so far (callable mid-stream for progress). */
+  dump(): OutputDump {
+    const pendingText = this.pending ? sanitise(this.pending) : "";
+    const pendingBytes = Buffer.byteLength(pendingText);
+    const totalBytes = this.bytes + pendingBytes;
+    const endsWithNewline = pendingText ? pendingText.endsWith("\n") : this.endsWithNewline;
+    const totalLines =
+      this.newlines + countNewlines(pendingText) + (totalBytes > 0 && !endsWithNewline ? 1 : 0);
+    let text = this.tail.join("") + pendingText;
+    const truncated = this.truncated || this.tailBytes + pendingBytes > this.maxBytes;
+    if (truncated) {
+      const buf = Buffer.from(text);
+      let cut = utf8Start(buf, Math.max(0, buf.length - this.maxBytes));
+      const atLineStart = cut === 0 ? this.tailAtLineStart : buf[cut - 1] === 0x0a;
+      if (!atLineStart) {
+        const nl = buf.indexOf(0x0a, cut);
+        // Only move to the next line when something is left after it (one huge line stays cut).
+        if (nl >= 0 && nl + 1 < buf.length) cut = nl + 1;
+      }
+      text = buf.subarray(cut).toString("utf8");
+    }
+    const outputLines = countNewlines(text) + (text.length > 0 && !text.endsWith("\n") ? 1 : 0);
+    return {
+      text,
+      truncated,
+      totalLines,
+      totalBytes,
+      outputLines,
+      firstLine: Math.max(1, totalLines - outputLines + 1),
+      artifactId: this.spilled && this.artifact ? this.artifact.id : undefined,
+      artifactError: this.artifactError,
+    };
+  }
+}
