@@ -7,7 +7,7 @@ import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
 import { resultJson, resultText } from "./output.js";
-import { UsageError, readParams } from "./params.js";
+import { readParams, UsageError } from "./params.js";
 import { withInterruptSignal } from "./signals.js";
 
 export const callCommand: Command = {
@@ -29,7 +29,9 @@ export const callCommand: Command = {
         process.stderr.write(`nbagent call: unknown tool '${toolName}' (tools: ${names})\n`);
         return 2;
       }
-      const result = await withInterruptSignal((signal) => tool.execute(`cli-${process.pid}`, params, signal));
+      const result = await withInterruptSignal((signal) =>
+        tool.execute(`cli-${process.pid}`, params, signal),
+      );
       process.stdout.write(`${json ? resultJson(result) : resultText(result)}\n`);
       return result.isError ? 1 : 0;
     } finally {

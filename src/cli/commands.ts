@@ -1,4 +1,5 @@
 /** The CLI's subcommands: each parses its own arguments and returns an exit code. */
+import { artifactCommand } from "./artifact-command.js";
 import { callCommand } from "./call.js";
 import { doctorCommand } from "./doctor-command.js";
 
@@ -10,6 +11,7 @@ export interface Command {
 export const COMMANDS: Record<string, Command> = {
   call: callCommand,
   doctor: doctorCommand,
+  artifact: artifactCommand,
 };
 
 export function usage(): string {

@@ -22,8 +22,20 @@ export interface DoctorReport {
 }
 
 const PY_MODULES: { module: string; debian: string; pip: string; required: boolean; why: string }[] = [
-  { module: "ipykernel", debian: "python3-ipykernel", pip: "ipykernel", required: true, why: "runs the kernels" },
-  { module: "nbformat", debian: "python3-nbformat", pip: "nbformat", required: true, why: "notebook validation" },
+  {
+    module: "ipykernel",
+    debian: "python3-ipykernel",
+    pip: "ipykernel",
+    required: true,
+    why: "runs the kernels",
+  },
+  {
+    module: "nbformat",
+    debian: "python3-nbformat",
+    pip: "nbformat",
+    required: true,
+    why: "notebook validation",
+  },
   {
     module: "jupyter_server",
     debian: "python3-jupyter-server",

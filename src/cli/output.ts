@@ -3,7 +3,11 @@ import type { ToolResult } from "../tools/types.js";
 
 /** `--json`: exactly one object, the result as an agent would receive it. */
 export function resultJson(result: ToolResult): string {
-  return JSON.stringify({ content: result.content, details: result.details ?? {}, isError: result.isError === true });
+  return JSON.stringify({
+    content: result.content,
+    details: result.details ?? {},
+    isError: result.isError === true,
+  });
 }
 
 /** Plain mode: the text content; images as a one-line placeholder. */

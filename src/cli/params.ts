@@ -3,7 +3,10 @@ import { readFileSync } from "node:fs";
 
 export class UsageError extends Error {}
 
-export function readParams(arg: string | undefined, stdin: () => string = () => readFileSync(0, "utf8")): unknown {
+export function readParams(
+  arg: string | undefined,
+  stdin: () => string = () => readFileSync(0, "utf8"),
+): unknown {
   if (arg === undefined) throw new UsageError("missing <params>: give JSON text, @file, or - for stdin");
   let text: string;
   if (arg === "-") text = stdin();
