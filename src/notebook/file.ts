@@ -1,0 +1,224 @@
+/**
+ * Loading and saving .ipynb files: read + fingerprint, parse, structure check; atomic save
+ * (temp file in the same directory, fsync, rename, mode kept) that refuses when the file changed
+ * on disk since it was read.
+ */
+
+import { isUtf8 } from "node:buffer";
+import { createHash, randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
+import { open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { parseJson } from "./json.js";
+import { LockTimeoutError, withFileLock } from "./lock.js";
+import { assertNotebook, cellIdWarnings, type Notebook, NotebookStructureError } from "./model.js";
+import { serializeNotebook } from "./serialize.js";
+
+/** What a load saw on disk; a save proceeds only if the file still matches it. */
+export interface Fingerprint {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeNs: bigint;
+  sha1: string;
+}
+
+export interface LoadedNotebook {
+  /** The real path (symlinks resolved) that is read and replaced. */
+  path: string;
+  notebook: Notebook;
+  fingerprint: Fingerprint;
+  /** Mode bits to give the replacement file. */
+  mode: number;
+  uid: number;
+  gid: number;
+  /** Id problems and the like, reported to the user, never silently fixed. */
+  warnings: string[];
+}
+
+export type NotebookErrorCode =
+  | "not_found"
+  | "not_a_file"
+  | "unreadable"
+  | "invalid_json"
+  | "invalid_structure"
+  | "conflict"
+  | "locked"
+  | "write_failed";
+
+/** A load/save failure; `message` is the text for the user (without the `Error:` prefix). */
+export class NotebookFileError extends Error {
+  constructor(
+    readonly code: NotebookErrorCode,
+    message: string,
+    readonly reason?: string,
+  ) {
+    super(message);
+  }
+}
+
+function sha1(data: Buffer | string): string {
+  return createHash("sha1").update(data).digest("hex");
+}
+
+function fingerprintOf(st: Stats & { mtimeNs?: bigint }, hash: string, mtimeNs: bigint): Fingerprint {
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs, sha1: hash };
+}
+
+/** Reads and checks a notebook. `shownPath` is how errors name it (the path the user gave). */
+export async function loadNotebook(path: string, shownPath = path): Promise<LoadedNotebook> {
+  let real: string;
+  let buf: Buffer;
+  let st: Stats;
+  let mtimeNs: bigint;
+  try {
+    real = await realpath(path);
+    const fh = await open(real, "r");
+    try {
+      const bst = await fh.stat({ bigint: true });
+      st = await fh.stat();
+      mtimeNs = bst.mtimeNs;
+      if (!st.isFile()) {
+        throw new NotebookFileError("not_a_file", `Notebook path is not a file: ${shownPath}`);
+      }
+      buf = await fh.readFile();
+    } finally {
+      await fh.close();
+    }
+  } catch (e) {
+    if (e instanceof NotebookFileError) throw e;
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      throw new NotebookFileError("not_found", `Notebook not found: ${shownPath}`);
+    }
+    if (code === "EISDIR")
+      throw new NotebookFileError("not_a_file", `Notebook path is not a file: ${shownPath}`);
+    throw new NotebookFileError("unreadable", `Cannot read notebook ${shownPath}: ${(e as Error).message}`);
+  }
+  if (!isUtf8(buf)) {
+    throw new NotebookFileError("invalid_json", `Invalid JSON in notebook: ${shownPath}`, "not UTF-8 text");
+  }
+  const text = buf.toString("utf8");
+  let value: ReturnType<typeof parseJson>;
+  try {
+    value = parseJson(text);
+  } catch (e) {
+    throw new NotebookFileError(
+      "invalid_json",
+      `Invalid JSON in notebook: ${shownPath}`,
+      (e as Error).message,
+    );
+  }
+  try {
+    assertNotebook(value);
+  } catch (e) {
+    if (!(e instanceof NotebookStructureError)) throw e;
+    const message =
+      e.message === "missing cells array"
+        ? `Invalid notebook structure (missing cells array): ${shownPath}`
+        : `Invalid notebook structure (${e.message}): ${shownPath}`;
+    throw new NotebookFileError("invalid_structure", message, e.message);
+  }
+  return {
+    path: real,
+    notebook: value,
+    fingerprint: fingerprintOf(st, sha1(buf), mtimeNs),
+    mode: st.mode & 0o7777,
+    uid: st.uid,
+    gid: st.gid,
+    warnings: cellIdWarnings(value),
+  };
+}
+
+/** Why the file on disk no longer matches what was read, or undefined when it still does. */
+async function changedSince(path: string, fp: Fingerprint): Promise<string | undefined> {
+  let st: Stats;
+  let mtimeNs: bigint;
+  try {
+    const bst = await stat(path, { bigint: true });
+    mtimeNs = bst.mtimeNs;
+    st = await stat(path);
+  } catch {
+    return "it was deleted or moved";
+  }
+  if (st.dev !== fp.dev || st.ino !== fp.ino || st.size !== fp.size || mtimeNs !== fp.mtimeNs) {
+    return "it was modified";
+  }
+  if (sha1(await readFile(path)) !== fp.sha1) return "its content changed";
+  return undefined;
+}
+
+/**
+ * Writes the notebook back atomically. Refuses (NotebookFileError "conflict") when the file changed
+ * since it was loaded; on success the fingerprint is updated so the same LoadedNotebook can be
+ * saved again later.
+ */
+export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.path): Promise<void> {
+  const text = serializeNotebook(loaded.notebook);
+  const data = Buffer.from(text, "utf8");
+  const target = loaded.path;
+  const tmp = join(
+    dirname(target),
+    `.${basename(target)}.nbagent-${process.pid}-${randomBytes(4).toString("hex")}.tmp`,
+  );
+  let written: Fingerprint;
+  try {
+    const fh = await open(tmp, "wx", 0o600);
+    try {
+      await fh.writeFile(data);
+      await fh.chmod(loaded.mode);
+      if (process.getuid?.() === 0) await fh.chown(loaded.uid, loaded.gid).catch(() => {});
+      await fh.sync();
+      const bst = await fh.stat({ bigint: true });
+      written = fingerprintOf(await fh.stat(), sha1(data), bst.mtimeNs);
+    } finally {
+      await fh.close();
+    }
+  } catch (e) {
+    await unlink(tmp).catch(() => {});
+    throw new NotebookFileError(
+      "write_failed",
+      `Cannot write notebook ${shownPath}: ${(e as Error).message}`,
+    );
+  }
+  try {
+    await withFileLock(target, async () => {
+      const why = await changedSince(target, loaded.fingerprint);
+      if (why) {
+        throw new NotebookFileError(
+          "conflict",
+          `Notebook changed on disk since it was read (${why}): ${shownPath}. Nothing was written; read it again and redo the change.`,
+        );
+      }
+      await rename(tmp, target);
+    });
+  } catch (e) {
+    await unlink(tmp).catch(() => {});
+    if (e instanceof NotebookFileError) throw e;
+    if (e instanceof LockTimeoutError) {
+      throw new NotebookFileError(
+        "locked",
+        `Notebook is busy: ${e.message}. Nothing was written; try again.`,
+      );
+    }
+    throw new NotebookFileError(
+      "write_failed",
+      `Cannot write notebook ${shownPath}: ${(e as Error).message}`,
+    );
+  }
+  await syncDirectory(dirname(target));
+  loaded.fingerprint = written;
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  try {
+    const fh = await open(dir, "r");
+    try {
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    /* some filesystems cannot fsync a directory; the rename is still atomic */
+  }
+}

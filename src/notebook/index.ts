@@ -1,0 +1,5 @@
+export * from "./file.js";
+export * from "./json.js";
+export * from "./lines.js";
+export * from "./model.js";
+export * from "./serialize.js";

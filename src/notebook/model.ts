@@ -1,0 +1,201 @@
+/**
+ * The in-memory notebook: nbformat 4.x JSON as parsed (numbers kept verbatim, unknown fields kept),
+ * plus the few operations nbagent performs on it. No kernel knowledge lives here.
+ */
+import { randomBytes } from "node:crypto";
+import type { JsonObject, JsonValue } from "./json.js";
+import { RawNumber } from "./json.js";
+import { joinLines, splitLines } from "./lines.js";
+
+export type CellType = "code" | "markdown" | "raw";
+
+export interface Cell extends JsonObject {
+  cell_type: string;
+  source: string | string[];
+  metadata: JsonObject;
+}
+
+export interface Notebook extends JsonObject {
+  cells: Cell[];
+}
+
+/** nbformat's cell id rule (nbformat >= 4.5). */
+export const CELL_ID_PATTERN = /^[a-zA-Z0-9-_]{1,64}$/;
+
+/** Thrown for a notebook whose JSON is not an nbformat 4 notebook we can edit safely. */
+export class NotebookStructureError extends Error {}
+
+function isObject(v: unknown): v is JsonObject {
+  return v !== null && typeof v === "object" && !Array.isArray(v) && !(v instanceof RawNumber);
+}
+
+function intOf(v: unknown): number | undefined {
+  if (typeof v === "number") return v;
+  if (v instanceof RawNumber) return Number(v.text);
+  return undefined;
+}
+
+/** `[major, minor]`; a file without the fields counts as 4.0 (minimal hand-written notebooks). */
+export function formatVersion(nb: Notebook): [number, number] {
+  return [intOf(nb.nbformat) ?? 4, intOf(nb.nbformat_minor) ?? 0];
+}
+
+/** Cells carry ids from nbformat 4.5 on. */
+export function supportsCellIds(nb: Notebook): boolean {
+  const [major, minor] = formatVersion(nb);
+  return major > 4 || (major === 4 && minor >= 5);
+}
+
+/** Checks the shape nbagent relies on; throws NotebookStructureError with a reason. */
+export function assertNotebook(value: JsonValue): asserts value is Notebook {
+  if (!isObject(value) || !Array.isArray(value.cells)) {
+    throw new NotebookStructureError("missing cells array");
+  }
+  const major = intOf(value.nbformat);
+  if (value.nbformat !== undefined && major !== 4) {
+    throw new NotebookStructureError(`nbformat ${JSON.stringify(value.nbformat)} is not supported, only 4`);
+  }
+  if (value.metadata !== undefined && !isObject(value.metadata)) {
+    throw new NotebookStructureError("metadata is not an object");
+  }
+  value.cells.forEach((cell, i) => {
+    if (!isObject(cell)) throw new NotebookStructureError(`cell ${i} is not an object`);
+    if (typeof cell.cell_type !== "string") throw new NotebookStructureError(`cell ${i} has no cell_type`);
+    const src = cell.source;
+    if (!(typeof src === "string" || (Array.isArray(src) && src.every((s) => typeof s === "string")))) {
+      throw new NotebookStructureError(`cell ${i} source is not a string or list of strings`);
+    }
+    if (cell.metadata !== undefined && !isObject(cell.metadata)) {
+      throw new NotebookStructureError(`cell ${i} metadata is not an object`);
+    }
+    if (cell.outputs !== undefined && !Array.isArray(cell.outputs)) {
+      throw new NotebookStructureError(`cell ${i} outputs is not a list`);
+    }
+    if (Array.isArray(cell.outputs) && !cell.outputs.every(isObject)) {
+      throw new NotebookStructureError(`cell ${i} has an output that is not an object`);
+    }
+    if (cell.id !== undefined && typeof cell.id !== "string") {
+      throw new NotebookStructureError(`cell ${i} id is not a string`);
+    }
+  });
+}
+
+/** Problems worth telling the user about, never fixed silently (duplicate / missing / invalid ids). */
+export function cellIdWarnings(nb: Notebook): string[] {
+  const warnings: string[] = [];
+  const ids = supportsCellIds(nb);
+  const seen = new Map<string, number>();
+  nb.cells.forEach((cell, i) => {
+    const id = cell.id;
+    if (typeof id !== "string") {
+      if (ids) warnings.push(`cell ${i} has no id (required since nbformat 4.5)`);
+      return;
+    }
+    if (!ids) warnings.push(`cell ${i} has an id but the notebook is nbformat < 4.5`);
+    if (!CELL_ID_PATTERN.test(id)) warnings.push(`cell ${i} id ${JSON.stringify(id)} is not a valid cell id`);
+    const first = seen.get(id);
+    if (first !== undefined) warnings.push(`cell ${i} id ${JSON.stringify(id)} duplicates cell ${first}`);
+    else seen.set(id, i);
+  });
+  return warnings;
+}
+
+/** A fresh id (8 hex digits, like nbformat's `uuid4().hex[:8]`) not used by any cell of the notebook. */
+export function newCellId(nb: Notebook): string {
+  const used = new Set(nb.cells.map((c) => c.id));
+  for (;;) {
+    const id = randomBytes(4).toString("hex");
+    if (!used.has(id)) return id;
+  }
+}
+
+/** Index of the cell with this id, or -1. */
+export function findCellById(nb: Notebook, id: string): number {
+  return nb.cells.findIndex((c) => c.id === id);
+}
+
+/** A new cell as nbformat creates it; the id only when the notebook's version has ids. */
+export function createCell(nb: Notebook, cellType: CellType, source: string): Cell {
+  const cell: Cell = { cell_type: cellType, metadata: {}, source: splitLines(source) };
+  if (cellType === "code") {
+    cell.execution_count = null;
+    cell.outputs = [];
+  }
+  if (supportsCellIds(nb)) cell.id = newCellId(nb);
+  return cell;
+}
+
+/** Replaces a cell's source (stored as nbformat's line list). */
+export function setCellSource(cell: Cell, source: string): void {
+  cell.source = splitLines(source);
+}
+
+export function cellSource(cell: Cell): string {
+  return joinLines(cell.source);
+}
+
+/**
+ * Changes a cell's type, keeping id, metadata and source. To code: empty outputs and a null
+ * execution_count. Away from code: outputs and execution_count go. Attachments exist only on
+ * markdown/raw cells, so a code cell drops them. Returns what was dropped, for the result text.
+ */
+export function setCellType(cell: Cell, cellType: CellType): string[] {
+  const dropped: string[] = [];
+  if (cell.cell_type === cellType) return dropped;
+  if (cellType === "code") {
+    if (cell.attachments !== undefined) {
+      const n = isObject(cell.attachments) ? Object.keys(cell.attachments).length : 0;
+      if (n > 0) dropped.push(`${n} attachment${n === 1 ? "" : "s"}`);
+      delete cell.attachments;
+    }
+    cell.execution_count = null;
+    cell.outputs = [];
+  } else {
+    const outputs = Array.isArray(cell.outputs) ? cell.outputs.length : 0;
+    if (outputs > 0) dropped.push(`${outputs} output${outputs === 1 ? "" : "s"}`);
+    delete cell.outputs;
+    delete cell.execution_count;
+  }
+  cell.cell_type = cellType;
+  return dropped;
+}
+
+/** Empties a code cell's outputs and execution count; true when something changed. */
+export function clearCellOutputs(cell: Cell): boolean {
+  if (cell.cell_type !== "code") return false;
+  const had =
+    (Array.isArray(cell.outputs) && cell.outputs.length > 0) || (cell.execution_count ?? null) !== null;
+  if (!had) return false;
+  cell.outputs = [];
+  cell.execution_count = null;
+  return true;
+}
+
+/** Moves cell `from` so that it ends up at index `to` (both within 0..count-1). */
+export function moveCell(nb: Notebook, from: number, to: number): void {
+  const [cell] = nb.cells.splice(from, 1);
+  nb.cells.splice(to, 0, cell);
+}
+
+/**
+ * Upgrades a 4.0–4.4 notebook to 4.5: every cell gets an id and the minor version becomes 5, in
+ * one step (never half-way). Existing valid, unique ids are kept.
+ */
+export function upgradeToCellIds(nb: Notebook): void {
+  if (supportsCellIds(nb)) return;
+  const seen = new Set<string>();
+  const fresh: Cell[] = [];
+  for (const cell of nb.cells) {
+    if (typeof cell.id === "string" && CELL_ID_PATTERN.test(cell.id) && !seen.has(cell.id)) seen.add(cell.id);
+    else fresh.push(cell);
+  }
+  for (const cell of fresh) {
+    let id: string;
+    do id = randomBytes(4).toString("hex");
+    while (seen.has(id));
+    seen.add(id);
+    cell.id = id;
+  }
+  nb.nbformat = 4;
+  nb.nbformat_minor = 5;
+}

@@ -1,0 +1,110 @@
+/**
+ * Serialises JSON exactly like Python's `nbformat.write`, i.e.
+ * `json.dumps(nb, indent=1, sort_keys=True, separators=(",", ": "), ensure_ascii=False) + "\n"`.
+ * - keys sorted by code point (Python's str order), whatever JS property order says;
+ * - strings escaped as Python does with ensure_ascii=False (same set as JSON.stringify);
+ * - RawNumber printed verbatim; JS integers as integers; other JS numbers as Python's float repr.
+ */
+import { RawNumber } from "./json.js";
+
+/** Python's `repr(float)`: shortest round-trip digits, exponent form outside 1e-4 <= |x| < 1e16. */
+export function pyFloatRepr(x: number): string {
+  if (Number.isNaN(x)) return "NaN";
+  if (!Number.isFinite(x)) return x > 0 ? "Infinity" : "-Infinity";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const [mantissa, expText] = x.toExponential().split("e");
+  const exp = Number(expText);
+  const sign = mantissa.startsWith("-") ? "-" : "";
+  const digits = mantissa.replace("-", "").replace(".", "");
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
+    const whole = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
+    const frac = digits.slice(exp + 1);
+    return `${sign}${whole}.${frac || "0"}`;
+  }
+  const head = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+  const e = Math.abs(exp);
+  return `${sign}${head}e${exp < 0 ? "-" : "+"}${e < 10 ? "0" : ""}${e}`;
+}
+
+/** A float nbagent creates, printed the way Python would (`1.0`, not `1`). */
+export function pyFloat(x: number): RawNumber {
+  return new RawNumber(pyFloatRepr(x));
+}
+
+function formatNumber(n: number): string {
+  if (Number.isInteger(n)) return Math.abs(n) < 1e21 ? String(n === 0 ? 0 : n) : BigInt(n).toString();
+  return pyFloatRepr(n);
+}
+
+function byCodePoint(a: string, b: string): number {
+  const la = a.length;
+  const lb = b.length;
+  for (let i = 0, j = 0; i < la && j < lb; ) {
+    const ca = a.codePointAt(i)!;
+    const cb = b.codePointAt(j)!;
+    if (ca !== cb) return ca - cb;
+    i += ca > 0xffff ? 2 : 1;
+    j += cb > 0xffff ? 2 : 1;
+  }
+  return la - lb === 0 ? 0 : a < b ? -1 : 1;
+}
+
+function sortedKeys(obj: object): string[] {
+  const keys = Object.keys(obj);
+  if (keys.length < 2) return keys;
+  let sorted = true;
+  let wide = false;
+  for (let i = 0; i < keys.length; i++) {
+    if (i > 0 && keys[i - 1] >= keys[i]) sorted = false;
+    if (/[\ud800-\uffff]/.test(keys[i])) wide = true;
+  }
+  if (wide) return keys.sort(byCodePoint);
+  return sorted ? keys : keys.sort();
+}
+
+const INDENTS: string[] = ["\n"];
+function newline(depth: number): string {
+  while (INDENTS.length <= depth) INDENTS.push(`${INDENTS[INDENTS.length - 1]} `);
+  return INDENTS[depth];
+}
+
+function dump(v: unknown, depth: number): string {
+  switch (typeof v) {
+    case "string":
+      return JSON.stringify(v);
+    case "number":
+      return formatNumber(v);
+    case "boolean":
+      return v ? "true" : "false";
+    case "bigint":
+      return v.toString();
+    case "object":
+      break;
+    default:
+      throw new TypeError(`cannot serialise a ${typeof v} in a notebook`);
+  }
+  if (v === null) return "null";
+  if (v instanceof RawNumber) return v.text;
+  const inner = newline(depth + 1);
+  if (Array.isArray(v)) {
+    const n = v.length;
+    if (n === 0) return "[]";
+    let s = `[${inner}${dump(v[0] ?? null, depth + 1)}`;
+    for (let i = 1; i < n; i++) s += `,${inner}${dump(v[i] ?? null, depth + 1)}`;
+    return `${s}${newline(depth)}]`;
+  }
+  const obj = v as Record<string, unknown>;
+  let s = "";
+  for (const key of sortedKeys(obj)) {
+    const x = obj[key];
+    if (x === undefined) continue;
+    s += `${s ? "," : "{"}${inner}${JSON.stringify(key)}: ${dump(x, depth + 1)}`;
+  }
+  return s ? `${s}${newline(depth)}}` : "{}";
+}
+
+/** The text `nbformat.write` would produce for this (already line-split) notebook JSON. */
+export function serializeNotebook(nb: unknown): string {
+  return `${dump(nb, 0)}\n`;
+}
