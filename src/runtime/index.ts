@@ -1,0 +1,21 @@
+export { CallAbortedError, CallTimeoutError, Deadline, raceDeadline } from "./deadline.js";
+export { filterSecrets, kernelEnv, SECRET_DENY_PATTERNS, secretMatcher, sessionEnv } from "./env.js";
+export { initScript } from "./init.js";
+export { PRELUDE_PATH, type PreludeHelper, preludeHelpers, preludeSource } from "./prelude.js";
+export { FifoLock } from "./queue.js";
+export { createRuntime, isFdExhaustion, type Runtime, type RuntimeOptions } from "./runtime.js";
+export {
+  KernelSession,
+  type SessionExecuteResult,
+  type SessionSpec,
+  sessionKey,
+  TOO_MANY_RESTARTS,
+  TooManyRestartsError,
+} from "./session.js";
+export {
+  KernelSessions,
+  type KernelSessionsOptions,
+  type SessionCallOptions,
+  type SessionLease,
+  type SessionMode,
+} from "./sessions.js";

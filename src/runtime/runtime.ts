@@ -1,0 +1,126 @@
+/**
+ * The runtime: one per host process (the CLI, an MCP server, a pi extension). It owns the kernel
+ * backend, the kept kernel sessions and the artifact store, and is shared by the python tool and
+ * (later) the notebook tool. `dispose()` shuts every kernel down.
+ */
+import { join } from "node:path";
+import { createLocalBackend } from "../kernel/index.js";
+import type { Kernel, KernelBackend } from "../kernel/types.js";
+import { ArtifactStore } from "../output/artifacts.js";
+import { CallAbortedError, type Deadline } from "./deadline.js";
+import { kernelEnv, type SecretFilterOptions } from "./env.js";
+import type { SessionSpec } from "./session.js";
+import {
+  KernelSessions,
+  type KernelSessionsOptions,
+  type SessionCallOptions,
+  type SessionLease,
+} from "./sessions.js";
+
+export interface RuntimeOptions extends KernelSessionsOptions, SecretFilterOptions {
+  /** Kernel backend (default: the local ZeroMQ backend, created on first use). */
+  backend?: KernelBackend;
+  /** Interpreter for python kernels (default: findInterpreter()'s choice, made by the backend). */
+  python?: string;
+  /** Default kernelspec name (default "python3"). */
+  kernelName?: string;
+  /** Session id used when a call names none (default "default"). */
+  sessionId?: string;
+  /** Per-user state root for session dirs and artifacts (default $TMPDIR/nbagent-<uid>). */
+  stateRoot?: string;
+  /** The host's session state file, exported as PI_SESSION_FILE (default <session dir>/session.json). */
+  sessionFile?: string;
+  /** Host environment to start kernels from (default process.env); secrets are filtered out. */
+  hostEnv?: NodeJS.ProcessEnv;
+  /** Extra variables for every kernel (not filtered). */
+  env?: Record<string, string>;
+  /** Bound on one kernel start, within the call's deadline (default 60 s). */
+  startTimeoutMs?: number;
+}
+
+export interface Runtime {
+  readonly sessions: KernelSessions;
+  readonly artifacts: ArtifactStore;
+  readonly defaultSessionId: string;
+  /** The environment a kernel for this session gets (secrets filtered, session entries added). */
+  kernelEnv(spec: SessionSpec): Record<string, string>;
+  withSession<T>(
+    spec: SessionSpec,
+    options: SessionCallOptions,
+    fn: (lease: SessionLease) => Promise<T>,
+  ): Promise<T>;
+  dispose(): Promise<void>;
+}
+
+/** EMFILE / ENFILE / "Too many open files" (S22). */
+export function isFdExhaustion(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | undefined;
+  return (
+    e?.code === "EMFILE" ||
+    e?.code === "ENFILE" ||
+    /too many open files|EMFILE|ENFILE/i.test(e?.message ?? "")
+  );
+}
+
+export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  const artifacts = new ArtifactStore({ root: options.stateRoot });
+  const defaultSessionId = options.sessionId ?? "default";
+  let backend = options.backend;
+  const ownsBackend = !backend;
+  const getBackend = (): KernelBackend => {
+    backend ??= createLocalBackend();
+    return backend;
+  };
+
+  const envFor = (spec: SessionSpec) =>
+    kernelEnv({
+      hostEnv: options.hostEnv,
+      allow: options.allow,
+      deny: options.deny,
+      extra: options.env,
+      sessionFile: options.sessionFile ?? join(artifacts.sessionDir(spec.sessionId), "session.json"),
+      artifactsDir: artifacts.artifactsDir(spec.sessionId),
+    });
+
+  const start = (spec: SessionSpec, deadline: Deadline, signal?: AbortSignal): Promise<Kernel> => {
+    if (signal?.aborted) throw new CallAbortedError(signal.reason);
+    return getBackend().startKernel({
+      kernelName: spec.kernelName ?? options.kernelName,
+      python: options.python,
+      cwd: spec.cwd,
+      env: envFor(spec),
+      signal,
+      startTimeoutMs: Math.max(1, Math.min(deadline.remainingMs(), options.startTimeoutMs ?? 60_000)),
+    });
+  };
+
+  const starter = async (spec: SessionSpec, deadline: Deadline, signal?: AbortSignal): Promise<Kernel> => {
+    deadline.check(signal);
+    try {
+      return await start(spec, deadline, signal);
+    } catch (err) {
+      deadline.check(signal);
+      if (!isFdExhaustion(err)) throw err;
+      await sessions.releaseIdle();
+      return start(spec, deadline, signal);
+    }
+  };
+
+  const sessions = new KernelSessions(starter, envFor, options);
+  let disposed: Promise<void> | undefined;
+
+  return {
+    sessions,
+    artifacts,
+    defaultSessionId,
+    kernelEnv: envFor,
+    withSession: (spec, callOptions, fn) => sessions.withSession(spec, callOptions, fn),
+    dispose() {
+      disposed ??= (async () => {
+        await sessions.dispose();
+        if (ownsBackend && backend) await backend.dispose();
+      })();
+      return disposed;
+    },
+  };
+}

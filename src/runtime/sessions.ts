@@ -1,0 +1,212 @@
+/**
+ * KernelSessions: the map of kept kernel sessions (S11–S15, S22).
+ *
+ * - `session` mode: sessions keyed by (session id, cwd) — or any key, e.g. a notebook path — at
+ *   most `maxSessions` (default 4). A new one evicts the least recently used idle session; when all
+ *   are busy it waits (deadline and abort honoured) for one to become idle. Running sessions are
+ *   never evicted.
+ * - `per-call` mode: a private session for one call, shut down in `finally`.
+ * - A sweep every `sweepIntervalMs` (30 s, timer unref'd) disposes dead sessions and those idle for
+ *   more than `idleTimeoutMs` (5 min).
+ */
+import type { ExecuteOptions, Kernel } from "../kernel/types.js";
+import { type Deadline, raceDeadline } from "./deadline.js";
+import {
+  type CallContext,
+  KernelSession,
+  type KernelStarter,
+  type SessionExecuteResult,
+  type SessionSpec,
+  sessionKey,
+} from "./session.js";
+
+export type SessionMode = "session" | "per-call";
+
+export interface SessionCallOptions extends CallContext {
+  mode?: SessionMode;
+  /** Restart the kernel (fresh state) before running fn (S16: the tool applies it to the first cell). */
+  reset?: boolean;
+}
+
+/** What fn gets: the session's kernel and an execute with the restart/retry rules. */
+export interface SessionLease {
+  readonly key: string;
+  readonly spec: SessionSpec;
+  readonly mode: SessionMode;
+  /** The live kernel (after start/restart/init). */
+  kernel(): Kernel;
+  execute(code: string, options?: ExecuteOptions): Promise<SessionExecuteResult>;
+}
+
+export interface KernelSessionsOptions {
+  maxSessions?: number;
+  idleTimeoutMs?: number;
+  sweepIntervalMs?: number;
+}
+
+export class KernelSessions {
+  readonly maxSessions: number;
+  readonly idleTimeoutMs: number;
+  private readonly sessions = new Map<string, KernelSession>();
+  private readonly idleWaiters = new Set<() => void>();
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly pendingShutdowns = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(
+    private readonly starter: KernelStarter,
+    private readonly envFor: (spec: SessionSpec) => Record<string, string>,
+    options: KernelSessionsOptions = {},
+  ) {
+    this.maxSessions = Math.max(1, options.maxSessions ?? 4);
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 5 * 60_000;
+    this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 30_000);
+    this.sweeper.unref();
+  }
+
+  /** Keys of the kept sessions, least recently used first. */
+  keys(): string[] {
+    return [...this.sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed).map((s) => s.key);
+  }
+
+  get(key: string): KernelSession | undefined {
+    return this.sessions.get(key);
+  }
+
+  /** Runs fn with exclusive use of the session's kernel (its FIFO turn), under one deadline. */
+  async withSession<T>(
+    spec: SessionSpec,
+    options: SessionCallOptions,
+    fn: (lease: SessionLease) => Promise<T>,
+  ): Promise<T> {
+    if (this.closed) throw new Error("Error: the runtime was disposed.");
+    const mode = options.mode ?? "session";
+    const ctx: CallContext = { deadline: options.deadline, signal: options.signal };
+    if (mode === "per-call") {
+      const session = new KernelSession(
+        { ...spec, key: `per-call:${spec.key ?? sessionKey(spec.sessionId, spec.cwd)}` },
+        this.starter,
+        this.envFor(spec),
+      );
+      try {
+        return await this.run(session, mode, options, ctx, fn);
+      } finally {
+        await session.dispose();
+      }
+    }
+    const session = await this.acquireSession(spec, ctx);
+    let release: (() => void) | undefined;
+    try {
+      release = await session.lock.acquire(ctx.deadline, ctx.signal);
+      return await this.run(session, mode, options, ctx, fn);
+    } finally {
+      release?.();
+      session.refs--;
+      session.lastUsed = Date.now();
+      this.notifyIdle();
+    }
+  }
+
+  private async run<T>(
+    session: KernelSession,
+    mode: SessionMode,
+    options: SessionCallOptions,
+    ctx: CallContext,
+    fn: (lease: SessionLease) => Promise<T>,
+  ): Promise<T> {
+    if (options.reset) await session.reset(ctx);
+    await session.ready(ctx);
+    return fn({
+      key: session.key,
+      spec: session.spec,
+      mode,
+      kernel: () => session.currentKernel!,
+      execute: (code, execOptions) => session.execute(code, ctx, execOptions),
+    });
+  }
+
+  /** Finds or creates the session and takes a reference on it (so it cannot be evicted). */
+  private async acquireSession(spec: SessionSpec, ctx: CallContext): Promise<KernelSession> {
+    const key = spec.key ?? sessionKey(spec.sessionId, spec.cwd);
+    for (;;) {
+      ctx.deadline.check(ctx.signal);
+      const existing = this.sessions.get(key);
+      if (existing) {
+        existing.refs++;
+        existing.lastUsed = Date.now();
+        return existing;
+      }
+      if (this.sessions.size < this.maxSessions || this.evictOne()) {
+        const session = new KernelSession({ ...spec, key }, this.starter, this.envFor(spec));
+        session.refs++;
+        this.sessions.set(key, session);
+        return session;
+      }
+      await this.waitForIdle(ctx.deadline, ctx.signal);
+    }
+  }
+
+  /** Disposes the least recently used idle session; false when every session is busy. */
+  private evictOne(): boolean {
+    let victim: KernelSession | undefined;
+    for (const s of this.sessions.values()) {
+      if (!s.busy && (!victim || s.lastUsed < victim.lastUsed)) victim = s;
+    }
+    if (!victim) return false;
+    this.drop(victim);
+    return true;
+  }
+
+  private drop(session: KernelSession): void {
+    if (this.sessions.get(session.key) === session) this.sessions.delete(session.key);
+    const p = session.dispose().finally(() => this.pendingShutdowns.delete(p));
+    this.pendingShutdowns.add(p);
+  }
+
+  private waitForIdle(deadline: Deadline, signal?: AbortSignal): Promise<void> {
+    let wake!: () => void;
+    const idle = new Promise<void>((resolve) => {
+      wake = resolve;
+    });
+    this.idleWaiters.add(wake);
+    return raceDeadline(idle, deadline, signal, () => this.idleWaiters.delete(wake)).finally(() =>
+      this.idleWaiters.delete(wake),
+    );
+  }
+
+  private notifyIdle(): void {
+    const waiters = [...this.idleWaiters];
+    this.idleWaiters.clear();
+    for (const w of waiters) w();
+  }
+
+  /** Disposes dead sessions and sessions idle for longer than idleTimeoutMs (S13). */
+  sweep(now = Date.now()): string[] {
+    const removed: string[] = [];
+    for (const s of [...this.sessions.values()]) {
+      if (s.busy) continue;
+      const dead = s.started && !s.isAlive();
+      if (dead || !s.started || now - s.lastUsed > this.idleTimeoutMs) {
+        removed.push(s.key);
+        this.drop(s);
+      }
+    }
+    if (removed.length) this.notifyIdle();
+    return removed;
+  }
+
+  /** S22: after EMFILE/ENFILE, let go of every idle session's kernel before retrying a start. */
+  async releaseIdle(): Promise<void> {
+    for (const s of [...this.sessions.values()]) if (!s.busy) this.drop(s);
+    await Promise.allSettled([...this.pendingShutdowns]);
+    this.notifyIdle();
+  }
+
+  /** Shuts every kernel down (busy ones too) and stops the sweep. */
+  async dispose(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    for (const s of [...this.sessions.values()]) this.drop(s);
+    await Promise.allSettled([...this.pendingShutdowns]);
+  }
+}
