@@ -74,6 +74,10 @@ export interface ExecuteOptions {
    * (the python tool must survive 1 GiB printed with bounded host memory).
    */
   keepText?: boolean;
+  /** clear_output(wait) from this execution (the notebook writer needs it; also in onIOPub). */
+  onClearOutput?: (wait: boolean) => void;
+  /** With allowStdin: answers an input_request (prompt, password) → the value sent back. */
+  onInputRequest?: (prompt: string, password: boolean) => string | Promise<string>;
 }
 
 export interface ExecuteResult {

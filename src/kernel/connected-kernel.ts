@@ -1,0 +1,238 @@
+/**
+ * The Kernel every backend hands out: a provisioner (where the kernel runs) + a transport (how bytes
+ * travel) + the shared execution lifecycle. Owns liveness (process exit, transport loss, status
+ * dead/restarting), serialises executions, restarts in place and shuts down in bounded steps.
+ */
+import { randomUUID } from "node:crypto";
+import { KernelClient } from "./client.js";
+import { type ExecutionHost, runExecution } from "./execution.js";
+import { MessageFactory } from "./messages.js";
+import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
+import type { ExecuteOptions, ExecuteResult, Kernel, KernelDeathListener, KernelInfo } from "./types.js";
+
+export interface ConnectedKernelOptions {
+  startTimeoutMs?: number;
+  /** Attempts when a start fails in a retryable way (a port taken between choosing and binding). */
+  startAttempts?: number;
+  signal?: AbortSignal;
+}
+
+const SHUTDOWN_REPLY_MS = 1000;
+const SHUTDOWN_EXIT_MS = 1500;
+const TERM_GRACE_MS = 1000;
+
+export class ConnectedKernel implements Kernel {
+  readonly id = randomUUID();
+  readonly backend: "local" | "gateway";
+  info: KernelInfo = {
+    protocolVersion: "",
+    implementation: "",
+    languageName: "",
+    languageVersion: "",
+    language: "",
+    banner: "",
+  };
+  client!: KernelClient;
+  private launched?: LaunchedKernel;
+  private readonly provisioner: KernelProvisioner;
+  private readonly options: ConnectedKernelOptions;
+  private readonly deathListeners = new Set<KernelDeathListener>();
+  /** Ends in-flight executions on any loss of the process (death, restart, shutdown). */
+  private readonly executionListeners = new Set<(reason: string) => void>();
+  private dead: string | null = null;
+  private expectingExit = false;
+  private closed = false;
+  private pending = 0;
+  private queue: Promise<unknown> = Promise.resolve();
+  private lifecycle: Promise<void> = Promise.resolve();
+
+  /** The view of this kernel that one execution gets (its death hook covers restarts too). */
+  private readonly executionHost: ExecutionHost;
+
+  constructor(provisioner: KernelProvisioner, options: ConnectedKernelOptions = {}) {
+    this.provisioner = provisioner;
+    this.backend = provisioner.backend;
+    this.options = options;
+    const kernel = this;
+    this.executionHost = {
+      get client() {
+        return kernel.client;
+      },
+      isAlive: () => this.isAlive(),
+      deathReason: () => this.deathReason(),
+      interrupt: () => this.interrupt(),
+      forceRestart: () => this.restartWith(0, true),
+      onDeath: (listener) => {
+        this.executionListeners.add(listener);
+        return () => this.executionListeners.delete(listener);
+      },
+    };
+  }
+
+  /** The pid of the local kernel process (undefined for remote kernels). */
+  get pid(): number | undefined {
+    return this.launched?.pid;
+  }
+
+  /** Transport counters (bad signatures dropped, malformed frames, unrouted messages). */
+  stats(): { invalidSignatures: number; malformed: number; unrouted: number } {
+    const t = this.launched?.transport.stats() ?? { invalidSignatures: 0, malformed: 0 };
+    return { ...t, unrouted: this.client?.unrouted ?? 0 };
+  }
+
+  async start(): Promise<void> {
+    const attempts = this.options.startAttempts ?? 3;
+    const timeoutMs = this.options.startTimeoutMs ?? 60_000;
+    const deadline = Date.now() + timeoutMs;
+    for (let attempt = 1; ; attempt++) {
+      this.options.signal?.throwIfAborted();
+      const launched = await this.provisioner.launch();
+      const client = new KernelClient(launched.transport, new MessageFactory());
+      let onAbort: (() => void) | undefined;
+      const failed = new Promise<Error>((resolve) => {
+        launched.exited.then((reason) => {
+          const tail = launched.stderrTail?.().trim();
+          resolve(
+            new Error(`Error: the kernel exited during startup (${reason})${tail ? `:\n${tail}` : ""}`),
+          );
+        });
+        onAbort = () => resolve(new Error("Error: kernel start was cancelled"));
+        this.options.signal?.addEventListener("abort", onAbort, { once: true });
+      });
+      try {
+        this.info = await client.waitReady(Math.max(1, deadline - Date.now()), failed);
+      } catch (err) {
+        await launched.kill(0);
+        await launched.transport.close();
+        await launched.cleanup();
+        if (attempt < attempts && launched.retryable?.() && Date.now() < deadline) continue;
+        throw err;
+      } finally {
+        if (onAbort) this.options.signal?.removeEventListener("abort", onAbort);
+      }
+      this.attach(launched, client);
+      return;
+    }
+  }
+
+  private attach(launched: LaunchedKernel, client: KernelClient): void {
+    this.launched = launched;
+    this.client = client;
+    this.dead = null;
+    launched.transport.ready?.();
+    launched.exited.then((reason) => {
+      if (this.launched === launched) this.markDead(`kernel process ended: ${reason}`, launched);
+    });
+    launched.transport.onLost((reason) => {
+      if (this.launched !== launched) return;
+      this.markDead(reason, launched);
+      void launched.kill(0);
+    });
+    client.onExecutionState((state) => {
+      if (this.launched === launched) this.markDead(`kernel reported status: ${state}`, launched);
+    });
+  }
+
+  private markDead(reason: string, launched: LaunchedKernel): void {
+    if (this.dead || this.launched !== launched) return;
+    this.dead = reason;
+    for (const l of [...this.executionListeners]) l(reason);
+    if (this.expectingExit || this.closed) return;
+    for (const l of [...this.deathListeners]) {
+      try {
+        l(reason);
+      } catch {
+        // a listener's failure must not stop the others
+      }
+    }
+  }
+
+  isAlive(): boolean {
+    return !this.dead && !this.closed && !!this.launched?.isRunning();
+  }
+
+  deathReason(): string {
+    if (this.closed) return "the kernel was shut down";
+    return this.dead ?? "the kernel is not running";
+  }
+
+  onDeath(listener: KernelDeathListener): () => void {
+    // Unexpected deaths only; executions hear of restarts and shutdowns through executionHost.
+    this.deathListeners.add(listener);
+    return () => this.deathListeners.delete(listener);
+  }
+
+  isBusy(): boolean {
+    return this.pending > 0;
+  }
+
+  execute(code: string, options: ExecuteOptions = {}): Promise<ExecuteResult> {
+    this.pending++;
+    const run = async () => {
+      await this.lifecycle.catch(() => {});
+      return runExecution(this.executionHost, code, options);
+    };
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => {});
+    return p.finally(() => {
+      this.pending--;
+    });
+  }
+
+  async interrupt(): Promise<void> {
+    const launched = this.launched;
+    if (!launched || !this.isAlive()) return;
+    if (launched.interruptMode === "signal" && launched.signalInterrupt) launched.signalInterrupt();
+    else this.client.send("control", this.client.factory.interruptRequest());
+  }
+
+  restart(): Promise<void> {
+    return this.restartWith(SHUTDOWN_REPLY_MS, false);
+  }
+
+  private restartWith(graceMs: number, fromExecution: boolean): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("Error: the kernel was shut down; start a new one"));
+    const next = (fromExecution ? Promise.resolve() : this.lifecycle.catch(() => {})).then(async () => {
+      this.expectingExit = true;
+      try {
+        await this.stop(graceMs);
+        await this.start();
+      } finally {
+        this.expectingExit = false;
+      }
+    });
+    this.lifecycle = next;
+    return next;
+  }
+
+  /** Stops the current process: shutdown_request (if graceMs), SIGTERM, SIGKILL; closes the transport. */
+  private async stop(graceMs: number): Promise<void> {
+    const launched = this.launched;
+    if (!launched) return;
+    if (graceMs > 0 && launched.isRunning() && !this.dead) {
+      this.client.send("control", this.client.factory.shutdownRequest(false));
+      await Promise.race([launched.exited, delay(graceMs + SHUTDOWN_EXIT_MS)]);
+    }
+    this.markDead("the kernel was stopped", launched);
+    await launched.kill(graceMs > 0 ? TERM_GRACE_MS : 0);
+    await launched.transport.close();
+    await launched.cleanup();
+  }
+
+  async shutdown(): Promise<void> {
+    if (this.closed) return this.lifecycle.catch(() => {});
+    this.expectingExit = true;
+    const done = this.lifecycle
+      .catch(() => {})
+      .then(async () => {
+        this.closed = true;
+        await this.stop(SHUTDOWN_REPLY_MS);
+      });
+    this.lifecycle = done;
+    return done;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}

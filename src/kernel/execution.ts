@@ -1,0 +1,236 @@
+/**
+ * One execution's lifecycle — the only place it lives; every backend runs executions through it.
+ * Sends execute_request, routes this request's IOPub/shell/stdin messages (and nothing else) to the
+ * caller, and completes only when both execute_reply and IOPub `status: idle` for it arrived (S28).
+ * Abort (S29) and timeout (S30) interrupt the kernel, wait a bounded grace for idle, and restart the
+ * kernel if it stays busy; a kernel death ends the execution promptly (S17).
+ */
+import type { KernelClient } from "./client.js";
+import { convertDisplay } from "./display.js";
+import { type ExecuteReplyContent, isMessageType } from "./messages.js";
+import type { ExecuteOptions, ExecuteResult, JupyterMessage, KernelErrorInfo } from "./types.js";
+
+export const STDIN_NOTICE =
+  "[stdin] Kernel requested input. Interactive stdin is not supported; provide input programmatically.";
+export const DEFAULT_INTERRUPT_GRACE_MS = 3000;
+
+/** What an execution needs from the kernel it runs on (implemented by ConnectedKernel). */
+export interface ExecutionHost {
+  readonly client: KernelClient;
+  isAlive(): boolean;
+  /** Why the kernel is dead, when it is. */
+  deathReason(): string;
+  /** Interrupt by the backend's means (control interrupt_request, SIGINT, REST). */
+  interrupt(): Promise<void>;
+  /** Kill and start the kernel again (state lost); rejects if it cannot. */
+  forceRestart(): Promise<void>;
+  /** Unexpected death of the kernel; returns an unsubscribe function. */
+  onDeath(listener: (reason: string) => void): () => void;
+}
+
+export function formatTimeout(ms: number): string {
+  const s = ms / 1000;
+  return `Command timed out after ${Number.isInteger(s) ? s : s.toFixed(1)} seconds`;
+}
+
+export function runExecution(
+  host: ExecutionHost,
+  code: string,
+  options: ExecuteOptions = {},
+): Promise<ExecuteResult> {
+  const started = performance.now();
+  const chunks: string[] = [];
+  const keepText = options.keepText ?? true;
+  let lastChunk = "";
+  const result: ExecuteResult = {
+    status: "ok",
+    executionCount: null,
+    cancelled: false,
+    timedOut: false,
+    stdinRequested: false,
+    kernelDied: false,
+    kernelRestarted: false,
+    displays: [],
+    text: "",
+    durationMs: 0,
+  };
+  const emit = (text: string, kind: "stdout" | "stderr" | "error" | "notice") => {
+    if (!text) return;
+    lastChunk = text;
+    if (keepText) chunks.push(text);
+    options.onChunk?.(text, kind);
+  };
+  const notice = (text: string, kind: "error" | "notice" = "notice") => {
+    emit(`${lastChunk && !lastChunk.endsWith("\n") ? "\n" : ""}${text}\n`, kind);
+  };
+
+  return new Promise<ExecuteResult>((resolve) => {
+    let finished = false;
+    let reply: ExecuteReplyContent | undefined;
+    let idle = false;
+    let interrupting = false;
+    let graceTimer: NodeJS.Timeout | undefined;
+    let timeoutTimer: NodeJS.Timeout | undefined;
+    let release: () => void = () => {};
+    let unsubscribeDeath: () => void = () => {};
+    const signal = options.signal;
+
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      release();
+      unsubscribeDeath();
+      clearTimeout(graceTimer);
+      clearTimeout(timeoutTimer);
+      signal?.removeEventListener("abort", onAbort);
+      result.text = chunks.join("");
+      result.durationMs = performance.now() - started;
+      resolve(result);
+    };
+
+    const died = (reason: string) => {
+      if (finished) return;
+      result.kernelDied = true;
+      result.status = "error";
+      result.error ??= { name: "KernelDied", value: reason, traceback: [] };
+      notice(
+        `Error: the kernel died during this execution (${reason}); its state is lost. Restart it and run again.`,
+        "error",
+      );
+      finish();
+    };
+
+    const maybeDone = () => {
+      if (!reply || !idle) return;
+      result.executionCount = reply.execution_count ?? result.executionCount;
+      if (result.status !== "error" || reply.status !== "ok") result.status = reply.status;
+      if (reply.status === "error" && !result.error && reply.ename) {
+        result.error = { name: reply.ename, value: reply.evalue ?? "", traceback: reply.traceback ?? [] };
+      }
+      finish();
+    };
+
+    const stuckRestart = async () => {
+      if (finished) return;
+      unsubscribeDeath(); // the restart ends the process on purpose
+      try {
+        await host.forceRestart();
+        result.kernelRestarted = true;
+        result.status = "aborted";
+        notice("The kernel did not stop after the interrupt and was restarted; its state is lost.");
+        finish();
+      } catch (err) {
+        died(`restart after a stuck interrupt failed: ${(err as Error).message}`);
+      }
+    };
+
+    const interrupt = () => {
+      if (interrupting || finished) return;
+      interrupting = true;
+      const grace = options.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS;
+      graceTimer = setTimeout(() => void stuckRestart(), grace);
+      host.interrupt().catch(() => {
+        /* the grace timer restarts the kernel if the interrupt had no effect */
+      });
+    };
+
+    function onAbort() {
+      if (finished) return;
+      result.cancelled = true;
+      interrupt();
+    }
+
+    const handle = (msg: JupyterMessage) => {
+      if (finished) return;
+      if (msg.channel === "iopub") {
+        options.onIOPub?.(msg);
+        if (isMessageType(msg, "stream")) {
+          emit(msg.content.text, msg.content.name === "stderr" ? "stderr" : "stdout");
+        } else if (isMessageType(msg, "status")) {
+          const state = msg.content.execution_state;
+          if (state === "idle") {
+            idle = true;
+            maybeDone();
+          }
+        } else if (
+          isMessageType(msg, "execute_result") ||
+          isMessageType(msg, "display_data") ||
+          isMessageType(msg, "update_display_data")
+        ) {
+          const { display, statusEvents } = convertDisplay(
+            msg.header.msg_type as "display_data",
+            msg.content,
+          );
+          for (const e of statusEvents) options.onStatusEvent?.(e);
+          if (display) {
+            result.displays.push(display);
+            options.onDisplay?.(display);
+          }
+        } else if (isMessageType(msg, "error")) {
+          const c = msg.content;
+          const error: KernelErrorInfo = { name: c.ename, value: c.evalue, traceback: c.traceback ?? [] };
+          result.error = error;
+          result.status = "error";
+          emit(
+            `${error.traceback.length ? error.traceback.join("\n") : `${error.name}: ${error.value}`}\n`,
+            "error",
+          );
+        } else if (isMessageType(msg, "clear_output")) {
+          options.onClearOutput?.(msg.content.wait);
+        } else if (isMessageType(msg, "execute_input")) {
+          result.executionCount = msg.content.execution_count ?? result.executionCount;
+        }
+      } else if (msg.channel === "shell") {
+        if (isMessageType(msg, "execute_reply")) {
+          reply = msg.content;
+          maybeDone();
+        }
+      } else if (msg.channel === "stdin" && isMessageType(msg, "input_request")) {
+        void answerInput(msg.header, msg.content.prompt, msg.content.password);
+      }
+    };
+
+    const answerInput = async (parent: JupyterMessage["header"], prompt: string, password: boolean) => {
+      let value = "";
+      if (options.allowStdin && options.onInputRequest) {
+        try {
+          value = await options.onInputRequest(prompt, password);
+        } catch {
+          value = "";
+        }
+      } else {
+        result.stdinRequested = true;
+        notice(STDIN_NOTICE);
+      }
+      if (!finished) host.client.send("stdin", host.client.factory.inputReply(value, parent));
+    };
+
+    if (!host.isAlive()) {
+      died(host.deathReason());
+      return;
+    }
+    if (signal?.aborted) {
+      result.cancelled = true;
+      result.status = "aborted";
+      finish();
+      return;
+    }
+    unsubscribeDeath = host.onDeath((reason) => died(reason));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
+      const ms = options.timeoutMs;
+      timeoutTimer = setTimeout(() => {
+        if (finished) return;
+        result.timedOut = true;
+        notice(formatTimeout(ms));
+        interrupt();
+      }, ms);
+    }
+    const request = host.client.factory.executeRequest(code, {
+      silent: options.silent,
+      storeHistory: options.storeHistory,
+      allowStdin: true,
+    });
+    release = host.client.send("shell", request, handle);
+  });
+}

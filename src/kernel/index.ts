@@ -1,0 +1,15 @@
+/** The kernel layer's public surface: the Kernel contract, the local backend, and shared pieces. */
+
+export { KernelClient } from "./client.js";
+export { ConnectedKernel } from "./connected-kernel.js";
+export { convertDisplay, htmlToMarkdown, LEGACY_STATUS_MIME, STATUS_MIME } from "./display.js";
+export { type ExecutionHost, formatTimeout, runExecution, STDIN_NOTICE } from "./execution.js";
+export { findInterpreter } from "./interpreter.js";
+export { createLocalBackend, LocalBackend, type LocalBackendOptions } from "./local/backend.js";
+export { type KernelSpec, listKernelSpecNames, resolveKernelSpec } from "./local/kernelspec.js";
+export type * from "./messages.js";
+export { MessageFactory } from "./messages.js";
+export type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
+export type { KernelTransport, OutgoingChannel, TransportStats } from "./transport.js";
+export * from "./types.js";
+export { WireCodec } from "./wire.js";

@@ -1,0 +1,61 @@
+/**
+ * The local backend: kernels as child processes spoken to over ZeroMQ (the embedded default).
+ */
+import { ConnectedKernel } from "../connected-kernel.js";
+import type { KernelProvisioner } from "../provisioner.js";
+import type { KernelBackend, KernelStartOptions } from "../types.js";
+import { resolveKernelSpec } from "./kernelspec.js";
+import { type LaunchOptions, LocalKernelProcess } from "./launcher.js";
+import type { HeartbeatOptions } from "./zmq-transport.js";
+
+export interface LocalBackendOptions {
+  heartbeat?: HeartbeatOptions;
+  /** Directory for connection files (default os.tmpdir()). */
+  runtimeDir?: string;
+  /** Default interrupt grace etc. are per execution; this bounds startups without their own timeout. */
+  startTimeoutMs?: number;
+}
+
+export class LocalBackend implements KernelBackend {
+  readonly name = "local";
+  private readonly kernels = new Set<ConnectedKernel>();
+  private readonly options: LocalBackendOptions;
+
+  constructor(options: LocalBackendOptions = {}) {
+    this.options = options;
+  }
+
+  async startKernel(options: KernelStartOptions = {}): Promise<ConnectedKernel> {
+    const spec = await resolveKernelSpec(options.kernelName ?? "python3", options.python);
+    const launchOptions: LaunchOptions = {
+      cwd: options.cwd,
+      env: options.env,
+      heartbeat: this.options.heartbeat,
+      runtimeDir: this.options.runtimeDir,
+    };
+    const provisioner: KernelProvisioner = {
+      backend: "local",
+      launch: () => LocalKernelProcess.launch(spec, launchOptions),
+    };
+    const kernel = new ConnectedKernel(provisioner, {
+      startTimeoutMs: options.startTimeoutMs ?? this.options.startTimeoutMs ?? 60_000,
+      signal: options.signal,
+    });
+    await kernel.start();
+    this.kernels.add(kernel);
+    const shutdown = kernel.shutdown.bind(kernel);
+    kernel.shutdown = async () => {
+      this.kernels.delete(kernel);
+      await shutdown();
+    };
+    return kernel;
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.all([...this.kernels].map((k) => k.shutdown()));
+  }
+}
+
+export function createLocalBackend(options: LocalBackendOptions = {}): LocalBackend {
+  return new LocalBackend(options);
+}

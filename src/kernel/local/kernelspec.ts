@@ -1,0 +1,110 @@
+/**
+ * Kernelspec resolution for local kernels. "python3" (the default) is resolved for the chosen
+ * interpreter (findInterpreter, or the explicit `python` option): `<python> -m ipykernel_launcher -f
+ * {connection_file}`, as jupyter_client's native kernel does. Other names are read from the
+ * kernelspec directories (JUPYTER_PATH, the user data dir, the interpreter's prefix, system dirs).
+ * Results are cached per (name, python).
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { basename, dirname, join } from "node:path";
+import { findInterpreter } from "../interpreter.js";
+
+export interface KernelSpec {
+  name: string;
+  argv: string[];
+  displayName: string;
+  language: string;
+  interruptMode: "signal" | "message";
+  env: Record<string, string>;
+  /** Interpreter used to run the parent-death watchdog (and the kernel when argv[0] is python). */
+  python: string;
+  resourceDir?: string;
+}
+
+const NATIVE = new Set(["python3", "python"]);
+const cache = new Map<string, Promise<KernelSpec>>();
+
+export function kernelSpecDirs(python?: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const dirs: string[] = [];
+  for (const p of (env.JUPYTER_PATH ?? "").split(":")) if (p) dirs.push(join(p, "kernels"));
+  dirs.push(
+    join(
+      env.JUPYTER_DATA_DIR ?? join(env.XDG_DATA_HOME ?? join(homedir(), ".local", "share"), "jupyter"),
+      "kernels",
+    ),
+  );
+  if (python) dirs.push(join(dirname(dirname(python)), "share", "jupyter", "kernels"));
+  dirs.push("/usr/local/share/jupyter/kernels", "/usr/share/jupyter/kernels");
+  return [...new Set(dirs)];
+}
+
+async function readSpec(dir: string, name: string): Promise<Record<string, unknown> | null> {
+  try {
+    return JSON.parse(await readFile(join(dir, name, "kernel.json"), "utf8"));
+  } catch {
+    return null;
+  }
+}
+
+export async function listKernelSpecNames(python?: string): Promise<string[]> {
+  const names = new Set<string>(["python3"]);
+  for (const dir of kernelSpecDirs(python)) {
+    try {
+      for (const entry of await readdir(dir)) names.add(entry);
+    } catch {
+      // directory absent
+    }
+  }
+  return [...names].sort();
+}
+
+function looksLikePython(cmd: string): boolean {
+  return /^python[0-9.]*$/.test(basename(cmd));
+}
+
+async function resolve(name: string, python: string | undefined): Promise<KernelSpec> {
+  const interpreter = (await findInterpreter(python ? { python } : {})).path;
+  if (NATIVE.has(name)) {
+    return {
+      name: "python3",
+      argv: [interpreter, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+      displayName: "Python 3 (ipykernel)",
+      language: "python",
+      interruptMode: "signal",
+      env: {},
+      python: interpreter,
+    };
+  }
+  for (const dir of kernelSpecDirs(interpreter)) {
+    const spec = await readSpec(dir, name);
+    if (!spec || !Array.isArray(spec.argv) || spec.argv.length === 0) continue;
+    const argv = (spec.argv as unknown[]).map(String);
+    if (python && looksLikePython(argv[0])) argv[0] = python;
+    return {
+      name,
+      argv,
+      displayName: String(spec.display_name ?? name),
+      language: String(spec.language ?? ""),
+      interruptMode: spec.interrupt_mode === "message" ? "message" : "signal",
+      env: (spec.env as Record<string, string>) ?? {},
+      python: interpreter,
+      resourceDir: join(dir, name),
+    };
+  }
+  const known = await listKernelSpecNames(interpreter);
+  throw new Error(
+    `Error: no kernelspec named "${name}". Available: ${known.join(", ")}. Use one of these names.`,
+  );
+}
+
+export function resolveKernelSpec(name = "python3", python?: string): Promise<KernelSpec> {
+  const key = `${name}\0${python ?? ""}`;
+  let hit = cache.get(key);
+  if (!hit) {
+    hit = resolve(name, python);
+    cache.set(key, hit);
+    hit.catch(() => cache.delete(key));
+  }
+  return hit;
+}

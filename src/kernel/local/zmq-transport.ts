@@ -1,0 +1,125 @@
+/**
+ * ZeroMQ transport to a local kernel: DEALER sockets for shell/control/stdin (shell and stdin share
+ * one routing id, so the kernel's input_request reaches us), SUB for IOPub, DEALER for the heartbeat.
+ * Sockets connect before the kernel binds (ZeroMQ queues and reconnects), which lets the first
+ * kernel_info_request go out the moment the kernel is listening.
+ */
+import * as zmq from "zeromq";
+import type { KernelTransport, OutgoingChannel, TransportStats } from "../transport.js";
+import type { JupyterMessage } from "../types.js";
+import { WireCodec } from "../wire.js";
+import { type ConnectionInfo, endpoint } from "./connection-file.js";
+
+export interface HeartbeatOptions {
+  /** Ping period (default 3000 ms). */
+  intervalMs?: number;
+  /** Consecutive unanswered pings before the kernel counts as lost (default 3). */
+  misses?: number;
+}
+
+export class ZmqTransport implements KernelTransport {
+  private readonly codec: WireCodec;
+  private readonly shell: zmq.Dealer;
+  private readonly control: zmq.Dealer;
+  private readonly stdin: zmq.Dealer;
+  private readonly iopub: zmq.Subscriber;
+  private readonly hb: zmq.Dealer;
+  private handler: (msg: JupyterMessage) => void = () => {};
+  private lostHandler: (reason: string) => void = () => {};
+  private closed = false;
+  private hbTimer?: NodeJS.Timeout;
+  private hbOutstanding = 0;
+  private readonly hbOptions: Required<HeartbeatOptions>;
+
+  constructor(info: ConnectionInfo, identity: string, heartbeat: HeartbeatOptions = {}) {
+    this.codec = new WireCodec(info.key, info.signature_scheme);
+    this.hbOptions = { intervalMs: heartbeat.intervalMs ?? 3000, misses: heartbeat.misses ?? 3 };
+    const opts = { linger: 0, routingId: identity };
+    this.shell = new zmq.Dealer(opts);
+    this.control = new zmq.Dealer({ linger: 0 });
+    this.stdin = new zmq.Dealer(opts);
+    this.iopub = new zmq.Subscriber({ linger: 0 });
+    this.hb = new zmq.Dealer({ linger: 0 });
+    this.iopub.subscribe();
+    this.shell.connect(endpoint(info, info.shell_port));
+    this.control.connect(endpoint(info, info.control_port));
+    this.stdin.connect(endpoint(info, info.stdin_port));
+    this.iopub.connect(endpoint(info, info.iopub_port));
+    this.hb.connect(endpoint(info, info.hb_port));
+    void this.receive(this.shell, "shell");
+    void this.receive(this.control, "control");
+    void this.receive(this.stdin, "stdin");
+    void this.receive(this.iopub, "iopub");
+    void this.receiveHeartbeats();
+  }
+
+  private async receive(
+    socket: zmq.Dealer | zmq.Subscriber,
+    channel: JupyterMessage["channel"],
+  ): Promise<void> {
+    try {
+      for await (const frames of socket) {
+        const msg = this.codec.deserialize(frames as Buffer[], channel);
+        if (msg) this.handler(msg);
+      }
+    } catch {
+      // socket closed
+    }
+  }
+
+  private async receiveHeartbeats(): Promise<void> {
+    try {
+      for await (const _ of this.hb) this.hbOutstanding = 0;
+    } catch {
+      // socket closed
+    }
+  }
+
+  send(channel: OutgoingChannel, msg: JupyterMessage): void {
+    if (this.closed) return;
+    const socket = channel === "shell" ? this.shell : channel === "control" ? this.control : this.stdin;
+    socket.send(this.codec.serialize(msg)).catch(() => {
+      // closed while queued: the kernel is going away, liveness reports it
+    });
+  }
+
+  onMessage(handler: (msg: JupyterMessage) => void): void {
+    this.handler = handler;
+  }
+
+  onLost(handler: (reason: string) => void): void {
+    this.lostHandler = handler;
+  }
+
+  /** Starts the heartbeat once the kernel is known to be up. */
+  ready(): void {
+    if (this.hbTimer || this.closed) return;
+    this.hbTimer = setInterval(() => {
+      if (this.hbOutstanding >= this.hbOptions.misses) {
+        clearInterval(this.hbTimer);
+        this.lostHandler(`no heartbeat reply for ${this.hbOutstanding} pings`);
+        return;
+      }
+      this.hbOutstanding++;
+      this.hb.send("ping").catch(() => {});
+    }, this.hbOptions.intervalMs);
+    this.hbTimer.unref();
+  }
+
+  stats(): TransportStats {
+    return { invalidSignatures: this.codec.invalidSignatures, malformed: this.codec.malformed };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.hbTimer);
+    for (const s of [this.shell, this.control, this.stdin, this.iopub, this.hb]) {
+      try {
+        s.close();
+      } catch {
+        // already closed
+      }
+    }
+  }
+}

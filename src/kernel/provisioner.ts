@@ -1,0 +1,31 @@
+/**
+ * Where and how a kernel runs (jupyter_client's "provisioner"): start it and hand back a transport,
+ * interrupt by signal, kill. ConnectedKernel does everything else, the same for every backend.
+ */
+import type { KernelTransport } from "./transport.js";
+
+export interface LaunchedKernel {
+  readonly transport: KernelTransport;
+  /** "message": interrupt_request on control; "signal": `signalInterrupt()`. */
+  readonly interruptMode: "signal" | "message";
+  /** Process id when there is a local process (tests and diagnostics). */
+  readonly pid?: number;
+  /** Resolves (never rejects) with a human reason once the kernel process is gone. */
+  readonly exited: Promise<string>;
+  isRunning(): boolean;
+  /** SIGINT to the kernel's process group (signal mode). */
+  signalInterrupt?(): void;
+  /** SIGTERM (bounded by graceMs, 0 = skip), then SIGKILL of the process group; resolves when gone. */
+  kill(graceMs: number): Promise<void>;
+  /** Remove what the launch left behind (connection file). Idempotent. */
+  cleanup(): Promise<void>;
+  /** After a failed start: is it worth launching again (e.g. a port was taken)? */
+  retryable?(): boolean;
+  /** Recent stderr of the kernel process, for error messages. */
+  stderrTail?(): string;
+}
+
+export interface KernelProvisioner {
+  readonly backend: "local" | "gateway";
+  launch(): Promise<LaunchedKernel>;
+}

@@ -1,0 +1,28 @@
+/**
+ * What the execution lifecycle needs from a backend's byte-moving layer: send a message on
+ * shell/control/stdin, and receive every message (any channel) in arrival order.
+ * ZeroMQ (local) and WebSocket (gateway) backends each implement this; nothing above it knows which.
+ */
+import type { JupyterMessage } from "./types.js";
+
+export type OutgoingChannel = "shell" | "control" | "stdin";
+
+export interface TransportStats {
+  /** Incoming messages dropped because their HMAC signature did not verify. */
+  invalidSignatures: number;
+  /** Incoming messages dropped because they could not be parsed. */
+  malformed: number;
+}
+
+export interface KernelTransport {
+  /** Queues a message on a channel (msg.channel is ignored; `channel` decides). Never throws once closed: drops. */
+  send(channel: OutgoingChannel, msg: JupyterMessage): void;
+  /** The single receiver of every incoming message; msg.channel says where it came from. */
+  onMessage(handler: (msg: JupyterMessage) => void): void;
+  /** Called once if the transport decides the kernel is unreachable (e.g. heartbeat lost). */
+  onLost(handler: (reason: string) => void): void;
+  /** The kernel answered kernel_info: start liveness checks (e.g. heartbeat) now. */
+  ready?(): void;
+  stats(): TransportStats;
+  close(): Promise<void>;
+}
