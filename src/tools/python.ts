@@ -1,0 +1,295 @@
+/**
+ * The `python` tool (SPEC part 2): runs cells in order in one Jupyter kernel with persistent state.
+ * Validates params, takes the session's queue turn through the runtime, streams output into an
+ * OutputSink (bounded, full text spilled to an artifact), and builds the model's text, images and
+ * details. Progress goes to onUpdate while cells run.
+ */
+import { statSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, resolve } from "node:path";
+import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import type { DisplayOutput } from "../kernel/types.js";
+import { OutputSink } from "../output/sink.js";
+import { CallAbortedError, CallTimeoutError, Deadline } from "../runtime/deadline.js";
+import { preludeHelpers } from "../runtime/prelude.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { TooManyRestartsError } from "../runtime/session.js";
+import type { SessionMode } from "../runtime/sessions.js";
+import { DEFAULT_IMAGE_BUDGET, type ImageBudget, prepareImage } from "./python-images.js";
+import { cellHeader, outputDetails, type PythonToolDetails, resultText } from "./python-result.js";
+import { errorResult, type ImageContent, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
+
+export const DEFAULT_TIMEOUT_SECONDS = 30;
+
+export const pythonSchema = Type.Object(
+  {
+    cells: Type.Array(
+      Type.Object(
+        {
+          code: Type.String({ description: "Python source of the cell" }),
+          title: Type.Optional(Type.String({ description: "Short label shown as [i/n] title" })),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, description: "Cells to run in order in one kernel; stops at the first failing cell" },
+    ),
+    timeout: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description: "Seconds for the whole call (queue, start, all cells); default 30",
+      }),
+    ),
+    reset: Type.Optional(
+      Type.Boolean({ description: "Restart the kernel (fresh state) before the first cell" }),
+    ),
+    cwd: Type.Optional(
+      Type.String({ description: "Working directory of the kernel (default: the session's)" }),
+    ),
+    mode: Type.Optional(
+      Type.Union([Type.Literal("session"), Type.Literal("per-call")], {
+        description:
+          "session (default): keep the kernel across calls; per-call: a fresh kernel for this call only",
+      }),
+    ),
+    session: Type.Optional(
+      Type.String({ description: "Name of a separate kernel session (default: the main one)" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type PythonParams = Static<typeof pythonSchema>;
+
+export interface PythonToolOptions {
+  /** The session's working directory (default cwd of kernels; relative `cwd` params resolve here). */
+  cwd: string;
+  runtime: Runtime;
+  /** Session id for calls that name none (default: the runtime's). */
+  sessionId?: string;
+  defaultMode?: SessionMode;
+  /** Bytes of text shown to the model (default 50 KiB). */
+  maxOutputBytes?: number;
+  images?: ImageBudget;
+  /** Minimum interval between onUpdate calls while output streams (default 250 ms). */
+  updateIntervalMs?: number;
+}
+
+function describe(maxBytes: number): string {
+  const helpers = preludeHelpers()
+    .map((h) => `- ${h.doc.includes("(") ? h.doc : `${h.name}: ${h.doc}`}`)
+    .join("\n");
+  return [
+    "Run Python in a persistent Jupyter (IPython) kernel. Variables, imports and loaded data persist across calls",
+    "in the same session; cells run in order in one kernel and the call stops at the first failing cell.",
+    "IPython syntax works (%magics, !shell). stdout/stderr, results and displays are returned as text; long output",
+    `keeps its last ${Math.round(maxBytes / 1024)}KB and the full text is saved as artifact://<id>. Plots and images`,
+    "(matplotlib, PIL, IPython.display) come back as images. Input from stdin is not supported.",
+    "Use timeout (seconds, default 30) for long work, reset to start fresh, mode 'per-call' for a throwaway kernel.",
+    "",
+    "Helpers preloaded in the kernel:",
+    helpers,
+  ].join("\n");
+}
+
+function expandPath(p: string, base: string): string {
+  const home = p === "~" || p.startsWith("~/") ? homedir() + p.slice(1) : p;
+  return isAbsolute(home) ? home : resolve(base, home);
+}
+
+function validate(params: unknown): string | undefined {
+  if (Value.Check(pythonSchema, params)) return undefined;
+  const first = [...Value.Errors(pythonSchema, params)][0];
+  if (!first) return "invalid parameters";
+  return `invalid parameter ${first.path || "(root)"}: ${first.message}`;
+}
+
+export function createPythonTool(options: PythonToolOptions): Tool<PythonParams, PythonToolDetails> {
+  const maxBytes = options.maxOutputBytes ?? 50 * 1024;
+  const imageBudget = { ...DEFAULT_IMAGE_BUDGET, ...options.images };
+  const updateEvery = options.updateIntervalMs ?? 250;
+  return {
+    name: "python",
+    label: "Python",
+    description: describe(maxBytes),
+    parameters: pythonSchema,
+    async execute(_toolCallId, params, signal, onUpdate) {
+      const started = Date.now();
+      const problem = validate(params);
+      const mode: SessionMode = (params as PythonParams)?.mode ?? options.defaultMode ?? "session";
+      const session =
+        (params as PythonParams)?.session ?? options.sessionId ?? options.runtime.defaultSessionId;
+      const emptyDetails = (cwd: string): PythonToolDetails => ({
+        mode,
+        session,
+        cwd,
+        reset: false,
+        cells: [],
+        jsonOutputs: [],
+        statusEvents: [],
+        images: [],
+        output: { truncated: false, totalLines: 0, totalBytes: 0, outputLines: 0, firstLine: 1, maxBytes },
+        durationMs: 0,
+      });
+      if (problem)
+        return errorResult(`${problem}. Pass {"cells":[{"code":"..."}]}.`, emptyDetails(options.cwd));
+      const cwd = params.cwd ? expandPath(params.cwd, options.cwd) : options.cwd;
+      try {
+        if (!statSync(cwd).isDirectory()) throw new Error();
+      } catch {
+        return errorResult(`cwd is not a directory: ${cwd}. Pass an existing directory.`, emptyDetails(cwd));
+      }
+      const timeout = params.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+      const deadline = new Deadline(timeout);
+      const n = params.cells.length;
+      const details = emptyDetails(cwd);
+      details.reset = params.reset === true;
+      details.cells = params.cells.map((c, i) => ({ index: i + 1, title: c.title, status: "pending" }));
+      const artifact = options.runtime.artifacts.create(session);
+      const sink = new OutputSink({ maxBytes, artifact });
+      const rawImages: { cell: number; display: DisplayOutput }[] = [];
+
+      let lastUpdate = 0;
+      const update = (force = false) => {
+        if (!onUpdate) return;
+        const now = Date.now();
+        if (!force && now - lastUpdate < updateEvery) return;
+        lastUpdate = now;
+        const dump = sink.dump();
+        (onUpdate as ToolUpdate<PythonToolDetails>)({
+          content: [{ type: "text", text: dump.text }],
+          details: {
+            ...details,
+            cells: details.cells.map((c) => ({ ...c })),
+            output: outputDetails(dump, maxBytes),
+          },
+        });
+      };
+
+      let current = 0; // 1-based index of the running cell; 0 before the first
+      let startError: unknown;
+      try {
+        await options.runtime.withSession(
+          { sessionId: session, cwd },
+          { mode, reset: params.reset === true, deadline, signal },
+          async (lease) => {
+            for (const [i, cell] of params.cells.entries()) {
+              current = i + 1;
+              const d = details.cells[i];
+              d.status = "running";
+              if (n > 1) sink.push(`${cellHeader(i + 1, n, cell.title)}\n`);
+              update(true);
+              let produced = false;
+              const t0 = Date.now();
+              const r = await lease.execute(cell.code, {
+                keepText: false,
+                onChunk: (text) => {
+                  produced = true;
+                  sink.push(text);
+                  update();
+                },
+                onDisplay: (display) => {
+                  produced = true;
+                  if (display.type === "image") rawImages.push({ cell: i + 1, display });
+                  if (display.type === "json")
+                    details.jsonOutputs.push({ cell: i + 1, data: display.data["application/json"] });
+                  if (display.text)
+                    sink.push(display.text.endsWith("\n") ? display.text : `${display.text}\n`);
+                  update();
+                },
+                onStatusEvent: (event) => {
+                  details.statusEvents.push({ ...event, cell: i + 1 });
+                  update();
+                },
+              });
+              d.durationMs = Date.now() - t0;
+              d.executionCount = r.executionCount;
+              d.retriedAfterDeath = r.retriedAfterDeath || undefined;
+              d.restartedBeforeRun = r.restartedBeforeRun || undefined;
+              d.stdinRequested = r.stdinRequested || undefined;
+              if (r.timedOut) {
+                d.status = "aborted";
+                d.timedOut = true;
+                d.abortReason = deadline.error().message;
+              } else if (r.cancelled || r.status === "aborted") {
+                d.status = "aborted";
+                d.abortReason = r.kernelRestarted
+                  ? "interrupted; the kernel did not stop and was restarted (state lost)"
+                  : "interrupted";
+              } else if (r.status === "error") {
+                d.status = "error";
+                if (r.error) d.error = { name: r.error.name, value: r.error.value };
+              } else {
+                d.status = "ok";
+                if (!produced && n > 1) sink.push("(ok)\n");
+              }
+              update(true);
+              if (d.status !== "ok") break;
+            }
+          },
+        );
+      } catch (err) {
+        const cell = details.cells[Math.max(0, current - 1)];
+        if (
+          err instanceof CallTimeoutError ||
+          err instanceof CallAbortedError ||
+          err instanceof TooManyRestartsError
+        ) {
+          cell.status = "aborted";
+          cell.timedOut = err instanceof CallTimeoutError || undefined;
+          cell.abortReason = err.message;
+        } else if (current === 0) {
+          startError = err;
+        } else {
+          cell.status = "aborted";
+          cell.abortReason = (err as Error).message.replace(/^Error:\s*/, "");
+        }
+      }
+      for (const c of details.cells)
+        if (c.status === "pending" || c.status === "running") c.status = "skipped";
+
+      const dump = sink.end();
+      details.output = outputDetails(dump, maxBytes);
+      const content: ImageContent[] = [];
+      for (const { cell, display } of rawImages) {
+        const mimeType = display.mimeType ?? "image/png";
+        const base = { cell, mimeType };
+        if (content.length >= imageBudget.maxImages) {
+          details.images.push({
+            ...base,
+            originalBytes: 0,
+            included: false,
+            reason: `limit of ${imageBudget.maxImages} images per call`,
+          });
+          continue;
+        }
+        const img = await prepareImage(mimeType, display.data[mimeType], imageBudget);
+        details.images.push({
+          ...base,
+          width: img.width,
+          height: img.height,
+          originalBytes: img.originalBytes,
+          included: img.data !== undefined,
+          sentMimeType: img.mimeType,
+          sentWidth: img.sentWidth,
+          sentHeight: img.sentHeight,
+          bytes: img.bytes,
+          reason: img.error,
+        });
+        if (img.data && img.mimeType) content.push({ type: "image", data: img.data, mimeType: img.mimeType });
+      }
+      details.durationMs = Date.now() - started;
+      if (startError !== undefined) {
+        const msg = (startError as Error).message?.replace(/^Error:\s*/, "") ?? String(startError);
+        return errorResult(`could not start the Python kernel: ${msg}`, details);
+      }
+      const failed = details.cells.some((c) => c.status === "error" || c.status === "aborted");
+      const result: ToolResult<PythonToolDetails> = {
+        content: [{ type: "text", text: resultText(dump, details) }, ...content],
+        details,
+      };
+      if (failed) result.isError = true;
+      return result;
+    },
+  };
+}
