@@ -1,6 +1,8 @@
 """Oracle for notebook tests (run with /usr/bin/python3).
 
-argv: paths. Prints one JSON object {path: {"valid": bool, "error": str|None, "canonical": bool}}:
+argv: paths. Prints one JSON object {path: {"valid": bool, "error": str|None, "canonical": bool}}.
+With argv `--serve`: reads one path per stdin line and answers one JSON line per path.
+Fields:
 - valid: nbformat.validate passes on the file's JSON as stored, and cell ids are unique;
 - canonical: nbformat.writes(nbformat.reads(text)) reproduces the file byte for byte.
 """
@@ -11,8 +13,9 @@ import warnings
 import nbformat
 
 warnings.simplefilter("ignore")
-result = {}
-for path in sys.argv[1:]:
+
+
+def check(path):
     entry = {"valid": False, "error": None, "canonical": False}
     try:
         with open(path, encoding="utf-8") as f:
@@ -27,5 +30,11 @@ for path in sys.argv[1:]:
         entry["canonical"] = nbformat.writes(nb) + "\n" == text
     except Exception as e:  # noqa: BLE001 - report any failure to the test
         entry["error"] = f"{type(e).__name__}: {e}"[:500]
-    result[path] = entry
-print(json.dumps(result))
+    return entry
+
+
+if sys.argv[1:2] == ["--serve"]:
+    for line in sys.stdin:
+        print(json.dumps(check(line.rstrip("\n"))), flush=True)
+else:
+    print(json.dumps({path: check(path) for path in sys.argv[1:]}))
