@@ -46,11 +46,19 @@ function toStatusEvents(value: unknown): StatusEvent[] {
     .map((e) => ({ ...e, op: typeof e.op === "string" ? e.op : "status" }));
 }
 
+/** Python's default object repr, e.g. `<IPython.core.display.HTML object>`. */
+const DEFAULT_REPR = /^<[\w.]+ object>$/;
+
 /** Text by MIME precedence markdown > plain > html→markdown. */
 export function displayText(data: Record<string, unknown>): string {
   if (data["text/markdown"] !== undefined) return asText(data["text/markdown"]);
-  if (data["text/plain"] !== undefined) return asText(data["text/plain"]);
-  if (data["text/html"] !== undefined) return htmlToMarkdown(asText(data["text/html"]));
+  const html = data["text/html"];
+  if (data["text/plain"] !== undefined) {
+    const plain = asText(data["text/plain"]);
+    // `<IPython.core.display.HTML object>` says nothing: the HTML is the content then.
+    if (html === undefined || !DEFAULT_REPR.test(plain)) return plain;
+  }
+  if (html !== undefined) return htmlToMarkdown(asText(html));
   return "";
 }
 

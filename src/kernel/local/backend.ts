@@ -14,6 +14,8 @@ export interface LocalBackendOptions {
   runtimeDir?: string;
   /** Default interrupt grace etc. are per execution; this bounds startups without their own timeout. */
   startTimeoutMs?: number;
+  /** Override the kernelspec's interrupt_mode ("message": interrupt_request on the control channel). */
+  interruptMode?: "signal" | "message";
 }
 
 export class LocalBackend implements KernelBackend {
@@ -26,7 +28,10 @@ export class LocalBackend implements KernelBackend {
   }
 
   async startKernel(options: KernelStartOptions = {}): Promise<ConnectedKernel> {
-    const spec = await resolveKernelSpec(options.kernelName ?? "python3", options.python);
+    const resolved = await resolveKernelSpec(options.kernelName ?? "python3", options.python);
+    const spec = this.options.interruptMode
+      ? { ...resolved, interruptMode: this.options.interruptMode }
+      : resolved;
     const launchOptions: LaunchOptions = {
       cwd: options.cwd,
       env: options.env,

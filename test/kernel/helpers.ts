@@ -1,0 +1,50 @@
+import { readdirSync, readFileSync } from "node:fs";
+
+/** True while a process with this pid exists and is not a zombie. */
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** Pids whose process group is `pgid` (from /proc). */
+export function groupMembers(pgid: number): number[] {
+  const out: number[] = [];
+  for (const name of readdirSafe("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[2]) === pgid && fields[0] !== "Z") out.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}
+
+function readdirSafe(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Polls `condition` until true or the deadline passes; returns whether it became true. */
+export async function waitUntil(condition: () => boolean, timeoutMs: number, stepMs = 25): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (condition()) return true;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+  return condition();
+}

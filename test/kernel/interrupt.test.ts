@@ -1,0 +1,96 @@
+// S29/S30 against a real ipykernel: abort → interrupt, timeout → interrupt + notice, a kernel that
+// ignores SIGINT is restarted after the grace period, and the next execution always runs.
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { type ConnectedKernel, createLocalBackend } from "../../src/kernel/index.js";
+
+const backend = createLocalBackend();
+const messageBackend = createLocalBackend({ interruptMode: "message" });
+let kernel: ConnectedKernel;
+
+before(async () => {
+  kernel = await backend.startKernel({});
+});
+after(async () => {
+  await Promise.all([backend.dispose(), messageBackend.dispose()]);
+});
+
+/** Runs `code`, aborting as soon as `marker` has been printed; returns result and ms from abort to result. */
+async function abortAfter(k: ConnectedKernel, code: string, marker: string, graceMs?: number) {
+  const controller = new AbortController();
+  let abortedAt = 0;
+  const result = await k.execute(code, {
+    signal: controller.signal,
+    interruptGraceMs: graceMs,
+    onChunk: (text) => {
+      if (text.includes(marker) && !abortedAt) {
+        abortedAt = performance.now();
+        controller.abort();
+      }
+    },
+  });
+  assert.ok(abortedAt > 0, "the marker was printed");
+  return { result, ms: performance.now() - abortedAt };
+}
+
+test("abort interrupts time.sleep(100) within 2 s and the kernel keeps its state", async () => {
+  await kernel.execute("kept = 41");
+  const { result, ms } = await abortAfter(
+    kernel,
+    "import time\nprint('sleeping', flush=True)\ntime.sleep(100)",
+    "sleeping",
+  );
+  assert.ok(ms < 2000, `returned after ${ms} ms`);
+  assert.equal(result.cancelled, true);
+  assert.equal(result.kernelRestarted, false);
+  assert.equal(result.error?.name, "KeyboardInterrupt");
+  const next = await kernel.execute("kept + 1");
+  assert.equal(next.displays[0]?.text, "42");
+});
+
+test("timeout interrupts and annotates the output (S30)", async () => {
+  const started = performance.now();
+  const r = await kernel.execute("import time\nprint('working')\ntime.sleep(100)", { timeoutMs: 1000 });
+  const ms = performance.now() - started;
+  assert.equal(r.timedOut, true);
+  assert.equal(r.cancelled, false);
+  assert.match(r.text, /^working\nCommand timed out after 1 seconds\n/);
+  assert.ok(ms < 3000, `returned after ${ms} ms`);
+  assert.equal((await kernel.execute("1")).status, "ok");
+});
+
+test("a kernel that ignores SIGINT is restarted after the grace period; the next execution runs", async () => {
+  const before = kernel.pid;
+  await kernel.execute("lost = 1");
+  const { result, ms } = await abortAfter(
+    kernel,
+    "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('stubborn', flush=True)\ntime.sleep(100)",
+    "stubborn",
+    800,
+  );
+  assert.equal(result.cancelled, true);
+  assert.equal(result.kernelRestarted, true);
+  assert.equal(result.kernelDied, false);
+  assert.ok(ms < 800 + 5000, `returned after ${ms} ms`);
+  assert.ok(kernel.isAlive());
+  assert.notEqual(kernel.pid, before);
+  const next = await kernel.execute("'lost' in globals()");
+  assert.equal(next.displays[0]?.text, "False");
+});
+
+test("an already-aborted signal sends nothing", async () => {
+  const controller = new AbortController();
+  controller.abort();
+  const r = await kernel.execute("print('never')", { signal: controller.signal });
+  assert.equal(r.cancelled, true);
+  assert.equal(r.status, "aborted");
+  assert.equal(r.text, "");
+});
+
+test("interrupt_mode message: interrupt_request on the control channel", async () => {
+  const k = await messageBackend.startKernel({});
+  const { result, ms } = await abortAfter(k, "import time\nprint('zz', flush=True)\ntime.sleep(100)", "zz");
+  assert.ok(ms < 2000, `returned after ${ms} ms`);
+  assert.equal(result.error?.name, "KeyboardInterrupt");
+  assert.equal(result.kernelRestarted, false);
+});
