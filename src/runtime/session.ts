@@ -54,6 +54,8 @@ export class KernelSession {
   private kernel?: Kernel;
   private initialised = false;
   private restartsInRow = 0;
+  /** A dead kernel was restarted by ready(); the next execution's result reports it (S18). */
+  private restartedUnreported = false;
   private disposed = false;
 
   constructor(
@@ -90,6 +92,7 @@ export class KernelSession {
     } else if (!this.kernel.isAlive()) {
       await this.restartAfterDeath(ctx);
       restarted = true;
+      this.restartedUnreported = true;
     }
     if (!this.initialised) await this.init(ctx);
     return { kernel: this.kernel!, restarted };
@@ -104,7 +107,9 @@ export class KernelSession {
 
   /** Runs code with the restart/retry rules. Throws TooManyRestartsError, CallTimeoutError, … */
   async execute(code: string, ctx: CallContext, options: ExecuteOptions = {}): Promise<SessionExecuteResult> {
-    const { restarted } = await this.ready(ctx);
+    await this.ready(ctx);
+    const restarted = this.restartedUnreported;
+    this.restartedUnreported = false;
     const first = await this.attempt(code, ctx, options);
     if (!first.kernelDied) return this.succeeded(first, false, restarted);
     options.onChunk?.(

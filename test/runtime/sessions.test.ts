@@ -1,0 +1,187 @@
+/**
+ * Kernel sessions against real ipykernel processes: state across calls, per-call isolation, the LRU
+ * cap that never evicts a running session, waiting when all are busy, sweep, reset, and the
+ * restart rules (S11–S20).
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import type { Kernel } from "../../src/kernel/types.js";
+import {
+  CallTimeoutError,
+  createRuntime,
+  Deadline,
+  type Runtime,
+  type SessionLease,
+  TOO_MANY_RESTARTS,
+} from "../../src/runtime/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "nbagent-sessions-"));
+const runtimes: Runtime[] = [];
+after(async () => {
+  await Promise.all(runtimes.map((r) => r.dispose()));
+  rmSync(root, { recursive: true, force: true });
+});
+
+function runtime(options: Parameters<typeof createRuntime>[0] = {}): Runtime {
+  const r = createRuntime({ stateRoot: root, ...options });
+  runtimes.push(r);
+  return r;
+}
+
+async function run(lease: SessionLease, code: string) {
+  let text = "";
+  const r = await lease.execute(code, { onChunk: (t) => (text += t) });
+  return { ...r, text };
+}
+
+function call(
+  rt: Runtime,
+  sessionId: string,
+  code: string,
+  opts: { seconds?: number; mode?: "session" | "per-call"; reset?: boolean } = {},
+) {
+  return rt.withSession(
+    { sessionId, cwd: root },
+    { deadline: new Deadline(opts.seconds ?? 60), mode: opts.mode, reset: opts.reset },
+    (lease) => run(lease, code),
+  );
+}
+
+/** Python that blocks until `path` exists (a synchronisation point the test controls). */
+const waitFor = (path: string) =>
+  `import os, time\nwhile not os.path.exists(${JSON.stringify(path)}): time.sleep(0.02)\nprint('released')`;
+
+async function until(cond: () => boolean, ms = 20_000) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+test("state persists across calls of one session; per-call kernels are isolated and shut down", async () => {
+  const rt = runtime();
+  assert.equal((await call(rt, "keep", "x = 41")).status, "ok");
+  const r = await call(rt, "keep", "print(x + 1)");
+  assert.equal(r.text, "42\n");
+  let perCallKernel: Kernel | undefined;
+  const p1 = await rt.withSession(
+    { sessionId: "keep", cwd: root },
+    { deadline: new Deadline(60), mode: "per-call" },
+    async (lease) => {
+      perCallKernel = lease.kernel();
+      const a = await run(lease, "y = 1");
+      const b = await run(lease, "print(y, 'x' in globals())");
+      return [a, b];
+    },
+  );
+  assert.equal(p1[1].text, "1 False\n", "one kernel for all cells of a per-call call, not the session's");
+  assert.equal(perCallKernel?.isAlive(), false, "per-call kernel shut down in finally");
+  const p2 = await call(rt, "keep", "y", { mode: "per-call" });
+  assert.equal(p2.status, "error");
+  assert.equal(p2.error?.name, "NameError");
+  assert.equal((await call(rt, "keep", "print(x)")).text, "41\n");
+});
+
+test("reset restarts before running: fresh state", async () => {
+  const rt = runtime();
+  await call(rt, "r", "z = 5");
+  const r = await call(rt, "r", "print('z' in globals(), callable(run))", { reset: true });
+  assert.equal(r.text, "False True\n", "state gone, prelude loaded again");
+});
+
+test("the fifth session evicts the least recently used idle one, never a running one", async () => {
+  const rt = runtime({ maxSessions: 4 });
+  const gate = join(root, `gate-${process.pid}-lru`);
+  const busy = call(rt, "s1", waitFor(gate));
+  await until(() => rt.sessions.get(`s1\0${root}`)?.currentKernel?.isBusy() === true);
+  for (const s of ["s2", "s3", "s4"]) assert.equal((await call(rt, s, "1")).status, "ok");
+  // LRU order by last use: s1 (running since before the others), s2, s3, s4
+  assert.equal(rt.sessions.keys()[0], `s1\0${root}`);
+  assert.equal((await call(rt, "s5", "print('five')")).text, "five\n");
+  const keys = rt.sessions.keys().map((k) => k.split("\0")[0]);
+  assert.deepEqual(keys.sort(), ["s1", "s3", "s4", "s5"]);
+  writeFileSync(gate, "");
+  const r = await busy;
+  assert.equal(r.text, "released\n");
+});
+
+test("when every session is busy a new one waits for one to become idle, within its deadline", async () => {
+  const rt = runtime({ maxSessions: 1 });
+  const gate = join(root, `gate-${process.pid}-wait`);
+  const busy = call(rt, "a", waitFor(gate));
+  await until(() => rt.sessions.get(`a\0${root}`)?.currentKernel?.isBusy() === true);
+  await assert.rejects(call(rt, "b", "1", { seconds: 0.5 }), CallTimeoutError);
+  const waiting = call(rt, "b", "print('b ran')");
+  writeFileSync(gate, "");
+  assert.equal((await busy).text, "released\n");
+  assert.equal((await waiting).text, "b ran\n");
+  assert.deepEqual(rt.sessions.keys(), [`b\0${root}`]);
+});
+
+test("50 concurrent calls on one session run in FIFO order without interleaved output", async () => {
+  const rt = runtime();
+  await call(rt, "q", "order = []");
+  const calls = Array.from({ length: 50 }, (_, i) =>
+    call(rt, "q", `order.append(${i})\nfor k in range(20):\n    print('call${i}', k, flush=True)`),
+  );
+  const results = await Promise.all(calls);
+  results.forEach((r, i) => {
+    const expected = Array.from({ length: 20 }, (_, k) => `call${i} ${k}\n`).join("");
+    assert.equal(r.text, expected);
+  });
+  const order = await call(rt, "q", "print(order)");
+  assert.equal(order.text.trim(), `[${Array.from({ length: 50 }, (_, i) => i).join(", ")}]`);
+});
+
+test("sweep disposes idle-too-long and dead sessions; a dead session is restarted before the next run", async () => {
+  const rt = runtime({ idleTimeoutMs: 60_000 });
+  await call(rt, "idle", "1");
+  await call(rt, "dead", "1");
+  const deadKernel = rt.sessions.get(`dead\0${root}`)!.currentKernel!;
+  await deadKernel.shutdown();
+  assert.deepEqual(rt.sessions.sweep(), [`dead\0${root}`]);
+  assert.deepEqual(rt.sessions.sweep(Date.now() + 61_000), [`idle\0${root}`]);
+  assert.deepEqual(rt.sessions.keys(), []);
+
+  await call(rt, "s18", "v = 1");
+  await rt.sessions.get(`s18\0${root}`)!.currentKernel!.shutdown();
+  const r = await call(rt, "s18", "print('v' in globals())");
+  assert.equal(r.restartedBeforeRun, true);
+  assert.equal(r.text, "False\n");
+});
+
+test("a kernel that dies during an execution is restarted and the code run once more", async () => {
+  const rt = runtime();
+  const marker = join(root, `crashed-once-${process.pid}`);
+  const code = [
+    "import os",
+    `m = ${JSON.stringify(marker)}`,
+    "if not os.path.exists(m):",
+    "    open(m, 'w').close()",
+    "    os._exit(1)",
+    "print('second run', os.getcwd())",
+  ].join("\n");
+  const r = await call(rt, "crash", code);
+  assert.ok(existsSync(marker));
+  assert.equal(r.status, "ok");
+  assert.equal(r.retriedAfterDeath, true);
+  assert.match(r.text, /restarting it and running the cell again/);
+  assert.match(r.text, new RegExp(`second run ${root}\\n$`), "init ran again after the restart");
+  // the counter resets after a success: a later single crash is retried again
+  rmSync(marker);
+  assert.equal((await call(rt, "crash", code)).retriedAfterDeath, true);
+});
+
+test("two crashes in a row fail with the too-many-restarts error; the session recovers afterwards", async () => {
+  const rt = runtime();
+  await assert.rejects(call(rt, "crash2", "import os\nos._exit(1)"), (e: Error) => {
+    assert.equal(e.message, TOO_MANY_RESTARTS);
+    return true;
+  });
+  const r = await call(rt, "crash2", "print('back')");
+  assert.equal(r.text, "back\n");
+});
