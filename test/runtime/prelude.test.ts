@@ -1,0 +1,114 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import {
+  createRuntime,
+  Deadline,
+  preludeHelpers,
+  preludeSource,
+  type Runtime,
+} from "../../src/runtime/index.js";
+
+const root = mkdtempSync(join(tmpdir(), "nbagent-prelude-"));
+const cwd = mkdtempSync(join(root, "work-"));
+let rt: Runtime;
+before(() => {
+  rt = createRuntime({ stateRoot: root });
+});
+after(async () => {
+  await rt.dispose();
+  rmSync(root, { recursive: true, force: true });
+});
+
+async function py(code: string, seconds = 60) {
+  return rt.withSession({ sessionId: "prelude", cwd }, { deadline: new Deadline(seconds) }, async (lease) => {
+    let text = "";
+    const statuses: unknown[] = [];
+    const r = await lease.execute(code, {
+      onChunk: (t) => (text += t),
+      onStatusEvent: (e) => statuses.push(e),
+    });
+    return { ...r, text, statuses };
+  });
+}
+
+test("helper docs are read from prelude.py itself", () => {
+  const names = preludeHelpers().map((h) => h.name);
+  assert.deepEqual(names, [
+    "run",
+    "read",
+    "write",
+    "append",
+    "find",
+    "grep",
+    "tree",
+    "diff",
+    "env",
+    "status",
+  ]);
+  for (const h of preludeHelpers()) {
+    assert.ok(h.doc.length > 10 && !h.doc.includes("\n"), h.name);
+    assert.ok(preludeSource().includes(h.doc));
+  }
+});
+
+test("run returns stdout, stderr and exit code", async () => {
+  const r = await py(
+    "r = run('echo out; echo err >&2; exit 3')\nprint(repr(r.stdout), repr(r.stderr), r.code, r.ok)",
+  );
+  assert.equal(r.text, "'out\\n' 'err\\n' 3 False\n");
+  const cwdRun = await py("print(run('pwd', cwd='/').stdout.strip(), run(['echo', 'a b']).stdout.strip())");
+  assert.equal(cwdRun.text, "/ a b\n");
+});
+
+test("run kills the whole process group on timeout", async () => {
+  const r = await py(
+    [
+      "r = run('sleep 60 & echo $!; wait', timeout=0.5)",
+      "pid = int(r.stdout.split()[0])",
+      "import os, time",
+      "def alive(p):",
+      "    try:",
+      "        return open(f'/proc/{p}/stat').read().split()[2] != 'Z'",
+      "    except FileNotFoundError:",
+      "        return False",
+      "end = time.time() + 5",
+      "while alive(pid) and time.time() < end: time.sleep(0.02)",
+      "print(r.timed_out, r.code, alive(pid))",
+    ].join("\n"),
+  );
+  assert.equal(r.text, "True -9 False\n");
+});
+
+test("read, write, append, find, grep, tree, diff, env", async () => {
+  const r = await py(
+    [
+      "write('sub/a.txt', 'one\\ntwo\\n')",
+      "append('sub/a.txt', 'three\\n')",
+      "write('b.py', 'import os\\n')",
+      "print(repr(str(read('sub/a.txt'))), repr(str(read('sub/a.txt', offset=2, limit=1))))",
+      "print(sorted(find('*.txt')), find('*.py'))",
+      "print(grep('tw', '.'))",
+      "print(tree('.'))",
+      "print(diff('sub/a.txt', 'b.py').splitlines()[:2])",
+      "env('NB_T', 'v'); print(env('NB_T'), 'PATH' in env())",
+    ].join("\n"),
+  );
+  assert.equal(r.status, "ok", r.text);
+  const lines = r.text.split("\n");
+  assert.equal(lines[0], "'one\\ntwo\\nthree\\n' 'two\\n'");
+  assert.equal(lines[1], "['sub/a.txt'] ['b.py']");
+  assert.equal(lines[2], "['./sub/a.txt:2: two']");
+  assert.deepEqual(lines.slice(3, 7), ["./", "  b.py", "  sub/", "    a.txt"]);
+  assert.equal(lines[7], "['--- sub/a.txt', '+++ b.py']");
+  assert.equal(lines[8], "v True");
+  assert.equal(readFileSync(join(cwd, "sub/a.txt"), "utf8"), "one\ntwo\nthree\n");
+});
+
+test("status emits a structured status event and no text", async () => {
+  const r = await py("status('fetch', url='http://x', n=2)");
+  assert.equal(r.text, "");
+  assert.deepEqual(r.statuses, [{ op: "fetch", url: "http://x", n: 2 }]);
+});
