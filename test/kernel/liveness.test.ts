@@ -1,0 +1,144 @@
+// S17 and shutdown against a real ipykernel: a kernel dying mid-execution ends that execution
+// promptly, a hung kernel is found by its heartbeat, restart keeps the id, shutdown leaves nothing.
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { type ConnectedKernel, createLocalBackend } from "../../src/kernel/index.js";
+import { LocalKernelProcess } from "../../src/kernel/local/launcher.js";
+import { groupMembers, pidAlive, waitUntil } from "./helpers.js";
+
+const backend = createLocalBackend({ heartbeat: { intervalMs: 200, misses: 3 } });
+after(() => backend.dispose());
+
+function connectionFileOf(kernel: ConnectedKernel): string {
+  const launched = (kernel as unknown as { launched: unknown }).launched;
+  assert.ok(launched instanceof LocalKernelProcess);
+  return launched.connectionFile;
+}
+
+test("os._exit(1) mid-execution ends the execution within 5 s; restart brings it back", async () => {
+  const kernel = await backend.startKernel({});
+  const deaths: string[] = [];
+  kernel.onDeath((reason) => deaths.push(reason));
+  const firstPid = kernel.pid!;
+  let printedAt = 0;
+  const r = await kernel.execute("import os, time\nprint('bye', flush=True)\ntime.sleep(0.2)\nos._exit(1)", {
+    onChunk: () => {
+      printedAt ||= performance.now();
+    },
+  });
+  const ms = performance.now() - printedAt;
+  assert.ok(ms < 5000, `ended ${ms} ms after the last output`);
+  assert.equal(r.kernelDied, true);
+  assert.equal(r.status, "error");
+  assert.match(
+    r.text,
+    /^bye\nError: the kernel died during this execution \(kernel process ended: exit code 1\)/,
+  );
+  assert.equal(kernel.isAlive(), false);
+  assert.deepEqual(deaths, ["kernel process ended: exit code 1"]);
+
+  const refused = await kernel.execute("1");
+  assert.equal(refused.kernelDied, true);
+  assert.match(refused.text, /^Error: the kernel died/);
+
+  const id = kernel.id;
+  await kernel.restart();
+  assert.equal(kernel.id, id);
+  assert.ok(kernel.isAlive());
+  assert.notEqual(kernel.pid, firstPid);
+  assert.equal((await kernel.execute("2 + 2")).displays[0]?.text, "4");
+  assert.deepEqual(deaths.length, 1, "an asked-for restart is not a death");
+  await kernel.shutdown();
+});
+
+test("a hung kernel (SIGSTOP) is declared dead by the heartbeat and its process removed", async () => {
+  const kernel = await backend.startKernel({});
+  const pid = kernel.pid!;
+  const died = new Promise<string>((resolve) => kernel.onDeath(resolve));
+  const running = kernel.execute("import time\ntime.sleep(30)");
+  process.kill(pid, "SIGSTOP");
+  const reason = await died;
+  assert.match(reason, /heartbeat/);
+  const r = await running;
+  assert.equal(r.kernelDied, true);
+  assert.ok(await waitUntil(() => !pidAlive(pid), 3000), "the stopped kernel was killed");
+  await kernel.shutdown();
+});
+
+test("shutdown: process group gone, connection file removed, idempotent, later executes refused", async () => {
+  const kernel = await backend.startKernel({});
+  const pid = kernel.pid!;
+  const file = connectionFileOf(kernel);
+  assert.ok(existsSync(file));
+  await kernel.execute("import subprocess\np = subprocess.Popen(['sleep', '300'])");
+  assert.ok(groupMembers(pid).length >= 3);
+  const started = performance.now();
+  await kernel.shutdown();
+  assert.ok(performance.now() - started < 5000);
+  assert.equal(kernel.isAlive(), false);
+  assert.equal(pidAlive(pid), false);
+  assert.ok(await waitUntil(() => groupMembers(pid).length === 0, 2000), `group left: ${groupMembers(pid)}`);
+  assert.equal(existsSync(file), false);
+  await kernel.shutdown();
+  const r = await kernel.execute("1");
+  assert.equal(r.kernelDied, true);
+  assert.match(r.text, /shut down/);
+});
+
+test("a kernel that does not answer shutdown_request is terminated within the bounds", async () => {
+  const kernel = await backend.startKernel({});
+  const pid = kernel.pid!;
+  // SIGTERM ignored and the shutdown request cannot run: only SIGKILL ends it
+  await kernel.execute("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)");
+  process.kill(pid, "SIGSTOP");
+  const started = performance.now();
+  await kernel.shutdown();
+  const ms = performance.now() - started;
+  assert.equal(pidAlive(pid), false);
+  assert.ok(ms < 7000, `shutdown took ${ms} ms`);
+});
+
+test("an unknown kernelspec name is refused with the names available", async () => {
+  await assert.rejects(
+    backend.startKernel({ kernelName: "no-such-kernel" }),
+    /Error: no kernelspec named "no-such-kernel"\. Available: .*python3/,
+  );
+});
+
+async function fakeLauncher(body: string): Promise<Record<string, string>> {
+  const dir = await mkdtemp(join(tmpdir(), "nbagent-kernel-test-"));
+  await writeFile(join(dir, "ipykernel_launcher.py"), body);
+  return { ...(process.env as Record<string, string>), PYTHONPATH: dir, FAKE_DIR: dir };
+}
+
+test("a kernel that exits during startup is reported with its stderr", async () => {
+  const env = await fakeLauncher("import sys\nsys.stderr.write('boom: cannot start\\n')\nsys.exit(3)\n");
+  await assert.rejects(
+    backend.startKernel({ env }),
+    /Error: the kernel exited during startup \(exit code 3\):\nboom: cannot start/,
+  );
+});
+
+test("a start that loses a port race (Address already in use) is retried with fresh ports", async () => {
+  const env = await fakeLauncher(
+    [
+      "import os, sys, runpy",
+      "marker = os.path.join(os.environ['FAKE_DIR'], 'tried')",
+      "if not os.path.exists(marker):",
+      "    open(marker, 'w').close()",
+      "    sys.stderr.write('zmq.error.ZMQError: Address already in use\\n')",
+      "    sys.exit(1)",
+      "sys.path = [p for p in sys.path if p != os.environ['FAKE_DIR']]",
+      "sys.modules.pop('ipykernel_launcher', None)",
+      "runpy.run_module('ipykernel_launcher', run_name='__main__')",
+    ].join("\n"),
+  );
+  const kernel = await backend.startKernel({ env });
+  assert.ok(existsSync(join(env.FAKE_DIR, "tried")), "the first attempt failed");
+  assert.equal((await kernel.execute("1 + 1")).displays[0]?.text, "2");
+  await kernel.shutdown();
+});
