@@ -141,5 +141,6 @@ export function toKernelInfo(content: Record<string, unknown>): KernelInfo {
     languageVersion: li.version ?? "",
     language: li.pygments_lexer ?? cm ?? li.name ?? "",
     banner: c.banner ?? "",
+    languageInfo: c.language_info ? { ...c.language_info } : undefined,
   };
 }

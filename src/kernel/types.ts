@@ -105,6 +105,8 @@ export interface KernelInfo {
   /** Pygments lexer / codemirror name, for renderers. */
   language: string;
   banner: string;
+  /** The kernel_info_reply's language_info as sent (saved as a notebook's metadata.language_info). */
+  languageInfo?: Record<string, unknown>;
 }
 
 export interface KernelStartOptions {
