@@ -2,6 +2,7 @@
 import { artifactCommand } from "./artifact-command.js";
 import { callCommand } from "./call.js";
 import { doctorCommand } from "./doctor-command.js";
+import { runCommand } from "./run-command.js";
 
 export interface Command {
   summary: string;
@@ -10,6 +11,7 @@ export interface Command {
 
 export const COMMANDS: Record<string, Command> = {
   call: callCommand,
+  run: runCommand,
   doctor: doctorCommand,
   artifact: artifactCommand,
 };

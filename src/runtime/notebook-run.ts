@@ -5,8 +5,14 @@
  * cell's `raises-exception` tag). The file is saved atomically after every executed cell, so a crash
  * mid-run keeps what ran; a file changed underneath stops the run instead of being overwritten.
  */
-import type { ExecuteOptions, ExecuteResult, Kernel } from "../kernel/types.js";
-import { type Cell, type JsonValue, type LoadedNotebook, saveNotebook, splitOutputLines } from "../notebook/index.js";
+import type { ExecuteOptions, ExecuteResult } from "../kernel/types.js";
+import {
+  type Cell,
+  type JsonValue,
+  type LoadedNotebook,
+  saveNotebook,
+  splitOutputLines,
+} from "../notebook/index.js";
 import { CellOutputCollector, type DisplayRegistry, type NbOutput } from "./collector.js";
 
 export type CellRunStatus = "ok" | "error" | "skipped" | "aborted" | "not-run";
@@ -26,7 +32,8 @@ export interface NotebookRunOptions {
   loaded: LoadedNotebook;
   /** Indices of the cells to run, in order. */
   indices: number[];
-  kernel: Kernel;
+  /** Runs one cell's code: a kernel's execute, or a session lease's (with its restart rules). */
+  execute: (code: string, options: ExecuteOptions) => Promise<ExecuteResult>;
   /** display_id map that lives as long as the notebook's kernel session. */
   registry: DisplayRegistry;
   allowErrors?: boolean;
@@ -80,7 +87,7 @@ export function cellKey(cell: Cell, index: number): string {
 }
 
 export async function runNotebookCells(options: NotebookRunOptions): Promise<NotebookRunResult> {
-  const { loaded, kernel, registry } = options;
+  const { loaded, registry } = options;
   const nb = loaded.notebook;
   const reports: CellRunReport[] = [];
   const touched = new Set<Cell>();
@@ -146,7 +153,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     const remaining =
       options.deadline === undefined ? undefined : Math.max(1, options.deadline - performance.now());
     const timeoutMs = minDefined(options.cellTimeoutMs, remaining);
-    const result = await kernel.execute(sourceText(cell), {
+    const result = await options.execute(sourceText(cell), {
       ...options.executeHooks?.(index),
       signal: options.signal,
       timeoutMs,

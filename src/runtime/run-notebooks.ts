@@ -1,0 +1,119 @@
+/**
+ * Whole-notebook runs for people and CI (`nbagent run`): every cell top to bottom in a fresh kernel
+ * per notebook, outputs written back (in place or to another path). While one notebook runs, the
+ * kernel for the next one is already starting, so kernel start-up overlaps execution.
+ */
+import { copyFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import type { Kernel, KernelBackend } from "../kernel/types.js";
+import { loadNotebook, type Notebook } from "../notebook/index.js";
+import { DisplayRegistry } from "./collector.js";
+import { type CellRunReport, type NotebookRunResult, runNotebookCells } from "./notebook-run.js";
+
+export interface NotebookJob {
+  /** The notebook to run. */
+  input: string;
+  /** Where the executed notebook goes (same as input for in place). */
+  output: string;
+}
+
+export interface RunNotebooksOptions {
+  jobs: NotebookJob[];
+  backend: KernelBackend;
+  /** Kernel working directory (default: each input notebook's directory, as nbclient does). */
+  cwd?: string;
+  /** Kernelspec name (default: the notebook's metadata.kernelspec.name, else python3). */
+  kernelName?: string;
+  /** Interpreter for python kernels (default: findInterpreter()'s choice). */
+  python?: string;
+  /** Environment for the kernels. */
+  env?: Record<string, string>;
+  allowErrors?: boolean;
+  /** Per-cell bound in ms. */
+  cellTimeoutMs?: number;
+  recordTiming?: boolean;
+  signal?: AbortSignal;
+  onNotebookStart?: (job: NotebookJob, codeCells: number) => void;
+  onCellStart?: (job: NotebookJob, index: number) => void;
+  onCellEnd?: (job: NotebookJob, report: CellRunReport) => void;
+}
+
+export interface NotebookJobResult {
+  job: NotebookJob;
+  result?: NotebookRunResult;
+  /** A failure outside the cells (unreadable notebook, kernel failed to start, save refused). */
+  error?: string;
+  seconds: number;
+}
+
+function kernelNameOf(nb: Notebook, fallback?: string): string {
+  if (fallback) return fallback;
+  const spec = (nb.metadata as { kernelspec?: { name?: unknown } } | undefined)?.kernelspec;
+  return typeof spec?.name === "string" && spec.name ? spec.name : "python3";
+}
+
+export async function runNotebooks(options: RunNotebooksOptions): Promise<NotebookJobResult[]> {
+  const results: NotebookJobResult[] = [];
+  // A finished notebook's kernel shuts down while the next notebook runs.
+  const shutdowns: Promise<void>[] = [];
+  // Each job's notebook is copied/loaded first so its kernelspec is known before its kernel starts.
+  const prepare = async (job: NotebookJob) => {
+    if (job.output !== job.input) await copyFile(job.input, job.output);
+    const loaded = await loadNotebook(job.output, job.output);
+    const kernel = options.backend.startKernel({
+      kernelName: kernelNameOf(loaded.notebook, options.kernelName),
+      python: options.python,
+      cwd: options.cwd ?? dirname(job.input),
+      env: options.env,
+      signal: options.signal,
+    });
+    kernel.catch(() => {}); // awaited below; avoid an unhandled rejection while it waits its turn
+    return { loaded, kernel };
+  };
+
+  let next: ReturnType<typeof prepare> | undefined;
+  for (const [i, job] of options.jobs.entries()) {
+    const started = performance.now();
+    const current = next ?? prepare(job);
+    current.catch(() => {});
+    next = undefined;
+    let kernel: Kernel | undefined;
+    try {
+      const { loaded, kernel: starting } = await current;
+      kernel = await starting;
+      if (i + 1 < options.jobs.length && !options.signal?.aborted) next = prepare(options.jobs[i + 1]);
+      if (options.signal?.aborted) throw new Error("cancelled");
+      const nb = loaded.notebook;
+      if (kernel.info.languageInfo) {
+        const metadata = (nb.metadata ?? {}) as Record<string, unknown>;
+        nb.metadata = { ...metadata, language_info: kernel.info.languageInfo } as Notebook["metadata"];
+      }
+      const indices = nb.cells.map((_, j) => j);
+      options.onNotebookStart?.(job, nb.cells.filter((c) => c.cell_type === "code").length);
+      const k = kernel;
+      const result = await runNotebookCells({
+        loaded,
+        indices,
+        execute: (code, opts) => k.execute(code, { ...opts, keepText: false }),
+        registry: new DisplayRegistry(),
+        allowErrors: options.allowErrors,
+        recordTiming: options.recordTiming ?? true,
+        cellTimeoutMs: options.cellTimeoutMs,
+        signal: options.signal,
+        onCellStart: (index) => options.onCellStart?.(job, index),
+        onCellEnd: (report) => options.onCellEnd?.(job, report),
+      });
+      results.push({ job, result, seconds: (performance.now() - started) / 1000 });
+    } catch (err) {
+      results.push({ job, error: (err as Error).message, seconds: (performance.now() - started) / 1000 });
+    } finally {
+      if (kernel) shutdowns.push(kernel.shutdown().catch(() => {}));
+    }
+  }
+  if (next) {
+    const pending = await next.catch(() => undefined);
+    await pending?.kernel.then((k) => k.shutdown()).catch(() => {});
+  }
+  await Promise.all(shutdowns);
+  return results;
+}
