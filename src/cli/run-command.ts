@@ -15,8 +15,9 @@ import type { Command } from "./commands.js";
 import { withInterruptSignal } from "./signals.js";
 
 const USAGE =
-  "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [--quiet]\n" +
-  "  -o OUT   an .ipynb path (one notebook) or a directory (several); default: write back in place\n";
+  "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [--prestart N] [--quiet]\n" +
+  "  -o OUT        an .ipynb path (one notebook) or a directory (several); default: write back in place\n" +
+  "  --prestart N  kernels started ahead for the next notebooks while one runs (default 1)\n";
 
 export const runCommand: Command = {
   summary: "run whole notebooks top to bottom in fresh kernels, writing outputs back (like nbclient)",
@@ -54,6 +55,7 @@ export const runCommand: Command = {
           python: values.python,
           env: process.env as Record<string, string>,
           allowErrors: values["allow-errors"] === true,
+          prestart: values.prestart === undefined ? undefined : Number(values.prestart),
           cellTimeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
           signal,
           onNotebookStart: (job, n) => codeCells.set(job, n),
@@ -97,12 +99,16 @@ function parse(args: string[]) {
       kernel: { type: "string" },
       python: { type: "string" },
       quiet: { type: "boolean", short: "q" },
+      prestart: { type: "string" },
     },
   });
   if (positionals.length === 0) throw new Error("no notebook given");
   if (values.output && values.inplace) throw new Error("-o and --inplace exclude each other");
   if (values.timeout !== undefined && !(Number(values.timeout) > 0)) {
     throw new Error(`--timeout must be a positive number of seconds, got ${values.timeout}`);
+  }
+  if (values.prestart !== undefined && !/^\d+$/.test(values.prestart)) {
+    throw new Error(`--prestart must be a whole number of notebooks, got ${values.prestart}`);
   }
   if (values.cwd && !isDir(values.cwd)) throw new Error(`--cwd is not a directory: ${values.cwd}`);
   for (const p of positionals) {

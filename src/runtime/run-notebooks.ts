@@ -29,6 +29,8 @@ export interface RunNotebooksOptions {
   /** Environment for the kernels. */
   env?: Record<string, string>;
   allowErrors?: boolean;
+  /** How many notebooks ahead get their kernel started while one runs (default 1). */
+  prestart?: number;
   /** Per-cell bound in ms. */
   cellTimeoutMs?: number;
   recordTiming?: boolean;
@@ -71,17 +73,25 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
     return { loaded, kernel };
   };
 
-  let next: ReturnType<typeof prepare> | undefined;
+  const ahead = Math.max(0, options.prestart ?? 1);
+  const prepared = new Map<number, ReturnType<typeof prepare>>();
+  const ensure = (i: number) => {
+    if (i >= options.jobs.length || prepared.has(i) || options.signal?.aborted) return;
+    const p = prepare(options.jobs[i]);
+    p.catch(() => {});
+    prepared.set(i, p);
+  };
   for (const [i, job] of options.jobs.entries()) {
     const started = performance.now();
-    const current = next ?? prepare(job);
-    current.catch(() => {});
-    next = undefined;
+    ensure(i);
+    const current = prepared.get(i);
+    prepared.delete(i);
     let kernel: Kernel | undefined;
     try {
+      if (!current) throw new Error("cancelled");
       const { loaded, kernel: starting } = await current;
       kernel = await starting;
-      if (i + 1 < options.jobs.length && !options.signal?.aborted) next = prepare(options.jobs[i + 1]);
+      for (let j = 1; j <= ahead; j++) ensure(i + j);
       if (options.signal?.aborted) throw new Error("cancelled");
       const nb = loaded.notebook;
       if (kernel.info.languageInfo) {
@@ -110,9 +120,13 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       if (kernel) shutdowns.push(kernel.shutdown().catch(() => {}));
     }
   }
-  if (next) {
-    const pending = await next.catch(() => undefined);
-    await pending?.kernel.then((k) => k.shutdown()).catch(() => {});
+  for (const pending of prepared.values()) {
+    shutdowns.push(
+      pending
+        .then((p) => p.kernel)
+        .then((k) => k.shutdown())
+        .catch(() => {}),
+    );
   }
   await Promise.all(shutdowns);
   return results;

@@ -9,16 +9,14 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
-import type { DisplayOutput } from "../kernel/types.js";
-import { OutputSink } from "../output/sink.js";
-import { CallAbortedError, CallTimeoutError, Deadline } from "../runtime/deadline.js";
+import { Deadline } from "../runtime/deadline.js";
 import { preludeHelpers } from "../runtime/prelude.js";
 import type { Runtime } from "../runtime/runtime.js";
-import { TooManyRestartsError } from "../runtime/session.js";
 import type { SessionMode } from "../runtime/sessions.js";
-import { DEFAULT_IMAGE_BUDGET, type ImageBudget, prepareImage } from "./python-images.js";
-import { cellHeader, outputDetails, type PythonToolDetails, resultText } from "./python-result.js";
-import { errorResult, type ImageContent, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
+import { CellRunRecorder } from "./cell-run.js";
+import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
+import type { PythonToolDetails } from "./python-result.js";
+import { errorResult, type Tool, type ToolUpdate } from "./types.js";
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 
@@ -114,7 +112,6 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
     description: describe(maxBytes),
     parameters: pythonSchema,
     async execute(_toolCallId, params, signal, onUpdate) {
-      const started = Date.now();
       const problem = validate(params);
       const mode: SessionMode = (params as PythonParams)?.mode ?? options.defaultMode ?? "session";
       const session =
@@ -141,30 +138,18 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       }
       const timeout = params.timeout ?? DEFAULT_TIMEOUT_SECONDS;
       const deadline = new Deadline(timeout);
-      const n = params.cells.length;
       const details = emptyDetails(cwd);
       details.reset = params.reset === true;
       details.cells = params.cells.map((c, i) => ({ index: i + 1, title: c.title, status: "pending" }));
-      const artifact = options.runtime.artifacts.create(session);
-      const sink = new OutputSink({ maxBytes, artifact });
-      const rawImages: { cell: number; display: DisplayOutput }[] = [];
-
-      let lastUpdate = 0;
-      const update = (force = false) => {
-        if (!onUpdate) return;
-        const now = Date.now();
-        if (!force && now - lastUpdate < updateEvery) return;
-        lastUpdate = now;
-        const dump = sink.dump();
-        (onUpdate as ToolUpdate<PythonToolDetails>)({
-          content: [{ type: "text", text: dump.text }],
-          details: {
-            ...details,
-            cells: details.cells.map((c) => ({ ...c })),
-            output: outputDetails(dump, maxBytes),
-          },
-        });
-      };
+      const recorder = new CellRunRecorder({
+        artifacts: options.runtime.artifacts,
+        session,
+        maxBytes,
+        images: imageBudget,
+        updateIntervalMs: updateEvery,
+        onUpdate: onUpdate as ToolUpdate<PythonToolDetails> | undefined,
+        details,
+      });
 
       let current = 0; // 1-based index of the running cell; 0 before the first
       let startError: unknown;
@@ -175,120 +160,20 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           async (lease) => {
             for (const [i, cell] of params.cells.entries()) {
               current = i + 1;
-              const d = details.cells[i];
-              d.status = "running";
-              if (n > 1) sink.push(`${cellHeader(i + 1, n, cell.title)}\n`);
-              update(true);
-              let produced = false;
-              const t0 = Date.now();
-              const r = await lease.execute(cell.code, {
-                keepText: false,
-                onChunk: (text) => {
-                  produced = true;
-                  sink.push(text);
-                  update();
-                },
-                onDisplay: (display) => {
-                  produced = true;
-                  if (display.type === "image") rawImages.push({ cell: i + 1, display });
-                  if (display.type === "json")
-                    details.jsonOutputs.push({ cell: i + 1, data: display.data["application/json"] });
-                  if (display.text)
-                    sink.push(display.text.endsWith("\n") ? display.text : `${display.text}\n`);
-                  update();
-                },
-                onStatusEvent: (event) => {
-                  details.statusEvents.push({ ...event, cell: i + 1 });
-                  update();
-                },
-              });
-              d.durationMs = Date.now() - t0;
-              d.executionCount = r.executionCount;
-              d.retriedAfterDeath = r.retriedAfterDeath || undefined;
-              d.restartedBeforeRun = r.restartedBeforeRun || undefined;
-              d.stdinRequested = r.stdinRequested || undefined;
-              if (r.timedOut) {
-                d.status = "aborted";
-                d.timedOut = true;
-                d.abortReason = deadline.error().message;
-              } else if (r.cancelled || r.status === "aborted") {
-                d.status = "aborted";
-                d.abortReason = r.kernelRestarted
-                  ? "interrupted; the kernel did not stop and was restarted (state lost)"
-                  : "interrupted";
-              } else if (r.status === "error") {
-                d.status = "error";
-                if (r.error) d.error = { name: r.error.name, value: r.error.value };
-              } else {
-                d.status = "ok";
-                if (!produced && n > 1) sink.push("(ok)\n");
-              }
-              update(true);
-              if (d.status !== "ok") break;
+              recorder.startCell(current);
+              const r = await lease.execute(cell.code, recorder.hooks(current));
+              if (!recorder.finishCell(current, r, deadline)) break;
             }
           },
         );
       } catch (err) {
-        const cell = details.cells[Math.max(0, current - 1)];
-        if (
-          err instanceof CallTimeoutError ||
-          err instanceof CallAbortedError ||
-          err instanceof TooManyRestartsError
-        ) {
-          cell.status = "aborted";
-          cell.timedOut = err instanceof CallTimeoutError || undefined;
-          cell.abortReason = err.message;
-        } else if (current === 0) {
-          startError = err;
-        } else {
-          cell.status = "aborted";
-          cell.abortReason = (err as Error).message.replace(/^Error:\s*/, "");
-        }
+        startError = recorder.fail(err, current);
       }
-      for (const c of details.cells)
-        if (c.status === "pending" || c.status === "running") c.status = "skipped";
-
-      const dump = sink.end();
-      details.output = outputDetails(dump, maxBytes);
-      const content: ImageContent[] = [];
-      for (const { cell, display } of rawImages) {
-        const mimeType = display.mimeType ?? "image/png";
-        const base = { cell, mimeType };
-        if (content.length >= imageBudget.maxImages) {
-          details.images.push({
-            ...base,
-            originalBytes: 0,
-            included: false,
-            reason: `limit of ${imageBudget.maxImages} images per call`,
-          });
-          continue;
-        }
-        const img = await prepareImage(mimeType, display.data[mimeType], imageBudget);
-        details.images.push({
-          ...base,
-          width: img.width,
-          height: img.height,
-          originalBytes: img.originalBytes,
-          included: img.data !== undefined,
-          sentMimeType: img.mimeType,
-          sentWidth: img.sentWidth,
-          sentHeight: img.sentHeight,
-          bytes: img.bytes,
-          reason: img.error,
-        });
-        if (img.data && img.mimeType) content.push({ type: "image", data: img.data, mimeType: img.mimeType });
-      }
-      details.durationMs = Date.now() - started;
+      const result = await recorder.result();
       if (startError !== undefined) {
         const msg = (startError as Error).message?.replace(/^Error:\s*/, "") ?? String(startError);
         return errorResult(`could not start the Python kernel: ${msg}`, details);
       }
-      const failed = details.cells.some((c) => c.status === "error" || c.status === "aborted");
-      const result: ToolResult<PythonToolDetails> = {
-        content: [{ type: "text", text: resultText(dump, details) }, ...content],
-        details,
-      };
-      if (failed) result.isError = true;
       return result;
     },
   };

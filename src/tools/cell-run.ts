@@ -1,0 +1,200 @@
+/**
+ * Records a sequence of cell executions for the model: one OutputSink (bounded, full text spilled to
+ * an artifact), per-cell status, JSON outputs, status events, images; throttled progress through
+ * onUpdate; and the final result (text in the original's wording, images downscaled to the budget).
+ * Shared by the python tool and the notebook tool's run action, so both answer alike.
+ */
+import type { DisplayOutput, ExecuteOptions } from "../kernel/types.js";
+import type { ArtifactStore } from "../output/artifacts.js";
+import { OutputSink } from "../output/sink.js";
+import { CallAbortedError, CallTimeoutError, type Deadline } from "../runtime/deadline.js";
+import type { SessionExecuteResult } from "../runtime/session.js";
+import { TooManyRestartsError } from "../runtime/session.js";
+import { type ImageBudget, prepareImage } from "./python-images.js";
+import { cellHeader, outputDetails, type PythonToolDetails, resultText } from "./python-result.js";
+import type { ImageContent, ToolResult, ToolUpdate } from "./types.js";
+
+export interface CellRunRecorderOptions {
+  artifacts: ArtifactStore;
+  session: string;
+  maxBytes: number;
+  images: Required<ImageBudget>;
+  updateIntervalMs: number;
+  onUpdate?: ToolUpdate<PythonToolDetails>;
+  /** The details object to fill (cells pre-listed as pending). */
+  details: PythonToolDetails;
+}
+
+type ExecResult = Pick<
+  SessionExecuteResult,
+  "status" | "executionCount" | "cancelled" | "timedOut" | "stdinRequested" | "kernelRestarted" | "error"
+> &
+  Partial<Pick<SessionExecuteResult, "retriedAfterDeath" | "restartedBeforeRun" | "kernelDied">>;
+
+export class CellRunRecorder {
+  readonly sink: OutputSink;
+  readonly details: PythonToolDetails;
+  private readonly rawImages: { cell: number; display: DisplayOutput }[] = [];
+  private lastUpdate = 0;
+  private produced = false;
+  private cellStarted = 0;
+  private readonly started = Date.now();
+
+  constructor(private readonly options: CellRunRecorderOptions) {
+    this.details = options.details;
+    this.sink = new OutputSink({
+      maxBytes: options.maxBytes,
+      artifact: options.artifacts.create(options.session),
+    });
+  }
+
+  /** Cell `i` (1-based) starts; `label` overrides the `[i/n] title` header. */
+  startCell(i: number, label?: string): void {
+    const n = this.details.cells.length;
+    const d = this.details.cells[i - 1];
+    d.status = "running";
+    if (n > 1 || label) this.sink.push(`${label ?? cellHeader(i, n, d.title)}\n`);
+    this.produced = false;
+    this.cellStarted = Date.now();
+    this.update(true);
+  }
+
+  /** Hooks that stream cell `i`'s output into the sink and details. */
+  hooks(i: number): Pick<ExecuteOptions, "onChunk" | "onDisplay" | "onStatusEvent" | "keepText"> {
+    return {
+      keepText: false,
+      onChunk: (text) => {
+        this.produced = true;
+        this.sink.push(text);
+        this.update();
+      },
+      onDisplay: (display) => {
+        this.produced = true;
+        if (display.type === "image") this.rawImages.push({ cell: i, display });
+        if (display.type === "json")
+          this.details.jsonOutputs.push({ cell: i, data: display.data["application/json"] });
+        if (display.text) this.sink.push(display.text.endsWith("\n") ? display.text : `${display.text}\n`);
+        this.update();
+      },
+      onStatusEvent: (event) => {
+        this.details.statusEvents.push({ ...event, cell: i });
+        this.update();
+      },
+    };
+  }
+
+  /** Records cell `i`'s result; returns false when the run should stop (error or abort). */
+  finishCell(i: number, r: ExecResult, deadline: Deadline, allowError = false): boolean {
+    const n = this.details.cells.length;
+    const d = this.details.cells[i - 1];
+    d.durationMs = Date.now() - this.cellStarted;
+    d.executionCount = r.executionCount;
+    d.retriedAfterDeath = r.retriedAfterDeath || undefined;
+    d.restartedBeforeRun = r.restartedBeforeRun || undefined;
+    d.stdinRequested = r.stdinRequested || undefined;
+    if (r.timedOut) {
+      d.status = "aborted";
+      d.timedOut = true;
+      d.abortReason = deadline.error().message;
+    } else if (r.cancelled || r.status === "aborted" || r.kernelDied) {
+      d.status = "aborted";
+      d.abortReason = r.kernelDied
+        ? "the Python kernel died"
+        : r.kernelRestarted
+          ? "interrupted; the kernel did not stop and was restarted (state lost)"
+          : "interrupted";
+    } else if (r.status === "error") {
+      d.status = "error";
+      if (r.error) d.error = { name: r.error.name, value: r.error.value };
+    } else {
+      d.status = "ok";
+      if (!this.produced && n > 1) this.sink.push("(ok)\n");
+    }
+    this.update(true);
+    return d.status === "ok" || (d.status === "error" && allowError);
+  }
+
+  /**
+   * A failure outside an execution (deadline, abort, restarts exhausted, kernel start).
+   * Returns the error to report as the whole call's failure when no cell had started.
+   */
+  fail(err: unknown, current: number): unknown {
+    const cell = this.details.cells[Math.max(0, current - 1)];
+    if (
+      err instanceof CallTimeoutError ||
+      err instanceof CallAbortedError ||
+      err instanceof TooManyRestartsError
+    ) {
+      cell.status = "aborted";
+      cell.timedOut = err instanceof CallTimeoutError || undefined;
+      cell.abortReason = err.message;
+      return undefined;
+    }
+    if (current === 0) return err;
+    cell.status = "aborted";
+    cell.abortReason = (err as Error).message.replace(/^Error:\s*/, "");
+    return undefined;
+  }
+
+  update(force = false): void {
+    const onUpdate = this.options.onUpdate;
+    if (!onUpdate) return;
+    const now = Date.now();
+    if (!force && now - this.lastUpdate < this.options.updateIntervalMs) return;
+    this.lastUpdate = now;
+    const dump = this.sink.dump();
+    onUpdate({
+      content: [{ type: "text", text: dump.text }],
+      details: {
+        ...this.details,
+        cells: this.details.cells.map((c) => ({ ...c })),
+        output: outputDetails(dump, this.options.maxBytes),
+      },
+    });
+  }
+
+  /** Ends the sink and builds the model's result (images prepared within the budget). */
+  async result(): Promise<ToolResult<PythonToolDetails>> {
+    const details = this.details;
+    for (const c of details.cells) if (c.status === "pending" || c.status === "running") c.status = "skipped";
+    const dump = this.sink.end();
+    details.output = outputDetails(dump, this.options.maxBytes);
+    const budget = this.options.images;
+    const content: ImageContent[] = [];
+    for (const { cell, display } of this.rawImages) {
+      const mimeType = display.mimeType ?? "image/png";
+      const base = { cell, mimeType };
+      if (content.length >= budget.maxImages) {
+        details.images.push({
+          ...base,
+          originalBytes: 0,
+          included: false,
+          reason: `limit of ${budget.maxImages} images per call`,
+        });
+        continue;
+      }
+      const img = await prepareImage(mimeType, display.data[mimeType], budget);
+      details.images.push({
+        ...base,
+        width: img.width,
+        height: img.height,
+        originalBytes: img.originalBytes,
+        included: img.data !== undefined,
+        sentMimeType: img.mimeType,
+        sentWidth: img.sentWidth,
+        sentHeight: img.sentHeight,
+        bytes: img.bytes,
+        reason: img.error,
+      });
+      if (img.data && img.mimeType) content.push({ type: "image", data: img.data, mimeType: img.mimeType });
+    }
+    details.durationMs = Date.now() - this.started;
+    const failed = details.cells.some((c) => c.status === "error" || c.status === "aborted");
+    const result: ToolResult<PythonToolDetails> = {
+      content: [{ type: "text", text: resultText(dump, details) }, ...content],
+      details,
+    };
+    if (failed) result.isError = true;
+    return result;
+  }
+}
