@@ -50,6 +50,7 @@ function splitSource(s: string): string[] {
   return s.split(/(?<=\n)/).filter((l) => l !== "");
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: tests poke into arbitrary notebook JSON
 export async function readJson(path: string): Promise<any> {
   return JSON.parse(await readFile(path, "utf8"));
 }

@@ -149,7 +149,7 @@ describe("serialiser details against Python", () => {
     child.stdin!.end(JSON.stringify(hex));
     await new Promise((res) => child.on("close", res));
     const expected = JSON.parse(out.join("")) as string[];
-    values.forEach((v, i) => assert.equal(pyFloatRepr(v), expected[i], `value ${v}`));
+    for (const [i, v] of values.entries()) assert.equal(pyFloatRepr(v), expected[i], `value ${v}`);
   });
 });
 

@@ -344,7 +344,7 @@ describe("run slot", () => {
       ["Replaced cell 2 (code). Notebook now has 3 cells.", "ran 2"],
     );
     assert.equal(requests[1].path, path);
-    assert.deepEqual((e.details as { run: { onDisk: string[] } }).run.onDisk[2], "x = 9");
+    assert.deepEqual((e.details as unknown as { run: { onDisk: string[] } }).run.onDisk[2], "x = 9");
     assert.ok(!JSON.stringify(createNotebookTool({ cwd: dir }).parameters).includes('"run"'));
   });
 
