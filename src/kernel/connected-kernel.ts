@@ -15,6 +15,8 @@ export interface ConnectedKernelOptions {
   /** Attempts when a start fails in a retryable way (a port taken between choosing and binding). */
   startAttempts?: number;
   signal?: AbortSignal;
+  /** Called once when shutdown() begins (the backend forgets the kernel). */
+  onShutdown?: () => void;
 }
 
 const SHUTDOWN_REPLY_MS = 1000;
@@ -42,6 +44,7 @@ export class ConnectedKernel implements Kernel {
   private dead: string | null = null;
   private expectingExit = false;
   private closed = false;
+  private shuttingDown?: Promise<void>;
   private pending = 0;
   private queue: Promise<unknown> = Promise.resolve();
   private lifecycle: Promise<void> = Promise.resolve();
@@ -80,7 +83,14 @@ export class ConnectedKernel implements Kernel {
     return { ...t, unrouted: this.client?.unrouted ?? 0 };
   }
 
-  async start(): Promise<void> {
+  /** Starts the kernel (spawn/connect + kernel_info); shutdown() during a start waits for it, then stops. */
+  start(): Promise<void> {
+    const started = this.launchAndWait();
+    this.lifecycle = started;
+    return started;
+  }
+
+  private async launchAndWait(): Promise<void> {
     const attempts = this.options.startAttempts ?? 3;
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
     const deadline = Date.now() + timeoutMs;
@@ -191,12 +201,13 @@ export class ConnectedKernel implements Kernel {
   }
 
   private restartWith(graceMs: number, fromExecution: boolean): Promise<void> {
-    if (this.closed) return Promise.reject(new Error("Error: the kernel was shut down; start a new one"));
+    if (this.shuttingDown)
+      return Promise.reject(new Error("Error: the kernel was shut down; start a new one"));
     const next = (fromExecution ? Promise.resolve() : this.lifecycle.catch(() => {})).then(async () => {
       this.expectingExit = true;
       try {
         await this.stop(graceMs);
-        await this.start();
+        await this.launchAndWait();
       } finally {
         this.expectingExit = false;
       }
@@ -219,16 +230,14 @@ export class ConnectedKernel implements Kernel {
     await launched.cleanup();
   }
 
-  async shutdown(): Promise<void> {
-    if (this.closed) return this.lifecycle.catch(() => {});
+  shutdown(): Promise<void> {
+    if (this.shuttingDown) return this.shuttingDown;
     this.expectingExit = true;
-    const done = this.lifecycle
-      .catch(() => {})
-      .then(async () => {
-        this.closed = true;
-        await this.stop(SHUTDOWN_REPLY_MS);
-      });
+    this.closed = true;
+    this.options.onShutdown?.();
+    const done = this.lifecycle.catch(() => {}).then(() => this.stop(SHUTDOWN_REPLY_MS));
     this.lifecycle = done;
+    this.shuttingDown = done;
     return done;
   }
 }

@@ -15,20 +15,30 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
-/** Pids whose process group is `pgid` (from /proc). */
-export function groupMembers(pgid: number): number[] {
+/** Live (non-zombie) processes matching a test on [state, ppid, pgrp] from /proc/<pid>/stat. */
+function processes(match: (ppid: number, pgrp: number) => boolean): number[] {
   const out: number[] = [];
   for (const name of readdirSafe("/proc")) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = readFileSync(`/proc/${name}/stat`, "utf8");
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) === pgid && fields[0] !== "Z") out.push(Number(name));
+      if (fields[0] !== "Z" && match(Number(fields[1]), Number(fields[2]))) out.push(Number(name));
     } catch {
       // gone
     }
   }
   return out;
+}
+
+/** Pids whose process group is `pgid`. */
+export function groupMembers(pgid: number): number[] {
+  return processes((_ppid, pgrp) => pgrp === pgid);
+}
+
+/** Pids whose parent is `pid`. */
+export function childrenOf(pid: number): number[] {
+  return processes((ppid) => ppid === pid);
 }
 
 function readdirSafe(dir: string): string[] {

@@ -2,13 +2,13 @@
 // SIGKILL of the host all leave no process behind. Checked by pid and by process group.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { test } from "node:test";
+import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { groupMembers, pidAlive, waitUntil } from "./helpers.js";
+import { childrenOf, groupMembers, pidAlive, waitUntil } from "./helpers.js";
 
 const HOST = fileURLToPath(new URL("./fixtures/host.ts", import.meta.url));
 
-async function startHost(mode: "wait" | "exit") {
+async function startHost(mode: "wait" | "exit" | "dispose") {
   const host = spawn(process.execPath, ["--import", "tsx", HOST, mode], {
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -17,7 +17,7 @@ async function startHost(mode: "wait" | "exit") {
   host.stderr.on("data", (d) => {
     err += d;
   });
-  const pids = await new Promise<{ kernel: number; child: number }>((resolve, reject) => {
+  const pids = await new Promise<{ kernel: number; child: number; children: number[] }>((resolve, reject) => {
     host.stdout.on("data", (d) => {
       out += d;
       if (out.includes("\n")) resolve(JSON.parse(out.split("\n")[0]));
@@ -27,28 +27,44 @@ async function startHost(mode: "wait" | "exit") {
   return { host, ...pids };
 }
 
-async function assertAllGone(kernel: number, child: number) {
-  const gone = await waitUntil(
-    () => !pidAlive(kernel) && !pidAlive(child) && groupMembers(kernel).length === 0,
-    5000,
-  );
-  assert.ok(
-    gone,
-    `left behind: kernel ${pidAlive(kernel)}, child ${pidAlive(child)}, group ${groupMembers(kernel)}`,
-  );
+async function assertAllGone(kernel: number, others: number[]) {
+  const alive = () => [kernel, ...others].filter(pidAlive);
+  const gone = await waitUntil(() => alive().length === 0 && groupMembers(kernel).length === 0, 5000);
+  assert.ok(gone, `left behind: ${alive()}, group ${groupMembers(kernel)}`);
 }
 
-for (const signal of ["SIGKILL", "SIGTERM", "SIGINT"] as const) {
-  test(`${signal} of the host leaves no kernel process`, async () => {
-    const { host, kernel, child } = await startHost("wait");
-    assert.ok(pidAlive(kernel) && pidAlive(child));
-    assert.ok(groupMembers(kernel).length >= 3, "kernel, watchdog and the subprocess share a group");
-    host.kill(signal);
-    await assertAllGone(kernel, child);
+/** The kernel's children: the user's subprocess and the watchdog (in a group of its own). */
+function checkChildren(kernel: number, child: number, children: number[]): void {
+  assert.deepEqual([...children].sort(), [...childrenOf(kernel)].sort());
+  assert.ok(children.includes(child));
+  const watchdog = children.filter((p) => p !== child);
+  assert.equal(watchdog.length, 1, "one watchdog");
+  assert.deepEqual(groupMembers(watchdog[0]), watchdog, "the watchdog has a group of its own");
+  assert.ok(groupMembers(kernel).includes(child), "the subprocess is in the kernel's group");
+}
+
+describe("the kernel dies with its host", { concurrency: true }, () => {
+  for (const signal of ["SIGKILL", "SIGTERM", "SIGINT"] as const) {
+    test(`${signal} of the host leaves no kernel process`, async () => {
+      const { host, kernel, child, children } = await startHost("wait");
+      checkChildren(kernel, child, children);
+      host.kill(signal);
+      await assertAllGone(kernel, children);
+    });
+  }
+
+  test("process.exit() of the host leaves no kernel process", async () => {
+    const { kernel, children } = await startHost("exit");
+    await assertAllGone(kernel, children);
   });
-}
 
-test("process.exit() of the host leaves no kernel process", async () => {
-  const { kernel, child } = await startHost("exit");
-  await assertAllGone(kernel, child);
+  test("after backend.dispose() the host exits by itself (no open handles) and nothing is left", async () => {
+    const { host, kernel, children } = await startHost("dispose");
+    const code = await new Promise<number | null>((resolve) => {
+      if (host.exitCode !== null) resolve(host.exitCode);
+      else host.once("exit", resolve);
+    });
+    assert.equal(code, 0);
+    await assertAllGone(kernel, children);
+  });
 });

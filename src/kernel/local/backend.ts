@@ -42,17 +42,18 @@ export class LocalBackend implements KernelBackend {
       backend: "local",
       launch: () => LocalKernelProcess.launch(spec, launchOptions),
     };
-    const kernel = new ConnectedKernel(provisioner, {
+    const kernel: ConnectedKernel = new ConnectedKernel(provisioner, {
       startTimeoutMs: options.startTimeoutMs ?? this.options.startTimeoutMs ?? 60_000,
       signal: options.signal,
+      onShutdown: () => this.kernels.delete(kernel),
     });
-    await kernel.start();
-    this.kernels.add(kernel);
-    const shutdown = kernel.shutdown.bind(kernel);
-    kernel.shutdown = async () => {
+    this.kernels.add(kernel); // dispose() during the start waits for it, then stops the kernel
+    try {
+      await kernel.start();
+    } catch (err) {
       this.kernels.delete(kernel);
-      await shutdown();
-    };
+      throw err;
+    }
     return kernel;
   }
 

@@ -79,12 +79,19 @@ export class LocalKernelProcess implements LaunchedKernel {
       ...spec.env,
     };
     env.PYDEVD_DISABLE_FILE_VALIDATION ??= "1";
-    this.child = spawn(command, args, {
-      cwd: options.cwd,
-      env,
-      detached: true,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
+    env.JPY_PARENT_PID = String(process.pid); // as jupyter_client: the kernel also watches its parent
+    try {
+      this.child = spawn(command, args, {
+        cwd: options.cwd,
+        env,
+        detached: true,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+    } catch (err) {
+      void this.transport.close();
+      void removeConnectionFile(file);
+      throw err;
+    }
     const keep = (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString("utf8")).slice(-STDERR_TAIL);
     };

@@ -1,9 +1,10 @@
 /**
- * The Python wrapper every local kernel starts through. It forks a tiny watchdog that stays in the
- * kernel's process group and reads the host's pipe on its stdin: when the host goes away for any
- * reason (normal exit, SIGINT/SIGTERM, SIGKILL) the pipe reaches EOF and the watchdog ends the whole
- * group (SIGTERM, then SIGKILL). It ignores SIGINT/SIGTERM sent to the group (interrupts, shutdown)
- * and dies with the kernel (PR_SET_PDEATHSIG, plus a getppid() check).
+ * The Python wrapper every local kernel starts through. It forks a tiny watchdog that reads the
+ * host's pipe on its stdin: when the host goes away for any reason (normal exit, SIGINT/SIGTERM,
+ * SIGKILL) the pipe reaches EOF and the watchdog ends the kernel's whole process group (SIGTERM, then
+ * SIGKILL). The watchdog sits in a process group of its own, so signals aimed at the kernel's group
+ * (interrupts, shutdown) never reach it and ipykernel's shutdown does not wait for it as a child;
+ * it dies with the kernel (PR_SET_PDEATHSIG, plus a getppid() check).
  * The kernel itself then runs in the wrapper's process — `-m module` through runpy (no second
  * interpreter start), anything else through exec — so the spawned pid IS the kernel's pid.
  */
@@ -12,8 +13,8 @@ import os, sys, signal
 a = sys.argv[1:]
 kpid = os.getpid()
 if os.fork() == 0:
+    os.setpgid(0, 0)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     try:
         import ctypes
         libc = ctypes.CDLL(None)
