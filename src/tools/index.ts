@@ -2,8 +2,9 @@
  * Builds the tool objects every integration (CLI, MCP, pi) adapts, around one shared runtime.
  * The runtime owns the kernels; dispose() shuts them all down.
  */
-import { type RuntimeOptions, createRuntime } from "../runtime/index.js";
+import { createRuntime, type RuntimeOptions } from "../runtime/index.js";
 import { createNotebookTool } from "./notebook.js";
+import { createNotebookExecutor } from "./notebook-executor.js";
 import { createPythonTool } from "./python.js";
 import type { Tool } from "./types.js";
 
@@ -22,7 +23,7 @@ export interface Toolbox {
 export function createToolbox(options: ToolboxOptions): Toolbox {
   const runtime = createRuntime({ ...options.runtime });
   const tools: Tool<any, any>[] = [
-    createNotebookTool({ cwd: options.cwd }) as Tool<any, any>,
+    createNotebookTool({ cwd: options.cwd, executor: createNotebookExecutor({ runtime }) }) as Tool<any, any>,
     createPythonTool({ cwd: options.cwd, runtime }) as Tool<any, any>,
   ];
   return { tools, runtime, dispose: () => runtime.dispose() };

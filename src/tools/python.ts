@@ -9,9 +9,12 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import { loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
+import { notebookSessionSpec } from "../runtime/notebook-session.js";
 import { preludeHelpers } from "../runtime/prelude.js";
 import type { Runtime } from "../runtime/runtime.js";
+import type { SessionSpec } from "../runtime/session.js";
 import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
@@ -52,6 +55,12 @@ export const pythonSchema = Type.Object(
     ),
     session: Type.Optional(
       Type.String({ description: "Name of a separate kernel session (default: the main one)" }),
+    ),
+    notebook_path: Type.Optional(
+      Type.String({
+        description:
+          "Run in this notebook's own kernel (the one the notebook tool's run uses) to inspect its state or try a fix; the file is not changed",
+      }),
     ),
   },
   { additionalProperties: false },
@@ -136,9 +145,28 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       } catch {
         return errorResult(`cwd is not a directory: ${cwd}. Pass an existing directory.`, emptyDetails(cwd));
       }
+      let spec: SessionSpec = { sessionId: session, cwd };
+      if (params.notebook_path !== undefined) {
+        if (mode === "per-call") {
+          return errorResult(
+            "notebook_path runs in the notebook's kept kernel; do not combine it with mode per-call.",
+            emptyDetails(cwd),
+          );
+        }
+        try {
+          const loaded = await loadNotebook(
+            expandPath(params.notebook_path, options.cwd),
+            params.notebook_path,
+          );
+          spec = notebookSessionSpec(loaded.path, loaded.notebook, session, params.cwd ? cwd : undefined);
+        } catch (err) {
+          if (err instanceof NotebookFileError) return errorResult(err.message, emptyDetails(cwd));
+          throw err;
+        }
+      }
       const timeout = params.timeout ?? DEFAULT_TIMEOUT_SECONDS;
       const deadline = new Deadline(timeout);
-      const details = emptyDetails(cwd);
+      const details = emptyDetails(spec.cwd);
       details.reset = params.reset === true;
       details.cells = params.cells.map((c, i) => ({ index: i + 1, title: c.title, status: "pending" }));
       const recorder = new CellRunRecorder({
@@ -155,7 +183,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       let startError: unknown;
       try {
         await options.runtime.withSession(
-          { sessionId: session, cwd },
+          spec,
           { mode, reset: params.reset === true, deadline, signal },
           async (lease) => {
             for (const [i, cell] of params.cells.entries()) {

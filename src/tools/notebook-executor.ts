@@ -1,0 +1,193 @@
+/**
+ * Runs a notebook's cells in that notebook's own kernel session and writes the outputs back (X1):
+ * the NotebookExecutor the notebook tool delegates `run` and `execute: true` to. The model gets the
+ * same result as from the python tool (bounded text with the full output behind artifact://<id>,
+ * images, per-cell status), plus the cells that ran with their ids and execution counts.
+ */
+import { loadNotebook, NotebookFileError } from "../notebook/index.js";
+import { Deadline } from "../runtime/deadline.js";
+import { RAISES_TAG, runNotebookCells, skipReason } from "../runtime/notebook-run.js";
+import { DisplayRegistries, notebookSessionSpec } from "../runtime/notebook-session.js";
+import type { Runtime } from "../runtime/runtime.js";
+import { CellRunRecorder } from "./cell-run.js";
+import type { NotebookExecutor, NotebookRunRequest } from "./notebook.js";
+import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
+import type { PythonToolDetails } from "./python-result.js";
+import { errorResult, type ToolResult, type ToolUpdate } from "./types.js";
+
+export const DEFAULT_RUN_TIMEOUT_SECONDS = 60;
+
+export interface NotebookRunCellDetails {
+  index: number;
+  id?: string;
+  status: string;
+  executionCount: number | null;
+  reason?: string;
+}
+
+export interface NotebookRunDetails extends PythonToolDetails {
+  notebookPath: string;
+  /** Every selected cell: ran (with its outcome), skipped (markdown, empty, skip-execution) or not run. */
+  ranCells: NotebookRunCellDetails[];
+  /** Ids of the cells whose outputs were rewritten in the file. */
+  updatedCellIds: string[];
+  saved: boolean;
+}
+
+export interface NotebookExecutorOptions {
+  runtime: Runtime;
+  sessionId?: string;
+  maxOutputBytes?: number;
+  images?: ImageBudget;
+  updateIntervalMs?: number;
+  /** Record nbclient-style timing in metadata.execution (default false: smaller diffs). */
+  recordTiming?: boolean;
+}
+
+export function createNotebookExecutor(options: NotebookExecutorOptions): NotebookExecutor & {
+  registries: DisplayRegistries;
+} {
+  const registries = new DisplayRegistries();
+  const maxBytes = options.maxOutputBytes ?? 50 * 1024;
+  const images = { ...DEFAULT_IMAGE_BUDGET, ...options.images };
+  const session = options.sessionId ?? options.runtime.defaultSessionId;
+
+  async function run(request: NotebookRunRequest): Promise<ToolResult<NotebookRunDetails>> {
+    const params = request.params as NotebookRunRequest["params"] & {
+      timeout?: unknown;
+      allow_errors?: unknown;
+    };
+    const timeout =
+      typeof params.timeout === "number" && params.timeout > 0 ? params.timeout : DEFAULT_RUN_TIMEOUT_SECONDS;
+    const allowErrors = params.allow_errors === true;
+    const deadline = new Deadline(timeout);
+    const base: NotebookRunDetails = {
+      mode: "session",
+      session,
+      cwd: "",
+      reset: false,
+      cells: [],
+      jsonOutputs: [],
+      statusEvents: [],
+      images: [],
+      output: { truncated: false, totalLines: 0, totalBytes: 0, outputLines: 0, firstLine: 1, maxBytes },
+      durationMs: 0,
+      notebookPath: request.shownPath,
+      ranCells: [],
+      updatedCellIds: [],
+      saved: false,
+    };
+    let loaded: Awaited<ReturnType<typeof loadNotebook>>;
+    try {
+      loaded = await loadNotebook(request.path, request.shownPath);
+    } catch (err) {
+      if (err instanceof NotebookFileError) return errorResult(err.message, base);
+      throw err;
+    }
+    const nb = loaded.notebook;
+    const spec = notebookSessionSpec(loaded.path, nb, session);
+    base.cwd = spec.cwd;
+    const runnable = request.cellIndices.filter((i) => nb.cells[i] && !skipReason(nb.cells[i]));
+    const position = new Map(runnable.map((cellIndex, k) => [cellIndex, k + 1]));
+    // Cells are named by their notebook index (what the model addresses them by).
+    base.cells = runnable.map((cellIndex) => ({
+      index: cellIndex,
+      title: `cell ${cellIndex}${typeof nb.cells[cellIndex].id === "string" ? ` (id ${nb.cells[cellIndex].id})` : ""}`,
+      status: "pending",
+    }));
+    const recorder = new CellRunRecorder({
+      artifacts: options.runtime.artifacts,
+      session,
+      maxBytes,
+      images,
+      updateIntervalMs: options.updateIntervalMs ?? 250,
+      onUpdate: request.onUpdate as ToolUpdate<PythonToolDetails> | undefined,
+      details: base,
+    });
+    const n = runnable.length;
+    if (n === 0) {
+      base.ranCells = request.cellIndices.map((i) => ({
+        index: i,
+        id: nb.cells[i]?.id as string | undefined,
+        status: "skipped",
+        executionCount: null,
+        reason: nb.cells[i] ? skipReason(nb.cells[i]) : "no such cell",
+      }));
+      return {
+        content: [
+          {
+            type: "text",
+            text: `No code cells to run in ${request.shownPath} (the selection holds only markdown, raw, empty or skip-execution cells).`,
+          },
+        ],
+        details: base,
+      };
+    }
+    let current = 0;
+    let failure: unknown;
+    try {
+      await options.runtime.withSession(
+        spec,
+        { mode: "session", deadline, signal: request.signal },
+        async (lease) => {
+          const result = await runNotebookCells({
+            loaded,
+            indices: request.cellIndices,
+            execute: (code, opts) => lease.execute(code, opts),
+            registry: registries.get(loaded.path),
+            allowErrors,
+            recordTiming: options.recordTiming === true,
+            deadline: performance.now() + deadline.remainingMs(),
+            signal: request.signal,
+            executeHooks: (cellIndex) => recorder.hooks(position.get(cellIndex) ?? 0),
+            onCellStart: (cellIndex) => {
+              current = position.get(cellIndex) ?? 0;
+              const title = base.cells[current - 1]?.title;
+              recorder.startCell(current, `[${current}/${n}] ${title}`);
+            },
+            onCellEnd: (report) => {
+              if (report.status !== "skipped" && report.status !== "not-run" && report.result) {
+                const k = position.get(report.index) ?? 0;
+                const tags = (nb.cells[report.index].metadata as { tags?: unknown }).tags;
+                const raises = Array.isArray(tags) && tags.includes(RAISES_TAG);
+                recorder.finishCell(k, report.result, deadline, allowErrors || raises);
+                if (typeof report.id === "string") base.updatedCellIds.push(report.id);
+              }
+              base.ranCells.push({
+                index: report.index,
+                id: report.id,
+                status: report.status,
+                executionCount: report.executionCount,
+                reason: report.reason,
+              });
+            },
+          });
+          base.saved = true;
+          return result;
+        },
+      );
+    } catch (err) {
+      if (err instanceof NotebookFileError) {
+        failure = err;
+      } else {
+        failure = recorder.fail(err, current);
+      }
+    }
+    const result = (await recorder.result()) as ToolResult<NotebookRunDetails>;
+    if (failure !== undefined) {
+      const msg = (failure as Error).message?.replace(/^Error:\s*/, "") ?? String(failure);
+      const prefix = failure instanceof NotebookFileError ? "" : "could not start the notebook's kernel: ";
+      return errorResult(`${prefix}${msg}`, result.details);
+    }
+    const ran = base.ranCells.filter((c) => c.status !== "skipped" && c.status !== "not-run").length;
+    const skipped = base.ranCells.filter((c) => c.status === "skipped").length;
+    const head = `Ran ${ran} cell${ran === 1 ? "" : "s"} of ${request.shownPath} in its kernel${
+      skipped ? ` (${skipped} skipped: markdown, empty or skip-execution)` : ""
+    }; outputs saved in the notebook.`;
+    const first = result.content[0];
+    if (first?.type === "text") first.text = `${head}\n${first.text}`;
+    return result;
+  }
+
+  return { run: run as NotebookExecutor["run"], registries };
+}
