@@ -1,5 +1,6 @@
 /** The CLI's subcommands: each parses its own arguments and returns an exit code. */
 import { artifactCommand } from "./artifact-command.js";
+import { batchCommand } from "./batch-command.js";
 import { callCommand } from "./call.js";
 import { doctorCommand } from "./doctor-command.js";
 import { runCommand } from "./run-command.js";
@@ -12,6 +13,7 @@ export interface Command {
 export const COMMANDS: Record<string, Command> = {
   call: callCommand,
   run: runCommand,
+  batch: batchCommand,
   doctor: doctorCommand,
   artifact: artifactCommand,
 };
