@@ -20,7 +20,7 @@ export interface ConnectedKernelOptions {
 }
 
 const SHUTDOWN_REPLY_MS = 1000;
-const SHUTDOWN_EXIT_MS = 1500;
+const SHUTDOWN_EXIT_MS = 1000;
 const TERM_GRACE_MS = 1000;
 
 export class ConnectedKernel implements Kernel {

@@ -88,13 +88,15 @@ export function runExecution(
       resolve(result);
     };
 
-    const died = (reason: string) => {
+    const died = (reason: string, before = false) => {
       if (finished) return;
       result.kernelDied = true;
       result.status = "error";
       result.error ??= { name: "KernelDied", value: reason, traceback: [] };
       notice(
-        `Error: the kernel died during this execution (${reason}); its state is lost. Restart it and run again.`,
+        before
+          ? `Error: the kernel is not running (${reason}); nothing was executed. Restart it and run again.`
+          : `Error: the kernel died during this execution (${reason}); its state is lost. Restart it and run again.`,
         "error",
       );
       finish();
@@ -206,7 +208,7 @@ export function runExecution(
     };
 
     if (!host.isAlive()) {
-      died(host.deathReason());
+      died(host.deathReason(), true);
       return;
     }
     if (signal?.aborted) {

@@ -58,3 +58,18 @@ export async function waitUntil(condition: () => boolean, timeoutMs: number, ste
   }
   return condition();
 }
+
+/** Live processes whose command line contains `text` (e.g. a connection-file directory). */
+export function processesMentioning(text: string): number[] {
+  const out: number[] = [];
+  for (const name of readdirSafe("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(text) && pidAlive(Number(name)))
+        out.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return out;
+}

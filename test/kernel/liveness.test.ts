@@ -2,13 +2,13 @@
 // promptly, a hung kernel is found by its heartbeat, restart keeps the id, shutdown leaves nothing.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { type ConnectedKernel, createLocalBackend } from "../../src/kernel/index.js";
 import { LocalKernelProcess } from "../../src/kernel/local/launcher.js";
-import { childrenOf, groupMembers, pidAlive, waitUntil } from "./helpers.js";
+import { childrenOf, groupMembers, pidAlive, processesMentioning, waitUntil } from "./helpers.js";
 
 const backend = createLocalBackend({ heartbeat: { intervalMs: 200, misses: 3 } });
 after(() => backend.dispose());
@@ -43,7 +43,10 @@ test("os._exit(1) mid-execution ends the execution within 5 s; restart brings it
 
   const refused = await kernel.execute("1");
   assert.equal(refused.kernelDied, true);
-  assert.match(refused.text, /^Error: the kernel died/);
+  assert.match(
+    refused.text,
+    /^Error: the kernel is not running \(kernel process ended: exit code 1\); nothing was executed/,
+  );
 
   const id = kernel.id;
   await kernel.restart();
@@ -145,5 +148,38 @@ test("a start that loses a port race (Address already in use) is retried with fr
   const kernel = await backend.startKernel({ env });
   assert.ok(existsSync(join(env.FAKE_DIR, "tried")), "the first attempt failed");
   assert.equal((await kernel.execute("1 + 1")).displays[0]?.text, "2");
+  await kernel.shutdown();
+});
+
+test("a start can be cancelled; no process or connection file is left behind", async () => {
+  const runtimeDir = await mkdtemp(join(tmpdir(), "nbagent-kernel-rt-"));
+  const local = createLocalBackend({ runtimeDir });
+  const controller = new AbortController();
+  const starting = local.startKernel({ signal: controller.signal });
+  const spawned = await waitUntil(() => processesMentioning(runtimeDir).length > 0, 10_000, 10);
+  assert.ok(spawned, "the kernel process was spawned");
+  controller.abort();
+  await assert.rejects(starting, /Error: kernel start was cancelled/);
+  assert.deepEqual(await readdir(runtimeDir), []);
+  assert.ok(await waitUntil(() => processesMentioning(runtimeDir).length === 0, 3000));
+});
+
+test("a missing working directory is reported before anything is spawned", async () => {
+  await assert.rejects(
+    backend.startKernel({ cwd: join(tmpdir(), "nbagent-no-such-dir-", String(process.pid)) }),
+    /Error: the kernel's working directory .* does not exist/,
+  );
+});
+
+test("the kernel runs in the given cwd with exactly the given env", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "nbagent-kernel-cwd-"));
+  const kernel = await backend.startKernel({
+    cwd: dir,
+    env: { PATH: process.env.PATH ?? "", ONLY_THIS: "yes" },
+  });
+  const r = await kernel.execute(
+    "import os\nprint(os.getcwd()); print(os.environ.get('ONLY_THIS')); print('HOME' in os.environ)",
+  );
+  assert.equal(r.text, `${dir}\nyes\nFalse\n`);
   await kernel.shutdown();
 });

@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import { basename } from "node:path";
 import type { LaunchedKernel } from "../provisioner.js";
 import {
@@ -89,7 +90,6 @@ export class LocalKernelProcess implements LaunchedKernel {
       });
     } catch (err) {
       void this.transport.close();
-      void removeConnectionFile(file);
       throw err;
     }
     const keep = (chunk: Buffer) => {
@@ -122,9 +122,19 @@ export class LocalKernelProcess implements LaunchedKernel {
   }
 
   static async launch(spec: KernelSpec, options: LaunchOptions = {}): Promise<LocalKernelProcess> {
+    if (options.cwd && !existsSync(options.cwd)) {
+      throw new Error(
+        `Error: the kernel's working directory ${options.cwd} does not exist; create it or pass another cwd`,
+      );
+    }
     const info = await createConnectionInfo(spec.name);
     const file = await writeConnectionFile(info, options.runtimeDir);
-    return new LocalKernelProcess(spec, info, file, options);
+    try {
+      return new LocalKernelProcess(spec, info, file, options);
+    } catch (err) {
+      await removeConnectionFile(file);
+      throw err;
+    }
   }
 
   get pid(): number | undefined {
