@@ -2,6 +2,7 @@
 import { artifactCommand } from "./artifact-command.js";
 import { batchCommand } from "./batch-command.js";
 import { callCommand } from "./call.js";
+import { demoCommand } from "./demo-command.js";
 import { doctorCommand } from "./doctor-command.js";
 import { runCommand } from "./run-command.js";
 
@@ -14,6 +15,7 @@ export const COMMANDS: Record<string, Command> = {
   call: callCommand,
   run: runCommand,
   batch: batchCommand,
+  demo: demoCommand,
   doctor: doctorCommand,
   artifact: artifactCommand,
 };

@@ -1,0 +1,70 @@
+/**
+ * `nbagent demo [DIR]`: the whole loop on the embedded default, through the same tool objects an agent
+ * uses — copy the sample notebook into DIR (default ./nbagent-demo), edit it, insert cells, run it in
+ * its own kernel (outputs, a plot among them, saved into the file), and inspect its kernel's state.
+ */
+import { copyFileSync, mkdirSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import { createToolbox } from "../tools/index.js";
+import type { ToolResult } from "../tools/types.js";
+import type { Command } from "./commands.js";
+import { resultText } from "./output.js";
+
+const SAMPLE = fileURLToPath(new URL("../../examples/demo.ipynb", import.meta.url));
+
+export const demoCommand: Command = {
+  summary: "edit and run a sample notebook in its kernel, saving outputs (a plot among them) [DIR]",
+  async run(args) {
+    const { positionals } = parseArgs({ args, allowPositionals: true });
+    const dir = resolve(positionals[0] ?? "nbagent-demo");
+    mkdirSync(dir, { recursive: true });
+    copyFileSync(SAMPLE, join(dir, "demo.ipynb"));
+    const toolbox = createToolbox({ cwd: dir });
+    const notebook = toolbox.tools.find((t) => t.name === "notebook")!;
+    const python = toolbox.tools.find((t) => t.name === "python")!;
+    const step = async (title: string, tool: typeof notebook, params: object): Promise<ToolResult> => {
+      process.stdout.write(`\n\x1b[1m$ ${tool.name} ${JSON.stringify(params)}\x1b[0m   # ${title}\n`);
+      const result = await tool.execute("demo", params);
+      process.stdout.write(`${resultText(result)}\n`);
+      if (result.isError) throw new Error(`demo step failed: ${title}`);
+      return result;
+    };
+    try {
+      const nb = "demo.ipynb";
+      await step("look at the notebook", notebook, { action: "read", notebook_path: nb });
+      await step("change the plot's title", notebook, {
+        action: "edit",
+        notebook_path: nb,
+        cell_index: 2,
+        content:
+          "%matplotlib inline\nimport matplotlib.pyplot as plt\nfig, ax = plt.subplots(figsize=(4, 2.5))\nax.plot(xs, np.sin(xs), label='sin')\nax.plot(xs, np.cos(xs), label='cos')\nax.legend()\nax.set_title('sin and cos')\nplt.show()",
+      });
+      await step("add a summary cell at the end", notebook, {
+        action: "insert",
+        notebook_path: nb,
+        cell_index: 4,
+        content: "summary = {'points': len(xs), 'max_sin': float(np.sin(xs).max())}\nsummary",
+      });
+      await step("run every cell in the notebook's own kernel; outputs are saved", notebook, {
+        action: "run",
+        notebook_path: nb,
+      });
+      await step("inspect the notebook kernel's state without touching the file", python, {
+        notebook_path: nb,
+        cells: [{ code: "print(type(fig).__name__, summary)" }],
+      });
+      await step("the saved outputs, summarised", notebook, { action: "read", notebook_path: nb });
+      process.stdout.write(
+        `\nThe executed notebook is ${join(dir, nb)} (open it in Jupyter to see the plot).\n`,
+      );
+      return 0;
+    } catch (err) {
+      process.stderr.write(`${(err as Error).message}\n`);
+      return 1;
+    } finally {
+      await toolbox.dispose();
+    }
+  },
+};
