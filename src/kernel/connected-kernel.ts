@@ -208,6 +208,9 @@ export class ConnectedKernel implements Kernel {
       try {
         await this.stop(graceMs);
         await this.launchAndWait();
+      } catch (err) {
+        this.dead = `restart failed: ${(err as Error).message.replace(/^Error: /, "")}`;
+        throw err;
       } finally {
         this.expectingExit = false;
       }
