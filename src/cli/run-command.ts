@@ -115,7 +115,7 @@ function parse(args: string[]) {
     if (!existsSync(p)) throw new Error(`notebook not found: ${p}`);
   }
   const out = values.output;
-  const outIsFile = out !== undefined && out.endsWith(".ipynb") && !isDir(out);
+  const outIsFile = out?.endsWith(".ipynb") && !isDir(out);
   if (outIsFile && positionals.length > 1)
     throw new Error("-o names one file but several notebooks were given; give a directory");
   if (out && !outIsFile && !isDir(out)) throw new Error(`-o directory does not exist: ${out}`);

@@ -24,10 +24,13 @@ export class DisplayRegistry {
 
   register(displayId: string, cellKey: string, outputIndex: number): void {
     let cells = this.targets.get(displayId);
-    if (!cells) this.targets.set(displayId, (cells = new Map()));
-    let indices = cells.get(cellKey);
-    if (!indices) cells.set(cellKey, (indices = []));
-    indices.push(outputIndex);
+    if (!cells) {
+      cells = new Map();
+      this.targets.set(displayId, cells);
+    }
+    const indices = cells.get(cellKey);
+    if (indices) indices.push(outputIndex);
+    else cells.set(cellKey, [outputIndex]);
   }
 
   /** A cell's outputs were cleared: forget where its displays were. */

@@ -95,7 +95,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
   const outputsOf = (key: string): NbOutput[] | undefined => {
     const i = nb.cells.findIndex((c, j) => cellKey(c, j) === key);
     const cell = nb.cells[i];
-    if (!cell || cell.cell_type !== "code") return undefined;
+    if (cell?.cell_type !== "code") return undefined;
     touched.add(cell);
     return cell.outputs as NbOutput[];
   };

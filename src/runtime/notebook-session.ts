@@ -33,7 +33,10 @@ export class DisplayRegistries {
 
   get(realPath: string): DisplayRegistry {
     let r = this.byPath.get(realPath);
-    if (!r) this.byPath.set(realPath, (r = new DisplayRegistry()));
+    if (!r) {
+      r = new DisplayRegistry();
+      this.byPath.set(realPath, r);
+    }
     return r;
   }
 }

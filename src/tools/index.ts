@@ -8,6 +8,9 @@ import { createNotebookExecutor } from "./notebook-executor.js";
 import { createPythonTool } from "./python.js";
 import type { Tool } from "./types.js";
 
+// biome-ignore lint/suspicious/noExplicitAny: a toolbox holds tools of different parameter/details types
+export type AnyTool = Tool<any, any>;
+
 export interface ToolboxOptions {
   /** The session's working directory: relative paths resolve against it. */
   cwd: string;
@@ -15,16 +18,16 @@ export interface ToolboxOptions {
 }
 
 export interface Toolbox {
-  tools: Tool<any, any>[];
+  tools: AnyTool[];
   runtime: ReturnType<typeof createRuntime>;
   dispose(): Promise<void>;
 }
 
 export function createToolbox(options: ToolboxOptions): Toolbox {
   const runtime = createRuntime({ ...options.runtime });
-  const tools: Tool<any, any>[] = [
-    createNotebookTool({ cwd: options.cwd, executor: createNotebookExecutor({ runtime }) }) as Tool<any, any>,
-    createPythonTool({ cwd: options.cwd, runtime }) as Tool<any, any>,
+  const tools: AnyTool[] = [
+    createNotebookTool({ cwd: options.cwd, executor: createNotebookExecutor({ runtime }) }) as AnyTool,
+    createPythonTool({ cwd: options.cwd, runtime }) as AnyTool,
   ];
   return { tools, runtime, dispose: () => runtime.dispose() };
 }
