@@ -206,7 +206,7 @@ export class ConnectedKernel implements Kernel {
     const next = (fromExecution ? Promise.resolve() : this.lifecycle.catch(() => {})).then(async () => {
       this.expectingExit = true;
       try {
-        await this.stop(graceMs);
+        await this.stop(graceMs, "the kernel was restarted");
         await this.launchAndWait();
       } catch (err) {
         this.dead = `restart failed: ${(err as Error).message.replace(/^Error: /, "")}`;
@@ -220,14 +220,15 @@ export class ConnectedKernel implements Kernel {
   }
 
   /** Stops the current process: shutdown_request (if graceMs), SIGTERM, SIGKILL; closes the transport. */
-  private async stop(graceMs: number): Promise<void> {
+  private async stop(graceMs: number, why: string): Promise<void> {
     const launched = this.launched;
     if (!launched) return;
-    if (graceMs > 0 && launched.isRunning() && !this.dead) {
+    // A busy kernel cannot finish a graceful shutdown (its main thread is running user code): SIGTERM.
+    if (graceMs > 0 && launched.isRunning() && !this.dead && this.client.executionState !== "busy") {
       this.client.send("control", this.client.factory.shutdownRequest(false));
       await Promise.race([launched.exited, delay(graceMs + SHUTDOWN_EXIT_MS)]);
     }
-    this.markDead("the kernel was stopped", launched);
+    this.markDead(why, launched);
     await launched.kill(graceMs > 0 ? TERM_GRACE_MS : 0);
     await launched.transport.close();
     await launched.cleanup();
@@ -238,7 +239,9 @@ export class ConnectedKernel implements Kernel {
     this.expectingExit = true;
     this.closed = true;
     this.options.onShutdown?.();
-    const done = this.lifecycle.catch(() => {}).then(() => this.stop(SHUTDOWN_REPLY_MS));
+    const done = this.lifecycle
+      .catch(() => {})
+      .then(() => this.stop(SHUTDOWN_REPLY_MS, "the kernel was shut down"));
     this.lifecycle = done;
     this.shuttingDown = done;
     return done;

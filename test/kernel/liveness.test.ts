@@ -183,3 +183,25 @@ test("the kernel runs in the given cwd with exactly the given env", async () => 
   assert.equal(r.text, `${dir}\nyes\nFalse\n`);
   await kernel.shutdown();
 });
+
+test("restart() or shutdown() during an execution ends that execution promptly", async () => {
+  const kernel = await backend.startKernel({});
+  let restarted: Promise<void> | undefined;
+  let running = kernel.execute("import time\nprint('go', flush=True)\ntime.sleep(30)", {
+    onChunk: () => {
+      restarted ??= kernel.restart();
+    },
+  });
+  let r = await running;
+  await restarted;
+  assert.equal(r.kernelDied, true);
+  assert.match(r.text, /^go\nError: the kernel died during this execution \(the kernel was restarted\)/);
+  assert.ok(kernel.isAlive());
+  running = kernel.execute("import time\nprint('go', flush=True)\ntime.sleep(30)", {
+    onChunk: (text) => {
+      if (text === "go\n") void kernel.shutdown();
+    },
+  });
+  r = await running;
+  assert.match(r.text, /\(the kernel was shut down\)/);
+});
