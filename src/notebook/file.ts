@@ -6,7 +6,7 @@
 
 import { isUtf8 } from "node:buffer";
 import { createHash, randomBytes } from "node:crypto";
-import type { Stats } from "node:fs";
+import type { BigIntStats } from "node:fs";
 import { open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { parseJson } from "./json.js";
@@ -20,8 +20,14 @@ export interface Fingerprint {
   ino: number;
   size: number;
   mtimeNs: bigint;
+  ctimeNs: bigint;
   sha1: string;
+  /** ctime was within RACY_MS of the load: a same-tick in-place write could hide from stat. */
+  racy: boolean;
 }
+
+/** Larger than any filesystem's timestamp granularity (FAT: 2 s). */
+const RACY_MS = 3_000;
 
 export interface LoadedNotebook {
   /** The real path (symlinks resolved) that is read and replaced. */
@@ -61,23 +67,29 @@ function sha1(data: Buffer | string): string {
   return createHash("sha1").update(data).digest("hex");
 }
 
-function fingerprintOf(st: Stats & { mtimeNs?: bigint }, hash: string, mtimeNs: bigint): Fingerprint {
-  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs, sha1: hash };
+function fingerprintOf(st: BigIntStats, hash: string): Fingerprint {
+  const ctimeMs = Number(st.ctimeNs / 1_000_000n);
+  return {
+    dev: Number(st.dev),
+    ino: Number(st.ino),
+    size: Number(st.size),
+    mtimeNs: st.mtimeNs,
+    ctimeNs: st.ctimeNs,
+    sha1: hash,
+    racy: Math.abs(Date.now() - ctimeMs) < RACY_MS,
+  };
 }
 
 /** Reads and checks a notebook. `shownPath` is how errors name it (the path the user gave). */
 export async function loadNotebook(path: string, shownPath = path): Promise<LoadedNotebook> {
   let real: string;
   let buf: Buffer;
-  let st: Stats;
-  let mtimeNs: bigint;
+  let st: BigIntStats;
   try {
     real = await realpath(path);
     const fh = await open(real, "r");
     try {
-      const bst = await fh.stat({ bigint: true });
-      st = await fh.stat();
-      mtimeNs = bst.mtimeNs;
+      st = await fh.stat({ bigint: true });
       if (!st.isFile()) {
         throw new NotebookFileError("not_a_file", `Notebook path is not a file: ${shownPath}`);
       }
@@ -122,29 +134,37 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
   return {
     path: real,
     notebook: value,
-    fingerprint: fingerprintOf(st, sha1(buf), mtimeNs),
-    mode: st.mode & 0o7777,
-    uid: st.uid,
-    gid: st.gid,
+    fingerprint: fingerprintOf(st, sha1(buf)),
+    mode: Number(st.mode) & 0o7777,
+    uid: Number(st.uid),
+    gid: Number(st.gid),
     warnings: cellIdWarnings(value),
   };
 }
 
-/** Why the file on disk no longer matches what was read, or undefined when it still does. */
+/**
+ * Why the file on disk no longer matches what was read, or undefined when it still does. Any write,
+ * rename-over or utimes changes ino, size, mtime or ctime; only a same-size in-place write within
+ * the same timestamp tick as the load could hide, so then ("racy", as git calls it) the content is
+ * read back and hashed.
+ */
 async function changedSince(path: string, fp: Fingerprint): Promise<string | undefined> {
-  let st: Stats;
-  let mtimeNs: bigint;
+  let st: BigIntStats;
   try {
-    const bst = await stat(path, { bigint: true });
-    mtimeNs = bst.mtimeNs;
-    st = await stat(path);
+    st = await stat(path, { bigint: true });
   } catch {
     return "it was deleted or moved";
   }
-  if (st.dev !== fp.dev || st.ino !== fp.ino || st.size !== fp.size || mtimeNs !== fp.mtimeNs) {
+  if (
+    Number(st.dev) !== fp.dev ||
+    Number(st.ino) !== fp.ino ||
+    Number(st.size) !== fp.size ||
+    st.mtimeNs !== fp.mtimeNs ||
+    st.ctimeNs !== fp.ctimeNs
+  ) {
     return "it was modified";
   }
-  if (sha1(await readFile(path)) !== fp.sha1) return "its content changed";
+  if (fp.racy && sha1(await readFile(path)) !== fp.sha1) return "its content changed";
   return undefined;
 }
 
@@ -161,7 +181,8 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
     dirname(target),
     `.${basename(target)}.nbagent-${process.pid}-${randomBytes(4).toString("hex")}.tmp`,
   );
-  let written: Fingerprint;
+  const hash = sha1(data);
+  let written: Fingerprint | undefined;
   try {
     const fh = await open(tmp, "wx", 0o600);
     try {
@@ -169,8 +190,6 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
       await fh.chmod(loaded.mode);
       if (process.getuid?.() === 0) await fh.chown(loaded.uid, loaded.gid).catch(() => {});
       await fh.sync();
-      const bst = await fh.stat({ bigint: true });
-      written = fingerprintOf(await fh.stat(), sha1(data), bst.mtimeNs);
     } finally {
       await fh.close();
     }
@@ -191,6 +210,8 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
         );
       }
       await rename(tmp, target);
+      // After the rename (which updates ctime), under the lock: what the next save must find.
+      written = fingerprintOf(await stat(target, { bigint: true }), hash);
     });
   } catch (e) {
     await unlink(tmp).catch(() => {});
@@ -207,7 +228,7 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
     );
   }
   await syncDirectory(dirname(target));
-  loaded.fingerprint = written;
+  if (written) loaded.fingerprint = written;
 }
 
 async function syncDirectory(dir: string): Promise<void> {

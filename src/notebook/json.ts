@@ -11,14 +11,27 @@
  */
 import { randomBytes } from "node:crypto";
 
+/** Set by the serialiser while it runs JSON.stringify: RawNumber.toJSON then emits a marker. */
+let rawMarker: string | undefined;
+
+/** Runs `fn` with RawNumber.toJSON returning `marker + text` (see serialize.ts). */
+export function withRawMarker<T>(marker: string, fn: () => T): T {
+  rawMarker = marker;
+  try {
+    return fn();
+  } finally {
+    rawMarker = undefined;
+  }
+}
+
 /** A number token kept verbatim (its exact source text). */
 export class RawNumber {
   constructor(readonly text: string) {}
   valueOf(): number {
     return Number(this.text);
   }
-  toJSON(): number {
-    return Number(this.text);
+  toJSON(): number | string {
+    return rawMarker === undefined ? Number(this.text) : rawMarker + this.text;
   }
 }
 

@@ -5,7 +5,8 @@
  * - strings escaped as Python does with ensure_ascii=False (same set as JSON.stringify);
  * - RawNumber printed verbatim; JS integers as integers; other JS numbers as Python's float repr.
  */
-import { RawNumber } from "./json.js";
+import { randomBytes } from "node:crypto";
+import { RawNumber, withRawMarker } from "./json.js";
 
 /** Python's `repr(float)`: shortest round-trip digits, exponent form outside 1e-4 <= |x| < 1e16. */
 export function pyFloatRepr(x: number): string {
@@ -33,7 +34,8 @@ export function pyFloat(x: number): RawNumber {
 }
 
 function formatNumber(n: number): string {
-  if (Number.isInteger(n)) return Math.abs(n) < 1e21 ? String(n === 0 ? 0 : n) : BigInt(n).toString();
+  if (Number.isSafeInteger(n)) return String(n === 0 ? 0 : n);
+  if (Number.isInteger(n)) return BigInt(n).toString();
   return pyFloatRepr(n);
 }
 
@@ -104,7 +106,78 @@ function dump(v: unknown, depth: number): string {
   return s ? `${s}${newline(depth)}}` : "{}";
 }
 
+const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
+const WIDE = /[\ud800-\uffff]/;
+
+/**
+ * Prepares `v` for native JSON.stringify: puts every object's keys in Python's sorted order (in
+ * place; key order carries no meaning in JSON) and counts RawNumbers. Returns -1 when native output
+ * cannot match Python: keys that JS always orders first (array-index-like keys such as "10"), or
+ * numbers that are not safe integers, or values JSON.stringify would render differently.
+ */
+function prepare(v: unknown): number {
+  if (typeof v !== "object" || v === null) {
+    if (typeof v === "number") return Number.isSafeInteger(v) ? 0 : -1;
+    return typeof v === "string" || typeof v === "boolean" ? 0 : -1;
+  }
+  if (v instanceof RawNumber) return 1;
+  let raws = 0;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (typeof x === "string") continue;
+      const r = prepare(x);
+      if (r < 0) return -1;
+      raws += r;
+    }
+    return raws;
+  }
+  const obj = v as Record<string, unknown>;
+  const keys = Object.keys(obj);
+  let sorted = true;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
+    if (ARRAY_INDEX.test(k)) return -1;
+    if (i > 0 && !(keys[i - 1] < k)) sorted = false;
+    else if (i > 0 && (WIDE.test(k) || WIDE.test(keys[i - 1])) && byCodePoint(keys[i - 1], k) >= 0)
+      sorted = false;
+    const x = obj[k];
+    if (typeof x === "string") continue;
+    if (x === undefined) continue;
+    const r = prepare(x);
+    if (r < 0) return -1;
+    raws += r;
+  }
+  if (!sorted) {
+    const order = sortedKeys(obj);
+    const values = order.map((k) => obj[k]);
+    for (const k of order) delete obj[k];
+    order.forEach((k, i) => {
+      obj[k] = values[i];
+    });
+  }
+  return raws;
+}
+
 /** The text `nbformat.write` would produce for this (already line-split) notebook JSON. */
 export function serializeNotebook(nb: unknown): string {
+  const raws = prepare(nb);
+  if (raws < 0) return `${dump(nb, 0)}\n`;
+  if (raws === 0) return `${JSON.stringify(nb, null, 1)}\n`;
+  // RawNumbers come out of JSON.stringify as marker strings; put their verbatim text back.
+  const nonce = randomBytes(6).toString("hex");
+  const text = withRawMarker(`\u0000${nonce}:`, () => JSON.stringify(nb, null, 1));
+  const parts = text.split(`"\\u0000${nonce}:`);
+  let out = parts[0];
+  for (let i = 1; i < parts.length; i++) {
+    const part = parts[i];
+    const end = part.indexOf('"');
+    out += part.slice(0, end) + part.slice(end + 1);
+  }
+  return `${out}\n`;
+}
+
+/** The slow, fully general serialiser (exported for tests that compare both paths). */
+export function serializeNotebookSlow(nb: unknown): string {
   return `${dump(nb, 0)}\n`;
 }

@@ -13,9 +13,11 @@ import { promisify } from "node:util";
 import {
   loadNotebook,
   parseJson,
+  pyFloat,
   RawNumber,
   saveNotebook,
   serializeNotebook,
+  serializeNotebookSlow,
 } from "../../src/notebook/index.js";
 import { call, makeCorpus, Oracle, PYTHON, tempDir, text } from "./helpers.js";
 
@@ -119,6 +121,27 @@ describe("an edit changes only the edited cell", () => {
 });
 
 describe("serialiser details against Python", () => {
+  test("the native fast path and the general serialiser agree", async () => {
+    for (const name of names) {
+      const text = await readFile(join(dir, name), "utf8");
+      assert.equal(serializeNotebook(parseJson(text)), serializeNotebookSlow(parseJson(text)), name);
+    }
+    // Unsorted keys, RawNumbers, floats and index-like keys built in JS.
+    const made = () => ({
+      z: 1,
+      a: { y: [pyFloat(1), new RawNumber("1e-05"), "x"], b: true },
+      "\uffff": 1,
+      "\u{1f600}": 2,
+      m: null,
+    });
+    assert.equal(serializeNotebook(made()), serializeNotebookSlow(made()));
+    assert.match(serializeNotebook(made()), /\[\n {3}1\.0,\n {3}1e-05,/);
+    const withFloat = { b: 0.1, a: -0.0, c: 2 ** 60 };
+    assert.equal(serializeNotebook(withFloat), '{\n "a": 0,\n "b": 0.1,\n "c": 1152921504606846976\n}\n');
+    const indexKeys = { "10": 1, "9": 2, a: 3 };
+    assert.equal(serializeNotebook(indexKeys), '{\n "10": 1,\n "9": 2,\n "a": 3\n}\n');
+  });
+
   test("float repr matches Python's repr for many doubles", async () => {
     const { pyFloatRepr } = await import("../../src/notebook/index.js");
     const values: number[] = [
