@@ -5,13 +5,15 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { type ConnectedKernel, createLocalBackend } from "../../src/kernel/index.js";
 import { LocalKernelProcess } from "../../src/kernel/local/launcher.js";
 import { childrenOf, groupMembers, pidAlive, processesMentioning, waitUntil } from "./helpers.js";
 
-const backend = createLocalBackend({ heartbeat: { intervalMs: 200, misses: 3 } });
-after(() => backend.dispose());
+const backend = createLocalBackend();
+/** A fast heartbeat only where a test needs it (a loaded machine must not look like a hung kernel). */
+const fastHeartbeat = createLocalBackend({ heartbeat: { intervalMs: 250, misses: 3 } });
+after(() => Promise.all([backend.dispose(), fastHeartbeat.dispose()]));
 
 function connectionFileOf(kernel: ConnectedKernel): string {
   const launched = (kernel as unknown as { launched: unknown }).launched;
@@ -19,189 +21,195 @@ function connectionFileOf(kernel: ConnectedKernel): string {
   return launched.connectionFile;
 }
 
-test("os._exit(1) mid-execution ends the execution within 5 s; restart brings it back", async () => {
-  const kernel = await backend.startKernel({});
-  const deaths: string[] = [];
-  kernel.onDeath((reason) => deaths.push(reason));
-  const firstPid = kernel.pid!;
-  let printedAt = 0;
-  const r = await kernel.execute("import os, time\nprint('bye', flush=True)\ntime.sleep(0.2)\nos._exit(1)", {
-    onChunk: () => {
-      printedAt ||= performance.now();
-    },
+// Each test has its own kernel: they run concurrently to keep the file quick.
+describe("liveness and shutdown", { concurrency: true }, () => {
+  test("os._exit(1) mid-execution ends the execution within 5 s; restart brings it back", async () => {
+    const kernel = await backend.startKernel({});
+    const deaths: string[] = [];
+    kernel.onDeath((reason) => deaths.push(reason));
+    const firstPid = kernel.pid!;
+    let printedAt = 0;
+    const r = await kernel.execute(
+      "import os, time\nprint('bye', flush=True)\ntime.sleep(0.2)\nos._exit(1)",
+      {
+        onChunk: () => {
+          printedAt ||= performance.now();
+        },
+      },
+    );
+    const ms = performance.now() - printedAt;
+    assert.ok(ms < 5000, `ended ${ms} ms after the last output`);
+    assert.equal(r.kernelDied, true);
+    assert.equal(r.status, "error");
+    assert.match(
+      r.text,
+      /^bye\nError: the kernel died during this execution \(kernel process ended: exit code 1\)/,
+    );
+    assert.equal(kernel.isAlive(), false);
+    assert.deepEqual(deaths, ["kernel process ended: exit code 1"]);
+
+    const refused = await kernel.execute("1");
+    assert.equal(refused.kernelDied, true);
+    assert.match(
+      refused.text,
+      /^Error: the kernel is not running \(kernel process ended: exit code 1\); nothing was executed/,
+    );
+
+    const id = kernel.id;
+    await kernel.restart();
+    assert.equal(kernel.id, id);
+    assert.ok(kernel.isAlive());
+    assert.notEqual(kernel.pid, firstPid);
+    assert.equal((await kernel.execute("2 + 2")).displays[0]?.text, "4");
+    assert.deepEqual(deaths.length, 1, "an asked-for restart is not a death");
+    await kernel.shutdown();
   });
-  const ms = performance.now() - printedAt;
-  assert.ok(ms < 5000, `ended ${ms} ms after the last output`);
-  assert.equal(r.kernelDied, true);
-  assert.equal(r.status, "error");
-  assert.match(
-    r.text,
-    /^bye\nError: the kernel died during this execution \(kernel process ended: exit code 1\)/,
-  );
-  assert.equal(kernel.isAlive(), false);
-  assert.deepEqual(deaths, ["kernel process ended: exit code 1"]);
 
-  const refused = await kernel.execute("1");
-  assert.equal(refused.kernelDied, true);
-  assert.match(
-    refused.text,
-    /^Error: the kernel is not running \(kernel process ended: exit code 1\); nothing was executed/,
-  );
-
-  const id = kernel.id;
-  await kernel.restart();
-  assert.equal(kernel.id, id);
-  assert.ok(kernel.isAlive());
-  assert.notEqual(kernel.pid, firstPid);
-  assert.equal((await kernel.execute("2 + 2")).displays[0]?.text, "4");
-  assert.deepEqual(deaths.length, 1, "an asked-for restart is not a death");
-  await kernel.shutdown();
-});
-
-test("a hung kernel (SIGSTOP) is declared dead by the heartbeat and its process removed", async () => {
-  const kernel = await backend.startKernel({});
-  const pid = kernel.pid!;
-  const died = new Promise<string>((resolve) => kernel.onDeath(resolve));
-  const running = kernel.execute("import time\ntime.sleep(30)");
-  process.kill(pid, "SIGSTOP");
-  const reason = await died;
-  assert.match(reason, /heartbeat/);
-  const r = await running;
-  assert.equal(r.kernelDied, true);
-  assert.ok(await waitUntil(() => !pidAlive(pid), 3000), "the stopped kernel was killed");
-  await kernel.shutdown();
-});
-
-test("shutdown: process group gone, connection file removed, idempotent, later executes refused", async () => {
-  const kernel = await backend.startKernel({});
-  const pid = kernel.pid!;
-  const file = connectionFileOf(kernel);
-  assert.ok(existsSync(file));
-  await kernel.execute("import subprocess\np = subprocess.Popen(['sleep', '300'])");
-  assert.ok(groupMembers(pid).length >= 2);
-  const children = childrenOf(pid);
-  assert.equal(children.length, 2, "the subprocess and the watchdog");
-  const started = performance.now();
-  await kernel.shutdown();
-  assert.ok(performance.now() - started < 5000, "bounded shutdown");
-  assert.equal(kernel.isAlive(), false);
-  assert.equal(pidAlive(pid), false);
-  assert.ok(
-    await waitUntil(() => groupMembers(pid).length === 0 && !children.some(pidAlive), 2000),
-    `left: group ${groupMembers(pid)}, children ${children.filter(pidAlive)}`,
-  );
-  assert.equal(existsSync(file), false);
-  await kernel.shutdown();
-  const r = await kernel.execute("1");
-  assert.equal(r.kernelDied, true);
-  assert.match(r.text, /shut down/);
-});
-
-test("a kernel that does not answer shutdown_request is terminated within the bounds", async () => {
-  const kernel = await backend.startKernel({});
-  const pid = kernel.pid!;
-  // SIGTERM ignored and the shutdown request cannot run: only SIGKILL ends it
-  await kernel.execute("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)");
-  process.kill(pid, "SIGSTOP");
-  const started = performance.now();
-  await kernel.shutdown();
-  const ms = performance.now() - started;
-  assert.equal(pidAlive(pid), false);
-  assert.ok(ms < 7000, `shutdown took ${ms} ms`);
-});
-
-test("an unknown kernelspec name is refused with the names available", async () => {
-  await assert.rejects(
-    backend.startKernel({ kernelName: "no-such-kernel" }),
-    /Error: no kernelspec named "no-such-kernel"\. Available: .*python3/,
-  );
-});
-
-async function fakeLauncher(body: string): Promise<Record<string, string>> {
-  const dir = await mkdtemp(join(tmpdir(), "nbagent-kernel-test-"));
-  await writeFile(join(dir, "ipykernel_launcher.py"), body);
-  return { ...(process.env as Record<string, string>), PYTHONPATH: dir, FAKE_DIR: dir };
-}
-
-test("a kernel that exits during startup is reported with its stderr", async () => {
-  const env = await fakeLauncher("import sys\nsys.stderr.write('boom: cannot start\\n')\nsys.exit(3)\n");
-  await assert.rejects(
-    backend.startKernel({ env }),
-    /Error: the kernel exited during startup \(exit code 3\):\nboom: cannot start/,
-  );
-});
-
-test("a start that loses a port race (Address already in use) is retried with fresh ports", async () => {
-  const env = await fakeLauncher(
-    [
-      "import os, sys, runpy",
-      "marker = os.path.join(os.environ['FAKE_DIR'], 'tried')",
-      "if not os.path.exists(marker):",
-      "    open(marker, 'w').close()",
-      "    sys.stderr.write('zmq.error.ZMQError: Address already in use\\n')",
-      "    sys.exit(1)",
-      "sys.path = [p for p in sys.path if p != os.environ['FAKE_DIR']]",
-      "sys.modules.pop('ipykernel_launcher', None)",
-      "runpy.run_module('ipykernel_launcher', run_name='__main__')",
-    ].join("\n"),
-  );
-  const kernel = await backend.startKernel({ env });
-  assert.ok(existsSync(join(env.FAKE_DIR, "tried")), "the first attempt failed");
-  assert.equal((await kernel.execute("1 + 1")).displays[0]?.text, "2");
-  await kernel.shutdown();
-});
-
-test("a start can be cancelled; no process or connection file is left behind", async () => {
-  const runtimeDir = await mkdtemp(join(tmpdir(), "nbagent-kernel-rt-"));
-  const local = createLocalBackend({ runtimeDir });
-  const controller = new AbortController();
-  const starting = local.startKernel({ signal: controller.signal });
-  const spawned = await waitUntil(() => processesMentioning(runtimeDir).length > 0, 10_000, 10);
-  assert.ok(spawned, "the kernel process was spawned");
-  controller.abort();
-  await assert.rejects(starting, /Error: kernel start was cancelled/);
-  assert.deepEqual(await readdir(runtimeDir), []);
-  assert.ok(await waitUntil(() => processesMentioning(runtimeDir).length === 0, 3000));
-});
-
-test("a missing working directory is reported before anything is spawned", async () => {
-  await assert.rejects(
-    backend.startKernel({ cwd: join(tmpdir(), "nbagent-no-such-dir-", String(process.pid)) }),
-    /Error: the kernel's working directory .* does not exist/,
-  );
-});
-
-test("the kernel runs in the given cwd with exactly the given env", async () => {
-  const dir = await mkdtemp(join(tmpdir(), "nbagent-kernel-cwd-"));
-  const kernel = await backend.startKernel({
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? "", ONLY_THIS: "yes" },
+  test("a hung kernel (SIGSTOP) is declared dead by the heartbeat and its process removed", async () => {
+    const kernel = await fastHeartbeat.startKernel({});
+    const pid = kernel.pid!;
+    const died = new Promise<string>((resolve) => kernel.onDeath(resolve));
+    const running = kernel.execute("import time\ntime.sleep(30)");
+    process.kill(pid, "SIGSTOP");
+    const reason = await died;
+    assert.match(reason, /heartbeat/);
+    const r = await running;
+    assert.equal(r.kernelDied, true);
+    assert.ok(await waitUntil(() => !pidAlive(pid), 3000), "the stopped kernel was killed");
+    await kernel.shutdown();
   });
-  const r = await kernel.execute(
-    "import os\nprint(os.getcwd()); print(os.environ.get('ONLY_THIS')); print('HOME' in os.environ)",
-  );
-  assert.equal(r.text, `${dir}\nyes\nFalse\n`);
-  await kernel.shutdown();
-});
 
-test("restart() or shutdown() during an execution ends that execution promptly", async () => {
-  const kernel = await backend.startKernel({});
-  let restarted: Promise<void> | undefined;
-  let running = kernel.execute("import time\nprint('go', flush=True)\ntime.sleep(30)", {
-    onChunk: () => {
-      restarted ??= kernel.restart();
-    },
+  test("shutdown: process group gone, connection file removed, idempotent, later executes refused", async () => {
+    const kernel = await backend.startKernel({});
+    const pid = kernel.pid!;
+    const file = connectionFileOf(kernel);
+    assert.ok(existsSync(file));
+    await kernel.execute("import subprocess\np = subprocess.Popen(['sleep', '300'])");
+    assert.ok(groupMembers(pid).length >= 2);
+    const children = childrenOf(pid);
+    assert.equal(children.length, 2, "the subprocess and the watchdog");
+    const started = performance.now();
+    await kernel.shutdown();
+    assert.ok(performance.now() - started < 5000, "bounded shutdown");
+    assert.equal(kernel.isAlive(), false);
+    assert.equal(pidAlive(pid), false);
+    assert.ok(
+      await waitUntil(() => groupMembers(pid).length === 0 && !children.some(pidAlive), 2000),
+      `left: group ${groupMembers(pid)}, children ${children.filter(pidAlive)}`,
+    );
+    assert.equal(existsSync(file), false);
+    await kernel.shutdown();
+    const r = await kernel.execute("1");
+    assert.equal(r.kernelDied, true);
+    assert.match(r.text, /shut down/);
   });
-  let r = await running;
-  await restarted;
-  assert.equal(r.kernelDied, true);
-  assert.match(r.text, /^go\nError: the kernel died during this execution \(the kernel was restarted\)/);
-  assert.ok(kernel.isAlive());
-  running = kernel.execute("import time\nprint('go', flush=True)\ntime.sleep(30)", {
-    onChunk: (text) => {
-      if (text === "go\n") void kernel.shutdown();
-    },
+
+  test("a kernel that does not answer shutdown_request is terminated within the bounds", async () => {
+    const kernel = await backend.startKernel({});
+    const pid = kernel.pid!;
+    // SIGTERM ignored and the shutdown request cannot run: only SIGKILL ends it
+    await kernel.execute("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)");
+    process.kill(pid, "SIGSTOP");
+    const started = performance.now();
+    await kernel.shutdown();
+    const ms = performance.now() - started;
+    assert.equal(pidAlive(pid), false);
+    assert.ok(ms < 7000, `shutdown took ${ms} ms`);
   });
-  r = await running;
-  assert.match(r.text, /\(the kernel was shut down\)/);
+
+  test("an unknown kernelspec name is refused with the names available", async () => {
+    await assert.rejects(
+      backend.startKernel({ kernelName: "no-such-kernel" }),
+      /Error: no kernelspec named "no-such-kernel"\. Available: .*python3/,
+    );
+  });
+
+  async function fakeLauncher(body: string): Promise<Record<string, string>> {
+    const dir = await mkdtemp(join(tmpdir(), "nbagent-kernel-test-"));
+    await writeFile(join(dir, "ipykernel_launcher.py"), body);
+    return { ...(process.env as Record<string, string>), PYTHONPATH: dir, FAKE_DIR: dir };
+  }
+
+  test("a kernel that exits during startup is reported with its stderr", async () => {
+    const env = await fakeLauncher("import sys\nsys.stderr.write('boom: cannot start\\n')\nsys.exit(3)\n");
+    await assert.rejects(
+      backend.startKernel({ env }),
+      /Error: the kernel exited during startup \(exit code 3\):\nboom: cannot start/,
+    );
+  });
+
+  test("a start that loses a port race (Address already in use) is retried with fresh ports", async () => {
+    const env = await fakeLauncher(
+      [
+        "import os, sys, runpy",
+        "marker = os.path.join(os.environ['FAKE_DIR'], 'tried')",
+        "if not os.path.exists(marker):",
+        "    open(marker, 'w').close()",
+        "    sys.stderr.write('zmq.error.ZMQError: Address already in use\\n')",
+        "    sys.exit(1)",
+        "sys.path = [p for p in sys.path if p != os.environ['FAKE_DIR']]",
+        "sys.modules.pop('ipykernel_launcher', None)",
+        "runpy.run_module('ipykernel_launcher', run_name='__main__')",
+      ].join("\n"),
+    );
+    const kernel = await backend.startKernel({ env });
+    assert.ok(existsSync(join(env.FAKE_DIR, "tried")), "the first attempt failed");
+    assert.equal((await kernel.execute("1 + 1")).displays[0]?.text, "2");
+    await kernel.shutdown();
+  });
+
+  test("a start can be cancelled; no process or connection file is left behind", async () => {
+    const runtimeDir = await mkdtemp(join(tmpdir(), "nbagent-kernel-rt-"));
+    const local = createLocalBackend({ runtimeDir });
+    const controller = new AbortController();
+    const starting = local.startKernel({ signal: controller.signal });
+    const spawned = await waitUntil(() => processesMentioning(runtimeDir).length > 0, 10_000, 10);
+    assert.ok(spawned, "the kernel process was spawned");
+    controller.abort();
+    await assert.rejects(starting, /Error: kernel start was cancelled/);
+    assert.deepEqual(await readdir(runtimeDir), []);
+    assert.ok(await waitUntil(() => processesMentioning(runtimeDir).length === 0, 3000));
+  });
+
+  test("a missing working directory is reported before anything is spawned", async () => {
+    await assert.rejects(
+      backend.startKernel({ cwd: join(tmpdir(), "nbagent-no-such-dir-", String(process.pid)) }),
+      /Error: the kernel's working directory .* does not exist/,
+    );
+  });
+
+  test("the kernel runs in the given cwd with exactly the given env", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "nbagent-kernel-cwd-"));
+    const kernel = await backend.startKernel({
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? "", ONLY_THIS: "yes" },
+    });
+    const r = await kernel.execute(
+      "import os\nprint(os.getcwd()); print(os.environ.get('ONLY_THIS')); print('HOME' in os.environ)",
+    );
+    assert.equal(r.text, `${dir}\nyes\nFalse\n`);
+    await kernel.shutdown();
+  });
+
+  test("restart() or shutdown() during an execution ends that execution promptly", async () => {
+    const kernel = await backend.startKernel({});
+    let restarted: Promise<void> | undefined;
+    let running = kernel.execute("import time\nprint('go', flush=True)\ntime.sleep(30)", {
+      onChunk: () => {
+        restarted ??= kernel.restart();
+      },
+    });
+    let r = await running;
+    await restarted;
+    assert.equal(r.kernelDied, true);
+    assert.match(r.text, /^go\nError: the kernel died during this execution \(the kernel was restarted\)/);
+    assert.ok(kernel.isAlive());
+    running = kernel.execute("import time\nprint('go', flush=True)\ntime.sleep(30)", {
+      onChunk: (text) => {
+        if (text === "go\n") void kernel.shutdown();
+      },
+    });
+    r = await running;
+    assert.match(r.text, /\(the kernel was shut down\)/);
+  });
 });
