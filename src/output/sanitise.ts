@@ -7,6 +7,8 @@ import { stripVTControlCharacters } from "node:util";
 
 /** Removes ANSI/VT escape sequences (colours, cursor moves, OSC titles). */
 export function stripAnsi(text: string): string {
+  // the common case (no escape introducer at all) skips the regex
+  if (text.indexOf("\x1b") < 0 && text.indexOf("\x9b") < 0) return text;
   return stripVTControlCharacters(text);
 }
 

@@ -4,17 +4,19 @@
  * `maxBytes` it is marked truncated and, when an artifact file was given, the complete sanitised
  * stream is spilled there (what was kept so far first, then every later chunk).
  *
- * Memory stays bounded whatever the volume: the tail is trimmed to ~maxBytes, a partial line longer
- * than maxBytes is committed as it is, and artifact writes are batched into synchronous `writeSync`
- * calls of at most SPILL_BATCH bytes. Synchronous writes are the backpressure: the producer (IOPub
+ * Memory stays bounded whatever the volume: the kept tail is whole chunks covering maxBytes (cut
+ * exactly only when dumped), a partial line longer than maxBytes is committed as it is, and artifact
+ * writes are batched into synchronous `writev` calls of about SPILL_BATCH bytes. Synchronous writes are the backpressure: the producer (IOPub
  * callbacks) cannot be paused, so the sink never lets unwritten data pile up behind a stream.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writevSync } from "node:fs";
 import { dirname } from "node:path";
 import { sanitise } from "./sanitise.js";
 
 export const DEFAULT_MAX_BYTES = 50 * 1024;
 const SPILL_BATCH = 1024 * 1024;
+/** Kept chunks smaller than this are merged with the next, so the kept list stays short. */
+const MERGE_BELOW = 8 * 1024;
 
 export interface SinkArtifact {
   id: string;
@@ -64,7 +66,9 @@ export class OutputSink {
   private readonly artifact?: SinkArtifact;
   /** Unsanitised text after the last line break (a `\r` may still overwrite it). */
   private pending = "";
+  /** Sanitised text kept in memory: whole chunks (small ones merged), at least maxBytes of them. */
   private tail: string[] = [];
+  private tailSizes: number[] = [];
   private tailBytes = 0;
   /** Whether the first char of `tail` starts a line of the stream. */
   private tailAtLineStart = true;
@@ -73,7 +77,7 @@ export class OutputSink {
   private endsWithNewline = true;
   private truncated = false;
   private fd?: number;
-  private spillBuf: string[] = [];
+  private spillBuf: Buffer[] = [];
   private spillBytes = 0;
   private spilled = false;
   private artifactError?: string;
@@ -87,7 +91,7 @@ export class OutputSink {
   /** Adds a chunk of raw text (ANSI codes and `\r` are handled here). */
   push(chunk: string): void {
     if (this.ended || chunk.length === 0) return;
-    const data = this.pending + chunk;
+    const data = this.pending ? this.pending + chunk : chunk;
     const lastBreak = data.lastIndexOf("\n");
     if (lastBreak < 0) {
       this.pending = data;
@@ -95,8 +99,8 @@ export class OutputSink {
       if (this.pending.length > this.maxBytes) this.flushPending();
       return;
     }
-    this.pending = data.slice(lastBreak + 1);
-    this.commit(sanitise(data.slice(0, lastBreak + 1)));
+    this.pending = lastBreak + 1 < data.length ? data.slice(lastBreak + 1) : "";
+    this.commit(sanitise(lastBreak + 1 < data.length ? data.slice(0, lastBreak + 1) : data));
     if (this.pending.length > this.maxBytes) this.flushPending();
   }
 
@@ -111,25 +115,27 @@ export class OutputSink {
     const size = Buffer.byteLength(text);
     this.bytes += size;
     this.newlines += countNewlines(text);
-    this.endsWithNewline = text.endsWith("\n");
-    this.tail.push(text);
+    this.endsWithNewline = text.charCodeAt(text.length - 1) === 10;
+    const last = this.tail.length - 1;
+    if (last >= 0 && this.tailSizes[last] < MERGE_BELOW) {
+      this.tail[last] += text;
+      this.tailSizes[last] += size;
+    } else {
+      this.tail.push(text);
+      this.tailSizes.push(size);
+    }
     this.tailBytes += size;
     if (this.spilled) this.spill(text, size);
     if (this.tailBytes > this.maxBytes && !this.truncated) {
       this.truncated = true;
       if (this.artifact) this.startSpill();
     }
-    if (this.tailBytes > 2 * this.maxBytes) this.trimTail();
-  }
-
-  private trimTail(): void {
-    const buf = Buffer.from(this.tail.join(""));
-    let cut = utf8Start(buf, Math.max(0, buf.length - this.maxBytes));
-    this.tailAtLineStart = cut === 0 ? this.tailAtLineStart : buf[cut - 1] === 0x0a;
-    if (cut >= buf.length) cut = buf.length;
-    const kept = buf.subarray(cut).toString("utf8");
-    this.tail = [kept];
-    this.tailBytes = buf.length - cut;
+    // drop whole chunks from the front while what remains still covers maxBytes
+    while (this.tail.length > 1 && this.tailBytes - this.tailSizes[0] >= this.maxBytes) {
+      const dropped = this.tail.shift()!;
+      this.tailBytes -= this.tailSizes.shift()!;
+      this.tailAtLineStart = dropped.charCodeAt(dropped.length - 1) === 10;
+    }
   }
 
   private startSpill(): void {
@@ -138,7 +144,7 @@ export class OutputSink {
       mkdirSync(dirname(artifact.path), { recursive: true });
       this.fd = openSync(artifact.path, "w", 0o600);
       this.spilled = true;
-      for (const piece of this.tail) this.spill(piece, Buffer.byteLength(piece));
+      this.tail.forEach((piece, i) => this.spill(piece, this.tailSizes[i]));
     } catch (err) {
       this.fail(err);
     }
@@ -146,19 +152,23 @@ export class OutputSink {
 
   private spill(text: string, size: number): void {
     if (this.fd === undefined) return;
-    this.spillBuf.push(text);
+    this.spillBuf.push(Buffer.from(text, "utf8"));
     this.spillBytes += size;
     if (this.spillBytes >= SPILL_BATCH) this.writeSpill();
   }
 
+  /** One writev per batch; a short write continues where it stopped. */
   private writeSpill(): void {
     if (this.fd === undefined || this.spillBuf.length === 0) return;
-    const buf = Buffer.from(this.spillBuf.join(""));
+    let bufs = this.spillBuf;
     this.spillBuf = [];
     this.spillBytes = 0;
     try {
-      let off = 0;
-      while (off < buf.length) off += writeSync(this.fd, buf, off, buf.length - off);
+      while (bufs.length) {
+        let done = writevSync(this.fd, bufs);
+        while (bufs.length && done >= bufs[0].length) done -= bufs.shift()!.length;
+        if (bufs.length && done > 0) bufs = [bufs[0].subarray(done), ...bufs.slice(1)];
+      }
     } catch (err) {
       this.fail(err);
     }

@@ -1,11 +1,20 @@
 /**
  * The init script run inside every kernel before user code, after each start or restart (S23):
  * chdir to the session's cwd, copy the session env into os.environ, put cwd first on sys.path when
- * missing, and load the prelude helpers into the user namespace. Values travel as JSON string
+ * missing, bound the size of stream messages, and load the prelude helpers into the user namespace.
+ *
+ * Bounded stream messages: ipykernel buffers stdout/stderr and publishes them every 0.2 s, so a
+ * fast writer sends one huge message (hundreds of MB), which no host can receive in bounded memory.
+ * The init script wraps each stream's write so it flushes (synchronously, through ipykernel's own
+ * flush) once STREAM_FLUSH_CHARS have been written since the last flush.
+ *
+ * Values travel as JSON string
  * literals (valid Python literals), and the prelude as source text, so this also works for a kernel
  * on another machine.
  */
 import { PRELUDE_PATH, preludeSource } from "./prelude.js";
+
+export const STREAM_FLUSH_CHARS = 64 * 1024;
 
 export function initScript(cwd: string, env: Record<string, string>, prelude = preludeSource()): string {
   const lit = (s: string) => JSON.stringify(s);
@@ -17,6 +26,26 @@ export function initScript(cwd: string, env: Record<string, string>, prelude = p
     `    os.environ.update(json.loads(${lit(JSON.stringify(env))}))`,
     "    if cwd not in sys.path:",
     "        sys.path.insert(0, cwd)",
+    "    for stream in (sys.stdout, sys.stderr):",
+    "        if getattr(stream, '_nbagent_bounded', False) or not hasattr(stream, 'flush'):",
+    "            continue",
+    "        def bounded(s, _write=stream.write, _flush=stream.flush, _n=[0]):",
+    `            if not isinstance(s, str) or len(s) <= ${STREAM_FLUSH_CHARS}:`,
+    "                parts = (s,)",
+    "            else:",
+    `                parts = (s[i:i + ${STREAM_FLUSH_CHARS}] for i in range(0, len(s), ${STREAM_FLUSH_CHARS}))`,
+    "            for part in parts:",
+    "                _write(part)",
+    "                _n[0] += len(part)",
+    `                if _n[0] >= ${STREAM_FLUSH_CHARS}:`,
+    "                    _n[0] = 0",
+    "                    _flush()",
+    "            return len(s)",
+    "        try:",
+    "            stream.write = bounded",
+    "            stream._nbagent_bounded = True",
+    "        except (AttributeError, TypeError):",
+    "            pass",
     `    exec(compile(${lit(prelude)}, ${lit(PRELUDE_PATH)}, "exec"), globals())`,
     "__nbagent_init()",
     "del __nbagent_init",

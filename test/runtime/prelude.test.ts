@@ -10,6 +10,7 @@ import {
   preludeSource,
   type Runtime,
 } from "../../src/runtime/index.js";
+import { STREAM_FLUSH_CHARS } from "../../src/runtime/init.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-prelude-"));
 const cwd = mkdtempSync(join(root, "work-"));
@@ -111,4 +112,24 @@ test("status emits a structured status event and no text", async () => {
   const r = await py("status('fetch', url='http://x', n=2)");
   assert.equal(r.text, "");
   assert.deepEqual(r.statuses, [{ op: "fetch", url: "http://x", n: 2 }]);
+});
+
+test("stream output reaches the host in bounded messages, complete and in order", async () => {
+  const sizes: number[] = [];
+  const r = await rt.withSession({ sessionId: "prelude", cwd }, { deadline: new Deadline(60) }, (lease) =>
+    lease.execute(
+      "import sys\nsys.stdout.write('a' * (3 * 1024 * 1024))\nfor i in range(20000): print('b' * 99)",
+      {
+        keepText: false,
+        onChunk: (t) => sizes.push(t.length),
+      },
+    ),
+  );
+  assert.equal(r.status, "ok");
+  assert.equal(r.text, "");
+  assert.equal(
+    sizes.reduce((a, b) => a + b, 0),
+    3 * 1024 * 1024 + 20000 * 100,
+  );
+  assert.ok(Math.max(...sizes) <= 2 * STREAM_FLUSH_CHARS, `largest message ${Math.max(...sizes)}`);
 });

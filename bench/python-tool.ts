@@ -1,0 +1,140 @@
+/**
+ * Benchmark of the python tool, next to jupyter_client (../shared/anchors/jupyter_client_bench.py)
+ * in the same run:
+ * - per-cell overhead: (call with 201 trivial cells − call with 1) / 200, against jupyter_client's
+ *   trivial execute round trip (goal ≤ 1.2×);
+ * - 1 GiB printed through the tool in a child process: its peak RSS (goal ≤ 150 MB) and the
+ *   artifact's size against the bytes printed (goal equal).
+ * Run alone: node --import tsx bench/python-tool.ts
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createRuntime } from "../src/runtime/index.js";
+import { createPythonTool } from "../src/tools/python.js";
+import { jupyterClientBench } from "./anchors.js";
+import { type BenchSection, median, row } from "./types.js";
+
+const SELF = fileURLToPath(import.meta.url);
+const GIB = 1024 ** 3;
+
+async function perCellOverhead(rounds: number): Promise<{ perCellMs: number; samples: number[] }> {
+  const root = mkdtempSync(join(tmpdir(), "nbagent-bench-"));
+  const runtime = createRuntime({ stateRoot: root });
+  const tool = createPythonTool({ cwd: root, runtime });
+  const cells = (n: number) => ({ cells: Array.from({ length: n }, () => ({ code: "1+1" })), timeout: 120 });
+  const timed = async (n: number) => {
+    const t0 = performance.now();
+    const r = await tool.execute("bench", cells(n));
+    if (r.isError) throw new Error((r.content[0] as { text: string }).text);
+    return performance.now() - t0;
+  };
+  try {
+    await timed(1); // kernel start
+    await timed(201); // warm up
+    const samples: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const one = await timed(1);
+      const many = await timed(201);
+      samples.push((many - one) / 200);
+    }
+    return { perCellMs: median(samples), samples };
+  } finally {
+    await runtime.dispose();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/** Child side: print 1 GiB through the tool and report peak RSS and the artifact's size. */
+async function gibChild(): Promise<void> {
+  const root = mkdtempSync(join(tmpdir(), "nbagent-bench-gib-"));
+  const runtime = createRuntime({ stateRoot: root });
+  const tool = createPythonTool({ cwd: root, runtime });
+  try {
+    const code = [
+      "import sys",
+      "line = 'x' * 1023 + '\\n'",
+      "block = line * 64",
+      `for _ in range(${GIB / (1024 * 64)}):`,
+      "    sys.stdout.write(block)",
+      "sys.stdout.flush()",
+    ].join("\n");
+    const t0 = performance.now();
+    const r = await tool.execute("bench", { cells: [{ code }], timeout: 1800 });
+    const ms = performance.now() - t0;
+    const o = r.details.output;
+    const path = o.artifactId ? runtime.artifacts.resolve(o.artifactId) : undefined;
+    const artifactBytes = path ? statSync(path).size : 0;
+    process.stdout.write(
+      `${JSON.stringify({
+        ok: !r.isError,
+        ms,
+        totalBytes: o.totalBytes,
+        artifactBytes,
+        maxRssBytes: process.resourceUsage().maxRSS * 1024,
+        text: r.isError ? (r.content[0] as { text: string }).text.slice(-500) : undefined,
+      })}\n`,
+    );
+  } finally {
+    await runtime.dispose();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function gibInChild(): Promise<{
+  maxRssBytes: number;
+  artifactBytes: number;
+  totalBytes: number;
+  ms: number;
+}> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", SELF, "--child-1gib"], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.on("error", reject);
+    child.on("exit", (code) => {
+      try {
+        const r = JSON.parse(out.trim().split("\n").pop()!);
+        if (!r.ok) throw new Error(`1 GiB call failed: ${r.text}`);
+        resolve(r);
+      } catch (err) {
+        reject(new Error(`child exited ${code}: ${(err as Error).message} ${out.slice(-300)}`));
+      }
+    });
+  });
+}
+
+export async function run(): Promise<BenchSection> {
+  // reference first, then ours, in one run (ratios, not absolute times, are what hold)
+  const ref = await jupyterClientBench(["--execs", "200", "--lines", "1000"]);
+  const overhead = await perCellOverhead(5);
+  const gib = await gibInChild();
+  const rssMb = gib.maxRssBytes / 1e6;
+  return {
+    title: "python tool (vs jupyter_client)",
+    rows: [
+      row(
+        "per-cell overhead vs execute round trip",
+        +overhead.perCellMs.toFixed(3),
+        ref.exec_roundtrip_median_ms,
+        "ms",
+        "≤ 1.2×",
+      ),
+      row("1 GiB printed: host peak RSS vs 150 MB", +rssMb.toFixed(1), 150, "MB", "≤ 1.0×"),
+      row("1 GiB printed: artifact bytes vs printed", gib.artifactBytes, GIB, "bytes", "= 1.0×"),
+    ],
+    notes: [
+      `per-cell samples (ms): ${overhead.samples.map((s) => s.toFixed(2)).join(", ")}; medians of 5 rounds`,
+      `1 GiB through the tool took ${(gib.ms / 1000).toFixed(1)} s (${(GIB / 1e6 / (gib.ms / 1000)).toFixed(0)} MB/s); sink counted ${gib.totalBytes} bytes`,
+    ],
+  };
+}
+
+if (process.argv[1] === SELF) {
+  if (process.argv.includes("--child-1gib")) await gibChild();
+  else process.stdout.write(`${JSON.stringify(await run(), null, 2)}\n`);
+}
