@@ -1,0 +1,92 @@
+/**
+ * One kernel forked by the fork server (forkserver.ts): the LaunchedKernel the local backend hands to
+ * ConnectedKernel, like LocalKernelProcess but without a spawn of its own. Its pid is the leader of its
+ * own process group (interrupt and kill go to the group); its exit comes from the server's reports;
+ * its stdout/stderr go to a log file next to the connection file (read for the stderr tail).
+ */
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import type { LaunchedKernel } from "../provisioner.js";
+import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
+import { killGroup } from "./launcher.js";
+import type { ZmqTransport } from "./zmq-transport.js";
+
+const STDERR_TAIL = 16 * 1024;
+
+export class ForkedKernelProcess implements LaunchedKernel {
+  readonly exited: Promise<string>;
+  private running = true;
+  private resolveExit!: (reason: string) => void;
+
+  constructor(
+    readonly pid: number,
+    readonly transport: ZmqTransport,
+    readonly interruptMode: "signal" | "message",
+    readonly connection: ConnectionInfo,
+    readonly connectionFile: string,
+    readonly logFile: string,
+  ) {
+    this.exited = new Promise((resolve) => {
+      this.resolveExit = resolve;
+    });
+  }
+
+  /** Called by the server on the kernel's exit report, or when the server itself is gone. */
+  markExited(reason: string): void {
+    if (!this.running) return;
+    this.running = false;
+    killGroup(this.pid, "SIGKILL"); // sweep what the kernel left in its group
+    this.resolveExit(reason);
+  }
+
+  isRunning(): boolean {
+    return this.running;
+  }
+
+  signalInterrupt(): void {
+    if (this.running) killGroup(this.pid, "SIGINT");
+  }
+
+  async kill(graceMs: number): Promise<void> {
+    if (!this.running) return;
+    if (graceMs > 0 && killGroup(this.pid, "SIGTERM")) {
+      await Promise.race([this.exited, delay(graceMs)]);
+    }
+    if (this.running) killGroup(this.pid, "SIGKILL");
+    await Promise.race([this.exited, delay(2000)]);
+  }
+
+  async cleanup(): Promise<void> {
+    await removeConnectionFile(this.connectionFile);
+    await rm(this.logFile, { force: true });
+  }
+
+  retryable(): boolean {
+    return /Address already in use/i.test(this.stderrTail());
+  }
+
+  stderrTail(): string {
+    return readTail(this.logFile, STDERR_TAIL);
+  }
+}
+
+/** The last `max` bytes of a file as text ("" if it is missing). */
+export function readTail(path: string, max: number): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, max);
+    const buf = Buffer.alloc(length);
+    const n = readSync(fd, buf, 0, length, size - length);
+    return buf.subarray(0, n).toString("utf8");
+  } catch {
+    return "";
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}

@@ -1,0 +1,286 @@
+"""A pre-warmed fork server ("zygote") for local ipykernel kernels.
+
+Started once per (interpreter, startup environment) by nbagent's local backend. It imports
+ipykernel's kernel application once, then serves JSON-line requests on stdin:
+
+    {"id": 1, "connection_file": "...", "cwd": "...", "env": {...}, "module": "ipykernel_launcher",
+     "args": ["-f", "..."], "log": "..."}
+
+For each request it forks. The child becomes the kernel exactly as `python -m <module> <args>`
+would run it (own session and process group, the given cwd and environment, stdin from /dev/null,
+stdout/stderr into the request's log file), so every kernel is a real, separate ipykernel process
+that starts without paying for the imports again. The server answers {"id", "pid"} (or
+{"id", "error"}) on stdout, reports {"exit": pid, "code"|"signal"} when a kernel ends, and when its
+stdin reaches EOF (the host is gone, however it went) or it gets SIGTERM it ends every kernel's
+process group and exits. Kernels die with the server (PR_SET_PDEATHSIG).
+
+Nothing here may start a thread, a zmq context or an asyncio loop before a fork: each fork checks.
+"""
+
+import errno
+import json
+import os
+import signal
+import sys
+import traceback
+
+# `python forkserver.py` puts this file's directory first on sys.path; a kernel never sees it
+# (ipykernel_launcher drops the cwd while importing; IPython adds '' back itself).
+if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.abspath(__file__)):
+    del sys.path[0]
+
+SERVER_PID = os.getpid()
+PR_SET_PDEATHSIG = 1
+
+
+def _warm():
+    """Imports a kernel needs anyway (no user libraries: numpy/matplotlib stay per kernel)."""
+    import ctypes  # noqa: F401  (prctl in the child)
+    import faulthandler  # noqa: F401  (enabled by the kernel app)
+    import sqlite3  # noqa: F401  (IPython history)
+
+    import ipykernel.kernelapp  # noqa: F401
+    import ipykernel.ipkernel  # noqa: F401
+    import ipykernel.zmqshell  # noqa: F401
+    import ipykernel.comm  # noqa: F401
+    import IPython.core.interactiveshell  # noqa: F401
+    import IPython.core.completer  # noqa: F401
+    import IPython.core.completerlib  # noqa: F401
+    import jupyter_client.session  # noqa: F401
+
+    for optional in ("comm", "ipykernel.eventloops", "ipykernel.inprocess.socket", "jedi.api"):
+        try:
+            __import__(optional)
+        except Exception:
+            pass
+
+
+def _libc():
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True)
+    except Exception:
+        return None
+
+
+def _write(line):
+    data = (json.dumps(line) + "\n").encode()
+    while data:
+        data = data[os.write(1, data) :]
+
+
+def _safe_to_fork():
+    import threading
+
+    if threading.active_count() != 1:
+        return "the fork server has %d threads" % threading.active_count()
+    zmq = sys.modules.get("zmq")
+    if zmq is not None and getattr(zmq.Context, "_instance", None) is not None:
+        return "the fork server holds a zmq context"
+    asyncio_events = sys.modules.get("asyncio.events")
+    if asyncio_events is not None and asyncio_events._get_running_loop() is not None:
+        return "the fork server runs an asyncio loop"
+    return None
+
+
+class Server:
+    def __init__(self):
+        self.children = set()
+        self.libc = _libc()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        os.set_blocking(self.wake_w, False)
+        signal.set_wakeup_fd(self.wake_w)
+        # A Python-level handler (not SIG_DFL/SIG_IGN) so the wakeup fd fires for these signals.
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.signal(signal.SIGTERM, lambda *_: None)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def serve(self):
+        """Returns a request only in a forked child (which then becomes the kernel)."""
+        import select
+
+        buf = b""
+        while True:
+            ready, _, _ = select.select([0, self.wake_r], [], [])
+            if self.wake_r in ready:
+                try:
+                    signals = os.read(self.wake_r, 512)
+                except BlockingIOError:
+                    signals = b""
+                self.reap()
+                if signal.SIGTERM in signals:
+                    self.shutdown()
+            if 0 in ready:
+                try:
+                    chunk = os.read(0, 1 << 16)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    self.shutdown()
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    if not line.strip():
+                        continue
+                    child_request = self.handle(line)
+                    if child_request is not None:
+                        return child_request
+
+    def handle(self, line):
+        try:
+            req = json.loads(line)
+            rid = req["id"]
+        except Exception as err:
+            self.reply({"error": "bad request: %s" % err})
+            return None
+        problem = _safe_to_fork()
+        if problem:
+            self.reply({"id": rid, "error": problem})
+            return None
+        try:
+            log_fd = os.open(req["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        except (OSError, KeyError) as err:
+            self.reply({"id": rid, "error": "cannot open the kernel log: %s" % err})
+            return None
+        try:
+            pid = os.fork()
+        except OSError as err:
+            os.close(log_fd)
+            self.reply({"id": rid, "error": "fork failed: %s" % err})
+            return None
+        if pid == 0:
+            try:
+                self.become_child(req, log_fd)
+            except BaseException:
+                try:
+                    os.write(2, traceback.format_exc().encode())
+                finally:
+                    os._exit(127)
+            return req
+        os.close(log_fd)
+        self.children.add(pid)
+        self.reply({"id": rid, "pid": pid})
+        return None
+
+    def become_child(self, req, log_fd):
+        os.setsid()
+        if self.libc is not None:
+            self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != SERVER_PID:  # the server died before prctl took effect
+            os._exit(1)
+        signal.set_wakeup_fd(-1)
+        os.close(self.wake_r)
+        os.close(self.wake_w)
+        for sig in (signal.SIGCHLD, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        os.dup2(log_fd, 1)
+        os.dup2(log_fd, 2)
+        os.close(log_fd)
+        os.chdir(req["cwd"])
+        os.environ.clear()
+        os.environ.update(req["env"])
+        try:
+            import time
+
+            time.tzset()
+        except Exception:
+            pass
+        self.children.clear()
+
+    def reap(self):
+        while self.children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            self.children.discard(pid)
+            try:
+                os.killpg(pid, signal.SIGKILL)  # sweep what the kernel left in its group
+            except OSError:
+                pass
+            if os.WIFSIGNALED(status):
+                self.reply({"exit": pid, "signal": signal.Signals(os.WTERMSIG(status)).name})
+            else:
+                self.reply({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
+
+    def reply(self, line):
+        try:
+            _write(line)
+        except OSError as err:
+            if err.errno in (errno.EPIPE, errno.EBADF):
+                self.shutdown()
+            raise
+
+    def shutdown(self):
+        """Ends every kernel's process group (SIGTERM, then SIGKILL after 1 s) and exits."""
+        import time
+
+        for pid in self.children:
+            _killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 1.0
+        while self.children and time.monotonic() < deadline:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid:
+                self.children.discard(pid)
+                _killpg(pid, signal.SIGKILL)
+            else:
+                time.sleep(0.02)
+        for pid in self.children:
+            _killpg(pid, signal.SIGKILL)
+        os._exit(0)
+
+
+def _killpg(pid, sig):
+    try:
+        os.killpg(pid, sig)
+    except OSError:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
+def run_kernel(req):
+    """What `python -m <module> <args>` does, in this already-warm interpreter."""
+    import importlib.util
+
+    module = req.get("module", "ipykernel_launcher")
+    spec = importlib.util.find_spec(module)
+    origin = spec.origin if spec and spec.origin else module
+    if spec and spec.submodule_search_locations:  # a package: `-m ipykernel` runs its __main__
+        main = importlib.util.find_spec(module + ".__main__")
+        origin = main.origin if main and main.origin else origin
+    sys.argv = [origin] + list(req["args"])
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance()
+
+
+def main():
+    try:
+        _warm()
+    except BaseException:
+        _write({"fatal": traceback.format_exc()})
+        sys.exit(1)
+    server = Server()
+    problem = _safe_to_fork()
+    _write({"ready": SERVER_PID, "python": sys.executable, "error": problem})
+    return server.serve()
+
+
+if __name__ == "__main__":
+    _request = main()
+    # Only a forked child gets here: it runs the kernel and then ends like any interpreter
+    # (atexit handlers, non-daemon threads joined) — never back into the server's loop.
+    run_kernel(_request)

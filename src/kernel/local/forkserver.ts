@@ -1,0 +1,330 @@
+/**
+ * Pre-warmed fork server ("zygote") for local ipykernel kernels. Importing ipykernel costs about a
+ * second per kernel; forkserver.py pays it once per (interpreter, startup environment) and then forks a
+ * real, separate kernel process per request in ~0.2 s. ForkServerPool decides per launch:
+ * - only kernelspecs that are exactly `<python> -m ipykernel_launcher|ipykernel …` for the
+ *   interpreter that resolved them are forked; anything else launches the normal way;
+ * - the first eligible launch starts the normal way while the server warms up in parallel (a single
+ *   cold start is never slower), later launches wait for the server and fork;
+ * - the environment variables Python/ipykernel read while starting or importing (PYTHON*, locale,
+ *   HOME, USER, JPY_*, …) key the server, so a kernel never inherits another environment's startup;
+ * - a server that fails to start or dies twice is not used again (normal launches from then on).
+ * Orphans: the server reads the host's pipe on stdin and ends every kernel's group at EOF (host exit,
+ * SIGTERM, SIGKILL); kernels die with the server (PR_SET_PDEATHSIG) and the host sweeps their groups.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import type { LaunchedKernel } from "../provisioner.js";
+import { createConnectionInfo, removeConnectionFile, writeConnectionFile } from "./connection-file.js";
+import { ForkedKernelProcess } from "./forkserver-kernel.js";
+import type { KernelSpec } from "./kernelspec.js";
+import { killGroup, type LaunchOptions } from "./launcher.js";
+import { ZmqTransport } from "./zmq-transport.js";
+
+export const FORKSERVER_PY = fileURLToPath(new URL("./forkserver.py", import.meta.url));
+
+/** Read by the interpreter at startup or by ipykernel/IPython/traitlets at import time. */
+const STARTUP_ENV =
+  /^(PYTHON.*|LANG|LANGUAGE|LC_.*|HOME|USER|JPY_.*|IPYTHON.*|TRAITLETS_.*|PYDEVD_.*|DEBUGPY_.*|JUPYTER_PLATFORM_DIRS)$/;
+const MAX_SERVERS = 2;
+const MAX_FAILURES = 2;
+const STDERR_TAIL = 8 * 1024;
+
+const liveServers = new Set<ForkServer>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const server of liveServers) server.killNow();
+  });
+}
+
+interface ForkPlan {
+  module: string;
+  args: string[];
+}
+
+/** `<python> -m ipykernel_launcher|ipykernel …` for the spec's own interpreter, else undefined. */
+export function forkPlan(spec: KernelSpec): ForkPlan | undefined {
+  const [command, flag, module, ...args] = spec.argv;
+  if (command !== spec.python || flag !== "-m") return undefined;
+  if (module !== "ipykernel_launcher" && module !== "ipykernel") return undefined;
+  if (!args.includes("{connection_file}")) return undefined;
+  return { module, args };
+}
+
+/** The kernel's environment, as LocalKernelProcess builds it. */
+export function kernelEnvironment(spec: KernelSpec, options: LaunchOptions): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options.env ?? process.env)) if (v !== undefined) env[k] = v;
+  Object.assign(env, spec.env);
+  env.PYDEVD_DISABLE_FILE_VALIDATION ??= "1";
+  env.JPY_PARENT_PID = String(process.pid);
+  return env;
+}
+
+export function startupSignature(env: Record<string, string>): string {
+  return Object.keys(env)
+    .filter((k) => STARTUP_ENV.test(k))
+    .sort()
+    .map((k) => `${k}=${env[k]}`)
+    .join("\0");
+}
+
+interface Pending {
+  resolve: (pid: number) => void;
+  reject: (err: Error) => void;
+}
+
+export class ForkServer {
+  readonly ready: Promise<void>;
+  /** Resolves with a reason once the server process is gone. */
+  readonly gone: Promise<string>;
+  state: "starting" | "ready" | "dead" = "starting";
+  disposing = false;
+  private readonly child: ChildProcess;
+  private readonly pending = new Map<number, Pending>();
+  private readonly kernels = new Map<number, ForkedKernelProcess>();
+  private readonly earlyExits = new Map<number, string>();
+  private nextId = 1;
+  private holds = 0;
+  private stderr = "";
+
+  constructor(
+    readonly python: string,
+    env: Record<string, string>,
+  ) {
+    this.child = spawn(python, [FORKSERVER_PY], {
+      cwd: "/",
+      env,
+      detached: true, // its own group: a terminal's Ctrl-C reaches neither it nor its kernels
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    liveServers.add(this);
+    installExitHook();
+    let markReady!: () => void;
+    let failStart!: (err: Error) => void;
+    this.ready = new Promise<void>((resolve, reject) => {
+      markReady = resolve;
+      failStart = reject;
+    });
+    this.ready.catch(() => {});
+    this.gone = new Promise((resolve) => {
+      const done = (reason: string) => {
+        if (this.state === "dead") return;
+        this.state = "dead";
+        liveServers.delete(this);
+        const tail = this.stderr.trim();
+        const err = new Error(`Error: the kernel fork server exited (${reason})${tail ? `:\n${tail}` : ""}`);
+        failStart(err);
+        for (const p of this.pending.values()) p.reject(err);
+        this.pending.clear();
+        for (const kernel of this.kernels.values()) kernel.markExited(`the fork server exited (${reason})`);
+        this.kernels.clear();
+        this.setHold(0);
+        resolve(reason);
+      };
+      this.child.once("exit", (code, signal) => done(signal ? `signal ${signal}` : `exit code ${code}`));
+      this.child.once("error", (err) => done(`could not start ${python}: ${err.message}`));
+    });
+    this.child.stdin?.on("error", () => {});
+    this.child.stderr?.on("data", (chunk: Buffer) => {
+      this.stderr = (this.stderr + chunk.toString("utf8")).slice(-STDERR_TAIL);
+    });
+    const lines = createInterface({ input: this.child.stdout as NodeJS.ReadableStream });
+    lines.on("line", (line) => this.onLine(line, markReady, failStart));
+    this.child.unref();
+    this.setHold(0);
+  }
+
+  /** Keeps the host's event loop alive only while someone waits for the server. */
+  private setHold(delta: number): void {
+    this.holds = delta === 0 && this.state === "dead" ? 0 : Math.max(0, this.holds + delta);
+    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) {
+      const handle = s as unknown as { ref?: () => void; unref?: () => void } | null;
+      if (this.holds > 0) handle?.ref?.();
+      else handle?.unref?.();
+    }
+  }
+
+  private onLine(line: string, markReady: () => void, failStart: (err: Error) => void): void {
+    let msg: Record<string, unknown>;
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if ("ready" in msg) {
+      if (msg.error) {
+        failStart(new Error(`Error: the kernel fork server is not safe to fork: ${msg.error}`));
+        this.child.kill("SIGKILL");
+      } else {
+        this.state = "ready";
+        markReady();
+      }
+    } else if ("fatal" in msg) {
+      failStart(new Error(`Error: the kernel fork server could not start:\n${msg.fatal}`));
+    } else if ("exit" in msg) {
+      const pid = Number(msg.exit);
+      const reason = msg.signal ? `signal ${msg.signal}` : `exit code ${msg.code}`;
+      const kernel = this.kernels.get(pid);
+      if (kernel) {
+        this.kernels.delete(pid);
+        kernel.markExited(reason);
+      } else this.earlyExits.set(pid, reason);
+    } else if ("id" in msg) {
+      const p = this.pending.get(Number(msg.id));
+      if (!p) return;
+      this.pending.delete(Number(msg.id));
+      if (typeof msg.pid === "number") p.resolve(msg.pid);
+      else p.reject(new Error(`Error: the kernel fork server refused: ${String(msg.error)}`));
+    }
+  }
+
+  /** Waits for the server's imports (keeping the host alive meanwhile). */
+  async whenReady(): Promise<void> {
+    this.setHold(1);
+    try {
+      await this.ready;
+    } finally {
+      this.setHold(-1);
+    }
+  }
+
+  private async fork(request: Record<string, unknown>): Promise<number> {
+    if (this.state !== "ready") throw new Error("Error: the kernel fork server is not running");
+    const id = this.nextId++;
+    this.setHold(1);
+    try {
+      return await new Promise<number>((resolve, reject) => {
+        this.pending.set(id, { resolve, reject });
+        this.child.stdin?.write(`${JSON.stringify({ id, ...request })}\n`);
+      });
+    } finally {
+      this.setHold(-1);
+    }
+  }
+
+  /** Forks one kernel: connection file and sockets first, as LocalKernelProcess does. */
+  async launch(
+    spec: KernelSpec,
+    plan: ForkPlan,
+    env: Record<string, string>,
+    options: LaunchOptions,
+  ): Promise<LaunchedKernel> {
+    const info = await createConnectionInfo(spec.name);
+    const file = await writeConnectionFile(info, options.runtimeDir);
+    const log = file.replace(/\.json$/, ".log");
+    const transport = new ZmqTransport(info, randomUUID(), options.heartbeat);
+    try {
+      const args = plan.args.map((a) =>
+        a.replaceAll("{connection_file}", file).replaceAll("{resource_dir}", spec.resourceDir ?? ""),
+      );
+      const pid = await this.fork({
+        cwd: options.cwd ?? process.cwd(),
+        env,
+        module: plan.module,
+        args,
+        log,
+      });
+      const kernel = new ForkedKernelProcess(pid, transport, spec.interruptMode, info, file, log);
+      const early = this.earlyExits.get(pid);
+      this.earlyExits.delete(pid);
+      if (early) kernel.markExited(early);
+      else if (this.state === "dead") kernel.markExited("the fork server exited");
+      else this.kernels.set(pid, kernel);
+      return kernel;
+    } catch (err) {
+      await transport.close();
+      await removeConnectionFile(file);
+      await rm(log, { force: true });
+      throw err;
+    }
+  }
+
+  /** Synchronous last resort at host exit: every kernel's group, then the server. */
+  killNow(): void {
+    for (const pid of this.kernels.keys()) killGroup(pid, "SIGKILL");
+    if (this.child.pid) killGroup(this.child.pid, "SIGKILL");
+  }
+
+  /** SIGTERM: the server ends its kernels' groups and exits. */
+  async dispose(): Promise<void> {
+    this.disposing = true;
+    if (this.state === "dead") return;
+    this.child.kill("SIGTERM");
+    const gone = await Promise.race([this.gone.then(() => true), delay(3000).then(() => false)]);
+    if (!gone) this.killNow();
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+}
+
+/** The fork servers of one backend, keyed by interpreter and startup environment. */
+export class ForkServerPool {
+  private readonly servers = new Map<string, ForkServer>();
+  private readonly failures = new Map<string, number>();
+  private disposed = false;
+
+  /** A forked kernel, or undefined when this launch should go the normal way. */
+  async launch(spec: KernelSpec, options: LaunchOptions): Promise<LaunchedKernel | undefined> {
+    const plan = forkPlan(spec);
+    if (!plan || this.disposed) return undefined;
+    if (options.cwd && !existsSync(options.cwd)) return undefined; // the normal path reports it
+    const env = kernelEnvironment(spec, options);
+    const key = `${spec.python}\0${startupSignature(env)}`;
+    let server = this.servers.get(key);
+    if (server?.state === "dead") {
+      this.servers.delete(key);
+      server = undefined;
+    }
+    if (!server) {
+      if ((this.failures.get(key) ?? 0) >= MAX_FAILURES || this.servers.size >= MAX_SERVERS) return undefined;
+      this.warm(key, spec.python, env);
+      return undefined; // this kernel starts the normal way while the server warms up
+    }
+    try {
+      await server.whenReady();
+      return await server.launch(spec, plan, env, options);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private warm(key: string, python: string, env: Record<string, string>): void {
+    const server = new ForkServer(python, env);
+    this.servers.set(key, server);
+    const fail = () => this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
+    server.ready.catch(fail);
+    void server.gone.then(() => {
+      if (!server.disposing && !this.disposed) {
+        server.ready.then(fail, () => {});
+      }
+      if (this.servers.get(key) === server) this.servers.delete(key);
+    });
+  }
+
+  /** The servers' pids (tests and diagnostics). */
+  pids(): number[] {
+    return [...this.servers.values()].flatMap((s) => (s.pid ? [s.pid] : []));
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    const servers = [...this.servers.values()];
+    this.servers.clear();
+    await Promise.all(servers.map((s) => s.dispose()));
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}
