@@ -87,7 +87,7 @@ export class KernelSession {
     if (this.disposed) throw new Error("Error: this kernel session was shut down; call again.");
     let restarted = false;
     if (!this.kernel) {
-      this.kernel = await this.starter(this.spec, ctx.deadline, ctx.signal);
+      this.kernel = await this.start(ctx);
       this.initialised = false;
     } else if (!this.kernel.isAlive()) {
       await this.restartAfterDeath(ctx);
@@ -169,6 +169,7 @@ export class KernelSession {
 
   private async restartKernel(ctx: CallContext): Promise<void> {
     ctx.deadline.check(ctx.signal);
+    if (this.disposed) throw new Error("Error: this kernel session was shut down; call again.");
     this.initialised = false;
     const old = this.kernel!;
     try {
@@ -179,7 +180,18 @@ export class KernelSession {
     }
     this.kernel = undefined;
     await old.shutdown().catch(() => {});
-    this.kernel = await this.starter(this.spec, ctx.deadline, ctx.signal);
+    this.kernel = await this.start(ctx);
+  }
+
+  /** Starts a kernel; one that arrives after dispose() is shut down at once (no orphan). */
+  private async start(ctx: CallContext): Promise<Kernel> {
+    if (this.disposed) throw new Error("Error: this kernel session was shut down; call again.");
+    const kernel = await this.starter(this.spec, ctx.deadline, ctx.signal);
+    if (this.disposed) {
+      await kernel.shutdown().catch(() => {});
+      throw new Error("Error: this kernel session was shut down; call again.");
+    }
+    return kernel;
   }
 
   private async init(ctx: CallContext): Promise<void> {

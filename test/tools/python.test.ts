@@ -235,3 +235,14 @@ test("reset gives a fresh kernel for the first cell only; a crash is retried wit
   assert.equal(twice.isError, true);
   assert.match(text(twice), /Cell 1 aborted: Python kernel restarted too many times in this session$/);
 });
+
+test("a kernel that cannot start gives an Error: result naming the cause", async () => {
+  const bad = createRuntime({ stateRoot: root, kernelName: "no-such-kernel-nbagent" });
+  try {
+    const r = await createPythonTool({ cwd, runtime: bad }).execute("t", { cells: [{ code: "1" }] });
+    assert.equal(r.isError, true);
+    assert.match(text(r), /^Error: could not start the Python kernel: .*no-such-kernel-nbagent/);
+  } finally {
+    await bad.dispose();
+  }
+});
