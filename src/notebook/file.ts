@@ -9,10 +9,10 @@ import { createHash, randomBytes } from "node:crypto";
 import type { BigIntStats } from "node:fs";
 import { open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { parseJson } from "./json.js";
+import { type JsonValue, parseJsonBytes } from "./json.js";
 import { LockTimeoutError, withFileLock } from "./lock.js";
 import { assertNotebook, cellIdWarnings, type Notebook, NotebookStructureError } from "./model.js";
-import { serializeNotebook } from "./serialize.js";
+import { type Layout, layoutOf, render } from "./splice.js";
 
 /** What a load saw on disk; a save proceeds only if the file still matches it. */
 export interface Fingerprint {
@@ -40,6 +40,8 @@ export interface LoadedNotebook {
   gid: number;
   /** Id problems and the like, reported to the user, never silently fixed. */
   warnings: string[];
+  /** The bytes on disk and where its (frozen, unchanged) cells are: lets a save reuse them. */
+  layout?: Layout;
 }
 
 export type NotebookErrorCode =
@@ -110,10 +112,10 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
   if (!isUtf8(buf)) {
     throw new NotebookFileError("invalid_json", `Invalid JSON in notebook: ${shownPath}`, "not UTF-8 text");
   }
-  const text = buf.toString("utf8");
-  let value: ReturnType<typeof parseJson>;
+  let value: JsonValue;
+  let cellSpans: [number, number][] | undefined;
   try {
-    value = parseJson(text);
+    ({ value, cellSpans } = parseJsonBytes(buf));
   } catch (e) {
     throw new NotebookFileError(
       "invalid_json",
@@ -139,6 +141,7 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
     uid: Number(st.uid),
     gid: Number(st.gid),
     warnings: cellIdWarnings(value),
+    layout: layoutOf(buf, value, cellSpans),
   };
 }
 
@@ -174,8 +177,7 @@ async function changedSince(path: string, fp: Fingerprint): Promise<string | und
  * saved again later.
  */
 export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.path): Promise<void> {
-  const text = serializeNotebook(loaded.notebook);
-  const data = Buffer.from(text, "utf8");
+  const { data, layout } = render(loaded.notebook, loaded.layout);
   const target = loaded.path;
   const tmp = join(
     dirname(target),
@@ -229,6 +231,7 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
   }
   await syncDirectory(dirname(target));
   if (written) loaded.fingerprint = written;
+  loaded.layout = layout;
 }
 
 async function syncDirectory(dir: string): Promise<void> {

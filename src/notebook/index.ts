@@ -3,3 +3,4 @@ export * from "./json.js";
 export * from "./lines.js";
 export * from "./model.js";
 export * from "./serialize.js";
+export * from "./splice.js";

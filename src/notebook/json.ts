@@ -59,48 +59,90 @@ interface RawToken {
   text: string;
 }
 
-/** Number tokens (outside strings) that JSON.parse would not keep exactly. */
-function findRawTokens(text: string): RawToken[] {
+interface Scan {
+  raws: RawToken[];
+  /** Byte spans of the elements of the top-level "cells" array that are objects (undefined: unknown). */
+  cellSpans?: [number, number][];
+}
+
+const Q = 0x22; // "
+const BS = 0x5c; // \\
+
+/**
+ * One pass over the UTF-8 bytes (multi-byte sequences never contain ASCII bytes, so structure and
+ * number tokens can be found byte-wise): number tokens outside strings that JSON.parse would not
+ * keep exactly, and where each cell object of the top-level "cells" array starts and ends.
+ */
+function scan(buf: Buffer): Scan {
   const raws: RawToken[] = [];
-  const n = text.length;
+  const n = buf.length;
+  let depth = 0;
+  let topKey: string | undefined;
+  let cellsSeen = 0; // how many top-level "cells" arrays were opened
+  let inCells = false;
+  let cellStart = -1;
+  let cellSpans: [number, number][] | undefined = [];
   let i = 0;
   while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c === 34 /* " */) {
-      // jump to the closing quote: the first quote preceded by an even number of backslashes
+    const c = buf[i];
+    if (c === Q) {
       let j = i;
       for (;;) {
-        j = text.indexOf('"', j + 1);
-        if (j < 0) return raws; // unterminated string: JSON.parse will report it
+        j = buf.indexOf(Q, j + 1);
+        if (j < 0) return { raws }; // unterminated string: JSON.parse will report it
         let k = j - 1;
-        while (text.charCodeAt(k) === 92 /* \ */) k--;
+        while (buf[k] === BS) k--;
         if ((j - 1 - k) % 2 === 0) break;
       }
+      if (depth === 1) {
+        let k = j + 1;
+        while (buf[k] === 0x20 || buf[k] === 0x0a || buf[k] === 0x0d || buf[k] === 0x09) k++;
+        if (buf[k] === 0x3a /* : */) topKey = buf.toString("utf8", i + 1, j);
+      }
       i = j + 1;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (depth === 1 && c === 0x5b && topKey === "cells") {
+        cellsSeen++;
+        inCells = true;
+      } else if (depth === 2 && inCells) {
+        if (c === 0x7b) cellStart = i;
+        else cellSpans = undefined; // a cell that is not an object: no spans
+      }
+      depth++;
+      i++;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      depth--;
+      if (depth === 2 && inCells && c === 0x7d && cellStart >= 0) {
+        cellSpans?.push([cellStart, i + 1]);
+        cellStart = -1;
+      } else if (depth === 1 && inCells) inCells = false;
+      i++;
     } else if ((c >= 48 && c <= 57) || c === 45) {
       let j = i + 1;
-      while (j < n && isNumberChar(text.charCodeAt(j))) j++;
-      if (c === 45 && text.startsWith("Infinity", j)) {
+      while (j < n && isNumberChar(buf[j])) j++;
+      if (depth === 2 && inCells) cellSpans = undefined; // a number as a cell
+      if (c === 45 && buf.toString("latin1", j, j + 8) === "Infinity") {
         raws.push({ start: i, end: j + 8, text: "-Infinity" });
         i = j + 8;
         continue;
       }
-      const token = text.slice(i, j);
+      const token = buf.toString("latin1", i, j);
       if (!SAFE_INT.test(token) || token === "-0") {
         if (STRICT_NUMBER.test(token) && !isSafeInteger(token)) raws.push({ start: i, end: j, text: token });
       }
       i = j;
-    } else if (c === 78 /* N */ && text.startsWith("NaN", i)) {
+    } else if (c === 0x4e /* N */ && buf.toString("latin1", i, i + 3) === "NaN") {
       raws.push({ start: i, end: i + 3, text: "NaN" });
       i += 3;
-    } else if (c === 73 /* I */ && text.startsWith("Infinity", i)) {
+    } else if (c === 0x49 /* I */ && buf.toString("latin1", i, i + 8) === "Infinity") {
       raws.push({ start: i, end: i + 8, text: "Infinity" });
       i += 8;
     } else {
+      if (depth === 2 && inCells && (c === 0x74 || c === 0x66 || c === 0x6e)) cellSpans = undefined; // true/false/null
       i++;
     }
   }
-  return raws;
+  return { raws, cellSpans: cellsSeen === 1 ? cellSpans : undefined };
 }
 
 function isSafeInteger(token: string): boolean {
@@ -110,17 +152,28 @@ function isSafeInteger(token: string): boolean {
 
 /** Parses JSON text (plus Python's NaN/Infinity) keeping non-trivial numbers as RawNumber. Throws SyntaxError. */
 export function parseJson(text: string): JsonValue {
-  const raws = findRawTokens(text);
-  if (raws.length === 0) return JSON.parse(text) as JsonValue;
+  return parseJsonBytes(Buffer.from(text, "utf8")).value;
+}
+
+export interface ParsedJson {
+  value: JsonValue;
+  /** Byte spans [start, end) of the top-level "cells" array's objects, when they could be located. */
+  cellSpans?: [number, number][];
+}
+
+/** Like parseJson, from UTF-8 bytes; also reports where each cell's text is (for splicing saves). */
+export function parseJsonBytes(buf: Buffer): ParsedJson {
+  const { raws, cellSpans } = scan(buf);
+  if (raws.length === 0) return { value: JSON.parse(buf.toString("utf8")) as JsonValue, cellSpans };
   const sentinel = `\u0000nbagent-number-${randomBytes(8).toString("hex")}:`;
-  const parts: string[] = [];
+  const parts: Buffer[] = [];
   let prev = 0;
   for (let r = 0; r < raws.length; r++) {
-    parts.push(text.slice(prev, raws[r].start), JSON.stringify(sentinel + r));
+    parts.push(buf.subarray(prev, raws[r].start), Buffer.from(JSON.stringify(sentinel + r)));
     prev = raws[r].end;
   }
-  parts.push(text.slice(prev));
-  const value = JSON.parse(parts.join("")) as JsonValue;
+  parts.push(buf.subarray(prev));
+  const value = JSON.parse(Buffer.concat(parts).toString("utf8")) as JsonValue;
   const numbers = raws.map((r) => new RawNumber(r.text));
   const revive = (v: JsonValue): JsonValue => {
     if (typeof v === "string") {
@@ -145,5 +198,5 @@ export function parseJson(text: string): JsonValue {
     }
     return obj;
   };
-  return revive(value);
+  return { value: revive(value), cellSpans };
 }

@@ -109,6 +109,43 @@ export function newCellId(nb: Notebook): string {
   }
 }
 
+/**
+ * Cells loaded from a file are deep-frozen so a save can reuse their original bytes (nothing can
+ * have changed them). Change a cell only through `thawCell`, which swaps in a mutable copy.
+ */
+export function deepFreeze(v: unknown): void {
+  if (v === null || typeof v !== "object" || Object.isFrozen(v)) return;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (x !== null && typeof x === "object") deepFreeze(x);
+    }
+  } else if (!(v instanceof RawNumber)) {
+    for (const k in v) {
+      const x = (v as Record<string, unknown>)[k];
+      if (x !== null && typeof x === "object") deepFreeze(x);
+    }
+  }
+  Object.freeze(v);
+}
+
+function thaw<T>(v: T): T {
+  if (v === null || typeof v !== "object" || v instanceof RawNumber) return v;
+  if (Array.isArray(v)) return v.map(thaw) as T;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) out[k] = thaw((v as Record<string, unknown>)[k]);
+  return out as T;
+}
+
+/** The cell at `index`, made mutable (a deep copy replaces a frozen, as-loaded cell). */
+export function thawCell(nb: Notebook, index: number): Cell {
+  const cell = nb.cells[index];
+  if (!Object.isFrozen(cell)) return cell;
+  const copy = thaw(cell);
+  nb.cells[index] = copy;
+  return copy;
+}
+
 /** Index of the cell with this id, or -1. */
 export function findCellById(nb: Notebook, id: string): number {
   return nb.cells.findIndex((c) => c.id === id);
@@ -184,12 +221,13 @@ export function moveCell(nb: Notebook, from: number, to: number): void {
 export function upgradeToCellIds(nb: Notebook): void {
   if (supportsCellIds(nb)) return;
   const seen = new Set<string>();
-  const fresh: Cell[] = [];
-  for (const cell of nb.cells) {
+  const fresh: number[] = [];
+  nb.cells.forEach((cell, i) => {
     if (typeof cell.id === "string" && CELL_ID_PATTERN.test(cell.id) && !seen.has(cell.id)) seen.add(cell.id);
-    else fresh.push(cell);
-  }
-  for (const cell of fresh) {
+    else fresh.push(i);
+  });
+  for (const index of fresh) {
+    const cell = thawCell(nb, index);
     let id: string;
     do id = randomBytes(4).toString("hex");
     while (seen.has(id));

@@ -149,6 +149,7 @@ function prepare(v: unknown): number {
     raws += r;
   }
   if (!sorted) {
+    if (Object.isFrozen(obj)) return -1;
     const order = sortedKeys(obj);
     const values = order.map((k) => obj[k]);
     for (const k of order) delete obj[k];
@@ -175,6 +176,12 @@ export function serializeNotebook(nb: unknown): string {
     out += part.slice(0, end) + part.slice(end + 1);
   }
   return `${out}\n`;
+}
+
+/** One cell as it appears inside nbformat.write's output (at depth 2 of the notebook). */
+export function serializeCell(cell: unknown): string {
+  const text = serializeNotebook(cell);
+  return text.slice(0, -1).replaceAll("\n", "\n  ");
 }
 
 /** The slow, fully general serialiser (exported for tests that compare both paths). */

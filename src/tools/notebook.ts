@@ -18,6 +18,7 @@ import {
   setCellSource,
   setCellType,
   supportsCellIds,
+  thawCell,
 } from "../notebook/index.js";
 import {
   EDIT_ACTIONS,
@@ -211,7 +212,7 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
 
         switch (action) {
           case "edit": {
-            const cell = cells[index!];
+            const cell = thawCell(nb, index!);
             const dropped = p.cell_type ? setCellType(cell, p.cell_type as CellType) : [];
             setCellSource(cell, p.content!);
             await save();
@@ -273,7 +274,14 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
           }
           case "clear_outputs": {
             const targets = index === undefined ? cells.map((_, i) => i) : [index];
-            const cleared = targets.filter((i) => clearCellOutputs(cells[i])).length;
+            const hasOutputs = (i: number) => {
+              const c = cells[i];
+              return (
+                c.cell_type === "code" &&
+                ((Array.isArray(c.outputs) && c.outputs.length > 0) || c.execution_count != null)
+              );
+            };
+            const cleared = targets.filter((i) => hasOutputs(i) && clearCellOutputs(thawCell(nb, i))).length;
             if (cleared > 0) await save();
             const what = index === undefined ? "all cells" : `cell ${index} (${cells[index].cell_type})`;
             return ok(

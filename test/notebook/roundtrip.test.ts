@@ -120,6 +120,66 @@ describe("an edit changes only the edited cell", () => {
   });
 });
 
+describe("files not in nbformat.write's layout", () => {
+  test("indent 2, unsorted keys, compact: our edit still equals nbformat's edit of the same file", async () => {
+    const variants: Record<string, (nb: Record<string, unknown>) => string> = {
+      indent2: (nb) => JSON.stringify(nb, null, 2),
+      compact: (nb) => JSON.stringify(nb),
+      unsorted: (nb) =>
+        JSON.stringify(
+          {
+            nbformat_minor: nb.nbformat_minor,
+            nbformat: nb.nbformat,
+            metadata: nb.metadata,
+            cells: nb.cells,
+          },
+          null,
+          1,
+        ),
+    };
+    const src = JSON.parse(await readFile(join(dir, "widgets.ipynb"), "utf8")) as Record<string, unknown>;
+    const jobs = Object.entries(variants).map(([v, f]) => ({
+      v,
+      body: f(src),
+      src: join(dir, `v-${v}.ipynb`),
+      dst: join(dir, `vpy-${v}.ipynb`),
+      index: 0,
+      source: "new\nsource",
+    }));
+    for (const j of jobs) await writeFile(j.src, j.body);
+    const jobFile = join(dir, "vjobs.json");
+    await writeFile(jobFile, JSON.stringify(jobs));
+    await run(PYTHON, [join(HERE, "py_edit.py"), jobFile]);
+    for (const j of jobs) {
+      const r = await call(dir, { action: "edit", notebook_path: j.src, cell_index: 0, content: j.source });
+      assert.equal(r.isError, undefined, text(r));
+      assert.equal(await readFile(j.src, "utf8"), await readFile(j.dst, "utf8"), j.v);
+    }
+  });
+
+  test("repeated saves of one loaded notebook equal a full serialisation each time", async () => {
+    const path = join(dir, "repeat.ipynb");
+    await copyFile(join(dir, "rich-4.5.ipynb"), path);
+    const loaded = await loadNotebook(path);
+    for (let k = 0; k < 4; k++) {
+      const { createCell, thawCell, setCellSource } = await import("../../src/notebook/index.js");
+      setCellSource(thawCell(loaded.notebook, k), `round ${k}`);
+      loaded.notebook.cells.splice(k, 0, createCell(loaded.notebook, "markdown", `inserted ${k}`));
+      loaded.notebook.cells.push(loaded.notebook.cells.shift()!);
+      await saveNotebook(loaded);
+      assert.equal(await readFile(path, "utf8"), serializeNotebookSlow(loaded.notebook), `save ${k}`);
+    }
+    const fresh = await loadNotebook(path);
+    assert.throws(
+      () => {
+        (fresh.notebook.cells[0].metadata as Record<string, unknown>).x = 1;
+      },
+      TypeError,
+      "as-loaded cells are frozen: changes must go through thawCell",
+    );
+  });
+});
+
 describe("serialiser details against Python", () => {
   test("the native fast path and the general serialiser agree", async () => {
     for (const name of names) {

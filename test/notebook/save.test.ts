@@ -12,6 +12,7 @@ import {
   saveNotebook,
   setCellSource,
   splitLines,
+  thawCell,
   upgradeToCellIds,
 } from "../../src/notebook/index.js";
 import { LockTimeoutError, lockPathFor, withFileLock } from "../../src/notebook/lock.js";
@@ -33,7 +34,7 @@ describe("atomic save", () => {
     const path = await sample(dir);
     await chmod(path, 0o640);
     const loaded = await loadNotebook(path);
-    setCellSource(loaded.notebook.cells[0], "changed");
+    setCellSource(thawCell(loaded.notebook, 0), "changed");
     await saveNotebook(loaded);
     assert.equal((await stat(path)).mode & 0o777, 0o640);
     assert.deepEqual(await readdir(dir), ["nb.ipynb"]);
@@ -50,7 +51,7 @@ describe("atomic save", () => {
     const other = original.replace('"a"', '"z"');
     await writeFile(path, other);
     await utimes(path, st.atime, st.mtime);
-    setCellSource(loaded.notebook.cells[1], "mine");
+    setCellSource(thawCell(loaded.notebook, 1), "mine");
     await assert.rejects(saveNotebook(loaded), (e: unknown) => {
       assert.ok(e instanceof NotebookFileError);
       assert.equal(e.code, "conflict");
@@ -65,9 +66,9 @@ describe("atomic save", () => {
     const dir = await tempDir();
     const path = await sample(dir);
     const loaded = await loadNotebook(path);
-    setCellSource(loaded.notebook.cells[0], "one");
+    setCellSource(thawCell(loaded.notebook, 0), "one");
     await saveNotebook(loaded);
-    setCellSource(loaded.notebook.cells[0], "two");
+    setCellSource(thawCell(loaded.notebook, 0), "two");
     await saveNotebook(loaded); // its own previous save is not a conflict
     const stale = await loadNotebook(path);
     await writeNotebook(path, [{ source: "replaced" }]);
@@ -88,7 +89,7 @@ describe("lock file", () => {
     await new Promise((r) => dead.on("close", r));
     await writeFile(lockPathFor(path), JSON.stringify({ pid, host: hostname(), nonce: "old" }));
     const loaded = await loadNotebook(path);
-    setCellSource(loaded.notebook.cells[0], "after stale lock");
+    setCellSource(thawCell(loaded.notebook, 0), "after stale lock");
     await saveNotebook(loaded);
     assert.deepEqual((await readJson(path)).cells[0].source, ["after stale lock"]);
     assert.deepEqual(await readdir(dir), ["nb.ipynb"]);
