@@ -19,7 +19,7 @@ export interface LocalBackendOptions {
   interruptMode?: "signal" | "message";
   /**
    * Fork ipykernel kernels from a pre-warmed server (forkserver.ts): after the first, each starts in
-   * ~0.2 s instead of ~1.5 s, still a separate ipykernel process. Default false (being evaluated).
+   * ~0.2 s instead of ~1.5 s, still a separate ipykernel process. Default: on when NBAGENT_FORK_SERVER=1 (being evaluated).
    */
   forkServer?: boolean;
 }
@@ -32,7 +32,8 @@ export class LocalBackend implements KernelBackend {
 
   constructor(options: LocalBackendOptions = {}) {
     this.options = options;
-    if (options.forkServer ?? false) this.forkServers = new ForkServerPool();
+    if (options.forkServer ?? process.env.NBAGENT_FORK_SERVER === "1")
+      this.forkServers = new ForkServerPool();
   }
 
   /** Pids of this backend's fork servers (tests and diagnostics). */

@@ -1,0 +1,258 @@
+// The pre-warmed fork server: kernels after the first are forked from it, each still a real,
+// separate ipykernel process (own pid, process group, cwd, environment and state); interrupts, crash
+// detection, shutdown and orphan handling behave as for normally launched kernels.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { type ConnectedKernel, createLocalBackend, resolveKernelSpec } from "../../src/kernel/index.js";
+import { forkPlan, startupSignature } from "../../src/kernel/local/forkserver.js";
+import { ForkedKernelProcess } from "../../src/kernel/local/forkserver-kernel.js";
+import { groupMembers, pidAlive, waitUntil } from "./helpers.js";
+
+const HOST = fileURLToPath(new URL("./fixtures/forkserver-host.ts", import.meta.url));
+const backend = createLocalBackend({ forkServer: true });
+after(() => backend.dispose());
+
+function ppidOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+}
+
+function hostEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
+  return { ...env, ...extra };
+}
+
+function launchedOf(kernel: ConnectedKernel): unknown {
+  return (kernel as unknown as { launched: unknown }).launched;
+}
+
+function assertForked(kernel: ConnectedKernel): void {
+  const servers = backend.forkServerPids();
+  assert.ok(kernel.pid && servers.includes(ppidOf(kernel.pid)), `kernel ${kernel.pid} not forked`);
+  assert.ok(launchedOf(kernel) instanceof ForkedKernelProcess);
+}
+
+async function timedStart(options: Parameters<typeof backend.startKernel>[0]) {
+  const t = performance.now();
+  const kernel = await backend.startKernel(options);
+  return { kernel, ms: performance.now() - t };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+// The sequential suite and the independent tests below run side by side (the file stays quick).
+describe("fork server", { concurrency: true }, () => {
+  describe("kernels forked from the pre-warmed server", { concurrency: 1 }, () => {
+    let first: ConnectedKernel;
+    const forked: ConnectedKernel[] = [];
+
+    test("first kernel the normal way, then 3 forked kernels: fast, independent, own cwd/env/group", async () => {
+      const dirs = await Promise.all([0, 1, 2, 3].map(() => mkdtemp(join(tmpdir(), "nbagent-fork-"))));
+      // The server warms up with the first kernel's environment; forked kernels must not inherit it.
+      const started = await timedStart({ cwd: dirs[0], env: hostEnv({ FIRST_ONLY_SECRET: "hunter2" }) });
+      first = started.kernel;
+      assert.equal(ppidOf(first.pid!), process.pid, "the first kernel is spawned by the host");
+      const times: number[] = [];
+      for (let i = 1; i <= 3; i++) {
+        const { kernel, ms } = await timedStart({ cwd: dirs[i], env: hostEnv({ GIVEN: `k${i}` }) });
+        forked.push(kernel);
+        times.push(ms);
+      }
+      console.log(
+        `start times: first (normal) ${started.ms.toFixed(0)} ms, forked ${times.map((t) => t.toFixed(0)).join(", ")} ms`,
+      );
+      const pids = new Set([first.pid, ...forked.map((k) => k.pid)]);
+      assert.equal(pids.size, 4, "distinct pids");
+      for (const [i, kernel] of forked.entries()) {
+        assertForked(kernel);
+        await kernel.execute(`x = ${i + 1}`);
+        const r = await kernel.execute(
+          [
+            "import os, subprocess, sys",
+            "print(os.getpid(), os.getpgrp(), os.getsid(0))",
+            "print(os.getcwd())",
+            "print(os.environ.get('GIVEN'), 'FIRST_ONLY_SECRET' in os.environ)",
+            "print(subprocess.run(['env'], capture_output=True, text=True).stdout.count('FIRST_ONLY_SECRET'))",
+            "print(sys.argv[0].endswith('ipykernel_launcher.py'), sys.argv[1] == '-f')",
+          ].join("\n"),
+        );
+        const pid = kernel.pid;
+        assert.equal(
+          r.text,
+          `${pid} ${pid} ${pid}\n${dirs[i + 1]}\nk${i + 1} False\n0\nTrue True\n`,
+          `kernel ${i + 1}`,
+        );
+        assert.deepEqual(groupMembers(pid!), [pid], "alone in its process group");
+      }
+      for (const [i, kernel] of forked.entries()) {
+        assert.equal((await kernel.execute("x")).displays[0]?.text, String(i + 1), "state is per kernel");
+      }
+      // Generous bounds (a loaded 2-core machine slows every start alike); figures are in the bench.
+      assert.ok(median(times) < 0.6 * started.ms, "forked starts are much faster than the first");
+      assert.ok(median(times) < 3000, `forked start median ${median(times)} ms`);
+    });
+
+    test("interrupt of time.sleep(100) in a forked kernel returns within 2 s and keeps state", async () => {
+      const kernel = forked[0];
+      const controller = new AbortController();
+      let abortedAt = 0;
+      const result = await kernel.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(100)", {
+        signal: controller.signal,
+        onChunk: () => {
+          abortedAt = performance.now();
+          controller.abort();
+        },
+      });
+      const ms = performance.now() - abortedAt;
+      assert.ok(ms < 2000, `returned ${ms} ms after the abort`);
+      assert.equal(result.cancelled, true);
+      assert.equal(result.kernelRestarted, false);
+      assert.equal(result.error?.name, "KeyboardInterrupt");
+      assert.equal((await kernel.execute("x")).displays[0]?.text, "1");
+    });
+
+    test("os._exit(1) in a forked kernel is detected within 5 s; restart forks again", async () => {
+      const kernel = forked[1];
+      const before = kernel.pid!;
+      let printedAt = 0;
+      const r = await kernel.execute(
+        "import os, time\nprint('bye', flush=True)\ntime.sleep(0.2)\nos._exit(1)",
+        {
+          onChunk: () => {
+            printedAt ||= performance.now();
+          },
+        },
+      );
+      const ms = performance.now() - printedAt;
+      assert.ok(ms < 5000, `ended ${ms} ms after the last output`);
+      assert.equal(r.kernelDied, true);
+      assert.match(r.text, /kernel process ended: exit code 1/);
+      assert.equal(kernel.isAlive(), false);
+      assert.ok(await waitUntil(() => !pidAlive(before), 2000), "the old process is gone");
+      await kernel.restart();
+      assertForked(kernel);
+      assert.notEqual(kernel.pid, before);
+      assert.equal((await kernel.execute("1 + 1")).displays[0]?.text, "2");
+    });
+
+    test("matplotlib inline and pandas work in a forked kernel", async () => {
+      const kernel = forked[2];
+      const plot = await kernel.execute(
+        "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [3, 1, 2])\nplt.show()",
+      );
+      assert.equal(plot.status, "ok", plot.text);
+      assert.ok(
+        plot.displays.some((d) => typeof d.data["image/png"] === "string"),
+        "a PNG display",
+      );
+      const frame = await kernel.execute("import pandas as pd\npd.DataFrame({'a': [1, 2], 'b': ['x', 'y']})");
+      assert.equal(frame.status, "ok", frame.text);
+      assert.match(String(frame.displays[0]?.data["text/html"]), /<table/);
+    });
+
+    test("shutdown leaves no process and removes the connection file and log", async () => {
+      const kernel = forked[2];
+      const launched = launchedOf(kernel) as ForkedKernelProcess;
+      assert.ok(existsSync(launched.connectionFile));
+      const pid = kernel.pid!;
+      await kernel.shutdown();
+      assert.ok(await waitUntil(() => !pidAlive(pid) && groupMembers(pid).length === 0, 5000));
+      assert.equal(existsSync(launched.connectionFile), false);
+      assert.equal(existsSync(launched.logFile), false);
+    });
+
+    test("the fork server SIGKILLed: its kernels and their subprocesses die, the host notices", async () => {
+      const kernel = forked[0];
+      const r = await kernel.execute(
+        "import subprocess\np = subprocess.Popen(['sleep', '300'])\nprint(p.pid)",
+      );
+      const child = Number(r.text.trim());
+      const [server] = backend.forkServerPids();
+      assert.ok(pidAlive(child) && server);
+      process.kill(server, "SIGKILL");
+      const gone = await waitUntil(
+        () => !pidAlive(kernel.pid!) && !pidAlive(child) && !kernel.isAlive(),
+        5000,
+      );
+      assert.ok(gone, `left: kernel ${pidAlive(kernel.pid!)}, child ${pidAlive(child)}`);
+      assert.match(kernel.deathReason(), /fork server exited/);
+      // The next start still works (the normal way, while a new server warms up).
+      const next = await backend.startKernel({});
+      assert.equal((await next.execute("2 * 21")).displays[0]?.text, "42");
+      await next.shutdown();
+    });
+  });
+
+  test("a host SIGKILLed leaves no kernel, subprocess or fork server behind", async () => {
+    const host = spawn(process.execPath, ["--import", "tsx", HOST], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    host.stderr.on("data", (d) => {
+      err += d;
+    });
+    const pids = await new Promise<{ server: number; kernels: number[]; child: number }>(
+      (resolve, reject) => {
+        host.stdout.on("data", (d) => {
+          out += d;
+          if (out.includes("\n")) resolve(JSON.parse(out.split("\n")[0]));
+        });
+        host.once("exit", (code) => reject(new Error(`host exited (${code}) before reporting: ${err}`)));
+      },
+    );
+    assert.equal(ppidOf(pids.kernels[1]), pids.server, "the second kernel was forked");
+    const all = [pids.server, ...pids.kernels, pids.child];
+    assert.ok(all.every(pidAlive));
+    host.kill("SIGKILL");
+    const gone = await waitUntil(
+      () => all.every((p) => !pidAlive(p)) && pids.kernels.every((k) => groupMembers(k).length === 0),
+      5000,
+    );
+    assert.ok(gone, `left behind: ${all.filter(pidAlive)}`);
+  });
+
+  test("a fork server that cannot start: every kernel still starts the normal way", async () => {
+    // A sitecustomize (found through PYTHONPATH) that kills only the fork server at its startup.
+    const dir = await mkdtemp(join(tmpdir(), "nbagent-fork-broken-"));
+    await mkdir(join(dir, "site"));
+    await writeFile(
+      join(dir, "site", "sitecustomize.py"),
+      "import os, sys\nif sys.argv and sys.argv[0].endswith('forkserver.py'):\n    os._exit(3)\n",
+    );
+    const broken = createLocalBackend({ forkServer: true });
+    try {
+      const env = hostEnv({ PYTHONPATH: join(dir, "site") });
+      for (let i = 0; i < 3; i++) {
+        const kernel = await broken.startKernel({ env });
+        assert.equal(ppidOf(kernel.pid!), process.pid, `kernel ${i} launched by the host`);
+        assert.equal((await kernel.execute("1 + 2")).displays[0]?.text, "3");
+        await kernel.shutdown();
+      }
+    } finally {
+      await broken.dispose();
+    }
+  });
+
+  test("only `<python> -m ipykernel_launcher|ipykernel` specs of the server's interpreter are forked", async () => {
+    const spec = await resolveKernelSpec("python3");
+    assert.deepEqual(forkPlan(spec), { module: "ipykernel_launcher", args: ["-f", "{connection_file}"] });
+    const withArgv = (argv: string[]) => forkPlan({ ...spec, argv });
+    assert.ok(withArgv([spec.python, "-m", "ipykernel", "-f", "{connection_file}", "--debug"]));
+    assert.equal(
+      withArgv(["/other/python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"]),
+      undefined,
+    );
+    assert.equal(withArgv([spec.python, "-m", "other_kernel", "-f", "{connection_file}"]), undefined);
+    assert.equal(withArgv([spec.python, "/path/kernel.py", "-f", "{connection_file}"]), undefined);
+    assert.equal(withArgv(["/usr/bin/R", "--slave", "-e", "IRkernel::main()"]), undefined);
+    // Variables read at interpreter start-up or import key the server; others do not.
+    assert.notEqual(startupSignature({ PYTHONPATH: "/a" }), startupSignature({ PYTHONPATH: "/b" }));
+    assert.equal(startupSignature({ GIVEN: "1", PATH: "/a" }), startupSignature({ GIVEN: "2", PATH: "/b" }));
+  });
+});
