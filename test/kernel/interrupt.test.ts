@@ -71,7 +71,8 @@ test("a kernel that ignores SIGINT is restarted after the grace period; the next
   assert.equal(result.cancelled, true);
   assert.equal(result.kernelRestarted, true);
   assert.equal(result.kernelDied, false);
-  assert.ok(ms < 800 + 5000, `returned after ${ms} ms`);
+  // grace + kill + a fresh kernel start (seconds on a loaded 2-core machine)
+  assert.ok(ms < 800 + 15_000, `returned after ${ms} ms`);
   assert.ok(kernel.isAlive());
   assert.notEqual(kernel.pid, before);
   const next = await kernel.execute("'lost' in globals()");

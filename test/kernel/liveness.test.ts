@@ -168,7 +168,7 @@ describe("liveness and shutdown", { concurrency: true }, () => {
     controller.abort();
     await assert.rejects(starting, /Error: kernel start was cancelled/);
     assert.deepEqual(await readdir(runtimeDir), []);
-    assert.ok(await waitUntil(() => processesMentioning(runtimeDir).length === 0, 3000));
+    assert.ok(await waitUntil(() => processesMentioning(runtimeDir).length === 0, 5000));
   });
 
   test("a missing working directory is reported before anything is spawned", async () => {
