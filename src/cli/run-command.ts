@@ -36,7 +36,7 @@ export const runCommand: Command = {
     const done = new Map<NotebookJob, number>();
     const progress = (job: NotebookJob, report: CellRunReport) => {
       if (values.quiet) return;
-      if (report.status === "skipped") return;
+      if (report.status === "skipped" || report.status === "not-run") return;
       const n = (done.get(job) ?? 0) + 1;
       done.set(job, n);
       const mark = report.status === "ok" ? "ok" : report.status;

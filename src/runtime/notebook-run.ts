@@ -12,6 +12,7 @@ import {
   type LoadedNotebook,
   saveNotebook,
   splitOutputLines,
+  thawCell,
 } from "../notebook/index.js";
 import { CellOutputCollector, type DisplayRegistry, type NbOutput } from "./collector.js";
 
@@ -92,10 +93,11 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
   const reports: CellRunReport[] = [];
   const touched = new Set<Cell>();
   const saveEach = options.saveEachCell !== false;
+  // Cells as loaded are frozen (a save reuses their bytes): thawCell swaps in a copy we may change.
   const outputsOf = (key: string): NbOutput[] | undefined => {
     const i = nb.cells.findIndex((c, j) => cellKey(c, j) === key);
-    const cell = nb.cells[i];
-    if (cell?.cell_type !== "code") return undefined;
+    if (nb.cells[i]?.cell_type !== "code") return undefined;
+    const cell = thawCell(nb, i);
     touched.add(cell);
     return cell.outputs as NbOutput[];
   };
@@ -108,16 +110,18 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
   let stopReason: string | undefined;
   let dirty = false;
   for (const index of options.indices) {
-    const cell = nb.cells[index];
+    let cell = nb.cells[index];
     if (stopped) {
-      reports.push({
+      const report: CellRunReport = {
         index,
         id: cell?.id as string | undefined,
         status: "not-run",
         reason: stopReason,
         executionCount: null,
         durationMs: 0,
-      });
+      };
+      reports.push(report);
+      options.onCellEnd?.(report); // the model is told which selected cells did not run
       continue;
     }
     const skip = skipReason(cell);
@@ -134,6 +138,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       options.onCellEnd?.(report);
       continue;
     }
+    cell = thawCell(nb, index);
     options.onCellStart?.(index, cell);
     const started = performance.now();
     const key = cellKey(cell, index);
