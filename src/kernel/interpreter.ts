@@ -123,8 +123,11 @@ async function resolveInterpreter(options: FindOptions): Promise<InterpreterChoi
     );
   }
   const tried: string[] = [];
-  for (const c of candidates) {
-    const probe = await probeInterpreter(c.path, modules);
+  // Probe every candidate at once (a pyenv shim alone can take most of a second), then take the
+  // first eligible one in preference order.
+  const probes = candidates.map((c) => probeInterpreter(c.path, modules));
+  for (const [i, c] of candidates.entries()) {
+    const probe = await probes[i];
     if (c.explicit) {
       if (!probe) throw new Error(`Python interpreter ${c.path} (from ${c.source}) did not run`);
       return { path: c.path, source: c.source, ...probe };
