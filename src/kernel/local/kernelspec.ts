@@ -80,7 +80,9 @@ async function resolve(name: string, python: string | undefined): Promise<Kernel
     const spec = await readSpec(dir, name);
     if (!spec || !Array.isArray(spec.argv) || spec.argv.length === 0) continue;
     const argv = (spec.argv as unknown[]).map(String);
-    if (python && looksLikePython(argv[0])) argv[0] = python;
+    // An explicit interpreter replaces a python argv[0]; a bare "python3" (PATH lookup, which may
+    // find a Python without ipykernel) becomes the interpreter chosen by findInterpreter.
+    if (looksLikePython(argv[0]) && (python || !argv[0].includes("/"))) argv[0] = interpreter;
     return {
       name,
       argv,

@@ -1,0 +1,64 @@
+// Kernelspec resolution: python3 for the chosen interpreter, named specs from JUPYTER_PATH (argv,
+// env, interrupt_mode honoured), and a real kernel started from a named spec.
+import assert from "node:assert/strict";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { createLocalBackend, findInterpreter } from "../../src/kernel/index.js";
+import { kernelSpecDirs, listKernelSpecNames, resolveKernelSpec } from "../../src/kernel/local/kernelspec.js";
+
+const backend = createLocalBackend();
+let jupyterPath: string;
+let python: string;
+
+before(async () => {
+  python = (await findInterpreter()).path;
+  jupyterPath = await mkdtemp(join(tmpdir(), "nbagent-kernelspec-"));
+  const dir = join(jupyterPath, "kernels", "nbagent-test-spec");
+  await mkdir(dir, { recursive: true });
+  await writeFile(
+    join(dir, "kernel.json"),
+    JSON.stringify({
+      argv: ["python3", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+      display_name: "Test spec",
+      language: "python",
+      interrupt_mode: "message",
+      env: { FROM_SPEC: "spec-env" },
+    }),
+  );
+  // This test file runs in its own process: setting JUPYTER_PATH here touches no other test.
+  process.env.JUPYTER_PATH = jupyterPath;
+});
+after(() => backend.dispose());
+
+test("python3 resolves to the chosen interpreter running ipykernel_launcher", async () => {
+  const spec = await resolveKernelSpec("python3");
+  assert.deepEqual(spec.argv, [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]);
+  assert.equal(spec.interruptMode, "signal");
+});
+
+test("a named spec comes from JUPYTER_PATH with its env and interrupt_mode; python option replaces argv[0]", async () => {
+  assert.equal(kernelSpecDirs(python)[0], join(jupyterPath, "kernels"));
+  assert.ok((await listKernelSpecNames(python)).includes("nbagent-test-spec"));
+  const spec = await resolveKernelSpec("nbagent-test-spec", python);
+  assert.equal(spec.argv[0], python);
+  assert.equal(spec.interruptMode, "message");
+  assert.deepEqual(spec.env, { FROM_SPEC: "spec-env" });
+  assert.equal(spec.displayName, "Test spec");
+  // without the option, the bare "python3" becomes the interpreter findInterpreter chose
+  assert.equal((await resolveKernelSpec("nbagent-test-spec")).argv[0], python);
+});
+
+test("a kernel started from the named spec gets the spec's env and is interrupted by message", async () => {
+  const kernel = await backend.startKernel({ kernelName: "nbagent-test-spec", python });
+  const r = await kernel.execute("import os\nprint(os.environ['FROM_SPEC'])");
+  assert.equal(r.text, "spec-env\n");
+  const controller = new AbortController();
+  const interrupted = await kernel.execute("import time\nprint('z', flush=True)\ntime.sleep(60)", {
+    signal: controller.signal,
+    onChunk: () => controller.abort(),
+  });
+  assert.equal(interrupted.error?.name, "KeyboardInterrupt");
+  assert.equal(interrupted.kernelRestarted, false);
+});
