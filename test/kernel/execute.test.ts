@@ -51,6 +51,21 @@ describe("streams", () => {
   });
 });
 
+describe("request options", () => {
+  test("silent executes without execute_input/execute_result and without counting", async () => {
+    const before = (await kernel.execute("1")).executionCount!;
+    const types: string[] = [];
+    const r = await kernel.execute("print('quiet')\n7", {
+      silent: true,
+      onIOPub: (m) => types.push(m.header.msg_type),
+    });
+    assert.equal(r.text, "quiet\n");
+    assert.deepEqual(r.displays, []);
+    assert.deepEqual([...new Set(types)], ["status", "stream"]);
+    assert.equal((await kernel.execute("1")).executionCount, before + 1);
+  });
+});
+
 describe("displays (S25)", () => {
   async function displaysOf(code: string) {
     const displays: DisplayOutput[] = [];
