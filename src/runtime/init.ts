@@ -8,6 +8,13 @@
  * The init script wraps each stream's write so it flushes (synchronously, through ipykernel's own
  * flush) once STREAM_FLUSH_CHARS have been written since the last flush.
  *
+ * No lost output: IOPub is PUB/SUB, and a PUB socket silently DROPS messages once its high-water
+ * mark is reached — a host that reads slower than the kernel prints (a loaded machine, a slow disk
+ * under the artifact) lost output, and could lose the `status: idle` that ends an execution. The
+ * init script sets ZMQ_XPUB_NODROP on the kernel's IOPub socket (from its IO thread, which owns
+ * it), so the kernel's publisher waits instead: backpressure reaches the printing code, and the
+ * host's memory stays bounded by its receive high-water mark times STREAM_FLUSH_CHARS.
+ *
  * Values travel as JSON string
  * literals (valid Python literals), and the prelude as source text, so this also works for a kernel
  * on another machine.
@@ -46,6 +53,12 @@ export function initScript(cwd: string, env: Record<string, string>, prelude = p
     "            stream._nbagent_bounded = True",
     "        except (AttributeError, TypeError):",
     "            pass",
+    "    try:",
+    "        import zmq",
+    "        io = get_ipython().kernel.iopub_socket.io_thread",
+    "        io.schedule(lambda: io.socket.setsockopt(zmq.XPUB_NODROP, 1))",
+    "    except Exception:",
+    "        pass",
     `    exec(compile(${lit(prelude)}, ${lit(PRELUDE_PATH)}, "exec"), globals())`,
     "__nbagent_init()",
     "del __nbagent_init",

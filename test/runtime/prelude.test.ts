@@ -133,3 +133,28 @@ test("stream output reaches the host in bounded messages, complete and in order"
   );
   assert.ok(Math.max(...sizes) <= 2 * STREAM_FLUSH_CHARS, `largest message ${Math.max(...sizes)}`);
 });
+
+test("a host that reads slower than the kernel prints loses nothing (IOPub backpressure, no drops)", async () => {
+  let received = 0;
+  let messages = 0;
+  const r = await rt.withSession({ sessionId: "prelude", cwd }, { deadline: new Deadline(90) }, (lease) =>
+    lease.execute(
+      "import sys\nb = 'x' * 4095 + '\\n'\nfor _ in range(6000):\n    sys.stdout.write(b); sys.stdout.flush()",
+      {
+        keepText: false,
+        onChunk: (t) => {
+          received += t.length;
+          messages++;
+          // a host that stalls: its event loop is blocked for 3 s on the first message while the kernel
+          // prints everything (without backpressure the kernel's publisher would drop messages)
+          if (messages === 1) {
+            const until = performance.now() + 3000;
+            while (performance.now() < until);
+          }
+        },
+      },
+    ),
+  );
+  assert.equal(r.status, "ok");
+  assert.equal(received, 6000 * 4096, `${messages} messages`);
+});
