@@ -115,6 +115,7 @@ export function runExecution(
     const stuckRestart = async () => {
       if (finished) return;
       unsubscribeDeath(); // the restart ends the process on purpose
+      release(); // a late reply/idle from the old process must not finish this as a normal run
       try {
         await host.forceRestart();
         result.kernelRestarted = true;
