@@ -28,6 +28,8 @@ export interface SessionSpec {
   sessionId: string;
   cwd: string;
   kernelName?: string;
+  /** Load the prelude helpers into the kernel (default true; a notebook run may want a bare kernel). */
+  prelude?: boolean;
 }
 
 /** How the session gets a kernel (the runtime adds env, interpreter, EMFILE retry). */
@@ -196,7 +198,7 @@ export class KernelSession {
 
   private async init(ctx: CallContext): Promise<void> {
     ctx.deadline.check(ctx.signal);
-    const r = await this.kernel!.execute(initScript(this.spec.cwd, this.env), {
+    const r = await this.kernel!.execute(initScript(this.spec.cwd, this.env, this.spec.prelude === false ? "" : undefined), {
       silent: true,
       storeHistory: false,
       signal: ctx.signal,
