@@ -132,6 +132,8 @@ export class ConnectedKernel implements Kernel {
     launched.transport.ready?.();
     launched.exited.then((reason) => {
       if (this.launched === launched) this.markDead(`kernel process ended: ${reason}`, launched);
+      // Nothing is listening any more: free the sockets so a dead kernel keeps no handles open.
+      void launched.transport.close();
     });
     launched.transport.onLost((reason) => {
       if (this.launched !== launched) return;
