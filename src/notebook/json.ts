@@ -57,47 +57,55 @@ interface RawToken {
   start: number;
   end: number;
   text: string;
+  /** Position among all number tokens of the text (0-based). */
+  ordinal: number;
 }
 
 interface Scan {
   raws: RawToken[];
+  /** Number tokens and object keys in the text; NaN/Infinity present (JSON.parse rejects them). */
+  numbers: number;
+  keys: number;
+  nonJson: boolean;
   /** Byte spans of the elements of the top-level "cells" array that are objects (undefined: unknown). */
   cellSpans?: [number, number][];
 }
 
-const Q = 0x22; // "
-const BS = 0x5c; // \\
-
 /**
- * One pass over the UTF-8 bytes (multi-byte sequences never contain ASCII bytes, so structure and
- * number tokens can be found byte-wise): number tokens outside strings that JSON.parse would not
- * keep exactly, and where each cell object of the top-level "cells" array starts and ends.
+ * One pass over the text, jumping from quote to quote with String#indexOf: number tokens outside
+ * strings that JSON.parse would not keep exactly, and where each cell object of the top-level
+ * "cells" array starts and ends (character offsets).
  */
-function scan(buf: Buffer): Scan {
+function scan(text: string): Scan {
   const raws: RawToken[] = [];
-  const n = buf.length;
+  const n = text.length;
   let depth = 0;
   let topKey: string | undefined;
   let cellsSeen = 0; // how many top-level "cells" arrays were opened
   let inCells = false;
   let cellStart = -1;
   let cellSpans: [number, number][] | undefined = [];
+  let numbers = 0;
+  let keys = 0;
+  let nonJson = false;
   let i = 0;
   while (i < n) {
-    const c = buf[i];
-    if (c === Q) {
+    const c = text.charCodeAt(i);
+    if (c === 34 /* " */) {
       let j = i;
       for (;;) {
-        j = buf.indexOf(Q, j + 1);
-        if (j < 0) return { raws }; // unterminated string: JSON.parse will report it
+        j = text.indexOf('"', j + 1);
+        if (j < 0) return { raws, numbers, keys, nonJson }; // unterminated: JSON.parse reports it
         let k = j - 1;
-        while (buf[k] === BS) k--;
+        while (text.charCodeAt(k) === 92 /* \\ */) k--;
         if ((j - 1 - k) % 2 === 0) break;
       }
-      if (depth === 1) {
-        let k = j + 1;
-        while (buf[k] === 0x20 || buf[k] === 0x0a || buf[k] === 0x0d || buf[k] === 0x09) k++;
-        if (buf[k] === 0x3a /* : */) topKey = buf.toString("utf8", i + 1, j);
+      let k = j + 1;
+      let d = text.charCodeAt(k);
+      while (d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09) d = text.charCodeAt(++k);
+      if (d === 0x3a /* : */) {
+        keys++;
+        if (depth === 1) topKey = text.slice(i + 1, j);
       }
       i = j + 1;
     } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
@@ -119,30 +127,50 @@ function scan(buf: Buffer): Scan {
       i++;
     } else if ((c >= 48 && c <= 57) || c === 45) {
       let j = i + 1;
-      while (j < n && isNumberChar(buf[j])) j++;
+      while (j < n && isNumberChar(text.charCodeAt(j))) j++;
       if (depth === 2 && inCells) cellSpans = undefined; // a number as a cell
-      if (c === 45 && buf.toString("latin1", j, j + 8) === "Infinity") {
-        raws.push({ start: i, end: j + 8, text: "-Infinity" });
+      const ordinal = numbers++;
+      if (c === 45 && text.startsWith("Infinity", j)) {
+        raws.push({ start: i, end: j + 8, text: "-Infinity", ordinal });
+        nonJson = true;
         i = j + 8;
         continue;
       }
-      const token = buf.toString("latin1", i, j);
+      const token = text.slice(i, j);
       if (!SAFE_INT.test(token) || token === "-0") {
-        if (STRICT_NUMBER.test(token) && !isSafeInteger(token)) raws.push({ start: i, end: j, text: token });
+        if (STRICT_NUMBER.test(token) && !isSafeInteger(token))
+          raws.push({ start: i, end: j, text: token, ordinal });
       }
       i = j;
-    } else if (c === 0x4e /* N */ && buf.toString("latin1", i, i + 3) === "NaN") {
-      raws.push({ start: i, end: i + 3, text: "NaN" });
+    } else if (c === 0x4e /* N */ && text.startsWith("NaN", i)) {
+      raws.push({ start: i, end: i + 3, text: "NaN", ordinal: numbers++ });
+      nonJson = true;
       i += 3;
-    } else if (c === 0x49 /* I */ && buf.toString("latin1", i, i + 8) === "Infinity") {
-      raws.push({ start: i, end: i + 8, text: "Infinity" });
+    } else if (c === 0x49 /* I */ && text.startsWith("Infinity", i)) {
+      raws.push({ start: i, end: i + 8, text: "Infinity", ordinal: numbers++ });
+      nonJson = true;
       i += 8;
     } else {
       if (depth === 2 && inCells && (c === 0x74 || c === 0x66 || c === 0x6e)) cellSpans = undefined; // true/false/null
       i++;
     }
   }
-  return { raws, cellSpans: cellsSeen === 1 ? cellSpans : undefined };
+  return { raws, numbers, keys, nonJson, cellSpans: cellsSeen === 1 ? cellSpans : undefined };
+}
+
+/** Character spans → byte spans of the UTF-8 encoding (one native byteLength per gap). */
+function toByteSpans(text: string, spans: [number, number][]): [number, number][] {
+  const out: [number, number][] = [];
+  let char = 0;
+  let byte = 0;
+  for (const [s, e] of spans) {
+    byte += Buffer.byteLength(text.slice(char, s));
+    const start = byte;
+    byte += Buffer.byteLength(text.slice(s, e));
+    out.push([start, byte]);
+    char = e;
+  }
+  return out;
 }
 
 function isSafeInteger(token: string): boolean {
@@ -152,7 +180,7 @@ function isSafeInteger(token: string): boolean {
 
 /** Parses JSON text (plus Python's NaN/Infinity) keeping non-trivial numbers as RawNumber. Throws SyntaxError. */
 export function parseJson(text: string): JsonValue {
-  return parseJsonBytes(Buffer.from(text, "utf8")).value;
+  return parseWithSpans(text).value;
 }
 
 export interface ParsedJson {
@@ -161,19 +189,79 @@ export interface ParsedJson {
   cellSpans?: [number, number][];
 }
 
-/** Like parseJson, from UTF-8 bytes; also reports where each cell's text is (for splicing saves). */
+/** Like parseJson, from UTF-8 bytes; also reports where each cell's bytes are (for splicing saves). */
 export function parseJsonBytes(buf: Buffer): ParsedJson {
-  const { raws, cellSpans } = scan(buf);
-  if (raws.length === 0) return { value: JSON.parse(buf.toString("utf8")) as JsonValue, cellSpans };
+  const text = buf.toString("utf8");
+  const { value, cellSpans } = parseWithSpans(text);
+  if (!cellSpans) return { value };
+  return { value, cellSpans: text.length === buf.length ? cellSpans : toByteSpans(text, cellSpans) };
+}
+
+const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
+
+/**
+ * Puts RawNumbers into a tree JSON.parse built from the same text, by visiting numbers in document
+ * order. That order is the text's only when no object has array-index-like keys (JS lists those
+ * first) and no key is duplicated (counted: keys seen must equal keys in the text); returns false
+ * otherwise, and the caller parses again the slow way.
+ */
+function assignInOrder(value: JsonValue, sc: Scan): boolean {
+  let ordinal = 0;
+  let keys = 0;
+  let next = 0;
+  const raws = sc.raws;
+  let ok = true;
+  const visit = (v: JsonValue): JsonValue => {
+    if (typeof v === "number") {
+      const raw = raws[next];
+      if (raw !== undefined && raw.ordinal === ordinal) {
+        next++;
+        ordinal++;
+        if (Number(raw.text) !== v) ok = false;
+        return new RawNumber(raw.text);
+      }
+      ordinal++;
+      return v;
+    }
+    if (v === null || typeof v !== "object") return v;
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length && ok; i++) {
+        const x = v[i];
+        if (x !== null && (typeof x === "object" || typeof x === "number")) v[i] = visit(x);
+      }
+      return v;
+    }
+    const obj = v as JsonObject;
+    const ks = Object.keys(obj);
+    keys += ks.length;
+    if (ks.length > 0 && INDEX_KEY.test(ks[0])) ok = false;
+    for (let i = 0; i < ks.length && ok; i++) {
+      const x = obj[ks[i]];
+      if (x !== null && (typeof x === "object" || typeof x === "number")) obj[ks[i]] = visit(x);
+    }
+    return obj;
+  };
+  visit(value);
+  return ok && ordinal === sc.numbers && keys === sc.keys && next === raws.length;
+}
+
+function parseWithSpans(text: string): ParsedJson {
+  const sc = scan(text);
+  const { raws, cellSpans } = sc;
+  if (raws.length === 0) return { value: JSON.parse(text) as JsonValue, cellSpans };
+  if (!sc.nonJson) {
+    const value = JSON.parse(text) as JsonValue;
+    if (assignInOrder(value, sc)) return { value, cellSpans };
+  }
   const sentinel = `\u0000nbagent-number-${randomBytes(8).toString("hex")}:`;
-  const parts: Buffer[] = [];
+  const parts: string[] = [];
   let prev = 0;
   for (let r = 0; r < raws.length; r++) {
-    parts.push(buf.subarray(prev, raws[r].start), Buffer.from(JSON.stringify(sentinel + r)));
+    parts.push(text.slice(prev, raws[r].start), JSON.stringify(sentinel + r));
     prev = raws[r].end;
   }
-  parts.push(buf.subarray(prev));
-  const value = JSON.parse(Buffer.concat(parts).toString("utf8")) as JsonValue;
+  parts.push(text.slice(prev));
+  const value = JSON.parse(parts.join("")) as JsonValue;
   const numbers = raws.map((r) => new RawNumber(r.text));
   const revive = (v: JsonValue): JsonValue => {
     if (typeof v === "string") {

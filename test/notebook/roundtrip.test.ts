@@ -181,6 +181,29 @@ describe("files not in nbformat.write's layout", () => {
 });
 
 describe("serialiser details against Python", () => {
+  test("odd JSON (duplicate keys, index-like keys, NaN, big numbers) prints as Python's json.dumps", async () => {
+    const texts = [
+      '{"10": 1.0, "9": 2.5, "a": 1, "b": [1.5e+300, 0.0, -0.0]}',
+      '{"a": "x", "b": 1.0, "a": 1}',
+      '{"a": 1.5, "b": 2, "a": 3.25, "c": {"x": 1.0, "x": 2}}',
+      '{"n": NaN, "i": -Infinity, "j": Infinity, "k": [1.0, 12345678901234567890123]}',
+      '{"\\u00e9": 1, "e": 2.0, "\\ud83d\\ude00": 3.0, "\\uffff": 4}',
+      '[1.0, {"2": 2.0, "1": 1.0}, "x\\u2028y", "\\u001f\\u007f"]',
+    ];
+    const child = execFile(PYTHON, [
+      "-c",
+      "import json,sys; print(json.dumps([json.dumps(json.loads(t), indent=1, sort_keys=True, ensure_ascii=False) + '\\n' for t in json.load(sys.stdin)]))",
+    ]);
+    const out: string[] = [];
+    child.stdout!.on("data", (d) => out.push(String(d)));
+    child.stdin!.end(JSON.stringify(texts));
+    await new Promise((res) => child.on("close", res));
+    const expected = JSON.parse(out.join("")) as string[];
+    for (const [i, t] of texts.entries()) assert.equal(serializeNotebook(parseJson(t)), expected[i], t);
+    // Where Python would normalise a number, nbagent keeps the text as written.
+    assert.equal(serializeNotebook(parseJson("[1e5, -0, 1E-7]")), "[\n 1e5,\n -0,\n 1E-7\n]\n");
+  });
+
   test("the native fast path and the general serialiser agree", async () => {
     for (const name of names) {
       const text = await readFile(join(dir, name), "utf8");
