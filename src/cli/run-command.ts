@@ -67,7 +67,10 @@ export const runCommand: Command = {
       for (const r of results) {
         const cells = r.result?.cells ?? [];
         const ran = cells.filter((c) => c.status !== "skipped" && c.status !== "not-run").length;
-        const errors = cells.filter((c) => c.status === "error" || c.status === "aborted");
+        // A raises-exception cell's error is expected: not a failure (as with nbclient).
+        const errors = cells.filter(
+          (c) => (c.status === "error" && !c.expectedError) || c.status === "aborted",
+        );
         let line: string;
         if (r.error) {
           failed = true;
@@ -123,6 +126,11 @@ function parse(args: string[]) {
     input: resolve(p),
     output: out === undefined ? resolve(p) : outIsFile ? resolve(out) : resolve(join(out, basename(p))),
   }));
+  const seen = new Set<string>();
+  for (const job of jobs) {
+    if (seen.has(job.output)) throw new Error(`two notebooks would write the same file: ${job.output}`);
+    seen.add(job.output);
+  }
   return { jobs, values };
 }
 

@@ -24,6 +24,8 @@ export interface CellRunReport {
   status: CellRunStatus;
   /** Why a cell was skipped or not run. */
   reason?: string;
+  /** An error the cell's raises-exception tag says to expect (nbclient does not count it as a failure). */
+  expectedError?: boolean;
   executionCount: number | null;
   result?: ExecuteResult;
   durationMs: number;
@@ -176,6 +178,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       index,
       id: cell.id as string | undefined,
       status,
+      expectedError: status === "error" && tags(cell).includes(RAISES_TAG) ? true : undefined,
       executionCount: cell.execution_count as number | null,
       result,
       durationMs: performance.now() - started,

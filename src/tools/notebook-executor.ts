@@ -23,6 +23,8 @@ export interface NotebookRunCellDetails {
   status: string;
   executionCount: number | null;
   reason?: string;
+  /** The error was expected (raises-exception tag). */
+  expectedError?: boolean;
 }
 
 export interface NotebookRunDetails extends PythonToolDetails {
@@ -159,6 +161,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
                 status: report.status,
                 executionCount: report.executionCount,
                 reason: report.reason,
+                expectedError: report.expectedError,
               });
             },
           });
@@ -178,6 +181,13 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       const msg = (failure as Error).message?.replace(/^Error:\s*/, "") ?? String(failure);
       const prefix = failure instanceof NotebookFileError ? "" : "could not start the notebook's kernel: ";
       return errorResult(`${prefix}${msg}`, result.details);
+    }
+    // Only expected errors (raises-exception cells) is a clean run, as nbclient sees it.
+    if (
+      result.isError &&
+      base.ranCells.every((c) => c.status === "ok" || c.status === "skipped" || c.expectedError)
+    ) {
+      result.isError = undefined;
     }
     const ran = base.ranCells.filter((c) => c.status !== "skipped" && c.status !== "not-run").length;
     const skipped = base.ranCells.filter((c) => c.status === "skipped").length;
