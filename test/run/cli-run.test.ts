@@ -1,0 +1,147 @@
+/**
+ * `nbagent run` as a command: exit codes (a failing cell, --allow-errors, raises-exception), where
+ * the results go (in place, -o FILE, -o DIR with several notebooks), and usage errors (exit 2).
+ */
+import assert from "node:assert/strict";
+import { mkdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Json, nbagent, readNb, tempDir, validate, writeNb } from "./helpers.js";
+
+const FAILING: Parameters<typeof writeNb>[1] = [
+  ["code", "print('one')"],
+  ["code", "1/0"],
+  ["code", "print('three')"],
+];
+const texts = (nb: Json) =>
+  nb.cells.map((c: Json) =>
+    (c.outputs ?? []).map((o: Json) =>
+      o.output_type === "error" ? `!${o.ename}` : [o.text].flat().join(""),
+    ),
+  );
+
+describe("nbagent run", { concurrency: true }, () => {
+  let root: string;
+  let n = 0;
+  const dir = async () => {
+    const d = join(root, String(n++));
+    await mkdir(d);
+    return d;
+  };
+  before(async () => {
+    root = await tempDir();
+  });
+  after(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it("a failing cell: exit 1, later cells not run, the file (in place) holds the error", async () => {
+    const path = await writeNb(join(await dir(), "fail.ipynb"), FAILING);
+    const r = await nbagent(["run", path]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /cell 1 error/);
+    assert.match(r.stderr, /1 failed; stopped: cell 1 failed/);
+    const nb = await readNb(path);
+    assert.deepEqual(texts(nb), [["one\n"], ["!ZeroDivisionError"], []]);
+    assert.deepEqual(
+      nb.cells.map((c: Json) => c.execution_count),
+      [1, 2, null],
+    );
+    assert.equal(await validate(path), "ok");
+  });
+
+  it("--allow-errors: exit 0 and every cell runs", async () => {
+    const path = await writeNb(join(await dir(), "fail.ipynb"), FAILING);
+    const r = await nbagent(["run", "--allow-errors", "--quiet", path]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(texts(await readNb(path)), [["one\n"], ["!ZeroDivisionError"], ["three\n"]]);
+  });
+
+  it("raises-exception is expected: exit 0 without --allow-errors; skip-execution untouched", async () => {
+    const path = await writeNb(join(await dir(), "tags.ipynb"), [
+      ["code", "print('skipped')", ["skip-execution"]],
+      ["code", "raise RuntimeError('expected')", ["raises-exception"]],
+      ["code", "print('after')"],
+    ]);
+    const r = await nbagent(["run", path]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(texts(await readNb(path)), [[], ["!RuntimeError"], ["after\n"]]);
+  });
+
+  it("several notebooks into -o DIR; inputs untouched; one failing notebook fails the command", async () => {
+    const d = await dir();
+    const out = join(d, "out");
+    await mkdir(out);
+    const a = await writeNb(join(d, "a.ipynb"), [["code", "print('a')"]]);
+    const b = await writeNb(join(d, "b.ipynb"), FAILING);
+    const c = await writeNb(join(d, "c.ipynb"), [
+      ["code", "import os\nprint(os.path.basename(os.getcwd()))"],
+    ]);
+    const before = await Promise.all([a, b, c].map((p) => readFile(p)));
+    const r = await nbagent(["run", "-o", out, a, b, c]);
+    assert.equal(r.code, 1, r.stderr);
+    const after = await Promise.all([a, b, c].map((p) => readFile(p)));
+    for (const [i, buf] of after.entries()) assert.ok(buf.equals(before[i]), `input ${i} changed`);
+    assert.deepEqual(texts(await readNb(join(out, "a.ipynb"))), [["a\n"]]);
+    assert.deepEqual(texts(await readNb(join(out, "b.ipynb"))), [["one\n"], ["!ZeroDivisionError"], []]);
+    // The kernel's cwd is the input notebook's directory (as nbclient), not the output's.
+    assert.deepEqual(texts(await readNb(join(out, "c.ipynb"))), [[`${d.split("/").pop()}\n`]]);
+    for (const name of ["a.ipynb", "b.ipynb", "c.ipynb"]) assert.equal(await validate(join(out, name)), "ok");
+  });
+
+  it("-o FILE for one notebook; --prestart 0 and 2 give the same files", async () => {
+    const d = await dir();
+    const a = await writeNb(join(d, "a.ipynb"), [
+      ["code", "print('a')"],
+      ["markdown", "*m*"],
+    ]);
+    const before = await readFile(a);
+    const r = await nbagent(["run", "-o", join(d, "result.ipynb"), "--prestart", "0", a]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok((await readFile(a)).equals(before));
+    assert.deepEqual(texts(await readNb(join(d, "result.ipynb"))), [["a\n"], []]);
+    const out2 = join(d, "two");
+    await mkdir(out2);
+    const b = await writeNb(join(d, "b.ipynb"), [["code", "print('b')"]]);
+    const c = await writeNb(join(d, "c.ipynb"), [["code", "print('c')"]]);
+    const r2 = await nbagent(["run", "--quiet", "--prestart", "2", "-o", out2, a, b, c]);
+    assert.equal(r2.code, 0, r2.stderr);
+    assert.deepEqual(texts(await readNb(join(out2, "b.ipynb"))), [["b\n"]]);
+    assert.deepEqual(texts(await readNb(join(out2, "c.ipynb"))), [["c\n"]]);
+    assert.deepEqual(
+      (await readFile(join(out2, "a.ipynb"), "utf8")).replace(/"(iopub|shell)[^"]*": "[^"]*"/g, ""),
+      (await readFile(join(d, "result.ipynb"), "utf8")).replace(/"(iopub|shell)[^"]*": "[^"]*"/g, ""),
+    );
+  });
+
+  it("usage errors exit 2 and name the problem", async () => {
+    const d = await dir();
+    const a = await writeNb(join(d, "a.ipynb"), [["code", "1"]]);
+    const b = await writeNb(join(d, "b.ipynb"), [["code", "2"]]);
+    await mkdir(join(d, "out"));
+    await mkdir(join(d, "sub"));
+    const before = await readFile(a);
+    const cases: [string[], RegExp][] = [
+      [[], /no notebook given/],
+      [[join(d, "missing.ipynb")], /notebook not found/],
+      [["-o", join(d, "x.ipynb"), a, b], /several notebooks/],
+      [["-o", join(d, "x.ipynb"), "--inplace", a], /exclude each other/],
+      [["--timeout", "-1", a], /--timeout/],
+      [["--timeout", "abc", a], /--timeout/],
+      [["--prestart", "x", a], /--prestart/],
+      [["-o", join(d, "nodir"), a, b], /-o directory does not exist/],
+      [["--cwd", join(d, "nodir"), a], /--cwd is not a directory/],
+      [["--bogus", a], /bogus/],
+      // The same output twice: the second job's copy/load would race the first one's saves.
+      [[a, a], /two notebooks would write the same file/],
+      [["-o", join(d, "out"), a, join(d, "sub", "..", "a.ipynb")], /two notebooks would write the same file/],
+    ];
+    const results = await Promise.all(cases.map(([args]) => nbagent(["run", ...args])));
+    results.forEach((r, i) => {
+      assert.equal(r.code, 2, `case ${i}: ${r.stderr}`);
+      assert.match(r.stderr, cases[i][1], `case ${i}`);
+      assert.match(r.stderr, /usage: nbagent run/, `case ${i}`);
+    });
+    assert.ok((await readFile(a)).equals(before), "a usage error wrote the notebook");
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * The conformance check both conformance test files share: run the same notebooks with nbclient
+ * (the reference, allow_errors on) and with `nbagent run --allow-errors`, concurrently, then compare
+ * each pair in the normal form nbclient's own test-suite uses — outputs and execution counts, cell by
+ * cell — and check every file we wrote validates and keeps the cells it did not run byte-identical.
+ */
+import assert from "node:assert/strict";
+import { mkdir, readFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { type Json, NBCLIENT_RUN, nbagent, normalized, python, rawCells, validate } from "./helpers.js";
+
+export interface ConformanceRun {
+  reference: string;
+  ours: string;
+  stderr: string;
+  code: number | null;
+}
+
+/** Runs both executors on `inputs` into dir/nbclient and dir/nbagent. */
+export async function runBoth(dir: string, inputs: string[]): Promise<ConformanceRun> {
+  const reference = join(dir, "nbclient");
+  const ours = join(dir, "nbagent");
+  await mkdir(reference);
+  await mkdir(ours);
+  // nbclient runs notebooks one after another; two reference processes halve its wall time.
+  const half = Math.ceil(inputs.length / 2);
+  const [, , r] = await Promise.all([
+    python([NBCLIENT_RUN, "-o", reference, ...inputs.slice(0, half)]),
+    inputs.length > half ? python([NBCLIENT_RUN, "-o", reference, ...inputs.slice(half)]) : undefined,
+    nbagent(["run", "--allow-errors", "--quiet", "-o", ours, ...inputs]),
+  ]);
+  return { reference, ours, stderr: r.stderr, code: r.code };
+}
+
+function cellLabel(name: string, i: number, cell: Json): string {
+  const src = String(cell?.source ?? "")
+    .split("\n")[0]
+    .slice(0, 60);
+  return `${name} cell ${i} (${JSON.stringify(src)})`;
+}
+
+/** Asserts that our executed copy of `input` equals nbclient's, and that the file is sound. */
+export async function assertConforms(run: ConformanceRun, input: string): Promise<void> {
+  const name = basename(input);
+  const oursPath = join(run.ours, name);
+  const [expected, actual] = await Promise.all([normalized(join(run.reference, name)), normalized(oursPath)]);
+  assert.equal(actual.cells.length, expected.cells.length, `${name}: cell count`);
+  for (let i = 0; i < expected.cells.length; i++) {
+    assert.deepEqual(actual.cells[i], expected.cells[i], cellLabel(name, i, expected.cells[i]));
+  }
+  assert.equal(actual.language, expected.language, `${name}: metadata.language_info.name`);
+  assert.equal(await validate(oursPath), "ok", `${name}: nbformat.validate`);
+
+  // Markdown and raw cells were not touched by the run: byte-identical to the input file's text.
+  const before = await readFile(input, "utf8");
+  const after = await readFile(oursPath, "utf8");
+  const inCells = rawCells(before);
+  const outCells = rawCells(after);
+  assert.equal(outCells.length, inCells.length, `${name}: raw cell blocks`);
+  const nb = JSON.parse(before);
+  nb.cells.forEach((cell: Json, i: number) => {
+    if (cell.cell_type !== "code") assert.equal(outCells[i], inCells[i], `${name} cell ${i} bytes`);
+  });
+}

@@ -1,0 +1,158 @@
+/**
+ * Crash safety and concurrent writers: `nbagent run` SIGKILLed during a long cell leaves a valid file
+ * holding the cells that completed, and no kernel behind; a file changed underneath between cells
+ * stops the run (CLI and notebook tool) without overwriting the other writer's content.
+ */
+import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import {
+  type Json,
+  marker,
+  nbagent,
+  pidsWithEnv,
+  python,
+  readNb,
+  resultText,
+  spawnNbagent,
+  tempDir,
+  validate,
+  waitFor,
+  writeNb,
+} from "./helpers.js";
+
+/** A cell that signals it started (file `ready`) and waits for the test's go-ahead (file `go`). */
+const WAIT_FOR_GO =
+  "import os, time\nopen('ready', 'w').close()\nwhile not os.path.exists('go'):\n    time.sleep(0.02)\nprint('went')";
+
+/** Another writer (nbformat itself) saves the notebook with one more markdown cell. */
+async function otherWriterSaves(path: string): Promise<Buffer> {
+  await python([
+    "-c",
+    "import sys, nbformat\nfrom nbformat.v4 import new_markdown_cell\n" +
+      "nb = nbformat.read(sys.argv[1], as_version=4)\n" +
+      "nb.cells.append(new_markdown_cell('written by someone else'))\n" +
+      "nbformat.write(nb, sys.argv[1])\n",
+    path,
+  ]);
+  return readFile(path);
+}
+
+describe("crash safety and concurrent writers", { concurrency: true }, () => {
+  let root: string;
+  before(async () => {
+    root = await tempDir();
+  });
+  after(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it("SIGKILL during a long cell: valid file with the completed cells, no kernel left", async () => {
+    const dir = await tempDir();
+    const path = await writeNb(join(dir, "long.ipynb"), [
+      ["markdown", "# long run"],
+      ["code", "print('one')"],
+      ["code", "x = 2\nx * 21"],
+      ["code", "from IPython.display import HTML\nHTML('<b>three</b>')"],
+      ["code", "import time\ntime.sleep(60)"],
+      ["code", "print('never')"],
+    ]);
+    const m = marker();
+    const child = spawnNbagent(["run", "--quiet", path], { env: { [m.name]: m.value } });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+    });
+    const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()));
+    try {
+      // Poll the file until the third quick cell's output is saved (each cell is saved when it ends).
+      await waitFor(
+        "the quick cells' outputs in the file",
+        async () => {
+          try {
+            const nb = await readNb(path);
+            return nb.cells[3].outputs.length > 0;
+          } catch {
+            return false;
+          }
+        },
+        45_000,
+      );
+      const kernels = await pidsWithEnv(m.name, m.value);
+      assert.ok(
+        kernels.some((pid) => pid !== child.pid),
+        `a kernel carries the marker (pids ${kernels}, host ${child.pid}) ${stderr}`,
+      );
+      child.kill("SIGKILL");
+      await exited;
+
+      assert.equal(await validate(path), "ok");
+      const nb = await readNb(path);
+      assert.deepEqual(nb.cells[1].outputs, [{ name: "stdout", output_type: "stream", text: ["one\n"] }]);
+      assert.equal(nb.cells[2].outputs[0].output_type, "execute_result");
+      assert.deepEqual(nb.cells[2].outputs[0].data, { "text/plain": ["42"] });
+      assert.deepEqual(nb.cells[3].outputs[0].data["text/html"], ["<b>three</b>"]);
+      assert.deepEqual(
+        nb.cells.map((c: Json) => c.execution_count),
+        [undefined, 1, 2, 3, null, null],
+      );
+      assert.deepEqual(nb.cells[5].outputs, []);
+
+      // The kernel goes away with its host (its own watchdog), without anyone shutting it down.
+      await waitFor(
+        "no process with the marker",
+        async () => (await pidsWithEnv(m.name, m.value)).length === 0,
+        20_000,
+      );
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("nbagent run: a file changed underneath between cells stops the run, the other writer's file stays", async () => {
+    const dir = join(root, "cli");
+    await mkdir(dir);
+    const path = await writeNb(join(dir, "shared.ipynb"), [
+      ["code", "print('first')"],
+      ["code", WAIT_FOR_GO],
+      ["code", "print('third')"],
+    ]);
+    const running = nbagent(["run", path]);
+    await waitFor("the waiting cell to start", () => existsSync(join(dir, "ready")), 45_000);
+    const theirs = await otherWriterSaves(path);
+    await writeFile(join(dir, "go"), "");
+    const r = await running;
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /Error: shared\.ipynb: .*(changed|modified)/i);
+    assert.ok((await readFile(path)).equals(theirs), "the other writer's file was overwritten");
+  });
+
+  it("notebook tool run: a file changed underneath stops the run with the conflict Error", async () => {
+    const dir = join(root, "tool");
+    await mkdir(dir);
+    const path = await writeNb(join(dir, "shared.ipynb"), [
+      ["code", "print('first')"],
+      ["code", WAIT_FOR_GO],
+      ["code", "print('third')"],
+    ]);
+    const running = nbagent(
+      ["call", "notebook", JSON.stringify({ action: "run", notebook_path: path }), "--json"],
+      {
+        cwd: dir,
+      },
+    );
+    await waitFor("the waiting cell to start", () => existsSync(join(dir, "ready")), 45_000);
+    const theirs = await otherWriterSaves(path);
+    await writeFile(join(dir, "go"), "");
+    const r = await running;
+    assert.equal(r.code, 1, r.stderr);
+    const result = JSON.parse(r.stdout);
+    assert.equal(result.isError, true);
+    assert.match(resultText(result), /^Error: /);
+    assert.match(resultText(result), /changed|modified/i);
+    assert.ok((await readFile(path)).equals(theirs), "the other writer's file was overwritten");
+  });
+});

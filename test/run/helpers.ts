@@ -1,0 +1,202 @@
+/**
+ * Shared helpers for notebook-run tests: the real CLI in a child process (through tsx, from source),
+ * the Python oracles (nbformat.validate, nbclient, the nbclient-test-suite normalisation), and
+ * process lookups by a marker environment variable unique to one test.
+ */
+import { execFile, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
+
+export const PYTHON = "/usr/bin/python3";
+export const ROOT = resolve(new URL("../..", import.meta.url).pathname);
+export const FIXTURES = join(ROOT, "test/fixtures");
+export const NBCLIENT_RUN = "/work/shared/anchors/nbclient_run.py";
+const MAIN = join(ROOT, "src/cli/main.ts");
+const TSX = import.meta.resolve("tsx");
+const execFileP = promisify(execFile);
+
+export async function tempDir(prefix = "nbagent-run-"): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  cwd?: string;
+  input?: string;
+  env?: Record<string, string>;
+}
+
+/** Starts `nbagent ARGS…` from source; the caller owns the child. */
+export function spawnNbagent(args: string[], options: CliOptions = {}) {
+  return spawn(process.execPath, ["--import", TSX, MAIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+}
+
+/** Runs `nbagent ARGS…` to completion. */
+export function nbagent(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  const child = spawnNbagent(args, options);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    stdout += d;
+  });
+  child.stderr.setEncoding("utf8").on("data", (d: string) => {
+    stderr += d;
+  });
+  child.stdin.end(options.input ?? "");
+  return new Promise((resolvePromise, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
+  });
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tool results are arbitrary JSON
+export type Json = any;
+
+/** `nbagent batch`: one JSON call per line, one result per line (calls share kernels). */
+export async function batch(
+  cwd: string,
+  calls: { tool: string; params: Record<string, unknown> }[],
+): Promise<{ code: number | null; results: Json[]; stderr: string }> {
+  const input = calls.map((c) => JSON.stringify(c)).join("\n");
+  const r = await nbagent(["batch", "--cwd", cwd], { input: `${input}\n` });
+  const results = r.stdout
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+  return { code: r.code, results, stderr: r.stderr };
+}
+
+/** All text parts of a tool result joined. */
+export function resultText(result: Json): string {
+  return (result.content as { type: string; text?: string }[])
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
+}
+
+export async function python(args: string[], cwd?: string): Promise<string> {
+  const { stdout } = await execFileP(PYTHON, args, { cwd, maxBuffer: 1 << 26, timeout: 120_000 });
+  return stdout;
+}
+
+/** nbformat.validate on a file (as_version 4); resolves with "ok" or the validation message. */
+export async function validate(path: string): Promise<string> {
+  const code =
+    "import sys, nbformat\n" +
+    "try:\n" +
+    "    nbformat.validate(nbformat.read(sys.argv[1], as_version=4))\n" +
+    "    print('ok')\n" +
+    "except Exception as e:\n" +
+    "    print(type(e).__name__, str(e)[:500])\n";
+  return (await python(["-c", code, path])).trim();
+}
+
+/** The nbclient-test-suite normal form of a notebook (see test/fixtures/normalize_nb.py). */
+export async function normalized(path: string): Promise<Json> {
+  return JSON.parse(await python([join(FIXTURES, "normalize_nb.py"), path]));
+}
+
+/** Writes the run corpus (test/fixtures/make_run_corpus.py) into dir; returns the notebook names. */
+export async function makeCorpus(dir: string): Promise<string[]> {
+  await python([join(FIXTURES, "make_run_corpus.py"), dir]);
+  return (await readdir(dir)).filter((n) => n.endsWith(".ipynb")).sort();
+}
+
+/** A notebook written by nbformat itself; cells as [type, source, tags?]. */
+export async function writeNb(
+  path: string,
+  cells: (["code" | "markdown" | "raw", string] | ["code", string, string[]])[],
+): Promise<string> {
+  const code =
+    "import json, sys, nbformat\n" +
+    "from nbformat.v4 import new_notebook, new_code_cell, new_markdown_cell, new_raw_cell\n" +
+    "spec = json.loads(sys.argv[2])\n" +
+    "nb = new_notebook()\n" +
+    "nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}\n" +
+    "make = {'code': new_code_cell, 'markdown': new_markdown_cell, 'raw': new_raw_cell}\n" +
+    "for i, c in enumerate(spec):\n" +
+    "    cell = make[c[0]](c[1])\n" +
+    "    cell['id'] = f'c{i}'\n" +
+    "    if len(c) > 2: cell.metadata['tags'] = c[2]\n" +
+    "    nb.cells.append(cell)\n" +
+    "nbformat.write(nb, sys.argv[1])\n";
+  await python(["-c", code, path, JSON.stringify(cells)]);
+  return path;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: tests poke into notebook JSON
+export async function readNb(path: string): Promise<any> {
+  return JSON.parse(await readFile(path, "utf8"));
+}
+
+/**
+ * The raw text of each cell as it appears in the file (nbformat.write's layout: indent 1, each cell
+ * an object at depth 2 of "cells"). Used to check that cells a run did not execute stay byte-identical.
+ */
+export function rawCells(fileText: string): string[] {
+  const lines = fileText.split("\n");
+  const start = lines.indexOf(' "cells": [');
+  if (start < 0) throw new Error("not an nbformat-written notebook");
+  const cells: string[] = [];
+  let current: string[] | undefined;
+  for (let i = start + 1; i < lines.length; i++) {
+    const line = lines[i];
+    if (line === "  {") current = [line];
+    else if (current) {
+      current.push(line);
+      if (line === "  }" || line === "  },") {
+        cells.push(current.join("\n").replace(/,$/, ""));
+        current = undefined;
+      }
+    } else if (line === " ]" || line === " ],") break;
+  }
+  return cells;
+}
+
+/** A marker for the environment of processes one test starts (kernels inherit it). */
+export function marker(): { name: string; value: string } {
+  return { name: "NBAGENT_TEST_MARKER", value: randomUUID() };
+}
+
+/** Pids of live processes whose environment holds NAME=VALUE (Linux /proc). */
+export async function pidsWithEnv(name: string, value: string): Promise<number[]> {
+  const needle = `${name}=${value}`;
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const env = await readFile(`/proc/${entry}/environ`, "latin1");
+      if (!env.split("\0").includes(needle)) continue;
+      const stat = await readFile(`/proc/${entry}/stat`, "latin1");
+      if (/^\d+ \(.*\) Z /.test(stat)) continue; // a zombie is already dead
+      pids.push(Number(entry));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+/** Polls `check` until it returns a truthy value or the deadline passes (then throws with `what`). */
+export async function waitFor<T>(what: string, check: () => Promise<T> | T, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
