@@ -5,7 +5,7 @@
  */
 
 import { isUtf8 } from "node:buffer";
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { BigIntStats } from "node:fs";
 import { open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
@@ -21,7 +21,8 @@ export interface Fingerprint {
   size: number;
   mtimeNs: bigint;
   ctimeNs: bigint;
-  sha1: string;
+  /** The bytes read (or written); compared with the file when the timestamps cannot be trusted. */
+  content: Buffer;
   /** ctime was within RACY_MS of the load: a same-tick in-place write could hide from stat. */
   racy: boolean;
 }
@@ -65,11 +66,7 @@ export class NotebookFileError extends Error {
   }
 }
 
-function sha1(data: Buffer | string): string {
-  return createHash("sha1").update(data).digest("hex");
-}
-
-function fingerprintOf(st: BigIntStats, hash: string): Fingerprint {
+function fingerprintOf(st: BigIntStats, content: Buffer): Fingerprint {
   const ctimeMs = Number(st.ctimeNs / 1_000_000n);
   return {
     dev: Number(st.dev),
@@ -77,7 +74,7 @@ function fingerprintOf(st: BigIntStats, hash: string): Fingerprint {
     size: Number(st.size),
     mtimeNs: st.mtimeNs,
     ctimeNs: st.ctimeNs,
-    sha1: hash,
+    content,
     racy: Math.abs(Date.now() - ctimeMs) < RACY_MS,
   };
 }
@@ -136,7 +133,7 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
   return {
     path: real,
     notebook: value,
-    fingerprint: fingerprintOf(st, sha1(buf)),
+    fingerprint: fingerprintOf(st, buf),
     mode: Number(st.mode) & 0o7777,
     uid: Number(st.uid),
     gid: Number(st.gid),
@@ -148,8 +145,8 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
 /**
  * Why the file on disk no longer matches what was read, or undefined when it still does. Any write,
  * rename-over or utimes changes ino, size, mtime or ctime; only a same-size in-place write within
- * the same timestamp tick as the load could hide, so then ("racy", as git calls it) the content is
- * read back and hashed.
+ * the same timestamp tick as the load could hide, so then ("racy", as git calls it) the bytes are
+ * read back and compared.
  */
 async function changedSince(path: string, fp: Fingerprint): Promise<string | undefined> {
   let st: BigIntStats;
@@ -167,7 +164,7 @@ async function changedSince(path: string, fp: Fingerprint): Promise<string | und
   ) {
     return "it was modified";
   }
-  if (fp.racy && sha1(await readFile(path)) !== fp.sha1) return "its content changed";
+  if (fp.racy && !(await readFile(path)).equals(fp.content)) return "its content changed";
   return undefined;
 }
 
@@ -183,7 +180,6 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
     dirname(target),
     `.${basename(target)}.nbagent-${process.pid}-${randomBytes(4).toString("hex")}.tmp`,
   );
-  const hash = sha1(data);
   let written: Fingerprint | undefined;
   try {
     const fh = await open(tmp, "wx", 0o600);
@@ -213,7 +209,7 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
       }
       await rename(tmp, target);
       // After the rename (which updates ctime), under the lock: what the next save must find.
-      written = fingerprintOf(await stat(target, { bigint: true }), hash);
+      written = fingerprintOf(await stat(target, { bigint: true }), data);
     });
   } catch (e) {
     await unlink(tmp).catch(() => {});
