@@ -21,7 +21,7 @@
  */
 import { PRELUDE_PATH, preludeSource } from "./prelude.js";
 
-export const STREAM_FLUSH_CHARS = 64 * 1024;
+export const STREAM_FLUSH_CHARS = 16 * 1024;
 
 export function initScript(cwd: string, env: Record<string, string>, prelude = preludeSource()): string {
   const lit = (s: string) => JSON.stringify(s);

@@ -2,7 +2,15 @@
  * Images for the model (X5): PNG/JPEG (and SVG rasterised to PNG) downscaled with sharp to a pixel
  * and byte budget. An image that cannot be brought within budget is reported, never dropped silently.
  */
-import sharp from "sharp";
+import type { Sharp, SharpOptions } from "sharp";
+
+type SharpFactory = (input?: Buffer, options?: SharpOptions) => Sharp;
+let sharpModule: Promise<SharpFactory> | undefined;
+/** sharp (libvips) is loaded on the first image only: ~35 MB of RSS a text-only host never pays. */
+function loadSharp(): Promise<SharpFactory> {
+  sharpModule ??= import("sharp").then((m) => (m.default ?? m) as unknown as SharpFactory);
+  return sharpModule;
+}
 
 export interface ImageBudget {
   /** Longest edge in pixels (default 1568). */
@@ -64,6 +72,7 @@ export async function prepareImage(
   }
   const out: PreparedImage = { originalBytes: input.length, resized: false };
   try {
+    const sharp = await loadSharp();
     const meta = await sharp(input).metadata();
     out.width = meta.width;
     out.height = meta.height;
