@@ -7,7 +7,7 @@
 import { isUtf8 } from "node:buffer";
 import { randomBytes } from "node:crypto";
 import type { BigIntStats } from "node:fs";
-import { open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
+import { type FileHandle, open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { type JsonValue, parseJsonBytes } from "./json.js";
 import { LockTimeoutError, withFileLock } from "./lock.js";
@@ -79,6 +79,22 @@ function fingerprintOf(st: BigIntStats, content: Buffer): Fingerprint {
   };
 }
 
+/** The whole file in as few reads as possible (FileHandle.readFile reads in small chunks). */
+async function readAll(fh: FileHandle, size: number): Promise<Buffer> {
+  let buf = Buffer.allocUnsafe(size + 1);
+  let length = 0;
+  for (;;) {
+    if (length === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(bigger, 0, 0, length);
+      buf = bigger;
+    }
+    const { bytesRead } = await fh.read(buf, length, buf.length - length, length);
+    if (bytesRead === 0) return buf.subarray(0, length);
+    length += bytesRead;
+  }
+}
+
 /** Reads and checks a notebook. `shownPath` is how errors name it (the path the user gave). */
 export async function loadNotebook(path: string, shownPath = path): Promise<LoadedNotebook> {
   let real: string;
@@ -92,7 +108,7 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
       if (!st.isFile()) {
         throw new NotebookFileError("not_a_file", `Notebook path is not a file: ${shownPath}`);
       }
-      buf = await fh.readFile();
+      buf = await readAll(fh, Number(st.size));
     } finally {
       await fh.close();
     }
