@@ -16,6 +16,8 @@ export interface ReadCell {
   source: string;
   executionCount?: number | null;
   outputs?: OutputSummary;
+  /** Attachment names with their mime types, e.g. `a.png (image/png)`. */
+  attachments?: string[];
 }
 
 const MAX_LINE = 200;
@@ -105,6 +107,13 @@ export function summariseOutputs(outputs: unknown[]): OutputSummary {
 export function readCell(cell: Cell, index: number): ReadCell {
   const entry: ReadCell = { index, cellType: cell.cell_type, source: cellSource(cell) };
   if (typeof cell.id === "string") entry.id = cell.id;
+  const att = cell.attachments;
+  if (att && typeof att === "object" && !Array.isArray(att) && Object.keys(att).length > 0) {
+    entry.attachments = Object.entries(att).map(([name, bundle]) => {
+      const mimes = bundle && typeof bundle === "object" ? Object.keys(bundle) : [];
+      return `${name} (${mimes.join(", ")})`;
+    });
+  }
   if (cell.cell_type === "code") {
     entry.executionCount = typeof cell.execution_count === "number" ? cell.execution_count : null;
     entry.outputs = summariseOutputs(Array.isArray(cell.outputs) ? cell.outputs : []);
@@ -120,6 +129,7 @@ function header(c: ReadCell): string {
 }
 
 function outputBlock(c: ReadCell): string[] {
+  if (c.attachments) return [`-- attachments: ${c.attachments.join(", ")}`];
   if (!c.outputs) return [];
   const total = Object.values(c.outputs.counts).reduce((a, b) => a + b, 0);
   if (total === 0) return [];

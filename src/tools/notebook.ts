@@ -47,6 +47,8 @@ export interface NotebookDetails {
   nextOffset?: number;
   warnings?: string[];
   error?: string;
+  /** With `execute: true`: the executor's details for the run that followed the edit. */
+  run?: unknown;
 }
 
 /** What the runtime layer implements to run cells of a saved notebook in its kernel (X1). */
@@ -206,7 +208,7 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
           return {
             ...run,
             content: [...result.content, ...run.content],
-            details: { ...result.details, run: run.details } as NotebookDetails,
+            details: { ...result.details, run: run.details },
           };
         };
 

@@ -56,6 +56,20 @@ async function sample(dir: string, minor = 5): Promise<string> {
   );
 }
 
+describe("read shows attachments", () => {
+  test("a markdown cell's attachments are listed", async () => {
+    const dir = await tempDir();
+    const path = await sample(dir);
+    const nb = await readJson(path);
+    nb.cells[1].attachments = { "a.png": { "image/png": PNG_640x480 } };
+    const { serializeNotebook } = await import("../../src/notebook/index.js");
+    await writeFile(path, serializeNotebook(nb));
+    const r = await call(dir, { action: "read", notebook_path: "nb.ipynb", cell_index: 1 });
+    assert.match(text(r), /-- attachments: a\.png \(image\/png\)/);
+    assert.ok((await oracle.check(path)).valid);
+  });
+});
+
 describe("cell_id addresses a cell instead of cell_index", () => {
   test("edit, delete, insert (at that cell's position) and move by id", async () => {
     const dir = await tempDir();
