@@ -185,3 +185,11 @@ test("two crashes in a row fail with the too-many-restarts error; the session re
   const r = await call(rt, "crash2", "print('back')");
   assert.equal(r.text, "back\n");
 });
+
+test("the periodic sweep (its own timer) disposes a session idle past the limit", async () => {
+  const rt = runtime({ sweepIntervalMs: 50, idleTimeoutMs: 200 });
+  await call(rt, "swept", "1");
+  const kernel = rt.sessions.get(`swept\0${root}`)!.currentKernel!;
+  await until(() => rt.sessions.keys().length === 0, 10_000);
+  await until(() => !kernel.isAlive(), 10_000);
+});
