@@ -167,6 +167,8 @@ describe("agent flow through nbagent batch", { concurrency: true }, () => {
       [2, "ok"],
     ]);
     assert.match(resultText(r[0]), /after/);
+    assert.equal(r[0].isError, false, "an expected (raises-exception) error is not a failed call");
+    assert.equal(r[0].details.ranCells[1].expectedError, true);
     assert.equal(r[1].isError, false, resultText(r[1]));
 
     const nb = await readNb(path);
