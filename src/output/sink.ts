@@ -6,10 +6,10 @@
  *
  * Memory stays bounded whatever the volume: the kept tail is whole chunks covering maxBytes (cut
  * exactly only when dumped), a partial line longer than maxBytes is committed as it is, and artifact
- * writes are batched into synchronous `writev` calls of about SPILL_BATCH bytes. Synchronous writes are the backpressure: the producer (IOPub
+ * writes are encoded into one preallocated SPILL_BATCH buffer and written with synchronous `write`s. Synchronous writes are the backpressure: the producer (IOPub
  * callbacks) cannot be paused, so the sink never lets unwritten data pile up behind a stream.
  */
-import { closeSync, mkdirSync, openSync, writevSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import { sanitise } from "./sanitise.js";
 
@@ -77,8 +77,8 @@ export class OutputSink {
   private endsWithNewline = true;
   private truncated = false;
   private fd?: number;
-  private spillBuf: Buffer[] = [];
-  private spillBytes = 0;
+  private spillBuf?: Buffer;
+  private spillUsed = 0;
   private spilled = false;
   private artifactError?: string;
   private ended = false;
@@ -144,31 +144,36 @@ export class OutputSink {
       mkdirSync(dirname(artifact.path), { recursive: true });
       this.fd = openSync(artifact.path, "w", 0o600);
       this.spilled = true;
-      this.tail.forEach((piece, i) => this.spill(piece, this.tailSizes[i]));
+      for (const [i, piece] of this.tail.entries()) this.spill(piece, this.tailSizes[i]);
     } catch (err) {
       this.fail(err);
     }
   }
 
+  /** Encodes straight into one preallocated batch buffer (no allocation per chunk). */
   private spill(text: string, size: number): void {
     if (this.fd === undefined) return;
-    this.spillBuf.push(Buffer.from(text, "utf8"));
-    this.spillBytes += size;
-    if (this.spillBytes >= SPILL_BATCH) this.writeSpill();
+    if (size > SPILL_BATCH - this.spillUsed) this.writeSpill();
+    if (size > SPILL_BATCH) {
+      this.writeAll(Buffer.from(text, "utf8"));
+      return;
+    }
+    this.spillBuf ??= Buffer.allocUnsafe(SPILL_BATCH);
+    this.spillUsed += this.spillBuf.write(text, this.spillUsed, "utf8");
   }
 
-  /** One writev per batch; a short write continues where it stopped. */
   private writeSpill(): void {
-    if (this.fd === undefined || this.spillBuf.length === 0) return;
-    let bufs = this.spillBuf;
-    this.spillBuf = [];
-    this.spillBytes = 0;
+    if (this.fd === undefined || !this.spillBuf || this.spillUsed === 0) return;
+    const used = this.spillUsed;
+    this.spillUsed = 0;
+    this.writeAll(this.spillBuf.subarray(0, used));
+  }
+
+  private writeAll(buf: Buffer): void {
+    if (this.fd === undefined) return;
     try {
-      while (bufs.length) {
-        let done = writevSync(this.fd, bufs);
-        while (bufs.length && done >= bufs[0].length) done -= bufs.shift()!.length;
-        if (bufs.length && done > 0) bufs = [bufs[0].subarray(done), ...bufs.slice(1)];
-      }
+      let done = 0;
+      while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done);
     } catch (err) {
       this.fail(err);
     }
@@ -182,8 +187,8 @@ export class OutputSink {
       } catch {}
     }
     this.fd = undefined;
-    this.spillBuf = [];
-    this.spillBytes = 0;
+    this.spillBuf = undefined;
+    this.spillUsed = 0;
   }
 
   /** Commits the last partial line and closes the artifact file. Idempotent. */
