@@ -109,3 +109,14 @@ test("dump mid-stream shows the pending partial line without ending the stream",
   sink.push(" line\n");
   assert.equal(sink.end().text, "a\nhalf line\n");
 });
+
+test("chunks larger than the spill batch and multibyte text at batch edges all reach the artifact", () => {
+  const path = join(dir, "a3.log");
+  const sink = new OutputSink({ maxBytes: 1000, artifact: { id: "a3", path } });
+  const pieces = ["é".repeat(700_000) + "\n", "small\n", `${"€".repeat(1_000_000)}\n`, "x\n".repeat(300_000)];
+  for (const p of pieces) sink.push(p);
+  const d = sink.end();
+  const expected = pieces.join("");
+  assert.equal(d.totalBytes, Buffer.byteLength(expected));
+  assert.equal(readFileSync(path, "utf8"), expected);
+});
