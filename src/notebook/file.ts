@@ -21,8 +21,8 @@ export interface Fingerprint {
   size: number;
   mtimeNs: bigint;
   ctimeNs: bigint;
-  /** The bytes read (or written); compared with the file when the timestamps cannot be trusted. */
-  content: Buffer;
+  /** The bytes read (or written, as chunks); compared with the file when timestamps cannot be trusted. */
+  content: Buffer[];
   /** ctime was within RACY_MS of the load: a same-tick in-place write could hide from stat. */
   racy: boolean;
 }
@@ -66,7 +66,7 @@ export class NotebookFileError extends Error {
   }
 }
 
-function fingerprintOf(st: BigIntStats, content: Buffer): Fingerprint {
+function fingerprintOf(st: BigIntStats, content: Buffer[]): Fingerprint {
   const ctimeMs = Number(st.ctimeNs / 1_000_000n);
   return {
     dev: Number(st.dev),
@@ -149,13 +149,39 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
   return {
     path: real,
     notebook: value,
-    fingerprint: fingerprintOf(st, buf),
+    fingerprint: fingerprintOf(st, [buf]),
     mode: Number(st.mode) & 0o7777,
     uid: Number(st.uid),
     gid: Number(st.gid),
     warnings: cellIdWarnings(value),
     layout: layoutOf(buf, value, cellSpans),
   };
+}
+
+function sameBytes(file: Buffer, chunks: Buffer[]): boolean {
+  let at = 0;
+  for (const c of chunks) {
+    if (!file.subarray(at, at + c.length).equals(c)) return false;
+    at += c.length;
+  }
+  return at === file.length;
+}
+
+/** Writes all chunks at the start of the file (writev in groups; finishes a partial write plainly). */
+async function writeChunks(fh: FileHandle, chunks: Buffer[]): Promise<void> {
+  let position = 0;
+  for (let i = 0; i < chunks.length; i += 512) {
+    const group = chunks.slice(i, i + 512);
+    const total = group.reduce((n, c) => n + c.length, 0);
+    const { bytesWritten } = await fh.writev(group, position);
+    if (bytesWritten < total) {
+      const rest = Buffer.concat(group).subarray(bytesWritten);
+      for (let off = 0; off < rest.length; ) {
+        off += (await fh.write(rest, off, rest.length - off, position + bytesWritten + off)).bytesWritten;
+      }
+    }
+    position += total;
+  }
 }
 
 /**
@@ -180,7 +206,7 @@ async function changedSince(path: string, fp: Fingerprint): Promise<string | und
   ) {
     return "it was modified";
   }
-  if (fp.racy && !(await readFile(path)).equals(fp.content)) return "its content changed";
+  if (fp.racy && !sameBytes(await readFile(path), fp.content)) return "its content changed";
   return undefined;
 }
 
@@ -190,7 +216,7 @@ async function changedSince(path: string, fp: Fingerprint): Promise<string | und
  * saved again later.
  */
 export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.path): Promise<void> {
-  const { data, layout } = render(loaded.notebook, loaded.layout);
+  const { chunks, layout } = render(loaded.notebook, loaded.layout);
   const target = loaded.path;
   const tmp = join(
     dirname(target),
@@ -200,7 +226,7 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
   try {
     const fh = await open(tmp, "wx", 0o600);
     try {
-      await fh.writeFile(data);
+      await writeChunks(fh, chunks);
       await fh.chmod(loaded.mode);
       if (process.getuid?.() === 0) await fh.chown(loaded.uid, loaded.gid).catch(() => {});
       await fh.sync();
@@ -225,7 +251,7 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
       }
       await rename(tmp, target);
       // After the rename (which updates ctime), under the lock: what the next save must find.
-      written = fingerprintOf(await stat(target, { bigint: true }), data);
+      written = fingerprintOf(await stat(target, { bigint: true }), chunks);
     });
   } catch (e) {
     await unlink(tmp).catch(() => {});

@@ -14,10 +14,8 @@ const MARK = "\u0000nbagent-cells-frame";
 const MARK_JSON = JSON.stringify(MARK);
 
 export interface Layout {
-  /** The file's bytes as last read or written. */
-  bytes: Buffer;
-  /** Where each frozen cell's text is in `bytes`. */
-  spans: WeakMap<object, [number, number]>;
+  /** The exact bytes of each frozen (unchanged since read) cell, as views into what was read/written. */
+  cells: WeakMap<object, Buffer>;
   /** The bytes before the first cell and after the last one. */
   head: Buffer;
   tail: Buffer;
@@ -35,14 +33,13 @@ export function layoutOf(
     const gap = bytes.subarray(cellSpans[i - 1][1], cellSpans[i][0]);
     if (!gap.equals(SEP)) return undefined;
   }
-  const spans = new WeakMap<object, [number, number]>();
+  const cells = new WeakMap<object, Buffer>();
   nb.cells.forEach((cell, i) => {
     deepFreeze(cell);
-    spans.set(cell, cellSpans[i]);
+    cells.set(cell, bytes.subarray(cellSpans[i][0], cellSpans[i][1]));
   });
   return {
-    bytes,
-    spans,
+    cells,
     head: bytes.subarray(0, cellSpans[0][0]),
     tail: bytes.subarray(cellSpans[cellSpans.length - 1][1]),
   };
@@ -54,32 +51,27 @@ function frame(nb: Notebook): [string, string] | undefined {
   return parts.length === 2 ? [parts[0], parts[1]] : undefined;
 }
 
-/** The bytes to write for `nb`, and the layout they will have on disk. */
-export function render(nb: Notebook, previous?: Layout): { data: Buffer; layout?: Layout } {
+/**
+ * The bytes to write for `nb` as a list of chunks (written with writev, never concatenated), and the
+ * layout they will have on disk.
+ */
+export function render(nb: Notebook, previous?: Layout): { chunks: Buffer[]; layout?: Layout } {
   const cells = nb.cells;
   const parts = previous && cells.length > 0 ? frame(nb) : undefined;
-  if (!previous || !parts) return { data: Buffer.from(serializeNotebook(nb), "utf8") };
+  if (!previous || !parts) return { chunks: [Buffer.from(serializeNotebook(nb), "utf8")] };
   const [headText, tailText] = parts;
   // The original frame must be exactly nbformat's frame for the spliced file to be exactly nbformat's output.
   if (!previous.head.equals(Buffer.from(headText)) || !previous.tail.equals(Buffer.from(tailText))) {
-    return { data: Buffer.from(serializeNotebook(nb), "utf8") };
+    return { chunks: [Buffer.from(serializeNotebook(nb), "utf8")] };
   }
   const chunks: Buffer[] = [previous.head];
-  const spans = new WeakMap<object, [number, number]>();
-  let offset = previous.head.length;
+  const kept = new WeakMap<object, Buffer>();
   cells.forEach((cell: Cell, i) => {
-    if (i > 0) {
-      chunks.push(SEP);
-      offset += SEP.length;
-    }
-    const span = previous.spans.get(cell);
-    const chunk = span ? previous.bytes.subarray(span[0], span[1]) : Buffer.from(serializeCell(cell), "utf8");
-    chunks.push(chunk);
-    if (span) spans.set(cell, [offset, offset + chunk.length]);
-    offset += chunk.length;
+    if (i > 0) chunks.push(SEP);
+    const old = previous.cells.get(cell);
+    chunks.push(old ?? Buffer.from(serializeCell(cell), "utf8"));
+    if (old) kept.set(cell, old);
   });
   chunks.push(previous.tail);
-  const data = Buffer.concat(chunks);
-  const tail = data.subarray(offset);
-  return { data, layout: { bytes: data, spans, head: data.subarray(0, previous.head.length), tail } };
+  return { chunks, layout: { cells: kept, head: previous.head, tail: previous.tail } };
 }
