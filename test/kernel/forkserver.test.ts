@@ -53,12 +53,17 @@ describe("fork server", { concurrency: true }, () => {
     let first: ConnectedKernel;
     const forked: ConnectedKernel[] = [];
 
-    test("first kernel the normal way, then 3 forked kernels: fast, independent, own cwd/env/group", async () => {
+    test("two kernels the normal way (the second warms the server), then 3 forked: fast, independent, own cwd/env/group", async () => {
       const dirs = await Promise.all([0, 1, 2, 3].map(() => mkdtemp(join(tmpdir(), "nbagent-fork-"))));
-      // The server warms up with the first kernel's environment; forked kernels must not inherit it.
-      const started = await timedStart({ cwd: dirs[0], env: hostEnv({ FIRST_ONLY_SECRET: "hunter2" }) });
+      const started = await timedStart({ cwd: dirs[0] });
       first = started.kernel;
       assert.equal(ppidOf(first.pid!), process.pid, "the first kernel is spawned by the host");
+      assert.deepEqual(backend.forkServerPids(), [], "one kernel never starts a server");
+      // The server warms up with the second kernel's environment; forked kernels must not inherit it.
+      const second = await backend.startKernel({ env: hostEnv({ WARM_ONLY_SECRET: "hunter2" }) });
+      assert.equal(ppidOf(second.pid!), process.pid, "the second kernel is spawned by the host");
+      assert.equal(backend.forkServerPids().length, 1, "the second kernel starts the server");
+      await second.shutdown();
       const times: number[] = [];
       for (let i = 1; i <= 3; i++) {
         const { kernel, ms } = await timedStart({ cwd: dirs[i], env: hostEnv({ GIVEN: `k${i}` }) });
@@ -66,7 +71,7 @@ describe("fork server", { concurrency: true }, () => {
         times.push(ms);
       }
       console.log(
-        `start times: first (normal) ${started.ms.toFixed(0)} ms, forked ${times.map((t) => t.toFixed(0)).join(", ")} ms`,
+        `start times: first (normal, no server) ${started.ms.toFixed(0)} ms, forked ${times.map((t) => t.toFixed(0)).join(", ")} ms`,
       );
       const pids = new Set([first.pid, ...forked.map((k) => k.pid)]);
       assert.equal(pids.size, 4, "distinct pids");
@@ -78,8 +83,8 @@ describe("fork server", { concurrency: true }, () => {
             "import os, subprocess, sys",
             "print(os.getpid(), os.getpgrp(), os.getsid(0))",
             "print(os.getcwd())",
-            "print(os.environ.get('GIVEN'), 'FIRST_ONLY_SECRET' in os.environ)",
-            "print(subprocess.run(['env'], capture_output=True, text=True).stdout.count('FIRST_ONLY_SECRET'))",
+            "print(os.environ.get('GIVEN'), 'WARM_ONLY_SECRET' in os.environ)",
+            "print(subprocess.run(['env'], capture_output=True, text=True).stdout.count('WARM_ONLY_SECRET'))",
             "print(sys.argv[0].endswith('ipykernel_launcher.py'), sys.argv[1] == '-f')",
           ].join("\n"),
         );

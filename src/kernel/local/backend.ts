@@ -41,6 +41,13 @@ export class LocalBackend implements KernelBackend {
     return this.forkServers?.pids() ?? [];
   }
 
+  /** Warms the fork server now for kernels started with these options (when several will follow). */
+  async prewarm(options: KernelStartOptions = {}): Promise<void> {
+    if (!this.forkServers) return;
+    const spec = await resolveKernelSpec(options.kernelName ?? "python3", options.python);
+    this.forkServers.prewarm(spec, { cwd: options.cwd, env: options.env });
+  }
+
   private async launch(spec: KernelSpec, options: LaunchOptions) {
     return (await this.forkServers?.launch(spec, options)) ?? LocalKernelProcess.launch(spec, options);
   }

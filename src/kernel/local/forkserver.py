@@ -273,6 +273,12 @@ def main():
     except BaseException:
         _write({"fatal": traceback.format_exc()})
         sys.exit(1)
+    # Everything imported so far lives as long as the kernels: keep the collector off those pages,
+    # so a forked kernel does not copy them (copy-on-write) when its first collections run.
+    import gc
+
+    gc.collect()
+    gc.freeze()
     server = Server()
     problem = _safe_to_fork()
     _write({"ready": SERVER_PID, "python": sys.executable, "error": problem})

@@ -4,8 +4,10 @@
  * real, separate kernel process per request in ~0.2 s. ForkServerPool decides per launch:
  * - only kernelspecs that are exactly `<python> -m ipykernel_launcher|ipykernel …` for the
  *   interpreter that resolved them are forked; anything else launches the normal way;
- * - the first eligible launch starts the normal way while the server warms up in parallel (a single
- *   cold start is never slower), later launches wait for the server and fork;
+ * - the server is started by the second eligible launch (or `prewarm()`), which itself starts the
+ *   normal way while the server warms up; later launches wait for the server and fork. A process
+ *   that needs one kernel never pays for a server (on 2 cores a server warming in parallel made a
+ *   single cold start ~1.35× slower);
  * - the environment variables Python/ipykernel read while starting or importing (PYTHON*, locale,
  *   HOME, USER, JPY_*, …) key the server, so a kernel never inherits another environment's startup;
  * - a server that fails to start or dies twice is not used again (normal launches from then on).
@@ -14,7 +16,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -33,6 +35,24 @@ const STARTUP_ENV =
 const MAX_SERVERS = 2;
 const MAX_FAILURES = 2;
 const STDERR_TAIL = 8 * 1024;
+/**
+ * File descriptors a forked start needs in the host (connection-file ports, zmq sockets and their
+ * TCP connections). Below this headroom the launch goes the normal way, where running out of
+ * descriptors fails the spawn with EMFILE (which callers handle) instead of zmq retrying silently.
+ */
+const FD_HEADROOM = 40;
+
+/** Whether the host has FD_HEADROOM descriptors to spare (true when it cannot tell). */
+export function hasFdHeadroom(headroom = FD_HEADROOM): boolean {
+  try {
+    const limits = readFileSync("/proc/self/limits", "utf8");
+    const soft = /^Max open files\s+(\S+)/m.exec(limits)?.[1];
+    if (!soft || soft === "unlimited") return true;
+    return Number(soft) - readdirSync("/proc/self/fd").length >= headroom;
+  } catch {
+    return true;
+  }
+}
 
 const liveServers = new Set<ForkServer>();
 let exitHookInstalled = false;
@@ -139,16 +159,18 @@ export class ForkServer {
     });
     const lines = createInterface({ input: this.child.stdout as NodeJS.ReadableStream });
     lines.on("line", (line) => this.onLine(line, markReady, failStart));
-    this.child.unref();
     this.setHold(0);
   }
 
-  /** Keeps the host's event loop alive only while someone waits for the server. */
+  /** Keeps the host's event loop alive only while someone waits for the server (or its exit). */
   private setHold(delta: number): void {
-    this.holds = delta === 0 && this.state === "dead" ? 0 : Math.max(0, this.holds + delta);
+    this.holds = this.state === "dead" ? 0 : Math.max(0, this.holds + delta);
+    const hold = this.holds > 0;
+    if (hold) this.child.ref();
+    else this.child.unref();
     for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) {
       const handle = s as unknown as { ref?: () => void; unref?: () => void } | null;
-      if (this.holds > 0) handle?.ref?.();
+      if (hold) handle?.ref?.();
       else handle?.unref?.();
     }
   }
@@ -258,9 +280,11 @@ export class ForkServer {
   async dispose(): Promise<void> {
     this.disposing = true;
     if (this.state === "dead") return;
+    this.setHold(1); // a host disposing its backend waits for the server's exit
     this.child.kill("SIGTERM");
     const gone = await Promise.race([this.gone.then(() => true), delay(3000).then(() => false)]);
     if (!gone) this.killNow();
+    this.setHold(-1);
   }
 
   get pid(): number | undefined {
@@ -272,6 +296,7 @@ export class ForkServer {
 export class ForkServerPool {
   private readonly servers = new Map<string, ForkServer>();
   private readonly failures = new Map<string, number>();
+  private readonly seen = new Set<string>();
   private disposed = false;
 
   /** A forked kernel, or undefined when this launch should go the normal way. */
@@ -279,17 +304,15 @@ export class ForkServerPool {
     const plan = forkPlan(spec);
     if (!plan || this.disposed) return undefined;
     if (options.cwd && !existsSync(options.cwd)) return undefined; // the normal path reports it
+    if (!hasFdHeadroom()) return undefined;
     const env = kernelEnvironment(spec, options);
     const key = `${spec.python}\0${startupSignature(env)}`;
-    let server = this.servers.get(key);
-    if (server?.state === "dead") {
-      this.servers.delete(key);
-      server = undefined;
-    }
+    const server = this.server(key);
     if (!server) {
-      if ((this.failures.get(key) ?? 0) >= MAX_FAILURES || this.servers.size >= MAX_SERVERS) return undefined;
-      this.warm(key, spec.python, env);
-      return undefined; // this kernel starts the normal way while the server warms up
+      // The first kernel of a kind goes the normal way; a second one is the sign that more will come.
+      if (this.seen.has(key)) this.warm(key, spec.python, env);
+      this.seen.add(key);
+      return undefined;
     }
     try {
       await server.whenReady();
@@ -299,7 +322,24 @@ export class ForkServerPool {
     }
   }
 
+  /** Starts the server for kernels like this one now (a caller that knows several will follow). */
+  prewarm(spec: KernelSpec, options: LaunchOptions): void {
+    if (!forkPlan(spec) || this.disposed) return;
+    const env = kernelEnvironment(spec, options);
+    const key = `${spec.python}\0${startupSignature(env)}`;
+    this.seen.add(key);
+    if (!this.server(key)) this.warm(key, spec.python, env);
+  }
+
+  private server(key: string): ForkServer | undefined {
+    const server = this.servers.get(key);
+    if (server?.state !== "dead") return server;
+    this.servers.delete(key);
+    return undefined;
+  }
+
   private warm(key: string, python: string, env: Record<string, string>): void {
+    if ((this.failures.get(key) ?? 0) >= MAX_FAILURES || this.servers.size >= MAX_SERVERS) return;
     const server = new ForkServer(python, env);
     this.servers.set(key, server);
     const fail = () => this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
