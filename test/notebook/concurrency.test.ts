@@ -38,7 +38,7 @@ function startWorker(path: string, name: string, count: number) {
 test("two processes editing one notebook: no update is silently lost", async () => {
   const dir = await tempDir();
   const path = await writeNotebook(join(dir, "shared.ipynb"), [{ source: "start" }]);
-  const N = 60;
+  const N = 40;
   const workers = [startWorker(path, "A", N), startWorker(path, "B", N)];
   await Promise.all(workers.map((w) => w.ready));
   for (const w of workers) w.child.stdin.end("go\n");
