@@ -6,7 +6,23 @@ import assert from "node:assert/strict";
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { runCommand } from "../../src/cli/run-command.js";
 import { type Json, nbagent, readNb, tempDir, validate, writeNb } from "./helpers.js";
+
+/** Runs fn with process.stderr.write captured until fn's promise settles. */
+async function captureStderr(fn: () => Promise<number>): Promise<{ code: number; stderr: string }> {
+  let stderr = "";
+  const write = process.stderr.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => {
+    stderr += String(chunk);
+    return true;
+  }) as typeof process.stderr.write;
+  try {
+    return { code: await fn(), stderr };
+  } finally {
+    process.stderr.write = write;
+  }
+}
 
 const FAILING: Parameters<typeof writeNb>[1] = [
   ["code", "print('one')"],
@@ -136,12 +152,18 @@ describe("nbagent run", { concurrency: true }, () => {
       [[a, a], /two notebooks would write the same file/],
       [["-o", join(d, "out"), a, join(d, "sub", "..", "a.ipynb")], /two notebooks would write the same file/],
     ];
-    const results = await Promise.all(cases.map(([args]) => nbagent(["run", ...args])));
-    results.forEach((r, i) => {
-      assert.equal(r.code, 2, `case ${i}: ${r.stderr}`);
-      assert.match(r.stderr, cases[i][1], `case ${i}`);
-      assert.match(r.stderr, /usage: nbagent run/, `case ${i}`);
-    });
+    // The command object in this process (a CLI process per case costs a second of CPU each); usage
+    // errors are found before anything asynchronous, so stderr is captured for exactly that call.
+    for (const [args, re] of cases) {
+      const { code, stderr } = await captureStderr(() => runCommand.run(args));
+      assert.equal(code, 2, `${args.join(" ")}: ${stderr}`);
+      assert.match(stderr, re, args.join(" "));
+      assert.match(stderr, /usage: nbagent run/, args.join(" "));
+    }
+    // And once through the real CLI: the code reaches the process exit status.
+    const r = await nbagent(["run", "-o", join(d, "x.ipynb"), a, b]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, /several notebooks/);
     assert.ok((await readFile(a)).equals(before), "a usage error wrote the notebook");
   });
 });
