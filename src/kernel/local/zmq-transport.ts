@@ -38,7 +38,10 @@ export class ZmqTransport implements KernelTransport {
     this.shell = new zmq.Dealer(opts);
     this.control = new zmq.Dealer({ linger: 0 });
     this.stdin = new zmq.Dealer(opts);
-    this.iopub = new zmq.Subscriber({ linger: 0 });
+    // A bounded IOPub receive queue (default 1000 messages) keeps the host's memory bounded when it
+    // reads slower than the kernel prints; kernels started by runtime/ publish with
+    // ZMQ_XPUB_NODROP (set by its init script), so the kernel waits instead of dropping output.
+    this.iopub = new zmq.Subscriber({ linger: 0, receiveHighWaterMark: 32 });
     this.hb = new zmq.Dealer({ linger: 0 });
     this.iopub.subscribe();
     this.shell.connect(endpoint(info, info.shell_port));
