@@ -195,32 +195,40 @@ describe("fork server", { concurrency: true }, () => {
     });
   });
 
-  test("a host SIGKILLed leaves no kernel, subprocess or fork server behind", async () => {
-    const host = spawn(process.execPath, ["--import", "tsx", HOST], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    host.stderr.on("data", (d) => {
-      err += d;
+  for (const how of ["SIGKILL", "process.exit()"] as const) {
+    test(`a host ended by ${how} leaves no kernel, subprocess or fork server behind`, async () => {
+      const args = how === "SIGKILL" ? [] : ["exit"];
+      const host = spawn(process.execPath, ["--import", "tsx", HOST, ...args], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let out = "";
+      let err = "";
+      host.stderr.on("data", (d) => {
+        err += d;
+      });
+      const pids = await new Promise<{ server: number; kernels: number[]; child: number }>(
+        (resolve, reject) => {
+          host.stdout.on("data", (d) => {
+            out += d;
+            if (out.includes("\n")) resolve(JSON.parse(out.split("\n")[0]));
+          });
+          host.once("close", (code) => reject(new Error(`host exited (${code}) before reporting: ${err}`)));
+        },
+      );
+      assert.equal(pids.kernels.length, 2);
+      assert.ok(pids.server > 0, "a fork server was running");
+      const all = [pids.server, ...pids.kernels, pids.child];
+      if (how === "SIGKILL") {
+        assert.equal(ppidOf(pids.kernels[1]), pids.server, "the second kernel was forked");
+        host.kill("SIGKILL");
+      }
+      const gone = await waitUntil(
+        () => all.every((p) => !pidAlive(p)) && pids.kernels.every((k) => groupMembers(k).length === 0),
+        5000,
+      );
+      assert.ok(gone, `left behind: ${all.filter(pidAlive)}`);
     });
-    const pids = await new Promise<{ server: number; kernels: number[]; child: number }>(
-      (resolve, reject) => {
-        host.stdout.on("data", (d) => {
-          out += d;
-          if (out.includes("\n")) resolve(JSON.parse(out.split("\n")[0]));
-        });
-        host.once("exit", (code) => reject(new Error(`host exited (${code}) before reporting: ${err}`)));
-      },
-    );
-    assert.equal(ppidOf(pids.kernels[1]), pids.server, "the second kernel was forked");
-    const all = [pids.server, ...pids.kernels, pids.child];
-    assert.ok(all.every(pidAlive));
-    host.kill("SIGKILL");
-    const gone = await waitUntil(
-      () => all.every((p) => !pidAlive(p)) && pids.kernels.every((k) => groupMembers(k).length === 0),
-      5000,
-    );
-    assert.ok(gone, `left behind: ${all.filter(pidAlive)}`);
-  });
+  }
 
   test("a fork server that cannot start: every kernel still starts the normal way", async () => {
     // A sitecustomize (found through PYTHONPATH) that kills only the fork server at its startup.
