@@ -19,6 +19,8 @@ export interface NotebookParams {
   offset?: number;
   limit?: number;
   execute?: boolean;
+  allow_errors?: boolean;
+  timeout?: number;
 }
 
 export function notebookSchema(withRun: boolean): TSchema {
@@ -52,11 +54,29 @@ export function notebookSchema(withRun: boolean): TSchema {
           "Type of an inserted cell (default code); on edit, changes the cell's type (default: keep it)",
       }),
     ),
-    to_index: Type.Optional(Type.Integer({ minimum: 0, description: "move: the cell's new index" })),
+    to_index: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        description: withRun
+          ? "move: the cell's new index; run: the last cell of the range starting at cell_index"
+          : "move: the cell's new index",
+      }),
+    ),
     offset: Type.Optional(Type.Integer({ minimum: 0, description: "read: first cell to show (default 0)" })),
     limit: Type.Optional(Type.Integer({ minimum: 1, description: "read: how many cells to show at most" })),
     ...(withRun
-      ? { execute: Type.Optional(Type.Boolean({ description: "edit/insert: run the cell afterwards" })) }
+      ? {
+          execute: Type.Optional(Type.Boolean({ description: "edit/insert: run the cell afterwards" })),
+          allow_errors: Type.Optional(
+            Type.Boolean({ description: "run: go on after a cell fails (default: stop at the first error)" }),
+          ),
+          timeout: Type.Optional(
+            Type.Number({
+              exclusiveMinimum: 0,
+              description: "run/execute: seconds for the whole call (default 60)",
+            }),
+          ),
+        }
       : {}),
   });
 }

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { createNotebookTool } from "../../src/tools/notebook.js";
 import { batch, type Json, readNb, resultText, tempDir, validate, writeNb } from "./helpers.js";
 
 const nbCall = (params: Record<string, unknown>) => ({ tool: "notebook", params });
@@ -181,6 +182,17 @@ describe("agent flow through nbagent batch", { concurrency: true }, () => {
     assert.deepEqual(nb.cells[3].outputs, []);
     assert.deepEqual(nb.cells[4].outputs, [], "cell 4 never ran");
     assert.equal(await validate(path), "ok");
+  });
+
+  it("the schema the model sees offers run's allow_errors, timeout and the to_index range", () => {
+    const tool = createNotebookTool({
+      cwd: dir,
+      executor: { run: async () => ({ content: [], details: {} }) },
+    });
+    const props = (tool.parameters as Json).properties;
+    assert.equal(props.allow_errors.type, "boolean");
+    assert.equal(props.timeout.type, "number");
+    assert.match(props.to_index.description, /run/);
   });
 
   it("bad input answers with clear text and leaves the file byte-identical", async () => {
