@@ -130,6 +130,36 @@ describe("nbagent run", { concurrency: true }, () => {
     );
   });
 
+  it("a kernel that dies and a cell that times out stop their notebook, not the next one", async () => {
+    const d = await dir();
+    const out = join(d, "out");
+    await mkdir(out);
+    const died = await writeNb(join(d, "died.ipynb"), [
+      ["code", "print('before')"],
+      ["code", "import os\nos._exit(3)"],
+      ["code", "print('never')"],
+    ]);
+    const slow = await writeNb(join(d, "slow.ipynb"), [
+      ["code", "import time\ntime.sleep(60)"],
+      ["code", "print('never')"],
+    ]);
+    const fine = await writeNb(join(d, "fine.ipynb"), [["code", "print('fine')"]]);
+    const r = await nbagent(["run", "--allow-errors", "--timeout", "1", "-o", out, died, slow, fine]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /died\.ipynb: ran 2 cells.*stopped: the kernel died/);
+    assert.match(r.stderr, /slow\.ipynb: ran 1 cells.*stopped: timed out/);
+    const diedNb = await readNb(join(out, "died.ipynb"));
+    assert.deepEqual(texts(diedNb)[0], ["before\n"]);
+    assert.deepEqual(texts(diedNb)[2], []);
+    assert.equal(diedNb.cells[2].execution_count, null);
+    const slowNb = await readNb(join(out, "slow.ipynb"));
+    assert.deepEqual(texts(slowNb), [["!KeyboardInterrupt"], []]);
+    assert.deepEqual(texts(await readNb(join(out, "fine.ipynb"))), [["fine\n"]]);
+    for (const name of ["died.ipynb", "slow.ipynb", "fine.ipynb"]) {
+      assert.equal(await validate(join(out, name)), "ok", name);
+    }
+  });
+
   it("usage errors exit 2 and name the problem", async () => {
     const d = await dir();
     const a = await writeNb(join(d, "a.ipynb"), [["code", "1"]]);
