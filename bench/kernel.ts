@@ -20,7 +20,8 @@ function arg(name: string, fallback: number): number {
 
 /** One round of ours: start → first result, then round trips and streaming on that kernel. */
 async function ourRound(execs: number, lines: number) {
-  const backend = createLocalBackend();
+  // The spawn launcher, like for like with jupyter_client (no fork server warming in the background).
+  const backend = createLocalBackend({ forkServer: false });
   const t0 = performance.now();
   const kernel = await backend.startKernel({});
   await kernel.execute("1+1");

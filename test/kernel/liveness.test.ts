@@ -10,9 +10,10 @@ import { type ConnectedKernel, createLocalBackend } from "../../src/kernel/index
 import { LocalKernelProcess } from "../../src/kernel/local/launcher.js";
 import { childrenOf, groupMembers, pidAlive, processesMentioning, waitUntil } from "./helpers.js";
 
-const backend = createLocalBackend();
+// These tests look at the spawn launcher's process, files and stderr: no fork server here.
+const backend = createLocalBackend({ forkServer: false });
 /** A fast heartbeat only where a test needs it (a loaded machine must not look like a hung kernel). */
-const fastHeartbeat = createLocalBackend({ heartbeat: { intervalMs: 250, misses: 3 } });
+const fastHeartbeat = createLocalBackend({ forkServer: false, heartbeat: { intervalMs: 250, misses: 3 } });
 after(() => Promise.all([backend.dispose(), fastHeartbeat.dispose()]));
 
 function connectionFileOf(kernel: ConnectedKernel): string {
@@ -160,7 +161,7 @@ describe("liveness and shutdown", { concurrency: true }, () => {
 
   test("a start can be cancelled; no process or connection file is left behind", async () => {
     const runtimeDir = await mkdtemp(join(tmpdir(), "nbagent-kernel-rt-"));
-    const local = createLocalBackend({ runtimeDir });
+    const local = createLocalBackend({ forkServer: false, runtimeDir });
     const controller = new AbortController();
     const starting = local.startKernel({ signal: controller.signal });
     const spawned = await waitUntil(() => processesMentioning(runtimeDir).length > 0, 10_000, 10);
