@@ -138,7 +138,7 @@ test("50 concurrent calls on one session run in FIFO order without interleaved o
 });
 
 test("sweep disposes idle-too-long and dead sessions; a dead session is restarted before the next run", async () => {
-  const rt = runtime({ idleTimeoutMs: 60_000 });
+  const rt = runtime({ idleTimeoutMs: 60_000, sweepIntervalMs: 3_600_000 }); // only the explicit sweeps below
   await call(rt, "idle", "1");
   await call(rt, "dead", "1");
   const deadKernel = rt.sessions.get(`dead\0${root}`)!.currentKernel!;
