@@ -198,12 +198,15 @@ export class KernelSession {
 
   private async init(ctx: CallContext): Promise<void> {
     ctx.deadline.check(ctx.signal);
-    const r = await this.kernel!.execute(initScript(this.spec.cwd, this.env, this.spec.prelude === false ? "" : undefined), {
-      silent: true,
-      storeHistory: false,
-      signal: ctx.signal,
-      timeoutMs: Math.max(1, ctx.deadline.remainingMs()),
-    });
+    const r = await this.kernel!.execute(
+      initScript(this.spec.cwd, this.env, this.spec.prelude === false ? "" : undefined),
+      {
+        silent: true,
+        storeHistory: false,
+        signal: ctx.signal,
+        timeoutMs: Math.max(1, ctx.deadline.remainingMs()),
+      },
+    );
     if (r.cancelled && ctx.signal?.aborted) throw new CallAbortedError(ctx.signal.reason);
     if (r.timedOut) throw ctx.deadline.error();
     if (r.status !== "ok") {
