@@ -99,9 +99,8 @@ describe("fork server", { concurrency: true }, () => {
       for (const [i, kernel] of forked.entries()) {
         assert.equal((await kernel.execute("x")).displays[0]?.text, String(i + 1), "state is per kernel");
       }
-      // Generous bounds (a loaded 2-core machine slows every start alike); figures are in the bench.
+      // A relative bound only (a loaded 2-core machine slows every start alike); figures are in the bench.
       assert.ok(median(times) < 0.6 * started.ms, "forked starts are much faster than the first");
-      assert.ok(median(times) < 3000, `forked start median ${median(times)} ms`);
     });
 
     test("interrupt of time.sleep(100) in a forked kernel returns within 2 s and keeps state", async () => {
@@ -229,6 +228,31 @@ describe("fork server", { concurrency: true }, () => {
       assert.ok(gone, `left behind: ${all.filter(pidAlive)}`);
     });
   }
+
+  test("a forked kernel runs the launcher module as `python -m` would (one shadowed on PYTHONPATH too)", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "nbagent-fork-shadow-"));
+    await writeFile(
+      join(dir, "ipykernel_launcher.py"),
+      [
+        "import os, sys, runpy",
+        "open(os.path.join(os.environ['FAKE_DIR'], 'ran-%d' % os.getpid()), 'w').close()",
+        "sys.path = [p for p in sys.path if p != os.environ['FAKE_DIR']]",
+        "sys.modules.pop('ipykernel_launcher', None)",
+        "runpy.run_module('ipykernel_launcher', run_name='__main__')",
+      ].join("\n"),
+    );
+    const shadowed = createLocalBackend({ forkServer: true });
+    try {
+      const env = hostEnv({ PYTHONPATH: dir, FAKE_DIR: dir });
+      await shadowed.prewarm({ env });
+      const kernel = await shadowed.startKernel({ env });
+      assert.ok(shadowed.forkServerPids().includes(ppidOf(kernel.pid!)), "forked");
+      assert.ok(existsSync(join(dir, `ran-${kernel.pid}`)), "the shadowing launcher ran in the kernel");
+      assert.equal((await kernel.execute("6 * 7")).displays[0]?.text, "42");
+    } finally {
+      await shadowed.dispose();
+    }
+  });
 
   test("a fork server that cannot start: every kernel still starts the normal way", async () => {
     // A sitecustomize (found through PYTHONPATH) that kills only the fork server at its startup.

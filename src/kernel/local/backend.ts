@@ -18,8 +18,10 @@ export interface LocalBackendOptions {
   /** Override the kernelspec's interrupt_mode ("message": interrupt_request on the control channel). */
   interruptMode?: "signal" | "message";
   /**
-   * Fork ipykernel kernels from a pre-warmed server (forkserver.ts): after the first, each starts in
-   * ~0.2 s instead of ~1.5 s, still a separate ipykernel process. Default: on when NBAGENT_FORK_SERVER=1 (being evaluated).
+   * Fork ipykernel kernels from a pre-warmed server (forkserver.ts): from the third (or after
+   * prewarm()), each starts in
+   * ~0.2 s instead of ~1.5 s, still a separate ipykernel process. Default on; NBAGENT_FORK_SERVER=0 turns
+   * the default off.
    */
   forkServer?: boolean;
 }
@@ -32,7 +34,7 @@ export class LocalBackend implements KernelBackend {
 
   constructor(options: LocalBackendOptions = {}) {
     this.options = options;
-    if (options.forkServer ?? process.env.NBAGENT_FORK_SERVER === "1")
+    if (options.forkServer ?? process.env.NBAGENT_FORK_SERVER !== "0")
       this.forkServers = new ForkServerPool();
   }
 

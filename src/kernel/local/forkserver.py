@@ -252,19 +252,15 @@ def _killpg(pid, sig):
 
 
 def run_kernel(req):
-    """What `python -m <module> <args>` does, in this already-warm interpreter."""
-    import importlib.util
+    """`python -m <module> <args>` as the normal launcher runs it (sys.path[0] == '', which
+    ipykernel_launcher drops while importing): the module is found and run afresh, so a launcher
+    shadowed on PYTHONPATH or in the cwd runs too, while ipykernel itself is already imported."""
+    import runpy
 
     module = req.get("module", "ipykernel_launcher")
-    spec = importlib.util.find_spec(module)
-    origin = spec.origin if spec and spec.origin else module
-    if spec and spec.submodule_search_locations:  # a package: `-m ipykernel` runs its __main__
-        main = importlib.util.find_spec(module + ".__main__")
-        origin = main.origin if main and main.origin else origin
-    sys.argv = [origin] + list(req["args"])
-    from ipykernel import kernelapp
-
-    kernelapp.launch_new_instance()
+    sys.argv = [module] + list(req["args"])
+    sys.path.insert(0, "")
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
 
 
 def main():
