@@ -45,6 +45,22 @@ async function ours(notebooks: string[], out: string, prestart: number): Promise
 
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
+/** Two probes that split the total: one 1-cell notebook (process + kernel start + shutdown) and one
+ * notebook of 100 trivial cells (per-cell overhead: execute round trip, collector, save per cell). */
+async function writeProbes(dir: string): Promise<{ one: string; many: string }> {
+  const code =
+    "import sys, nbformat\nfrom nbformat.v4 import new_notebook, new_code_cell\n" +
+    "for path, n in ((sys.argv[1], 1), (sys.argv[2], 100)):\n" +
+    "    nb = new_notebook(cells=[new_code_cell(f'x = {i}') for i in range(n)])\n" +
+    "    nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}\n" +
+    "    nbformat.write(nb, path)\n";
+  await mkdir(dir);
+  const one = join(dir, "one_cell.ipynb");
+  const many = join(dir, "hundred_cells.ipynb");
+  await execFileP("/usr/bin/python3", ["-c", code, one, many]);
+  return { one, many };
+}
+
 export async function run(): Promise<BenchSection> {
   if (!existsSync(MAIN)) throw new Error("build first: npm run build");
   const rounds = arg("rounds", 3);
@@ -56,6 +72,11 @@ export async function run(): Promise<BenchSection> {
       .filter((n) => n.endsWith(".ipynb"))
       .sort()
       .map((n) => join(input, n));
+    const probes = await writeProbes(join(dir, "probes"));
+    const probe: Record<string, { ours: number[]; ref: number[] }> = {
+      one: { ours: [], ref: [] },
+      many: { ours: [], ref: [] },
+    };
     const ref: number[] = [];
     const refSum: number[] = [];
     const p1: OurRun[] = [];
@@ -78,6 +99,17 @@ export async function run(): Promise<BenchSection> {
           p2.push(await ours(notebooks, o("p2"), 2));
         },
       ];
+      for (const key of ["one", "many"] as const) {
+        const nb = probes[key];
+        const pOut = o(`probe-${key}`);
+        await mkdir(pOut);
+        steps.push(async () => {
+          const t0 = performance.now();
+          await nbclientRun(["-o", pOut, nb]);
+          probe[key].ref.push((performance.now() - t0) / 1000);
+          probe[key].ours.push((await ours([nb], pOut, 1)).total);
+        });
+      }
       if (i % 2) steps.reverse();
       for (const step of steps) await step();
     }
@@ -90,6 +122,14 @@ export async function run(): Promise<BenchSection> {
       rows: [
         row("nbagent run --prestart 1, total wall", t1, refTotal, "s", "≤ 0.7×"),
         row("nbagent run --prestart 2, total wall", t2, refTotal, "s", "≤ 0.7×"),
+        row(
+          "probe: one 1-cell notebook (start+shutdown)",
+          median(probe.one.ours),
+          median(probe.one.ref),
+          "s",
+          "info",
+        ),
+        row("probe: one 100-cell notebook", median(probe.many.ours), median(probe.many.ref), "s", "info"),
       ],
       notes: [
         `${rounds} alternating rounds; medians. Wall time of the whole command (process start to exit), both writing every notebook.`,
