@@ -1,6 +1,6 @@
 export { CallAbortedError, CallTimeoutError, Deadline, raceDeadline } from "./deadline.js";
 export { filterSecrets, kernelEnv, SECRET_DENY_PATTERNS, secretMatcher, sessionEnv } from "./env.js";
-export { initScript, STREAM_FLUSH_CHARS } from "./init.js";
+export { initScript, STREAM_FLUSH_CHARS, streamGuardScript } from "./init.js";
 export { PRELUDE_PATH, type PreludeHelper, preludeHelpers, preludeSource } from "./prelude.js";
 export { FifoLock } from "./queue.js";
 export { createRuntime, isFdExhaustion, type Runtime, type RuntimeOptions } from "./runtime.js";

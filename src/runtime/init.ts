@@ -23,16 +23,10 @@ import { PRELUDE_PATH, preludeSource } from "./prelude.js";
 
 export const STREAM_FLUSH_CHARS = 16 * 1024;
 
-export function initScript(cwd: string, env: Record<string, string>, prelude = preludeSource()): string {
-  const lit = (s: string) => JSON.stringify(s);
+/** The guard lines (inside a function body, 4-space indent): bounded stream messages and no-drop IOPub. */
+function streamGuardLines(): string[] {
   return [
-    "def __nbagent_init():",
-    "    import json, os, sys",
-    `    cwd = ${lit(cwd)}`,
-    "    os.chdir(cwd)",
-    `    os.environ.update(json.loads(${lit(JSON.stringify(env))}))`,
-    "    if cwd not in sys.path:",
-    "        sys.path.insert(0, cwd)",
+    "    import sys",
     "    for stream in (sys.stdout, sys.stderr):",
     "        if getattr(stream, '_nbagent_bounded', False) or not hasattr(stream, 'flush'):",
     "            continue",
@@ -59,6 +53,29 @@ export function initScript(cwd: string, env: Record<string, string>, prelude = p
     "        io.schedule(lambda: io.socket.setsockopt(zmq.XPUB_NODROP, 1))",
     "    except Exception:",
     "        pass",
+  ];
+}
+
+/**
+ * Only the output guards (bounded stream messages, no-drop IOPub), for kernels that must otherwise
+ * stay untouched — `nbagent run`'s, whose notebooks must come out as nbclient writes them. Run it
+ * silently (no execution count, no history).
+ */
+export function streamGuardScript(): string {
+  return ["def __nbagent_guard():", ...streamGuardLines(), "__nbagent_guard()", "del __nbagent_guard", ""].join("\n");
+}
+
+export function initScript(cwd: string, env: Record<string, string>, prelude = preludeSource()): string {
+  const lit = (s: string) => JSON.stringify(s);
+  return [
+    "def __nbagent_init():",
+    "    import json, os, sys",
+    `    cwd = ${lit(cwd)}`,
+    "    os.chdir(cwd)",
+    `    os.environ.update(json.loads(${lit(JSON.stringify(env))}))`,
+    "    if cwd not in sys.path:",
+    "        sys.path.insert(0, cwd)",
+    ...streamGuardLines(),
     `    exec(compile(${lit(prelude)}, ${lit(PRELUDE_PATH)}, "exec"), globals())`,
     "__nbagent_init()",
     "del __nbagent_init",

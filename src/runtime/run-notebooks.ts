@@ -8,6 +8,7 @@ import { dirname } from "node:path";
 import type { Kernel, KernelBackend } from "../kernel/types.js";
 import { loadNotebook, type Notebook } from "../notebook/index.js";
 import { DisplayRegistry } from "./collector.js";
+import { streamGuardScript } from "./init.js";
 import { type CellRunReport, type NotebookRunResult, runNotebookCells } from "./notebook-run.js";
 
 export interface NotebookJob {
@@ -93,6 +94,8 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       kernel = await starting;
       for (let j = 1; j <= ahead; j++) ensure(i + j);
       if (options.signal?.aborted) throw new Error("cancelled");
+      // Bounded stream messages and no dropped IOPub output, invisibly (no count, no history).
+      await kernel.execute(streamGuardScript(), { silent: true, storeHistory: false, keepText: false });
       const nb = loaded.notebook;
       if (kernel.info.languageInfo) {
         const metadata = (nb.metadata ?? {}) as Record<string, unknown>;
