@@ -12,7 +12,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { CellRunRecorder } from "./cell-run.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
-import type { PythonToolDetails } from "./python-result.js";
+import { emptyDetails, type PythonToolDetails } from "./python-result.js";
 import { errorResult, type ToolResult, type ToolUpdate } from "./types.js";
 
 export const DEFAULT_RUN_TIMEOUT_SECONDS = 60;
@@ -64,16 +64,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     const allowErrors = params.allow_errors === true;
     const deadline = new Deadline(timeout);
     const base: NotebookRunDetails = {
-      mode: "session",
-      session,
-      cwd: "",
-      reset: false,
-      cells: [],
-      jsonOutputs: [],
-      statusEvents: [],
-      images: [],
-      output: { truncated: false, totalLines: 0, totalBytes: 0, outputLines: 0, firstLine: 1, maxBytes },
-      durationMs: 0,
+      ...emptyDetails("session", session, "", maxBytes),
       notebookPath: request.shownPath,
       ranCells: [],
       updatedCellIds: [],

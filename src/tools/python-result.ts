@@ -65,6 +65,27 @@ export interface PythonToolDetails {
   durationMs: number;
 }
 
+/** Details before anything ran (also what an `Error:` result carries). */
+export function emptyDetails(
+  mode: SessionMode,
+  session: string,
+  cwd: string,
+  maxBytes: number,
+): PythonToolDetails {
+  return {
+    mode,
+    session,
+    cwd,
+    reset: false,
+    cells: [],
+    jsonOutputs: [],
+    statusEvents: [],
+    images: [],
+    output: { truncated: false, totalLines: 0, totalBytes: 0, outputLines: 0, firstLine: 1, maxBytes },
+    durationMs: 0,
+  };
+}
+
 export function outputDetails(dump: OutputDump, maxBytes: number): PythonOutputDetails {
   return {
     truncated: dump.truncated,

@@ -18,7 +18,7 @@ import type { SessionSpec } from "../runtime/session.js";
 import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
-import type { PythonToolDetails } from "./python-result.js";
+import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
 import { errorResult, type Tool, type ToolUpdate } from "./types.js";
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
@@ -125,18 +125,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       const mode: SessionMode = (params as PythonParams)?.mode ?? options.defaultMode ?? "session";
       const session =
         (params as PythonParams)?.session ?? options.sessionId ?? options.runtime.defaultSessionId;
-      const emptyDetails = (cwd: string): PythonToolDetails => ({
-        mode,
-        session,
-        cwd,
-        reset: false,
-        cells: [],
-        jsonOutputs: [],
-        statusEvents: [],
-        images: [],
-        output: { truncated: false, totalLines: 0, totalBytes: 0, outputLines: 0, firstLine: 1, maxBytes },
-        durationMs: 0,
-      });
+      const emptyDetails = (cwd: string) => emptyPythonDetails(mode, session, cwd, maxBytes);
       if (problem)
         return errorResult(`${problem}. Pass {"cells":[{"code":"..."}]}.`, emptyDetails(options.cwd));
       const cwd = params.cwd ? expandPath(params.cwd, options.cwd) : options.cwd;
