@@ -31,6 +31,9 @@ export const runCommand: Command = {
     }
     const { jobs, values } = parsed;
     const backend = createLocalBackend();
+    const env = process.env as Record<string, string>;
+    // Several notebooks: warm the kernel fork server now, so every kernel after the first forks (~0.3 s).
+    if (jobs.length > 1) await backend.prewarm({ kernelName: values.kernel, python: values.python, env });
     const tty = process.stderr.isTTY === true && !values.quiet;
     const codeCells = new Map<NotebookJob, number>();
     const done = new Map<NotebookJob, number>();
@@ -53,7 +56,7 @@ export const runCommand: Command = {
           cwd: values.cwd ? resolve(values.cwd) : undefined,
           kernelName: values.kernel,
           python: values.python,
-          env: process.env as Record<string, string>,
+          env,
           allowErrors: values["allow-errors"] === true,
           prestart: values.prestart === undefined ? undefined : Number(values.prestart),
           cellTimeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
