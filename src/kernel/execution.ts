@@ -232,7 +232,7 @@ export function runExecution(
     const request = host.client.factory.executeRequest(code, {
       silent: options.silent,
       storeHistory: options.storeHistory,
-      allowStdin: true,
+      allowStdin: options.stdinDisabled !== true,
     });
     release = host.client.send("shell", request, handle);
   });

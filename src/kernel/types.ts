@@ -64,6 +64,12 @@ export interface ExecuteOptions {
   onIOPub?: (msg: JupyterMessage) => void;
   /** Default false: input_request is answered empty and flagged (S27). */
   allowStdin?: boolean;
+  /**
+   * Tell the kernel there is no stdin at all (execute_request allow_stdin: false), so input() raises
+   * StdinNotImplementedError in the user's code — what nbclient does, for notebook runs that must
+   * match it. Default false (the kernel may ask; S27 answers).
+   */
+  stdinDisabled?: boolean;
   silent?: boolean;
   storeHistory?: boolean;
   /** Bounded wait for idle after an interrupt before the kernel is restarted (S29). */
@@ -121,6 +127,8 @@ export interface KernelStartOptions {
   signal?: AbortSignal;
   /** Bound on the whole start (spawn + kernel_info_reply). */
   startTimeoutMs?: number;
+  /** Appended to the kernelspec's argv (e.g. `--HistoryManager.hist_file=:memory:`, as nbclient passes). */
+  extraArguments?: string[];
 }
 
 export type KernelDeathListener = (reason: string) => void;

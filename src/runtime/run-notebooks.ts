@@ -66,6 +66,8 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
     const kernel = options.backend.startKernel({
       kernelName: kernelNameOf(loaded.notebook, options.kernelName),
       python: options.python,
+      // As nbclient: history in memory, so parallel kernels never share (or lock) one history file.
+      extraArguments: ["--HistoryManager.hist_file=:memory:"],
       cwd: options.cwd ?? dirname(job.input),
       env: options.env,
       signal: options.signal,
@@ -107,7 +109,7 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       const result = await runNotebookCells({
         loaded,
         indices,
-        execute: (code, opts) => k.execute(code, { ...opts, keepText: false }),
+        execute: (code, opts) => k.execute(code, { ...opts, keepText: false, stdinDisabled: true }),
         registry: new DisplayRegistry(),
         allowErrors: options.allowErrors,
         recordTiming: options.recordTiming ?? true,

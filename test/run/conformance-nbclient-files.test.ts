@@ -9,11 +9,8 @@
  *   for each other; run as files they only spin until their timeout.
  * - HelloWorld, Unicode, Factorials, Skip Exceptions: the same behaviour as UnicodePy3 and
  *   Skip Exceptions with Cell Tags (and our corpus); every notebook costs nbclient a kernel start.
- * Known differences (marked todo, so they show in the report without failing the suite):
- * - Disable Stdin: nbclient sends allow_stdin=False, so input() raises StdinNotImplementedError and
- *   the file records it; our kernel layer always sends allow_stdin=True and answers input() with "".
- * - Check History in Memory: nbclient starts kernels with --HistoryManager.hist_file=:memory:; our
- *   kernel start has no way to pass extra kernel arguments.
+ * Disable Stdin and Check History in Memory conform because nbagent run, as nbclient, sends
+ * allow_stdin=False and starts kernels with --HistoryManager.hist_file=:memory:.
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
@@ -25,7 +22,9 @@ import { tempDir } from "./helpers.js";
 
 const FILES = "/usr/lib/python3/dist-packages/nbclient/tests/files";
 const SAME = [
+  "Check History in Memory.ipynb",
   "Clear Output.ipynb",
+  "Disable Stdin.ipynb",
   "Empty Cell.ipynb",
   "Error.ipynb",
   "Inline Image.ipynb",
@@ -36,11 +35,6 @@ const SAME = [
   "UnicodePy3.ipynb",
   "update-display-id.ipynb",
 ];
-const KNOWN_DIFFERENT: Record<string, string> = {
-  "Disable Stdin.ipynb":
-    "kernel layer always sends allow_stdin=True (nbclient: False → StdinNotImplementedError)",
-  "Check History in Memory.ipynb": "no way to pass --HistoryManager.hist_file=:memory: to the kernel",
-};
 
 describe("nbagent run conforms to nbclient on nbclient's own test notebooks", {
   skip: existsSync(FILES) ? false : `${FILES} not installed`,
@@ -52,7 +46,7 @@ describe("nbagent run conforms to nbclient on nbclient's own test notebooks", {
     dir = await tempDir();
     run = await runBoth(
       dir,
-      [...SAME, ...Object.keys(KNOWN_DIFFERENT)].map((n) => join(FILES, n)),
+      SAME.map((n) => join(FILES, n)),
     );
   });
   after(async () => {
@@ -64,8 +58,5 @@ describe("nbagent run conforms to nbclient on nbclient's own test notebooks", {
   });
   for (const name of SAME) {
     it(name, async () => assertConforms(run, join(FILES, name)));
-  }
-  for (const [name, why] of Object.entries(KNOWN_DIFFERENT)) {
-    it(name, { todo: why }, async () => assertConforms(run, join(FILES, name)));
   }
 });

@@ -56,9 +56,11 @@ export class LocalBackend implements KernelBackend {
 
   async startKernel(options: KernelStartOptions = {}): Promise<ConnectedKernel> {
     const resolved = await resolveKernelSpec(options.kernelName ?? "python3", options.python);
-    const spec = this.options.interruptMode
-      ? { ...resolved, interruptMode: this.options.interruptMode }
-      : resolved;
+    const spec = {
+      ...resolved,
+      interruptMode: this.options.interruptMode ?? resolved.interruptMode,
+      argv: options.extraArguments?.length ? [...resolved.argv, ...options.extraArguments] : resolved.argv,
+    };
     const launchOptions: LaunchOptions = {
       cwd: options.cwd,
       env: options.env,
