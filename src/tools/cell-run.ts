@@ -106,6 +106,7 @@ export class CellRunRecorder {
     } else if (r.status === "error") {
       d.status = "error";
       if (r.error) d.error = { name: r.error.name, value: r.error.value };
+      if (allowError) d.allowedError = true;
     } else {
       d.status = "ok";
       if (!this.produced && n > 1) this.sink.push("(ok)\n");

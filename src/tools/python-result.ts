@@ -16,6 +16,8 @@ export interface PythonCellDetails {
   durationMs?: number;
   executionCount?: number | null;
   error?: { name: string; value: string };
+  /** The error was allowed (allow_errors, or a raises-exception cell); the run went on. */
+  allowedError?: boolean;
   /** Why it was aborted (timeout, abort, too many restarts, …). */
   abortReason?: string;
   timedOut?: boolean;
@@ -128,7 +130,10 @@ export function summaryLines(d: PythonToolDetails): string[] {
         `The Python kernel died during cell ${c.index}; it was restarted and the cell was run again (side effects of the first run may have happened; earlier state is lost).`,
       );
     if (c.stdinRequested) lines.push("Kernel requested stdin; interactive input is not supported.");
-    if (c.status === "error") {
+    if (c.status === "error" && c.allowedError) {
+      const what = c.error ? `${c.error.name}: ${c.error.value}` : "an error";
+      lines.push(`Cell ${c.index} raised ${what} (allowed; the run went on).`);
+    } else if (c.status === "error") {
       lines.push(
         c.index > 1
           ? `Cell ${c.index} failed (exit code 1). Earlier cells succeeded—their state persists. Fix only cell ${c.index}.`
