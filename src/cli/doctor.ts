@@ -78,7 +78,7 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
 
   let interpreter: DoctorReport["interpreter"] = null;
   try {
-    const choice = await findInterpreter({ cwd });
+    const choice = await findInterpreter({ cwd, fresh: true });
     interpreter = { path: choice.path, source: choice.source, version: choice.version };
     checks.push({
       name: "python",

@@ -3,8 +3,8 @@
  * DisplayOutput — text by precedence text/markdown > text/plain > text/html (converted to markdown
  * with turndown + GFM tables), structured json/image captured — or into status events (no text).
  */
-import TurndownService from "turndown";
-import { tables } from "turndown-plugin-gfm";
+import { createRequire } from "node:module";
+import type TurndownService from "turndown";
 import type { DisplayDataContent } from "./messages.js";
 import type { DisplayOutput, StatusEvent } from "./types.js";
 
@@ -18,7 +18,11 @@ let turndown: TurndownService | undefined;
 /** HTML → markdown (tables as GFM tables; <style>/<script> dropped). */
 export function htmlToMarkdown(html: string): string {
   if (!turndown) {
-    turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+    // Loaded on the first HTML-only display: most executions never need it (and it costs a cold start ~80 ms).
+    const require = createRequire(import.meta.url);
+    const Turndown = require("turndown") as typeof TurndownService;
+    const { tables } = require("turndown-plugin-gfm") as { tables: TurndownService.Plugin };
+    turndown = new Turndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
     turndown.use(tables);
     turndown.remove(["style", "script"]);
   }

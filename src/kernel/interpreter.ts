@@ -8,8 +8,9 @@
  *   4. every `python3` on PATH, then /usr/bin/python3
  */
 import { execFile } from "node:child_process";
-import { accessSync, constants } from "node:fs";
-import { delimiter, join, resolve } from "node:path";
+import { accessSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir, userInfo } from "node:os";
+import { delimiter, dirname, join, resolve } from "node:path";
 
 export interface InterpreterChoice {
   path: string;
@@ -26,6 +27,8 @@ export interface FindOptions {
   env?: NodeJS.ProcessEnv;
   /** Modules to probe; the first listed one decides eligibility for the implicit candidates. */
   modules?: string[];
+  /** Probe again, ignoring the in-process and on-disk caches (doctor). */
+  fresh?: boolean;
 }
 
 const DEFAULT_MODULES = ["ipykernel", "jupyter_server", "nbformat"];
@@ -67,14 +70,16 @@ export function candidateInterpreters(
 const PROBE = `
 import importlib.util, json, sys
 mods = sys.argv[1].split(",")
+specs = {m: importlib.util.find_spec(m) for m in mods}
 print(json.dumps({"version": sys.version.split()[0],
-  "modules": {m: importlib.util.find_spec(m) is not None for m in mods}}))
+  "modules": {m: s is not None for m, s in specs.items()},
+  "origins": {m: s.origin for m, s in specs.items() if s is not None and s.origin}}))
 `;
 
 export function probeInterpreter(
   path: string,
   modules: string[] = DEFAULT_MODULES,
-): Promise<{ version: string; modules: Record<string, boolean> } | null> {
+): Promise<{ version: string; modules: Record<string, boolean>; origins?: Record<string, string> } | null> {
   return new Promise((done) => {
     execFile(path, ["-c", PROBE, modules.join(",")], { timeout: 15_000 }, (err, stdout) => {
       if (err) return done(null);
@@ -103,7 +108,7 @@ export function findInterpreter(options: FindOptions = {}): Promise<InterpreterC
     env.PATH,
     options.modules,
   ]);
-  let hit = cache.get(key);
+  let hit = options.fresh ? undefined : cache.get(key);
   if (!hit) {
     hit = resolveInterpreter(options);
     cache.set(key, hit);
@@ -122,6 +127,8 @@ async function resolveInterpreter(options: FindOptions): Promise<InterpreterChoi
       `Python interpreter ${explicit} (from ${options.python ? "the python option" : "NBAGENT_PYTHON"}) is not an executable file`,
     );
   }
+  const cached = options.fresh ? undefined : readDiskCache(candidates, modules);
+  if (cached) return cached;
   const tried: string[] = [];
   // Probe every candidate at once (a pyenv shim alone can take most of a second), then take the
   // first eligible one in preference order.
@@ -130,9 +137,13 @@ async function resolveInterpreter(options: FindOptions): Promise<InterpreterChoi
     const probe = await probes[i];
     if (c.explicit) {
       if (!probe) throw new Error(`Python interpreter ${c.path} (from ${c.source}) did not run`);
-      return { path: c.path, source: c.source, ...probe };
+      return { path: c.path, source: c.source, version: probe.version, modules: probe.modules };
     }
-    if (probe?.modules[required]) return { path: c.path, source: c.source, ...probe };
+    if (probe?.modules[required]) {
+      const choice = { path: c.path, source: c.source, version: probe.version, modules: probe.modules };
+      writeDiskCache(candidates, modules, choice, probe.origins?.[required]);
+      return choice;
+    }
     tried.push(c.path);
   }
   throw new Error(
@@ -141,4 +152,82 @@ async function resolveInterpreter(options: FindOptions): Promise<InterpreterChoi
       "or `python3 -m venv .venv && .venv/bin/pip install ipykernel jupyter_server nbformat`, " +
       "or set NBAGENT_PYTHON to an interpreter that has ipykernel.",
   );
+}
+
+/**
+ * On-disk memory of the last choice, so a new process (each `nbagent call`) does not probe every
+ * python3 on PATH again (a pyenv shim alone costs most of a second). A hit needs the same candidate
+ * list, the chosen interpreter and its ipykernel unchanged (mtimes), and an age under an hour (so a
+ * higher-ranked interpreter that gains ipykernel is noticed). `nbagent doctor` always probes afresh.
+ */
+const DISK_CACHE_MAX_AGE_MS = 60 * 60 * 1000;
+
+interface DiskCacheEntry {
+  key: string;
+  savedAt: number;
+  choice: InterpreterChoice;
+  stamps: [string, number][];
+}
+
+function diskCachePath(): string {
+  let uid: string;
+  try {
+    uid = String(userInfo().uid);
+  } catch {
+    uid = "user";
+  }
+  return join(process.env.NBAGENT_STATE_DIR ?? join(tmpdir(), `nbagent-${uid}`), "interpreter.json");
+}
+
+function cacheKey(candidates: { path: string; explicit: boolean }[], modules: string[]): string {
+  return JSON.stringify([candidates.map((c) => c.path), modules]);
+}
+
+function mtimeOf(path: string): number | undefined {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+function readDiskCache(
+  candidates: { path: string; explicit: boolean }[],
+  modules: string[],
+): InterpreterChoice | undefined {
+  if (candidates.some((c) => c.explicit)) return undefined;
+  try {
+    const entry = JSON.parse(readFileSync(diskCachePath(), "utf8")) as DiskCacheEntry;
+    if (entry.key !== cacheKey(candidates, modules)) return undefined;
+    if (Date.now() - entry.savedAt > DISK_CACHE_MAX_AGE_MS) return undefined;
+    if (!entry.stamps.every(([p, m]) => mtimeOf(p) === m)) return undefined;
+    return entry.choice;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeDiskCache(
+  candidates: { path: string; explicit: boolean }[],
+  modules: string[],
+  choice: InterpreterChoice,
+  requiredOrigin: string | undefined,
+): void {
+  if (candidates.some((c) => c.explicit) || !requiredOrigin) return;
+  const stamps: [string, number][] = [];
+  for (const p of [choice.path, requiredOrigin]) {
+    const m = mtimeOf(p);
+    if (m === undefined) return;
+    stamps.push([p, m]);
+  }
+  const entry: DiskCacheEntry = { key: cacheKey(candidates, modules), savedAt: Date.now(), choice, stamps };
+  const file = diskCachePath();
+  try {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(entry));
+    renameSync(tmp, file);
+  } catch {
+    /* a cache that cannot be written only costs the next process a probe */
+  }
 }
