@@ -62,7 +62,13 @@ function streamGuardLines(): string[] {
  * silently (no execution count, no history).
  */
 export function streamGuardScript(): string {
-  return ["def __nbagent_guard():", ...streamGuardLines(), "__nbagent_guard()", "del __nbagent_guard", ""].join("\n");
+  return [
+    "def __nbagent_guard():",
+    ...streamGuardLines(),
+    "__nbagent_guard()",
+    "del __nbagent_guard",
+    "",
+  ].join("\n");
 }
 
 export function initScript(cwd: string, env: Record<string, string>, prelude = preludeSource()): string {

@@ -124,12 +124,12 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         { mode: "session", deadline, signal: request.signal },
         async (lease) => {
           // As nbclient (and Jupyter): the notebook records its kernel's language_info.
-        const languageInfo = lease.kernel().info.languageInfo;
-        const metadata = (nb.metadata ?? {}) as Record<string, unknown>;
-        if (languageInfo && JSON.stringify(metadata.language_info) !== JSON.stringify(languageInfo)) {
-          nb.metadata = { ...metadata, language_info: languageInfo } as typeof nb.metadata;
-        }
-        const result = await runNotebookCells({
+          const languageInfo = lease.kernel().info.languageInfo;
+          const metadata = (nb.metadata ?? {}) as Record<string, unknown>;
+          if (languageInfo && JSON.stringify(metadata.language_info) !== JSON.stringify(languageInfo)) {
+            nb.metadata = { ...metadata, language_info: languageInfo } as typeof nb.metadata;
+          }
+          const result = await runNotebookCells({
             loaded,
             indices: request.cellIndices,
             execute: (code, opts) => lease.execute(code, opts),
