@@ -89,22 +89,21 @@ def read(path, offset=None, limit=None):
     return _NbText("".join(lines[start:end]))
 
 
-def write(path, text):
-    """write(path, text) -> path: write a text file (creating parent directories), replacing its content."""
-    parent = _nb_os.path.dirname(_nb_os.path.abspath(path))
-    _nb_os.makedirs(parent, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
+def _nb_write(path, text, mode):
+    _nb_os.makedirs(_nb_os.path.dirname(_nb_os.path.abspath(path)), exist_ok=True)
+    with open(path, mode, encoding="utf-8") as f:
         f.write(text)
     return path
+
+
+def write(path, text):
+    """write(path, text) -> path: write a text file (creating parent directories), replacing its content."""
+    return _nb_write(path, text, "w")
 
 
 def append(path, text):
     """append(path, text) -> path: append text to a file (creating it and its parent directories)."""
-    parent = _nb_os.path.dirname(_nb_os.path.abspath(path))
-    _nb_os.makedirs(parent, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(text)
-    return path
+    return _nb_write(path, text, "a")
 
 
 _NB_SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".ipynb_checkpoints"}
