@@ -5,6 +5,7 @@
  */
 import { execFile, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -13,7 +14,14 @@ import { promisify } from "node:util";
 export const PYTHON = "/usr/bin/python3";
 export const ROOT = resolve(new URL("../..", import.meta.url).pathname);
 export const FIXTURES = join(ROOT, "test/fixtures");
-export const NBCLIENT_RUN = "/work/shared/anchors/nbclient_run.py";
+/** The reference runner from shared/anchors beside the checkout (CI lays shared/ next to its clone). */
+export const NBCLIENT_RUN =
+  [
+    process.env.NBAGENT_ANCHORS && join(process.env.NBAGENT_ANCHORS, "nbclient_run.py"),
+    join(ROOT, "../shared/anchors/nbclient_run.py"),
+    "/work/shared/anchors/nbclient_run.py",
+  ].find((p): p is string => typeof p === "string" && existsSync(p)) ??
+  join(ROOT, "../shared/anchors/nbclient_run.py");
 const MAIN = join(ROOT, "src/cli/main.ts");
 const TSX = import.meta.resolve("tsx");
 const execFileP = promisify(execFile);
