@@ -20,6 +20,8 @@ export interface NotebookParams {
   limit?: number;
   execute?: boolean;
   allow_errors?: boolean;
+  cell_range?: [number, number];
+  all?: boolean;
   timeout?: number;
 }
 
@@ -34,7 +36,7 @@ export function notebookSchema(withRun: boolean): TSchema {
           "read: list cells with sources and output summaries; move: move a cell to to_index; " +
           "clear_outputs: clear one cell's outputs, or all cells' when no cell is given" +
           (withRun
-            ? "; run: run one cell, cells cell_index..to_index, or all cells in the notebook's kernel"
+            ? "; run: run one cell (cell_index or cell_id), a range (cell_range, or cell_index..to_index), or all cells, in the notebook's own kernel, saving outputs into the file"
             : ""),
       },
     ),
@@ -67,6 +69,16 @@ export function notebookSchema(withRun: boolean): TSchema {
     ...(withRun
       ? {
           execute: Type.Optional(Type.Boolean({ description: "edit/insert: run the cell afterwards" })),
+          cell_range: Type.Optional(
+            Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })], {
+              description: "run: [first, last] cell indices, inclusive (instead of cell_index/to_index)",
+            }),
+          ),
+          all: Type.Optional(
+            Type.Boolean({
+              description: "run: every cell, top to bottom (also the default when no cell is given)",
+            }),
+          ),
           allow_errors: Type.Optional(
             Type.Boolean({ description: "run: go on after a cell fails (default: stop at the first error)" }),
           ),

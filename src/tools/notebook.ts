@@ -142,6 +142,29 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
       if (p.cell_id !== undefined && (typeof p.cell_id !== "string" || p.cell_id === "")) {
         return fail(`cell_id must be a non-empty string, got ${JSON.stringify(p.cell_id)}`);
       }
+      if (p.cell_range !== undefined || p.all !== undefined) {
+        if (action !== "run") return fail(`cell_range and all go with action run, not ${action}.`);
+        if (p.all !== undefined && typeof p.all !== "boolean")
+          return fail(`all must be true or false, got ${JSON.stringify(p.all)}`);
+        const r = p.cell_range as unknown;
+        if (r !== undefined) {
+          if (!Array.isArray(r) || r.length !== 2 || r.some((v) => indexProblem("cell_range", v))) {
+            return fail(
+              `cell_range must be [first, last] (two integer cell indices), got ${JSON.stringify(r)}`,
+            );
+          }
+          if (r[0] > r[1])
+            return fail(`cell_range [${r[0]}, ${r[1]}] is reversed; give [first, last] with first <= last.`);
+        }
+        const others = [p.cell_index, p.cell_id, p.to_index, p.all === true ? true : undefined, r].filter(
+          (v) => v !== undefined,
+        );
+        if (others.length > 1) {
+          return fail(
+            "Select the cells to run one way: cell_index or cell_id (optionally with to_index), cell_range, or all.",
+          );
+        }
+      }
       const needsCell = action === "edit" || action === "insert" || action === "delete" || action === "move";
       if (needsCell && p.cell_index === undefined && p.cell_id === undefined) {
         return fail(`${action} needs cell_index or cell_id (exactly one).`);
@@ -321,8 +344,16 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
             });
           }
           case "run": {
-            const start = index ?? 0;
+            let start = index ?? 0;
             let stop = index === undefined ? count - 1 : index;
+            if (p.cell_range) {
+              [start, stop] = p.cell_range;
+              if (start > count - 1 || stop > count - 1) {
+                throw new ToolError(
+                  `cell_range [${start}, ${stop}] out of range (0-${count - 1}) in ${shownPath}`,
+                );
+              }
+            }
             if (p.to_index !== undefined) {
               if (p.to_index < start || p.to_index > count - 1) {
                 throw new ToolError(
