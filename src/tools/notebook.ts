@@ -235,6 +235,19 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
           };
         };
 
+        // edit / insert: the summary and details of the written cell, then its run when execute: true.
+        const written = (verb: string, cell: { id?: unknown; cell_type: string }) =>
+          withRun(
+            ok(summary(verb), {
+              ...details,
+              cellId: cell.id as string | undefined,
+              cellType: cell.cell_type,
+              totalCells: cells.length,
+              cellSource: p.content,
+            }),
+            index!,
+          );
+
         switch (action) {
           case "edit": {
             const cell = thawCell(nb, index!);
@@ -243,32 +256,14 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
             await save();
             const type = cell.cell_type;
             const note = dropped.length ? ` (dropped ${dropped.join(" and ")})` : "";
-            return withRun(
-              ok(summary(`Replaced cell ${index} (${type})${note}`), {
-                ...details,
-                cellId: cell.id as string | undefined,
-                cellType: type,
-                totalCells: cells.length,
-                cellSource: p.content,
-              }),
-              index!,
-            );
+            return written(`Replaced cell ${index} (${type})${note}`, cell);
           }
           case "insert": {
             const type = (p.cell_type ?? "code") as CellType;
             const cell = createCell(nb, type, p.content!);
             cells.splice(index!, 0, cell);
             await save();
-            return withRun(
-              ok(summary(`Inserted ${type} cell at position ${index}`), {
-                ...details,
-                cellId: cell.id as string | undefined,
-                cellType: type,
-                totalCells: cells.length,
-                cellSource: p.content,
-              }),
-              index!,
-            );
+            return written(`Inserted ${type} cell at position ${index}`, cell);
           }
           case "delete": {
             const [cell] = cells.splice(index!, 1);
