@@ -233,6 +233,11 @@ export function runExecution(
       silent: options.silent,
       storeHistory: options.storeHistory,
       allowStdin: options.stdinDisabled !== true,
+      // One request at a time reaches a kernel through nbagent, so there is never a queue worth
+      // aborting after an error; with stop_on_error the kernel would instead abort whatever request
+      // arrives before its next loop turn (ipykernel's stop_on_error_timeout is 0 s) — under load,
+      // the innocent next cell.
+      stopOnError: false,
     });
     release = host.client.send("shell", request, handle);
   });
