@@ -9,7 +9,8 @@ import { randomBytes } from "node:crypto";
 import type { BigIntStats } from "node:fs";
 import { type FileHandle, open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { type JsonValue, parseJsonBytes } from "./json.js";
+import { decodeJson } from "./decode.js";
+import type { JsonValue } from "./json.js";
 import { LockTimeoutError, withFileLock } from "./lock.js";
 import { assertNotebook, cellIdWarnings, type Notebook, NotebookStructureError } from "./model.js";
 import { type Layout, layoutOf, render } from "./splice.js";
@@ -23,12 +24,19 @@ export interface Fingerprint {
   ctimeNs: bigint;
   /** The bytes read (or written, as chunks); compared with the file when timestamps cannot be trusted. */
   content: Buffer[];
-  /** ctime was within RACY_MS of the load: a same-tick in-place write could hide from stat. */
+  /** ctime was within a timestamp tick of the load: a same-tick in-place write could hide from stat. */
   racy: boolean;
 }
 
 /** Larger than any filesystem's timestamp granularity (FAT: 2 s). */
 const RACY_MS = 3_000;
+/**
+ * For timestamps with sub-millisecond digits (ext4, xfs, btrfs, tmpfs…): the kernel stamps files
+ * from a clock that advances once per scheduler tick (≤ 10 ms), so a later write gets a different
+ * ctime unless it lands within a tick of this one. A wide margin, still far from the 3 s above,
+ * which would make every edit of a file saved moments ago re-read it whole.
+ */
+const FINE_RACY_MS = 100;
 
 export interface LoadedNotebook {
   /** The real path (symlinks resolved) that is read and replaced. */
@@ -68,6 +76,7 @@ export class NotebookFileError extends Error {
 
 function fingerprintOf(st: BigIntStats, content: Buffer[]): Fingerprint {
   const ctimeMs = Number(st.ctimeNs / 1_000_000n);
+  const fine = st.ctimeNs % 1_000_000n !== 0n || st.mtimeNs % 1_000_000n !== 0n;
   return {
     dev: Number(st.dev),
     ino: Number(st.ino),
@@ -75,7 +84,7 @@ function fingerprintOf(st: BigIntStats, content: Buffer[]): Fingerprint {
     mtimeNs: st.mtimeNs,
     ctimeNs: st.ctimeNs,
     content,
-    racy: Math.abs(Date.now() - ctimeMs) < RACY_MS,
+    racy: Math.abs(Date.now() - ctimeMs) < (fine ? FINE_RACY_MS : RACY_MS),
   };
 }
 
@@ -128,7 +137,7 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
   let value: JsonValue;
   let cellSpans: [number, number][] | undefined;
   try {
-    ({ value, cellSpans } = parseJsonBytes(buf));
+    ({ value, cellSpans } = decodeJson(buf));
   } catch (e) {
     throw new NotebookFileError(
       "invalid_json",

@@ -67,24 +67,15 @@ interface Scan {
   numbers: number;
   keys: number;
   nonJson: boolean;
-  /** Byte spans of the elements of the top-level "cells" array that are objects (undefined: unknown). */
-  cellSpans?: [number, number][];
 }
 
 /**
- * One pass over the text, jumping from quote to quote with String#indexOf: number tokens outside
- * strings that JSON.parse would not keep exactly, and where each cell object of the top-level
- * "cells" array starts and ends (character offsets).
+ * One pass over the text, jumping from quote to quote with String#indexOf: the number tokens outside
+ * strings that JSON.parse would not keep exactly.
  */
 function scan(text: string): Scan {
   const raws: RawToken[] = [];
   const n = text.length;
-  let depth = 0;
-  let topKey: string | undefined;
-  let cellsSeen = 0; // how many top-level "cells" arrays were opened
-  let inCells = false;
-  let cellStart = -1;
-  let cellSpans: [number, number][] | undefined = [];
   let numbers = 0;
   let keys = 0;
   let nonJson = false;
@@ -103,32 +94,11 @@ function scan(text: string): Scan {
       let k = j + 1;
       let d = text.charCodeAt(k);
       while (d === 0x20 || d === 0x0a || d === 0x0d || d === 0x09) d = text.charCodeAt(++k);
-      if (d === 0x3a /* : */) {
-        keys++;
-        if (depth === 1) topKey = text.slice(i + 1, j);
-      }
+      if (d === 0x3a /* : */) keys++;
       i = j + 1;
-    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
-      if (depth === 1 && c === 0x5b && topKey === "cells") {
-        cellsSeen++;
-        inCells = true;
-      } else if (depth === 2 && inCells) {
-        if (c === 0x7b) cellStart = i;
-        else cellSpans = undefined; // a cell that is not an object: no spans
-      }
-      depth++;
-      i++;
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      depth--;
-      if (depth === 2 && inCells && c === 0x7d && cellStart >= 0) {
-        cellSpans?.push([cellStart, i + 1]);
-        cellStart = -1;
-      } else if (depth === 1 && inCells) inCells = false;
-      i++;
     } else if ((c >= 48 && c <= 57) || c === 45) {
       let j = i + 1;
       while (j < n && isNumberChar(text.charCodeAt(j))) j++;
-      if (depth === 2 && inCells) cellSpans = undefined; // a number as a cell
       const ordinal = numbers++;
       if (c === 45 && text.startsWith("Infinity", j)) {
         raws.push({ start: i, end: j + 8, text: "-Infinity", ordinal });
@@ -151,26 +121,10 @@ function scan(text: string): Scan {
       nonJson = true;
       i += 8;
     } else {
-      if (depth === 2 && inCells && (c === 0x74 || c === 0x66 || c === 0x6e)) cellSpans = undefined; // true/false/null
       i++;
     }
   }
-  return { raws, numbers, keys, nonJson, cellSpans: cellsSeen === 1 ? cellSpans : undefined };
-}
-
-/** Character spans → byte spans of the UTF-8 encoding (one native byteLength per gap). */
-function toByteSpans(text: string, spans: [number, number][]): [number, number][] {
-  const out: [number, number][] = [];
-  let char = 0;
-  let byte = 0;
-  for (const [s, e] of spans) {
-    byte += Buffer.byteLength(text.slice(char, s));
-    const start = byte;
-    byte += Buffer.byteLength(text.slice(s, e));
-    out.push([start, byte]);
-    char = e;
-  }
-  return out;
+  return { raws, numbers, keys, nonJson };
 }
 
 function isSafeInteger(token: string): boolean {
@@ -180,21 +134,14 @@ function isSafeInteger(token: string): boolean {
 
 /** Parses JSON text (plus Python's NaN/Infinity) keeping non-trivial numbers as RawNumber. Throws SyntaxError. */
 export function parseJson(text: string): JsonValue {
-  return parseWithSpans(text).value;
-}
-
-export interface ParsedJson {
-  value: JsonValue;
-  /** Byte spans [start, end) of the top-level "cells" array's objects, when they could be located. */
-  cellSpans?: [number, number][];
-}
-
-/** Like parseJson, from UTF-8 bytes; also reports where each cell's bytes are (for splicing saves). */
-export function parseJsonBytes(buf: Buffer): ParsedJson {
-  const text = buf.toString("utf8");
-  const { value, cellSpans } = parseWithSpans(text);
-  if (!cellSpans) return { value };
-  return { value, cellSpans: text.length === buf.length ? cellSpans : toByteSpans(text, cellSpans) };
+  const sc = scan(text);
+  const { raws } = sc;
+  if (raws.length === 0) return JSON.parse(text) as JsonValue;
+  if (!sc.nonJson) {
+    const value = JSON.parse(text) as JsonValue;
+    if (assignInOrder(value, sc)) return value;
+  }
+  return parseWithSentinels(text, raws);
 }
 
 const INDEX_KEY = /^(?:0|[1-9]\d*)$/;
@@ -245,14 +192,8 @@ function assignInOrder(value: JsonValue, sc: Scan): boolean {
   return ok && ordinal === sc.numbers && keys === sc.keys && next === raws.length;
 }
 
-function parseWithSpans(text: string): ParsedJson {
-  const sc = scan(text);
-  const { raws, cellSpans } = sc;
-  if (raws.length === 0) return { value: JSON.parse(text) as JsonValue, cellSpans };
-  if (!sc.nonJson) {
-    const value = JSON.parse(text) as JsonValue;
-    if (assignInOrder(value, sc)) return { value, cellSpans };
-  }
+/** The slow, always-right way: number tokens become sentinel strings for JSON.parse, then RawNumbers. */
+function parseWithSentinels(text: string, raws: RawToken[]): JsonValue {
   const sentinel = `\u0000nbagent-number-${randomBytes(8).toString("hex")}:`;
   const parts: string[] = [];
   let prev = 0;
@@ -286,5 +227,5 @@ function parseWithSpans(text: string): ParsedJson {
     }
     return obj;
   };
-  return { value: revive(value), cellSpans };
+  return revive(value);
 }

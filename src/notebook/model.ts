@@ -46,6 +46,11 @@ export function supportsCellIds(nb: Notebook): boolean {
   return major > 4 || (major === 4 && minor >= 5);
 }
 
+/** Whether a loaded cell's `key` is still bytes behind a getter (see decode.ts): reading it parses it. */
+export function isDeferred(cell: object, key: string): boolean {
+  return typeof Object.getOwnPropertyDescriptor(cell, key)?.get === "function";
+}
+
 /** Checks the shape nbagent relies on; throws NotebookStructureError with a reason. */
 export function assertNotebook(value: JsonValue): asserts value is Notebook {
   if (!isObject(value) || !Array.isArray(value.cells)) {
@@ -68,11 +73,14 @@ export function assertNotebook(value: JsonValue): asserts value is Notebook {
     if (cell.metadata !== undefined && !isObject(cell.metadata)) {
       throw new NotebookStructureError(`cell ${i} metadata is not an object`);
     }
-    if (cell.outputs !== undefined && !Array.isArray(cell.outputs)) {
-      throw new NotebookStructureError(`cell ${i} outputs is not a list`);
-    }
-    if (Array.isArray(cell.outputs) && !cell.outputs.every(isObject)) {
-      throw new NotebookStructureError(`cell ${i} has an output that is not an object`);
+    // Deferred outputs were checked by the byte scan and are parsed only when read (decode.ts).
+    if (!isDeferred(cell, "outputs")) {
+      if (cell.outputs !== undefined && !Array.isArray(cell.outputs)) {
+        throw new NotebookStructureError(`cell ${i} outputs is not a list`);
+      }
+      if (Array.isArray(cell.outputs) && !cell.outputs.every(isObject)) {
+        throw new NotebookStructureError(`cell ${i} has an output that is not an object`);
+      }
     }
     if (cell.id !== undefined && typeof cell.id !== "string") {
       throw new NotebookStructureError(`cell ${i} id is not a string`);
