@@ -83,16 +83,25 @@ export class KernelClient {
    * us (so our IOPub subscription is live — no output of the first execution can be lost).
    * Asks again every `pollMs`, keeping earlier requests live, so the first complete answer wins.
    * `failed` settles with the reason when the kernel can no longer start (e.g. its process exited).
+   * A kernel that has said nothing at all after `stallMs` is given up on with a StartStalledError
+   * (the caller may start another); the message of either failure says what was heard.
    */
-  waitReady(timeoutMs: number, failed: Promise<Error>, pollMs = 100): Promise<KernelInfo> {
+  waitReady(
+    timeoutMs: number,
+    failed: Promise<Error>,
+    { pollMs = 100, stallMs = Number.POSITIVE_INFINITY }: { pollMs?: number; stallMs?: number } = {},
+  ): Promise<KernelInfo> {
     return new Promise((resolve, reject) => {
       const releases: (() => void)[] = [];
       let done = false;
+      let heard = false;
+      let replied = false;
       const finish = (err: Error | null, info?: KernelInfo) => {
         if (done) return;
         done = true;
         clearInterval(poll);
         clearTimeout(timer);
+        clearTimeout(stall);
         for (const r of releases) r();
         if (err) reject(err);
         else resolve(info!);
@@ -103,22 +112,41 @@ export class KernelClient {
         const msg = this.factory.kernelInfoRequest();
         releases.push(
           this.send("shell", msg, (m) => {
+            heard = true;
             if (m.channel === "shell") reply = m;
             else if (isMessageType(m, "status") && m.content.execution_state === "idle") idle = true;
+            replied ||= reply !== undefined;
             if (reply && idle) finish(null, toKernelInfo(reply.content));
           }),
         );
       };
+      const what = () =>
+        replied
+          ? "it answered on shell, but its IOPub status never reached us"
+          : "no answer on shell or IOPub";
       const poll = setInterval(ask, pollMs);
       const timer = setTimeout(
-        () => finish(new Error(`Error: the kernel did not answer kernel_info within ${timeoutMs} ms`)),
+        () =>
+          finish(
+            new Error(`Error: the kernel did not answer kernel_info within ${timeoutMs} ms (${what()})`),
+          ),
         timeoutMs,
+      );
+      const stall = setTimeout(
+        () => {
+          if (!heard)
+            finish(new StartStalledError(`Error: the kernel said nothing within ${stallMs} ms of its start`));
+        },
+        Math.min(stallMs, 2 ** 31 - 1),
       );
       failed.then((err) => finish(err));
       ask();
     });
   }
 }
+
+/** A started kernel process that never answered at all (see waitReady's stallMs). */
+export class StartStalledError extends Error {}
 
 export function toKernelInfo(content: Record<string, unknown>): KernelInfo {
   const c = content as {

@@ -4,7 +4,7 @@
  * dead/restarting), serialises executions, restarts in place and shuts down in bounded steps.
  */
 import { randomUUID } from "node:crypto";
-import { KernelClient } from "./client.js";
+import { KernelClient, StartStalledError } from "./client.js";
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
@@ -14,6 +14,8 @@ export interface ConnectedKernelOptions {
   startTimeoutMs?: number;
   /** Attempts when a start fails in a retryable way (a port taken between choosing and binding). */
   startAttempts?: number;
+  /** A started kernel that has said nothing for this long is replaced (default max(20 s, timeout/3)). */
+  startStallMs?: number;
   signal?: AbortSignal;
   /** Called once when shutdown() begins (the backend forgets the kernel). */
   onShutdown?: () => void;
@@ -110,12 +112,24 @@ export class ConnectedKernel implements Kernel {
         this.options.signal?.addEventListener("abort", onAbort, { once: true });
       });
       try {
-        this.info = await client.waitReady(Math.max(1, deadline - Date.now()), failed);
-      } catch (err) {
+        this.info = await client.waitReady(Math.max(1, deadline - Date.now()), failed, {
+          stallMs: this.options.startStallMs ?? Math.max(20_000, timeoutMs / 3),
+        });
+      } catch (caught) {
+        let err = caught as Error;
+        if (launched.isRunning()) {
+          // Still running, so its output is not in the error yet: add it (before cleanup removes it).
+          const tail = launched.stderrTail?.().trim();
+          if (tail) err = Object.assign(err, { message: `${err.message}; its output:\n${tail}` });
+        }
         await launched.kill(0);
         await launched.transport.close();
         await launched.cleanup();
-        if (attempt < attempts && launched.retryable?.() && Date.now() < deadline) continue;
+        // Retried: a kernel that lost a port race ("Address already in use"), and one that stayed
+        // mute (seen once in a loaded test run, cause unknown: the start waited out its whole
+        // deadline for a kernel that never answered).
+        const retry = err instanceof StartStalledError || launched.retryable?.();
+        if (attempt < attempts && retry && Date.now() < deadline) continue;
         throw err;
       } finally {
         if (onAbort) this.options.signal?.removeEventListener("abort", onAbort);

@@ -127,6 +127,8 @@ export interface KernelStartOptions {
   signal?: AbortSignal;
   /** Bound on the whole start (spawn + kernel_info_reply). */
   startTimeoutMs?: number;
+  /** A kernel process that has said nothing for this long is killed and started again (default max(20 s, startTimeoutMs/3)). */
+  startStallMs?: number;
   /** Appended to the kernelspec's argv (e.g. `--HistoryManager.hist_file=:memory:`, as nbclient passes). */
   extraArguments?: string[];
 }

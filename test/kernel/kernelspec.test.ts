@@ -1,7 +1,7 @@
 // Kernelspec resolution: python3 for the chosen interpreter, named specs from JUPYTER_PATH (argv,
 // env, interrupt_mode honoured), and a real kernel started from a named spec.
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -61,4 +61,32 @@ test("a kernel started from the named spec gets the spec's env and is interrupte
   });
   assert.equal(interrupted.error?.name, "KeyboardInterrupt");
   assert.equal(interrupted.kernelRestarted, false);
+});
+
+test("a kernel process that never answers is replaced after the stall time, then the start fails naming it", async () => {
+  const dir = join(jupyterPath, "kernels", "nbagent-mute");
+  const starts = join(jupyterPath, "mute-starts.txt");
+  await mkdir(dir, { recursive: true });
+  const code = `import sys, time\nopen(${JSON.stringify(starts)}, "a").write("start\\n")\nprint("mute kernel here", file=sys.stderr, flush=True)\ntime.sleep(60)`;
+  await writeFile(
+    join(dir, "kernel.json"),
+    JSON.stringify({
+      argv: ["python3", "-c", code, "{connection_file}"],
+      display_name: "Mute",
+      language: "python",
+    }),
+  );
+  const t0 = performance.now();
+  await assert.rejects(
+    backend.startKernel({ kernelName: "nbagent-mute", python, startStallMs: 1500, startTimeoutMs: 30_000 }),
+    (e: Error) => {
+      assert.match(
+        e.message,
+        /^Error: the kernel said nothing within 1500 ms of its start; its output:\nmute kernel here/,
+      );
+      return true;
+    },
+  );
+  assert.ok(performance.now() - t0 < 15_000, "three attempts of 1.5 s, not the 30 s deadline");
+  assert.equal(await readFile(starts, "utf8"), "start\nstart\nstart\n");
 });

@@ -99,7 +99,11 @@ describe("nbagent run", { concurrency: true }, () => {
     const after = await Promise.all([a, b, c].map((p) => readFile(p)));
     for (const [i, buf] of after.entries()) assert.ok(buf.equals(before[i]), `input ${i} changed`);
     assert.deepEqual(texts(await readNb(join(out, "a.ipynb"))), [["a\n"]], r.stderr);
-    assert.deepEqual(texts(await readNb(join(out, "b.ipynb"))), [["one\n"], ["!ZeroDivisionError"], []], r.stderr);
+    assert.deepEqual(
+      texts(await readNb(join(out, "b.ipynb"))),
+      [["one\n"], ["!ZeroDivisionError"], []],
+      r.stderr,
+    );
     // The kernel's cwd is the input notebook's directory (as nbclient), not the output's.
     assert.deepEqual(texts(await readNb(join(out, "c.ipynb"))), [[`${d.split("/").pop()}\n`]]);
     for (const name of ["a.ipynb", "b.ipynb", "c.ipynb"]) assert.equal(await validate(join(out, name)), "ok");
