@@ -45,7 +45,6 @@ async function timedStart(options: Parameters<typeof backend.startKernel>[0]) {
   return { kernel, ms: performance.now() - t };
 }
 
-
 // The sequential suite and the independent tests below run side by side (the file stays quick).
 describe("fork server", { concurrency: true }, () => {
   describe("kernels forked from the pre-warmed server", { concurrency: 1 }, () => {
