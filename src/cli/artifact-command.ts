@@ -34,7 +34,7 @@ export const artifactCommand: Command = {
       );
       return 2;
     }
-    const store = new ArtifactStore({ root: values.root ?? process.env.NBAGENT_STATE_DIR });
+    const store = new ArtifactStore({ root: values.root });
     try {
       if (offset === undefined && limit === undefined && !values.json) {
         const path = store.resolve(ref);

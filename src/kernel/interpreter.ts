@@ -9,8 +9,8 @@
  */
 import { execFile } from "node:child_process";
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir, userInfo } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
+import { defaultStateRoot } from "../output/artifacts.js";
 
 export interface InterpreterChoice {
   path: string;
@@ -170,13 +170,7 @@ interface DiskCacheEntry {
 }
 
 function diskCachePath(): string {
-  let uid: string;
-  try {
-    uid = String(userInfo().uid);
-  } catch {
-    uid = "user";
-  }
-  return join(process.env.NBAGENT_STATE_DIR ?? join(tmpdir(), `nbagent-${uid}`), "interpreter.json");
+  return join(defaultStateRoot(), "interpreter.json");
 }
 
 function cacheKey(candidates: { path: string; explicit: boolean }[], modules: string[]): string {

@@ -2,21 +2,30 @@
  * Artifact store: full outputs that were too long for the model, kept as files and named by id
  * (`artifact://<id>`). Layout, per user and per session:
  *
- *   <root>/sessions/<session>/artifacts/<id>.log      root = $TMPDIR/nbagent-<uid> by default
+ *   <root>/sessions/<session>/artifacts/<id>.log      root = NBAGENT_STATE_DIR or $TMPDIR/nbagent-<uid>
  *
  * Ids are unique across sessions, so any process of the same user (e.g. `nbagent artifact <id>`)
- * can resolve one by looking through the session directories.
+ * can resolve one by looking through the session directories. `prune` removes the store's own
+ * artifact files past an age (a runtime does it once when created); what else is in a session's
+ * ARTIFACTS directory belongs to the user's code and is never touched.
  */
 import { randomBytes } from "node:crypto";
 import { createReadStream, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { readdir, stat, unlink } from "node:fs/promises";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 
 export const ARTIFACT_SCHEME = "artifact://";
 const ID_RE = /^[A-Za-z0-9_-]{1,80}$/;
+/** The files `create` names: `<time base36>-<10 hex>.log`. */
+const OWN_FILE_RE = /^[0-9a-z]+-[0-9a-f]{10}\.log$/;
+/** Artifacts older than this are removed when a runtime starts (NBAGENT_ARTIFACT_DAYS overrides; 0 keeps all). */
+export const DEFAULT_ARTIFACT_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 
-/** $TMPDIR/nbagent-<uid>: the per-user state directory used when none is configured. */
+/** NBAGENT_STATE_DIR, else $TMPDIR/nbagent-<uid>: the per-user state directory when none is given. */
 export function defaultStateRoot(): string {
+  const configured = process.env.NBAGENT_STATE_DIR?.trim();
+  if (configured) return configured;
   let uid: string;
   try {
     uid = String(userInfo().uid);
@@ -94,6 +103,32 @@ export class ArtifactStore {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const id = `${Date.now().toString(36)}-${randomBytes(5).toString("hex")}`;
     return { id, path: join(dir, `${id}.log`), uri: `${ARTIFACT_SCHEME}${id}` };
+  }
+
+  /**
+   * Deletes this store's artifact files (only those `create` named) last modified more than
+   * `maxAgeMs` ago, in every session (directories stay: a live kernel's ARTIFACTS points there).
+   * Returns how many files went. Errors on single files are skipped: another process may be pruning
+   * or writing too.
+   */
+  async prune(maxAgeMs: number, now = Date.now()): Promise<number> {
+    const sessions = join(this.root, "sessions");
+    let removed = 0;
+    for (const name of await readdir(sessions).catch(() => [] as string[])) {
+      const dir = join(sessions, name, "artifacts");
+      for (const file of await readdir(dir).catch(() => [] as string[])) {
+        if (!OWN_FILE_RE.test(file)) continue;
+        const path = join(dir, file);
+        try {
+          if (now - (await stat(path)).mtimeMs <= maxAgeMs) continue;
+          await unlink(path);
+          removed++;
+        } catch {
+          /* gone already, or not ours to remove */
+        }
+      }
+    }
+    return removed;
   }
 
   /** Path of an existing artifact, or undefined. Accepts `artifact://<id>` or a bare id. */

@@ -5,6 +5,7 @@ export {
   type ArtifactSlice,
   ArtifactStore,
   type ArtifactStoreOptions,
+  DEFAULT_ARTIFACT_MAX_AGE_MS,
   defaultStateRoot,
   parseArtifactId,
   sessionDirName,

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { createLocalBackend } from "../kernel/index.js";
 import type { Kernel, KernelBackend } from "../kernel/types.js";
-import { ArtifactStore } from "../output/artifacts.js";
+import { ArtifactStore, DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
 import { kernelEnv, type SecretFilterOptions } from "./env.js";
 import type { SessionSpec } from "./session.js";
@@ -36,11 +36,18 @@ export interface RuntimeOptions extends KernelSessionsOptions, SecretFilterOptio
   env?: Record<string, string>;
   /** Bound on one kernel start, within the call's deadline (default 60 s). */
   startTimeoutMs?: number;
+  /**
+   * Artifacts older than this are deleted when the runtime is created (default 7 days, or
+   * NBAGENT_ARTIFACT_DAYS; 0 keeps them all).
+   */
+  artifactMaxAgeMs?: number;
 }
 
 export interface Runtime {
   readonly sessions: KernelSessions;
   readonly artifacts: ArtifactStore;
+  /** How many old artifacts the creation-time prune removed (it runs in the background). */
+  readonly artifactsPruned: Promise<number>;
   readonly defaultSessionId: string;
   /** The environment a kernel for this session gets (secrets filtered, session entries added). */
   kernelEnv(spec: SessionSpec): Record<string, string>;
@@ -62,8 +69,17 @@ export function isFdExhaustion(err: unknown): boolean {
   );
 }
 
+/** NBAGENT_ARTIFACT_DAYS (a number of days; 0 keeps every artifact), else the default. */
+export function artifactMaxAgeFromEnv(env: NodeJS.ProcessEnv): number {
+  const text = env.NBAGENT_ARTIFACT_DAYS?.trim();
+  const days = Number(text);
+  return text && Number.isFinite(days) && days >= 0 ? days * 24 * 3600 * 1000 : DEFAULT_ARTIFACT_MAX_AGE_MS;
+}
+
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const artifacts = new ArtifactStore({ root: options.stateRoot });
+  const maxAge = options.artifactMaxAgeMs ?? artifactMaxAgeFromEnv(options.hostEnv ?? process.env);
+  const artifactsPruned = maxAge > 0 ? artifacts.prune(maxAge).catch(() => 0) : Promise.resolve(0);
   const defaultSessionId = options.sessionId ?? "default";
   let backend = options.backend;
   const ownsBackend = !backend;
@@ -112,6 +128,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   return {
     sessions,
     artifacts,
+    artifactsPruned,
     defaultSessionId,
     kernelEnv: envFor,
     withSession: (spec, callOptions, fn) => sessions.withSession(spec, callOptions, fn),

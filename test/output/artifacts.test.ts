@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { ArtifactStore, OutputSink, parseArtifactId } from "../../src/output/index.js";
+import { artifactMaxAgeFromEnv, createRuntime } from "../../src/runtime/runtime.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-artifacts-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -46,4 +47,51 @@ test("a line longer than maxBytes is cut on a UTF-8 boundary", async () => {
   assert.equal(s.text, "€€€");
   assert.equal(s.lineCut, true);
   assert.equal(s.hasMore, true);
+});
+
+test("prune removes only the store's own artifacts past the age, in every session", async () => {
+  const pruneRoot = mkdtempSync(join(tmpdir(), "nbagent-prune-"));
+  try {
+    const store = new ArtifactStore({ root: pruneRoot });
+    const old = store.create("a");
+    const fresh = store.create("a");
+    const otherSession = store.create("b");
+    const userFile = join(store.artifactsDir("a"), "model-weights.log");
+    for (const path of [old.path, fresh.path, otherSession.path, userFile]) writeFileSync(path, "x\n");
+    const eightDaysAgo = (Date.now() - 8 * 24 * 3600 * 1000) / 1000;
+    for (const path of [old.path, otherSession.path, userFile]) utimesSync(path, eightDaysAgo, eightDaysAgo);
+    assert.equal(await store.prune(7 * 24 * 3600 * 1000), 2);
+    assert.equal(existsSync(old.path), false);
+    assert.equal(existsSync(otherSession.path), false);
+    assert.equal(existsSync(fresh.path), true, "younger than the age");
+    assert.equal(existsSync(userFile), true, "a file the user's code wrote is not the store's");
+    assert.equal(existsSync(store.artifactsDir("b")), true, "directories stay (a kernel's ARTIFACTS)");
+    assert.equal(store.resolve(fresh.uri), fresh.path);
+    assert.equal(await new ArtifactStore({ root: join(pruneRoot, "none") }).prune(0), 0, "no state yet");
+  } finally {
+    rmSync(pruneRoot, { recursive: true, force: true });
+  }
+});
+
+test("a runtime prunes old artifacts when created; NBAGENT_ARTIFACT_DAYS sets the age, 0 keeps all", async () => {
+  const pruneRoot = mkdtempSync(join(tmpdir(), "nbagent-prune-rt-"));
+  try {
+    const ref = new ArtifactStore({ root: pruneRoot }).create("s");
+    writeFileSync(ref.path, "x\n");
+    const twoDaysAgo = (Date.now() - 2 * 24 * 3600 * 1000) / 1000;
+    utimesSync(ref.path, twoDaysAgo, twoDaysAgo);
+    const keep = createRuntime({ stateRoot: pruneRoot, hostEnv: { NBAGENT_ARTIFACT_DAYS: "0" } });
+    assert.equal(await keep.artifactsPruned, 0);
+    const week = createRuntime({ stateRoot: pruneRoot, hostEnv: {} });
+    assert.equal(await week.artifactsPruned, 0, "2 days old is within the default 7");
+    const day = createRuntime({ stateRoot: pruneRoot, hostEnv: { NBAGENT_ARTIFACT_DAYS: "1" } });
+    assert.equal(await day.artifactsPruned, 1);
+    assert.equal(existsSync(ref.path), false);
+    await Promise.all([keep, week, day].map((r) => r.dispose()));
+    assert.equal(artifactMaxAgeFromEnv({ NBAGENT_ARTIFACT_DAYS: " " }), 7 * 24 * 3600 * 1000);
+    assert.equal(artifactMaxAgeFromEnv({ NBAGENT_ARTIFACT_DAYS: "-2" }), 7 * 24 * 3600 * 1000);
+    assert.equal(artifactMaxAgeFromEnv({ NBAGENT_ARTIFACT_DAYS: "0.5" }), 12 * 3600 * 1000);
+  } finally {
+    rmSync(pruneRoot, { recursive: true, force: true });
+  }
 });
