@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts with node's own test runner (through tsx), files in parallel.
 // Usage: node scripts/test.mjs [substring…]  — only files whose path contains one of the substrings.
+// Every temp file the tests (and their kernels) make goes into one directory per run (TMPDIR), removed
+// at the end, so runs leave nothing behind; NBAGENT_KEEP_TEST_TMP=1 keeps it for a post-mortem.
 import { spawn } from "node:child_process";
-import { readdirSync, statSync } from "node:fs";
-import { availableParallelism } from "node:os";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 
 function collect(dir, out = []) {
@@ -25,9 +27,20 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.NBAGENT_TEST_CONCURRENCY ?? String(Math.max(2, availableParallelism()));
+const runTmp = mkdtempSync(join(tmpdir(), "nbagent-test-run-"));
+const cleanUp = () => {
+  if (process.env.NBAGENT_KEEP_TEST_TMP === "1") console.error(`test temp files kept in ${runTmp}`);
+  else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
+};
 const child = spawn(
   process.execPath,
   ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files],
-  { stdio: "inherit" },
+  { stdio: "inherit", env: { ...process.env, TMPDIR: runTmp } },
 );
-child.on("exit", (code, signal) => process.exit(signal ? 1 : (code ?? 1)));
+// Ctrl-C reaches the test processes through the terminal; the runner waits for them, then cleans up.
+process.on("SIGINT", () => {});
+process.on("SIGTERM", () => child.kill("SIGTERM"));
+child.on("exit", (code, signal) => {
+  cleanUp();
+  process.exit(signal ? 1 : (code ?? 1));
+});
