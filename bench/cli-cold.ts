@@ -15,7 +15,7 @@ function coldCall(): Promise<{ result: number; exit: number }> {
     let result = 0;
     let out = "";
     const child = spawn(process.execPath, [
-      "dist/cli/main.js",
+      "dist/cli/nbagent.js",
       "call",
       "python",
       JSON.stringify({ cells: [{ code: "1+1" }] }),
@@ -39,7 +39,7 @@ function coldCall(): Promise<{ result: number; exit: number }> {
 }
 
 export async function run_(): Promise<BenchSection> {
-  if (!existsSync("dist/cli/main.js")) throw new Error("build first: npm run build");
+  if (!existsSync("dist/cli/nbagent.js")) throw new Error("build first: npm run build");
   const ours: number[] = [];
   const exits: number[] = [];
   const ref: number[] = [];

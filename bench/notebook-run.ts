@@ -16,7 +16,7 @@ import { nbclientRun } from "./anchors.js";
 import { type BenchSection, median, row } from "./types.js";
 
 const execFileP = promisify(execFile);
-const MAIN = "dist/cli/main.js";
+const MAIN = "dist/cli/nbagent.js";
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);

@@ -54,11 +54,11 @@ setup_node() {
 
 setup_python
 setup_node
-node dist/cli/main.js doctor >&2 || { log "doctor reports a problem (see above)"; exit 1; }
+node dist/cli/nbagent.js doctor >&2 || { log "doctor reports a problem (see above)"; exit 1; }
 
 case "${1:-}" in
   "") ;;
-  demo) shift; exec node dist/cli/main.js demo "$@" ;;
+  demo) shift; exec node dist/cli/nbagent.js demo "$@" ;;
   test) shift; npm run -s lint; npm run -s typecheck; exec npm test -- "$@" ;;
   *) log "unknown job '$1' (use demo or test)"; exit 2 ;;
 esac

@@ -4,9 +4,9 @@
  * read from the file itself for the python tool's description.
  */
 import { readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
+import { assetPath } from "../assets.js";
 
-export const PRELUDE_PATH = fileURLToPath(new URL("./prelude.py", import.meta.url));
+export const PRELUDE_PATH = assetPath("runtime/prelude.py");
 
 let source: string | undefined;
 

@@ -19,7 +19,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
+import { assetPath } from "../../assets.js";
 import type { LaunchedKernel } from "../provisioner.js";
 import { createConnectionInfo, removeConnectionFile, writeConnectionFile } from "./connection-file.js";
 import { ForkedKernelProcess } from "./forkserver-kernel.js";
@@ -27,7 +27,7 @@ import type { KernelSpec } from "./kernelspec.js";
 import { killGroup, type LaunchOptions } from "./launcher.js";
 import { ZmqTransport } from "./zmq-transport.js";
 
-export const FORKSERVER_PY = fileURLToPath(new URL("./forkserver.py", import.meta.url));
+export const FORKSERVER_PY = assetPath("kernel/local/forkserver.py");
 
 /** Read by the interpreter at startup or by ipykernel/IPython/traitlets at import time. */
 const STARTUP_ENV =

@@ -1,0 +1,30 @@
+/**
+ * Where the package's non-TypeScript files (the kernel prelude, the fork server) are, whether the
+ * code runs from src/ (through tsx), from dist/ as compiled, or bundled into one file
+ * (dist/cli/nbagent.js, the installed command): paths are given relative to src/, which dist/
+ * mirrors, and resolved from the package root.
+ */
+import { existsSync } from "node:fs";
+import { dirname, join, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+
+function findBase(): string {
+  let root = HERE;
+  while (!existsSync(join(root, "package.json"))) {
+    const up = dirname(root);
+    if (up === root) return HERE; // no package around: assets sit next to this file
+    root = up;
+  }
+  const src = join(root, "src");
+  return HERE === src || HERE.startsWith(src + sep) ? src : join(root, "dist");
+}
+
+let base: string | undefined;
+
+/** The absolute path of an asset given relative to src/ (e.g. "runtime/prelude.py"). */
+export function assetPath(relative: string): string {
+  base ??= findBase();
+  return join(base, relative);
+}

@@ -1,0 +1,77 @@
+/**
+ * The command as installed is one bundled file (dist/cli/nbagent.js, see scripts/bundle.mjs), not
+ * the sources the other tests run through tsx. Built afresh here, it must find its assets (the
+ * kernel prelude, the fork server) and do real work: a notebook edit, a python call with the
+ * prelude, and a run of several notebooks (the later ones forked by the fork server).
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { copyFile, mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { before, test } from "node:test";
+import { promisify } from "node:util";
+import { type Json, ROOT, readNb, tempDir, validate, writeNb } from "./helpers.js";
+
+const exec = promisify(execFile);
+const BUNDLE = join(ROOT, "dist/cli/nbagent.js");
+
+async function bundled(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await exec(process.execPath, [BUNDLE, ...args], { cwd, maxBuffer: 1 << 24 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+before(async () => {
+  await exec(process.execPath, ["scripts/copy-assets.mjs"], { cwd: ROOT });
+  await exec(process.execPath, ["scripts/bundle.mjs"], { cwd: ROOT });
+});
+
+test("the bundled command edits, runs python with the prelude, and runs notebooks with forked kernels", async () => {
+  const dir = await tempDir();
+  const nb = await writeNb(join(dir, "a.ipynb"), [["code", "print('a')"]]);
+  const edit = await bundled(
+    [
+      "call",
+      "notebook",
+      JSON.stringify({ action: "edit", notebook_path: "a.ipynb", cell_index: 0, content: "print('edited')" }),
+      "--json",
+    ],
+    dir,
+  );
+  assert.equal(edit.code, 0, edit.stderr);
+  assert.equal((JSON.parse(edit.stdout) as Json).isError, false);
+  assert.equal(await validate(nb), "ok");
+
+  const py = await bundled(
+    [
+      "call",
+      "python",
+      JSON.stringify({ cells: [{ code: "import os\nprint(callable(read), os.getcwd())" }] }),
+    ],
+    dir,
+  );
+  assert.equal(py.code, 0, py.stderr);
+  assert.equal(py.stdout.trim(), `True ${dir}`);
+
+  // The later notebooks' kernels come from the fork server, whose script the bundle must find.
+  const forked = await writeNb(join(dir, "forked.ipynb"), [
+    ["code", "print('forkserver.py' in open('/proc/self/cmdline').read())"],
+  ]);
+  const out = join(dir, "out");
+  await mkdir(out);
+  await copyFile(nb, join(dir, "b.ipynb"));
+  const run = await bundled(["run", "--quiet", "-o", out, "a.ipynb", "b.ipynb", "forked.ipynb"], dir);
+  assert.equal(run.code, 0, run.stderr);
+  for (const name of ["a.ipynb", "b.ipynb"]) {
+    assert.deepEqual((await readNb(join(out, name))).cells[0].outputs[0].text, ["edited\n"], name);
+  }
+  assert.deepEqual((await readNb(join(out, "forked.ipynb"))).cells[0].outputs[0].text, ["True\n"]);
+  assert.equal(await validate(forked), "ok");
+});
