@@ -83,13 +83,18 @@ export class KernelClient {
    * us (so our IOPub subscription is live — no output of the first execution can be lost).
    * Asks again every `pollMs`, keeping earlier requests live, so the first complete answer wins.
    * `failed` settles with the reason when the kernel can no longer start (e.g. its process exited).
-   * A kernel that has said nothing at all after `stallMs` is given up on with a StartStalledError
-   * (the caller may start another); the message of either failure says what was heard.
+   * A kernel that has said nothing at all after `stallMs`, and is not `progressing` (busy starting),
+   * is given up on with a StartStalledError (the caller may start another); the message of either
+   * failure says what was heard.
    */
   waitReady(
     timeoutMs: number,
     failed: Promise<Error>,
-    { pollMs = 100, stallMs = Number.POSITIVE_INFINITY }: { pollMs?: number; stallMs?: number } = {},
+    {
+      pollMs = 100,
+      stallMs = Number.POSITIVE_INFINITY,
+      progressing = () => false,
+    }: { pollMs?: number; stallMs?: number; progressing?: () => boolean } = {},
   ): Promise<KernelInfo> {
     return new Promise((resolve, reject) => {
       const releases: (() => void)[] = [];
@@ -132,13 +137,15 @@ export class KernelClient {
           ),
         timeoutMs,
       );
-      const stall = setTimeout(
-        () => {
-          if (!heard)
-            finish(new StartStalledError(`Error: the kernel said nothing within ${stallMs} ms of its start`));
-        },
-        Math.min(stallMs, 2 ** 31 - 1),
-      );
+      const stallDelay = Math.min(stallMs, 2 ** 31 - 1);
+      const onStall = () => {
+        if (heard || done) return;
+        if (progressing())
+          stall = setTimeout(onStall, stallDelay); // slow, not stuck: keep waiting
+        else
+          finish(new StartStalledError(`Error: the kernel said nothing within ${stallMs} ms of its start`));
+      };
+      let stall = setTimeout(onStall, stallDelay);
       failed.then((err) => finish(err));
       ask();
     });

@@ -112,8 +112,15 @@ export class ConnectedKernel implements Kernel {
         this.options.signal?.addEventListener("abort", onAbort, { once: true });
       });
       try {
+        let cpu = launched.cpuTimeMs?.();
         this.info = await client.waitReady(Math.max(1, deadline - Date.now()), failed, {
           stallMs: this.options.startStallMs ?? Math.max(20_000, timeoutMs / 3),
+          // Still using CPU (imports on a slow disk, a loaded machine): slow, not stuck.
+          progressing: () => {
+            const before = cpu;
+            cpu = launched.cpuTimeMs?.();
+            return cpu !== undefined && before !== undefined && cpu - before >= 50;
+          },
         });
       } catch (caught) {
         let err = caught as Error;

@@ -23,6 +23,8 @@ export interface LaunchedKernel {
   retryable?(): boolean;
   /** Recent stderr of the kernel process, for error messages. */
   stderrTail?(): string;
+  /** CPU time the kernel process has used so far, when it can be read (a slow start vs a hung one). */
+  cpuTimeMs?(): number | undefined;
 }
 
 export interface KernelProvisioner {

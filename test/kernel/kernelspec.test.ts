@@ -90,3 +90,30 @@ test("a kernel process that never answers is replaced after the stall time, then
   assert.ok(performance.now() - t0 < 15_000, "three attempts of 1.5 s, not the 30 s deadline");
   assert.equal(await readFile(starts, "utf8"), "start\nstart\nstart\n");
 });
+
+test("a kernel busy starting (using CPU) past the stall time is waited for, not replaced", async () => {
+  const dir = join(jupyterPath, "kernels", "nbagent-slow");
+  const starts = join(jupyterPath, "slow-starts.txt");
+  await mkdir(dir, { recursive: true });
+  // Spins for 3 s (twice the stall time), then becomes a real kernel.
+  const code = [
+    "import runpy, sys, time",
+    `open(${JSON.stringify(starts)}, "a").write("start\\n")`,
+    "t = time.monotonic()",
+    "while time.monotonic() - t < 3: pass",
+    "sys.argv = ['ipykernel_launcher', '-f', sys.argv[1]]",
+    "runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)",
+  ].join("\n");
+  await writeFile(
+    join(dir, "kernel.json"),
+    JSON.stringify({
+      argv: ["python3", "-c", code, "{connection_file}"],
+      display_name: "Slow",
+      language: "python",
+    }),
+  );
+  const kernel = await backend.startKernel({ kernelName: "nbagent-slow", python, startStallMs: 1500 });
+  assert.equal((await kernel.execute("1+1")).displays[0]?.text, "2");
+  assert.equal(await readFile(starts, "utf8"), "start\n", "one start: never replaced");
+  await kernel.shutdown();
+});

@@ -8,7 +8,7 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { LaunchedKernel } from "../provisioner.js";
 import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
-import { killGroup } from "./launcher.js";
+import { killGroup, processCpuMs } from "./launcher.js";
 import type { ZmqTransport } from "./zmq-transport.js";
 
 const STDERR_TAIL = 16 * 1024;
@@ -67,6 +67,10 @@ export class ForkedKernelProcess implements LaunchedKernel {
 
   stderrTail(): string {
     return readTail(this.logFile, STDERR_TAIL);
+  }
+
+  cpuTimeMs(): number | undefined {
+    return processCpuMs(this.pid);
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { basename } from "node:path";
 import type { LaunchedKernel } from "../provisioner.js";
 import {
@@ -38,6 +38,20 @@ function installExitHook(): void {
   process.on("exit", () => {
     for (const pgid of liveGroups) killGroup(pgid, "SIGKILL");
   });
+}
+
+/** User + system CPU time of a local process from /proc (Linux), or undefined when unreadable. */
+export function processCpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command (which may hold spaces, so split after its closing parenthesis):
+    // state is field 3, utime and stime are fields 14 and 15, in clock ticks (100 per second).
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
@@ -135,6 +149,10 @@ export class LocalKernelProcess implements LaunchedKernel {
       await removeConnectionFile(file);
       throw err;
     }
+  }
+
+  cpuTimeMs(): number | undefined {
+    return processCpuMs(this.pid);
   }
 
   get pid(): number | undefined {
