@@ -63,19 +63,26 @@ test("a kernel started from the named spec gets the spec's env and is interrupte
   assert.equal(interrupted.kernelRestarted, false);
 });
 
-test("a kernel process that never answers is replaced after the stall time, then the start fails naming it", async () => {
-  const dir = join(jupyterPath, "kernels", "nbagent-mute");
-  const starts = join(jupyterPath, "mute-starts.txt");
+/**
+ * A kernelspec `name` whose kernel is `python -c <lines>`; its first line records each start in a
+ * file, whose path is returned.
+ */
+async function scriptedSpec(name: string, lines: string[]): Promise<string> {
+  const dir = join(jupyterPath, "kernels", name);
+  const starts = join(jupyterPath, `${name}-starts.txt`);
   await mkdir(dir, { recursive: true });
-  const code = `import sys, time\nopen(${JSON.stringify(starts)}, "a").write("start\\n")\nprint("mute kernel here", file=sys.stderr, flush=True)\ntime.sleep(60)`;
-  await writeFile(
-    join(dir, "kernel.json"),
-    JSON.stringify({
-      argv: ["python3", "-c", code, "{connection_file}"],
-      display_name: "Mute",
-      language: "python",
-    }),
-  );
+  const code = [`open(${JSON.stringify(starts)}, "a").write("start\\n")`, ...lines].join("\n");
+  const argv = ["python3", "-c", code, "{connection_file}"];
+  await writeFile(join(dir, "kernel.json"), JSON.stringify({ argv, display_name: name, language: "python" }));
+  return starts;
+}
+
+test("a kernel process that never answers is replaced after the stall time, then the start fails naming it", async () => {
+  const starts = await scriptedSpec("nbagent-mute", [
+    "import sys, time",
+    'print("mute kernel here", file=sys.stderr, flush=True)',
+    "time.sleep(60)",
+  ]);
   const t0 = performance.now();
   await assert.rejects(
     backend.startKernel({ kernelName: "nbagent-mute", python, startStallMs: 1500, startTimeoutMs: 30_000 }),
@@ -92,26 +99,14 @@ test("a kernel process that never answers is replaced after the stall time, then
 });
 
 test("a kernel busy starting (using CPU) past the stall time is waited for, not replaced", async () => {
-  const dir = join(jupyterPath, "kernels", "nbagent-slow");
-  const starts = join(jupyterPath, "slow-starts.txt");
-  await mkdir(dir, { recursive: true });
   // Spins for 3 s (twice the stall time), then becomes a real kernel.
-  const code = [
+  const starts = await scriptedSpec("nbagent-slow", [
     "import runpy, sys, time",
-    `open(${JSON.stringify(starts)}, "a").write("start\\n")`,
     "t = time.monotonic()",
     "while time.monotonic() - t < 3: pass",
     "sys.argv = ['ipykernel_launcher', '-f', sys.argv[1]]",
     "runpy.run_module('ipykernel_launcher', run_name='__main__', alter_sys=True)",
-  ].join("\n");
-  await writeFile(
-    join(dir, "kernel.json"),
-    JSON.stringify({
-      argv: ["python3", "-c", code, "{connection_file}"],
-      display_name: "Slow",
-      language: "python",
-    }),
-  );
+  ]);
   const kernel = await backend.startKernel({ kernelName: "nbagent-slow", python, startStallMs: 1500 });
   assert.equal((await kernel.execute("1+1")).displays[0]?.text, "2");
   assert.equal(await readFile(starts, "utf8"), "start\n", "one start: never replaced");
