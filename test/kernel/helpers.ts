@@ -1,4 +1,6 @@
+import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
+import type { ConnectedKernel, ExecuteResult } from "../../src/kernel/index.js";
 
 /** True while a process with this pid exists and is not a zombie. */
 export function pidAlive(pid: number): boolean {
@@ -72,4 +74,22 @@ export function processesMentioning(text: string): number[] {
     }
   }
   return out;
+}
+
+/**
+ * Runs a cell that prints, then kills its own kernel with os._exit(1); asserts the execution ended
+ * within 5 s of the output (S17) and reported the death. Returns the result for further checks.
+ */
+export async function exitMidExecution(kernel: ConnectedKernel): Promise<ExecuteResult> {
+  let printedAt = 0;
+  const r = await kernel.execute("import os, time\nprint('bye', flush=True)\ntime.sleep(0.2)\nos._exit(1)", {
+    onChunk: () => {
+      printedAt ||= performance.now();
+    },
+  });
+  const ms = performance.now() - printedAt;
+  assert.ok(ms < 5000, `ended ${ms} ms after the last output`);
+  assert.equal(r.kernelDied, true);
+  assert.equal(kernel.isAlive(), false);
+  return r;
 }
