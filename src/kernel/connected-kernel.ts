@@ -123,11 +123,11 @@ export class ConnectedKernel implements Kernel {
           },
         });
       } catch (caught) {
-        let err = caught as Error;
+        const err = caught as Error;
         if (launched.isRunning()) {
           // Still running, so its output is not in the error yet: add it (before cleanup removes it).
           const tail = launched.stderrTail?.().trim();
-          if (tail) err = Object.assign(err, { message: `${err.message}; its output:\n${tail}` });
+          if (tail) err.message = `${err.message}; its output:\n${tail}`;
         }
         await launched.kill(0);
         await launched.transport.close();
