@@ -130,12 +130,13 @@ export class ConnectedKernel implements Kernel {
           if (tail) err.message = `${err.message}; its output:\n${tail}`;
         }
         await launched.kill(0);
-        await launched.transport.close();
-        await launched.cleanup();
         // Retried: a kernel that lost a port race ("Address already in use"), and one that stayed
         // mute (seen once in a loaded test run, cause unknown: the start waited out its whole
-        // deadline for a kernel that never answered).
+        // deadline for a kernel that never answered). Asked before cleanup, which may remove the
+        // kernel's log (a forked kernel's output lives in a file next to its connection file).
         const retry = err instanceof StartStalledError || launched.retryable?.();
+        await launched.transport.close();
+        await launched.cleanup();
         if (attempt < attempts && retry && Date.now() < deadline) continue;
         throw err;
       } finally {

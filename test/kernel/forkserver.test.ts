@@ -215,13 +215,21 @@ describe("fork server", { concurrency: true }, () => {
     });
   }
 
-  test("a forked kernel runs the launcher module as `python -m` would (one shadowed on PYTHONPATH too)", async () => {
+  /** A backend whose kernels run an ipykernel_launcher shadowed on PYTHONPATH: `first` runs, then the real one. */
+  async function withShadowedLauncher(
+    first: string[],
+    body: (
+      shadowed: ReturnType<typeof createLocalBackend>,
+      env: Record<string, string>,
+      dir: string,
+    ) => Promise<void>,
+  ): Promise<void> {
     const dir = await mkdtemp(join(tmpdir(), "nbagent-fork-shadow-"));
     await writeFile(
       join(dir, "ipykernel_launcher.py"),
       [
         "import os, sys, runpy",
-        "open(os.path.join(os.environ['FAKE_DIR'], 'ran-%d' % os.getpid()), 'w').close()",
+        ...first,
         "sys.path = [p for p in sys.path if p != os.environ['FAKE_DIR']]",
         "sys.modules.pop('ipykernel_launcher', None)",
         "runpy.run_module('ipykernel_launcher', run_name='__main__')",
@@ -231,13 +239,37 @@ describe("fork server", { concurrency: true }, () => {
     try {
       const env = hostEnv({ PYTHONPATH: dir, FAKE_DIR: dir });
       await shadowed.prewarm({ env });
+      await body(shadowed, env, dir);
+    } finally {
+      await shadowed.dispose();
+    }
+  }
+
+  test("a forked kernel runs the launcher module as `python -m` would (one shadowed on PYTHONPATH too)", async () => {
+    const mark = "open(os.path.join(os.environ['FAKE_DIR'], 'ran-%d' % os.getpid()), 'w').close()";
+    await withShadowedLauncher([mark], async (shadowed, env, dir) => {
       const kernel = await shadowed.startKernel({ env });
       assert.ok(shadowed.forkServerPids().includes(ppidOf(kernel.pid!)), "forked");
       assert.ok(existsSync(join(dir, `ran-${kernel.pid}`)), "the shadowing launcher ran in the kernel");
       assert.equal((await kernel.execute("6 * 7")).displays[0]?.text, "42");
-    } finally {
-      await shadowed.dispose();
-    }
+    });
+  });
+
+  test("a forked kernel that loses a port race (Address already in use) is forked again", async () => {
+    // Its output lives in a log file that cleanup removes: the retry decision must read it first.
+    const failOnce = [
+      "marker = os.path.join(os.environ['FAKE_DIR'], 'tried')",
+      "if not os.path.exists(marker):",
+      "    open(marker, 'w').close()",
+      "    sys.stderr.write('zmq.error.ZMQError: Address already in use (addr=tcp://127.0.0.1:1)\\n')",
+      "    sys.exit(1)",
+    ];
+    await withShadowedLauncher(failOnce, async (shadowed, env, dir) => {
+      const kernel = await shadowed.startKernel({ env });
+      assert.ok(existsSync(join(dir, "tried")), "the first attempt failed");
+      assert.ok(shadowed.forkServerPids().includes(ppidOf(kernel.pid!)), "the retry was forked");
+      assert.equal((await kernel.execute("6 * 7")).displays[0]?.text, "42");
+    });
   });
 
   test("a fork server that cannot start: every kernel still starts the normal way", async () => {
