@@ -53,6 +53,22 @@ def _warm():
             __import__(optional)
         except Exception:
             pass
+    try:
+        # A kernel's first traceback costs a quarter second or more (seconds on a loaded machine),
+        # delaying its first error and interrupt: stack_data parses interactiveshell.py (the frame
+        # every cell runs under) and pygments compiles its Python lexer's ~80 regexes. Both are
+        # cached per process: fill the caches here, and every forked kernel inherits them.
+        import IPython.core.interactiveshell as shell
+        import stack_data
+        from IPython.core.ultratb import VerboseTB
+
+        stack_data.Source.for_filename(shell.__file__)
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            VerboseTB(color_scheme="Linux").structured_traceback(*sys.exc_info())
+    except Exception:
+        pass
 
 
 def _libc():
