@@ -13,6 +13,9 @@ import type { ExecuteOptions, ExecuteResult, JupyterMessage, KernelErrorInfo } f
 export const STDIN_NOTICE =
   "[stdin] Kernel requested input. Interactive stdin is not supported; provide input programmatically.";
 export const DEFAULT_INTERRUPT_GRACE_MS = 3000;
+export const DEFAULT_REPLY_AFTER_IDLE_MS = 5000;
+/** ipykernel's input_reply value for end-of-file: input() raises EOFError. */
+const EOF_REPLY = "\x04";
 
 /** What an execution needs from the kernel it runs on (implemented by ConnectedKernel). */
 export interface ExecutionHost {
@@ -69,7 +72,9 @@ export function runExecution(
     let reply: ExecuteReplyContent | undefined;
     let idle = false;
     let interrupting = false;
+    let inputRequests = 0;
     let graceTimer: NodeJS.Timeout | undefined;
+    let replyTimer: NodeJS.Timeout | undefined;
     let timeoutTimer: NodeJS.Timeout | undefined;
     let release: () => void = () => {};
     let unsubscribeDeath: () => void = () => {};
@@ -81,6 +86,7 @@ export function runExecution(
       release();
       unsubscribeDeath();
       clearTimeout(graceTimer);
+      clearTimeout(replyTimer);
       clearTimeout(timeoutTimer);
       signal?.removeEventListener("abort", onAbort);
       result.text = chunks.join("");
@@ -109,6 +115,18 @@ export function runExecution(
       if (reply.status === "error" && !result.error && reply.ename) {
         result.error = { name: reply.ename, value: reply.evalue ?? "", traceback: reply.traceback ?? [] };
       }
+      finish();
+    };
+
+    /** Idle came, the reply never did: the kernel's request handler failed after running the code. */
+    const noReply = () => {
+      if (finished || reply) return;
+      result.status = "error";
+      result.error ??= { name: "NoReply", value: "the kernel went idle without replying", traceback: [] };
+      notice(
+        "Error: the kernel finished this request without replying to it (its request handler failed; the kernel's log says why). The output above is all it produced; the kernel is idle and keeps its state.",
+        "error",
+      );
       finish();
     };
 
@@ -153,6 +171,9 @@ export function runExecution(
           const state = msg.content.execution_state;
           if (state === "idle") {
             idle = true;
+            if (!reply) {
+              replyTimer = setTimeout(noReply, options.replyAfterIdleMs ?? DEFAULT_REPLY_AFTER_IDLE_MS);
+            }
             maybeDone();
           }
         } else if (
@@ -201,9 +222,11 @@ export function runExecution(
         } catch {
           value = "";
         }
-      } else {
+      } else if (++inputRequests === 1) {
         result.stdinRequested = true;
         notice(STDIN_NOTICE);
+      } else {
+        value = EOF_REPLY; // asked again: input has ended (see ExecuteOptions.allowStdin)
       }
       if (!finished) host.client.send("stdin", host.client.factory.inputReply(value, parent));
     };

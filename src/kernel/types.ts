@@ -62,7 +62,11 @@ export interface ExecuteOptions {
   onStatusEvent?: (event: StatusEvent) => void;
   /** Every IOPub message whose parent is this request (the notebook output collector uses these). */
   onIOPub?: (msg: JupyterMessage) => void;
-  /** Default false: input_request is answered empty and flagged (S27). */
+  /**
+   * Default false: the first input_request is answered empty and flagged (S27); any further one in
+   * the same execution gets end-of-file, so code that reads until input ends (pdb after `%pdb on`,
+   * `while True: input()`) stops instead of asking forever.
+   */
   allowStdin?: boolean;
   /**
    * Tell the kernel there is no stdin at all (execute_request allow_stdin: false), so input() raises
@@ -74,6 +78,12 @@ export interface ExecuteOptions {
   storeHistory?: boolean;
   /** Bounded wait for idle after an interrupt before the kernel is restarted (S29). */
   interruptGraceMs?: number;
+  /**
+   * How long after this request's `status: idle` its execute_reply may still arrive (default 5 s).
+   * A kernel whose request handler raised (ipykernel logs "Exception in message handler") goes idle
+   * and never replies; past this wait the execution ends with an error instead of hanging.
+   */
+  replyAfterIdleMs?: number;
   /**
    * Default true. When false the backend does not accumulate chunk text into `ExecuteResult.text`
    * (left ""): the caller streams `onChunk` into its own bounded sink. Needed for unbounded output

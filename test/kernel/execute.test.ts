@@ -227,6 +227,46 @@ describe("errors (S26) and stdin (S27)", () => {
     assert.match(r.text, /''\n$/);
   });
 
+  test("asked again in the same execution, input has ended: a read loop and pdb stop, one notice", async () => {
+    const loop = await kernel.execute(
+      "n = 0\ntry:\n    while True:\n        input(); n += 1\nexcept EOFError:\n    print('EOF after', n)",
+    );
+    assert.equal(loop.status, "ok");
+    assert.equal(loop.text, `${STDIN_NOTICE}\nEOF after 1\n`);
+    // %pdb on: the debugger prompts after the error; before, it was asked forever (until the timeout).
+    const pdb = await kernel.execute("%pdb on\n1/0", { timeoutMs: 20_000 });
+    await kernel.execute("%pdb off");
+    assert.equal(pdb.timedOut, false);
+    assert.equal(pdb.status, "error");
+    assert.equal(pdb.error?.name, "ZeroDivisionError");
+    assert.equal(pdb.text.split(STDIN_NOTICE).length, 2, "one notice");
+  });
+
+  test("a kernel that goes idle without replying ends the execution with an error, state kept", async () => {
+    // With no stdin at all, pdb's prompt raises inside ipykernel's request handler, which logs
+    // "Exception in message handler", goes idle and never sends the execute_reply.
+    await kernel.execute("kept = 'yes'\n%pdb on");
+    try {
+      const started = performance.now();
+      const r = await kernel.execute("1/0", {
+        stdinDisabled: true,
+        replyAfterIdleMs: 300,
+        timeoutMs: 30_000,
+      });
+      assert.equal(r.timedOut, false, "ended before the timeout");
+      assert.ok(performance.now() - started < 15_000);
+      assert.equal(r.status, "error");
+      assert.equal(r.kernelRestarted, false);
+      assert.match(
+        r.text,
+        /ZeroDivisionError[\s\S]*Error: the kernel finished this request without replying to it/,
+      );
+    } finally {
+      await kernel.execute("%pdb off");
+    }
+    assert.equal((await kernel.execute("kept")).displays[0]?.text, "'yes'");
+  });
+
   test("with allowStdin and onInputRequest the value is sent back", async () => {
     const prompts: string[] = [];
     const r = await kernel.execute("print(input('who? '))", {
