@@ -10,6 +10,7 @@ import {
   type Cell,
   type JsonValue,
   type LoadedNotebook,
+  type Notebook,
   saveNotebook,
   splitOutputLines,
   thawCell,
@@ -44,6 +45,8 @@ export interface NotebookRunOptions {
   recordTiming?: boolean;
   /** Save after every executed cell (default true); false saves once at the end. */
   saveEachCell?: boolean;
+  /** The notebook was changed before the run (its language_info): saved even if no cell runs. */
+  changedBefore?: boolean;
   /** Bound for each cell (ms); the overall deadline is the caller's signal. */
   cellTimeoutMs?: number;
   /** Absolute deadline (performance.now() scale) for the whole run. */
@@ -84,6 +87,17 @@ export function skipReason(cell: Cell): string | undefined {
   return undefined;
 }
 
+/**
+ * As nbclient (and Jupyter): a run records its kernel's language_info in the notebook's metadata.
+ * Returns whether the metadata changed.
+ */
+export function recordLanguageInfo(nb: Notebook, languageInfo: Record<string, unknown> | undefined): boolean {
+  const metadata = (nb.metadata ?? {}) as Record<string, unknown>;
+  if (!languageInfo || JSON.stringify(metadata.language_info) === JSON.stringify(languageInfo)) return false;
+  nb.metadata = { ...metadata, language_info: languageInfo } as Notebook["metadata"];
+  return true;
+}
+
 /** The key a cell's displays are registered under: its id, else its position in this run. */
 export function cellKey(cell: Cell, index: number): string {
   return typeof cell.id === "string" && cell.id ? `id:${cell.id}` : `index:${index}`;
@@ -110,7 +124,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
 
   let stopped = false;
   let stopReason: string | undefined;
-  let dirty = false;
+  let dirty = options.changedBefore === true;
   for (const index of options.indices) {
     let cell = nb.cells[index];
     if (stopped) {

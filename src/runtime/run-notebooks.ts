@@ -9,7 +9,12 @@ import type { Kernel, KernelBackend } from "../kernel/types.js";
 import { loadNotebook, type Notebook } from "../notebook/index.js";
 import { DisplayRegistry } from "./collector.js";
 import { streamGuardScript } from "./init.js";
-import { type CellRunReport, type NotebookRunResult, runNotebookCells } from "./notebook-run.js";
+import {
+  type CellRunReport,
+  type NotebookRunResult,
+  recordLanguageInfo,
+  runNotebookCells,
+} from "./notebook-run.js";
 
 export interface NotebookJob {
   /** The notebook to run. */
@@ -99,10 +104,7 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       // Bounded stream messages and no dropped IOPub output, invisibly (no count, no history).
       await kernel.execute(streamGuardScript(), { silent: true, storeHistory: false, keepText: false });
       const nb = loaded.notebook;
-      if (kernel.info.languageInfo) {
-        const metadata = (nb.metadata ?? {}) as Record<string, unknown>;
-        nb.metadata = { ...metadata, language_info: kernel.info.languageInfo } as Notebook["metadata"];
-      }
+      const changedBefore = recordLanguageInfo(nb, kernel.info.languageInfo);
       const indices = nb.cells.map((_, j) => j);
       options.onNotebookStart?.(job, nb.cells.filter((c) => c.cell_type === "code").length);
       const k = kernel;
@@ -112,6 +114,7 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
         execute: (code, opts) => k.execute(code, { ...opts, keepText: false, stdinDisabled: true }),
         registry: new DisplayRegistry(),
         allowErrors: options.allowErrors,
+        changedBefore,
         recordTiming: options.recordTiming ?? true,
         cellTimeoutMs: options.cellTimeoutMs,
         signal: options.signal,

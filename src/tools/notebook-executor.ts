@@ -6,7 +6,7 @@
  */
 import { loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
-import { RAISES_TAG, runNotebookCells, skipReason } from "../runtime/notebook-run.js";
+import { RAISES_TAG, recordLanguageInfo, runNotebookCells, skipReason } from "../runtime/notebook-run.js";
 import { DisplayRegistries, notebookSessionSpec } from "../runtime/notebook-session.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CellRunRecorder } from "./cell-run.js";
@@ -123,18 +123,14 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         spec,
         { mode: "session", deadline, signal: request.signal },
         async (lease) => {
-          // As nbclient (and Jupyter): the notebook records its kernel's language_info.
-          const languageInfo = lease.kernel().info.languageInfo;
-          const metadata = (nb.metadata ?? {}) as Record<string, unknown>;
-          if (languageInfo && JSON.stringify(metadata.language_info) !== JSON.stringify(languageInfo)) {
-            nb.metadata = { ...metadata, language_info: languageInfo } as typeof nb.metadata;
-          }
+          const changedBefore = recordLanguageInfo(nb, lease.kernel().info.languageInfo);
           const result = await runNotebookCells({
             loaded,
             indices: request.cellIndices,
             execute: (code, opts) => lease.execute(code, opts),
             registry: registries.get(loaded.path),
             allowErrors,
+            changedBefore,
             recordTiming: options.recordTiming === true,
             deadline: performance.now() + deadline.remainingMs(),
             signal: request.signal,

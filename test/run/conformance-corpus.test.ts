@@ -42,6 +42,7 @@ describe("nbagent run conforms to nbclient on the run corpus", () => {
     "tags.ipynb",
     "unicode_empty_magic.ipynb",
     "legacy_v44.ipynb",
+    "no_code_stale_language.ipynb",
   ]) {
     it(name, async () => {
       assert.ok(names.includes(name), `${name} is in the corpus`);
