@@ -172,7 +172,10 @@ export function runExecution(
           if (state === "idle") {
             idle = true;
             if (!reply) {
-              replyTimer = setTimeout(noReply, options.replyAfterIdleMs ?? DEFAULT_REPLY_AFTER_IDLE_MS);
+              // Timers run before I/O in a loop turn: after a stall of the event loop the reply may
+              // be waiting unread, so read what has arrived (two turns) before deciding.
+              const check = () => setImmediate(() => setImmediate(noReply));
+              replyTimer = setTimeout(check, options.replyAfterIdleMs ?? DEFAULT_REPLY_AFTER_IDLE_MS);
             }
             maybeDone();
           }
