@@ -149,10 +149,15 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
     assertNotebook(value);
   } catch (e) {
     if (!(e instanceof NotebookStructureError)) throw e;
-    const message =
+    let message =
       e.message === "missing cells array"
         ? `Invalid notebook structure (missing cells array): ${shownPath}`
         : `Invalid notebook structure (${e.message}): ${shownPath}`;
+    const version = (value as { nbformat?: unknown } | null)?.nbformat;
+    if (typeof version === "number" && version < 4) {
+      // Its cells are in worksheets: say what it is and how to convert it (nbformat upgrades it).
+      message += `. It is an nbformat ${version} notebook; nbagent reads nbformat 4. Convert it once, with a Python that has nbformat (\`nbagent doctor\` names one): python3 -c "import nbformat, sys; nbformat.write(nbformat.read(sys.argv[1], as_version=4), sys.argv[1])" '${shownPath.replaceAll("'", "'\\''")}'`;
+    }
     throw new NotebookFileError("invalid_structure", message, e.message);
   }
   return {

@@ -1,10 +1,14 @@
 /** The notebook tool beyond S1–S10: cell_id, read, move, clear_outputs, cell_type change, ids (X3), run slot. */
 import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { promisify } from "node:util";
 import { createNotebookTool, type NotebookRunRequest } from "../../src/tools/notebook.js";
-import { call, Oracle, readJson, tempDir, text, writeNotebook } from "./helpers.js";
+import { call, Oracle, PYTHON, readJson, tempDir, text, writeNotebook } from "./helpers.js";
+
+const run = promisify(execFile);
 
 let oracle: Oracle;
 before(() => {
@@ -300,6 +304,32 @@ describe("X3 cell ids", () => {
     assert.equal(nb.nbformat_minor, 4);
     assert.ok(nb.cells.every((c: object) => !("id" in c)));
     await assertValid(old);
+  });
+});
+
+describe("nbformat 3", () => {
+  test("is refused with the command that converts it; that command works; file untouched", async () => {
+    const dir = await tempDir();
+    const path = join(dir, "it's old.ipynb");
+    await run(PYTHON, [
+      "-c",
+      "import sys\nfrom nbformat import v3, writes\nnb = v3.new_notebook()\nws = v3.new_worksheet()\nws.cells.append(v3.new_code_cell('1+1'))\nnb.worksheets.append(ws)\nopen(sys.argv[1], 'w').write(writes(nb, version=3))",
+      path,
+    ]);
+    const before = await readFile(path, "utf8");
+    const r = await call(dir, { action: "read", notebook_path: "it's old.ipynb" });
+    assert.equal(r.isError, true);
+    const message = text(r);
+    assert.match(
+      message,
+      /^Error: Invalid notebook structure \(missing cells array\): it's old\.ipynb\. It is an nbformat 3 notebook/,
+    );
+    assert.equal(await readFile(path, "utf8"), before);
+    const command = message.slice(message.indexOf("python3 -c")).replace(/^python3/, PYTHON);
+    await run("sh", ["-c", command], { cwd: dir });
+    const converted = await call(dir, { action: "read", notebook_path: "it's old.ipynb" });
+    assert.equal(converted.isError, undefined, text(converted));
+    assert.match(text(converted), /1 cell, nbformat 4/);
   });
 });
 
