@@ -62,6 +62,10 @@ export const runCommand: Command = {
           cellTimeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
           signal,
           onNotebookStart: (job, n) => codeCells.set(job, n),
+          onNotice: (job, notice) => {
+            if (tty) process.stderr.write("\r\x1b[2K");
+            process.stderr.write(`${basename(job.input)}: ${notice}\n`);
+          },
           onCellEnd: progress,
         }),
       );
@@ -77,7 +81,7 @@ export const runCommand: Command = {
         let line: string;
         if (r.error) {
           failed = true;
-          line = `Error: ${basename(r.job.input)}: ${r.error}`;
+          line = `Error: ${basename(r.job.input)}: ${r.error.replace(/^Error:\s*/, "")}`;
         } else {
           const stoppedNote = r.result?.stopped ? `; stopped: ${r.result.stopReason}` : "";
           line = `${r.job.output}: ran ${ran} cells in ${r.seconds.toFixed(2)}s, ${errors.length} failed${stoppedNote}`;

@@ -165,6 +165,8 @@ export interface Kernel {
 export interface KernelBackend {
   readonly name: string;
   startKernel(options: KernelStartOptions): Promise<Kernel>;
+  /** The kernelspec names startKernel accepts (for a local backend: those of this interpreter). */
+  kernelSpecNames(options?: { python?: string }): Promise<string[]>;
   /** Stop everything this backend started (kernels, helper processes). */
   dispose(): Promise<void>;
 }

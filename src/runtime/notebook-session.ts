@@ -8,23 +8,45 @@ import type { Notebook } from "../notebook/index.js";
 import { DisplayRegistry } from "./collector.js";
 import type { SessionSpec } from "./session.js";
 
-export function notebookKernelName(nb: Notebook, fallback = "python3"): string {
-  const spec = (nb.metadata as { kernelspec?: { name?: unknown } } | undefined)?.kernelspec;
-  return typeof spec?.name === "string" && spec.name ? spec.name : fallback;
+export interface NotebookKernelChoice {
+  name: string;
+  /** Set when the notebook's own kernelspec is not installed and another one of its language runs it. */
+  notice?: string;
+}
+
+/**
+ * The kernel a notebook runs in: its kernelspec's name (python3 when it names none). Notebooks come
+ * from other machines with names like "conda-env-x-py" or ".venv": when that name is not installed
+ * here and the notebook is Python, python3 runs it, and the notice says so.
+ */
+export async function chooseNotebookKernel(
+  nb: Notebook,
+  installed: () => Promise<string[]>,
+): Promise<NotebookKernelChoice> {
+  const metadata = (nb.metadata ?? {}) as {
+    kernelspec?: { name?: unknown; language?: unknown };
+    language_info?: { name?: unknown };
+  };
+  const wanted = metadata.kernelspec?.name;
+  if (typeof wanted !== "string" || !wanted) return { name: "python3" };
+  if (wanted === "python3" || wanted === "python") return { name: wanted }; // always available
+  const names = await installed().catch(() => [] as string[]);
+  if (names.length === 0 || names.includes(wanted)) return { name: wanted };
+  const language = String(metadata.kernelspec?.language ?? metadata.language_info?.name ?? "").toLowerCase();
+  if (language !== "python" || !names.includes("python3")) return { name: wanted };
+  return {
+    name: "python3",
+    notice: `The notebook's kernelspec "${wanted}" is not installed here; it runs with python3 (the notebook is Python). Installed: ${names.join(", ")}.`,
+  };
 }
 
 export function notebookSessionSpec(
   realPath: string,
-  nb: Notebook,
   sessionId: string,
+  kernelName: string,
   cwd?: string,
 ): SessionSpec {
-  return {
-    key: `notebook\0${realPath}`,
-    sessionId,
-    cwd: cwd ?? dirname(realPath),
-    kernelName: notebookKernelName(nb),
-  };
+  return { key: `notebook\0${realPath}`, sessionId, cwd: cwd ?? dirname(realPath), kernelName };
 }
 
 /** display_id maps per notebook, living as long as the host (updates can reach cells of earlier runs). */

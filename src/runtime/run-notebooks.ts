@@ -6,7 +6,7 @@
 import { copyFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { Kernel, KernelBackend } from "../kernel/types.js";
-import { loadNotebook, type Notebook } from "../notebook/index.js";
+import { loadNotebook } from "../notebook/index.js";
 import { DisplayRegistry } from "./collector.js";
 import { streamGuardScript } from "./init.js";
 import {
@@ -15,6 +15,7 @@ import {
   recordLanguageInfo,
   runNotebookCells,
 } from "./notebook-run.js";
+import { chooseNotebookKernel, type NotebookKernelChoice } from "./notebook-session.js";
 
 export interface NotebookJob {
   /** The notebook to run. */
@@ -44,6 +45,8 @@ export interface RunNotebooksOptions {
   onNotebookStart?: (job: NotebookJob, codeCells: number) => void;
   onCellStart?: (job: NotebookJob, index: number) => void;
   onCellEnd?: (job: NotebookJob, report: CellRunReport) => void;
+  /** Something the user should know about a notebook's run (its kernelspec was replaced). */
+  onNotice?: (job: NotebookJob, notice: string) => void;
 }
 
 export interface NotebookJobResult {
@@ -54,12 +57,6 @@ export interface NotebookJobResult {
   seconds: number;
 }
 
-function kernelNameOf(nb: Notebook, fallback?: string): string {
-  if (fallback) return fallback;
-  const spec = (nb.metadata as { kernelspec?: { name?: unknown } } | undefined)?.kernelspec;
-  return typeof spec?.name === "string" && spec.name ? spec.name : "python3";
-}
-
 export async function runNotebooks(options: RunNotebooksOptions): Promise<NotebookJobResult[]> {
   const results: NotebookJobResult[] = [];
   // A finished notebook's kernel shuts down while the next notebook runs.
@@ -68,8 +65,13 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
   const prepare = async (job: NotebookJob) => {
     if (job.output !== job.input) await copyFile(job.input, job.output);
     const loaded = await loadNotebook(job.output, job.output);
+    const choice: NotebookKernelChoice = options.kernelName
+      ? { name: options.kernelName }
+      : await chooseNotebookKernel(loaded.notebook, () =>
+          options.backend.kernelSpecNames({ python: options.python }),
+        );
     const kernel = options.backend.startKernel({
-      kernelName: kernelNameOf(loaded.notebook, options.kernelName),
+      kernelName: choice.name,
       python: options.python,
       // As nbclient: history in memory, so parallel kernels never share (or lock) one history file.
       extraArguments: ["--HistoryManager.hist_file=:memory:"],
@@ -78,7 +80,7 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       signal: options.signal,
     });
     kernel.catch(() => {}); // awaited below; avoid an unhandled rejection while it waits its turn
-    return { loaded, kernel };
+    return { loaded, kernel, kernelNotice: choice.notice };
   };
 
   const ahead = Math.max(0, options.prestart ?? 1);
@@ -97,7 +99,8 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
     let kernel: Kernel | undefined;
     try {
       if (!current) throw new Error("cancelled");
-      const { loaded, kernel: starting } = await current;
+      const { loaded, kernel: starting, kernelNotice } = await current;
+      if (kernelNotice) options.onNotice?.(job, kernelNotice);
       kernel = await starting;
       for (let j = 1; j <= ahead; j++) ensure(i + j);
       if (options.signal?.aborted) throw new Error("cancelled");

@@ -49,6 +49,8 @@ export interface Runtime {
   /** How many old artifacts the creation-time prune removed (it runs in the background). */
   readonly artifactsPruned: Promise<number>;
   readonly defaultSessionId: string;
+  /** The kernelspec names this runtime's backend can start (for its interpreter). */
+  kernelSpecNames(): Promise<string[]>;
   /** The environment a kernel for this session gets (secrets filtered, session entries added). */
   kernelEnv(spec: SessionSpec): Record<string, string>;
   withSession<T>(
@@ -131,6 +133,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     artifactsPruned,
     defaultSessionId,
     kernelEnv: envFor,
+    kernelSpecNames: () => getBackend().kernelSpecNames({ python: options.python }),
     withSession: (spec, callOptions, fn) => sessions.withSession(spec, callOptions, fn),
     dispose() {
       disposed ??= (async () => {

@@ -7,7 +7,7 @@
 import { loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
 import { RAISES_TAG, recordLanguageInfo, runNotebookCells, skipReason } from "../runtime/notebook-run.js";
-import { DisplayRegistries, notebookSessionSpec } from "../runtime/notebook-session.js";
+import { chooseNotebookKernel, DisplayRegistries, notebookSessionSpec } from "../runtime/notebook-session.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CellRunRecorder } from "./cell-run.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook.js";
@@ -78,7 +78,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       throw err;
     }
     const nb = loaded.notebook;
-    const spec = notebookSessionSpec(loaded.path, nb, session);
+    const kernel = await chooseNotebookKernel(nb, () => options.runtime.kernelSpecNames());
+    const spec = notebookSessionSpec(loaded.path, session, kernel.name);
     base.cwd = spec.cwd;
     const runnable = request.cellIndices.filter((i) => nb.cells[i] && !skipReason(nb.cells[i]));
     const position = new Map(runnable.map((cellIndex, k) => [cellIndex, k + 1]));
@@ -186,7 +187,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     const skipped = base.ranCells.filter((c) => c.status === "skipped").length;
     const head = `Ran ${ran} cell${ran === 1 ? "" : "s"} of ${request.shownPath} in its kernel${
       skipped ? ` (${skipped} skipped: markdown, empty or skip-execution)` : ""
-    }; outputs saved in the notebook.`;
+    }; outputs saved in the notebook.${kernel.notice ? `\n${kernel.notice}` : ""}`;
     const first = result.content[0];
     if (first?.type === "text") first.text = `${head}\n${first.text}`;
     return result;

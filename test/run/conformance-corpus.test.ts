@@ -43,6 +43,7 @@ describe("nbagent run conforms to nbclient on the run corpus", () => {
     "unicode_empty_magic.ipynb",
     "legacy_v44.ipynb",
     "no_code_stale_language.ipynb",
+    "foreign_kernelspec.ipynb",
   ]) {
     it(name, async () => {
       assert.ok(names.includes(name), `${name} is in the corpus`);

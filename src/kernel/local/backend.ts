@@ -2,10 +2,11 @@
  * The local backend: kernels as child processes spoken to over ZeroMQ (the embedded default).
  */
 import { ConnectedKernel } from "../connected-kernel.js";
+import { findInterpreter } from "../interpreter.js";
 import type { KernelProvisioner } from "../provisioner.js";
 import type { KernelBackend, KernelStartOptions } from "../types.js";
 import { ForkServerPool } from "./forkserver.js";
-import { type KernelSpec, resolveKernelSpec } from "./kernelspec.js";
+import { type KernelSpec, listKernelSpecNames, resolveKernelSpec } from "./kernelspec.js";
 import { type LaunchOptions, LocalKernelProcess } from "./launcher.js";
 import type { HeartbeatOptions } from "./zmq-transport.js";
 
@@ -52,6 +53,12 @@ export class LocalBackend implements KernelBackend {
 
   private async launch(spec: KernelSpec, options: LaunchOptions) {
     return (await this.forkServers?.launch(spec, options)) ?? LocalKernelProcess.launch(spec, options);
+  }
+
+  async kernelSpecNames(options: { python?: string } = {}): Promise<string[]> {
+    return listKernelSpecNames(
+      (await findInterpreter(options.python ? { python: options.python } : {})).path,
+    );
   }
 
   async startKernel(options: KernelStartOptions = {}): Promise<ConnectedKernel> {
