@@ -16,6 +16,22 @@ export interface ConformanceRun {
   code: number | null;
 }
 
+/**
+ * The reference run. jupyter_client picks free ports and releases them before the kernel binds
+ * them, and does not retry when another process takes one first ("Address already in use", seen
+ * in loaded test runs): that is the reference's race, not what is tested, so its run is repeated.
+ */
+async function runReference(outdir: string, inputs: string[]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await python([NBCLIENT_RUN, "-o", outdir, ...inputs]);
+      return;
+    } catch (err) {
+      if (attempt >= 3 || !/Address already in use/.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
 /** Runs both executors on `inputs` into dir/nbclient and dir/nbagent. */
 export async function runBoth(dir: string, inputs: string[]): Promise<ConformanceRun> {
   const reference = join(dir, "nbclient");
@@ -25,8 +41,8 @@ export async function runBoth(dir: string, inputs: string[]): Promise<Conformanc
   // nbclient runs notebooks one after another; two reference processes halve its wall time.
   const half = Math.ceil(inputs.length / 2);
   const [, , r] = await Promise.all([
-    python([NBCLIENT_RUN, "-o", reference, ...inputs.slice(0, half)]),
-    inputs.length > half ? python([NBCLIENT_RUN, "-o", reference, ...inputs.slice(half)]) : undefined,
+    runReference(reference, inputs.slice(0, half)),
+    inputs.length > half ? runReference(reference, inputs.slice(half)) : undefined,
     nbagent(["run", "--allow-errors", "--quiet", "-o", ours, ...inputs]),
   ]);
   return { reference, ours, stderr: r.stderr, code: r.code };
