@@ -45,8 +45,11 @@ export interface NotebookRunOptions {
   recordTiming?: boolean;
   /** Save after every executed cell (default true); false saves once at the end. */
   saveEachCell?: boolean;
-  /** The notebook was changed before the run (its language_info): saved even if no cell runs. */
-  changedBefore?: boolean;
+  /**
+   * The kernel's language_info, recorded in the notebook's metadata as nbclient does (a change is
+   * saved even when no cell runs).
+   */
+  languageInfo?: Record<string, unknown>;
   /** Bound for each cell (ms); the overall deadline is the caller's signal. */
   cellTimeoutMs?: number;
   /** Absolute deadline (performance.now() scale) for the whole run. */
@@ -87,11 +90,8 @@ export function skipReason(cell: Cell): string | undefined {
   return undefined;
 }
 
-/**
- * As nbclient (and Jupyter): a run records its kernel's language_info in the notebook's metadata.
- * Returns whether the metadata changed.
- */
-export function recordLanguageInfo(nb: Notebook, languageInfo: Record<string, unknown> | undefined): boolean {
+/** Sets the notebook's metadata.language_info; returns whether it changed. */
+function recordLanguageInfo(nb: Notebook, languageInfo: Record<string, unknown> | undefined): boolean {
   const metadata = (nb.metadata ?? {}) as Record<string, unknown>;
   if (!languageInfo || JSON.stringify(metadata.language_info) === JSON.stringify(languageInfo)) return false;
   nb.metadata = { ...metadata, language_info: languageInfo } as Notebook["metadata"];
@@ -124,7 +124,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
 
   let stopped = false;
   let stopReason: string | undefined;
-  let dirty = options.changedBefore === true;
+  let dirty = recordLanguageInfo(nb, options.languageInfo);
   for (const index of options.indices) {
     let cell = nb.cells[index];
     if (stopped) {

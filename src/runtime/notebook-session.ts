@@ -40,13 +40,19 @@ export async function chooseNotebookKernel(
   };
 }
 
-export function notebookSessionSpec(
+/** The notebook's session (keyed by its real path) and, when its kernelspec was replaced, why. */
+export async function notebookSession(
   realPath: string,
+  nb: Notebook,
   sessionId: string,
-  kernelName: string,
+  installed: () => Promise<string[]>,
   cwd?: string,
-): SessionSpec {
-  return { key: `notebook\0${realPath}`, sessionId, cwd: cwd ?? dirname(realPath), kernelName };
+): Promise<{ spec: SessionSpec; notice?: string }> {
+  const kernel = await chooseNotebookKernel(nb, installed);
+  return {
+    spec: { key: `notebook\0${realPath}`, sessionId, cwd: cwd ?? dirname(realPath), kernelName: kernel.name },
+    notice: kernel.notice,
+  };
 }
 
 /** display_id maps per notebook, living as long as the host (updates can reach cells of earlier runs). */

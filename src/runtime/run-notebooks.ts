@@ -9,12 +9,7 @@ import type { Kernel, KernelBackend } from "../kernel/types.js";
 import { loadNotebook } from "../notebook/index.js";
 import { DisplayRegistry } from "./collector.js";
 import { streamGuardScript } from "./init.js";
-import {
-  type CellRunReport,
-  type NotebookRunResult,
-  recordLanguageInfo,
-  runNotebookCells,
-} from "./notebook-run.js";
+import { type CellRunReport, type NotebookRunResult, runNotebookCells } from "./notebook-run.js";
 import { chooseNotebookKernel, type NotebookKernelChoice } from "./notebook-session.js";
 
 export interface NotebookJob {
@@ -107,7 +102,6 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       // Bounded stream messages and no dropped IOPub output, invisibly (no count, no history).
       await kernel.execute(streamGuardScript(), { silent: true, storeHistory: false, keepText: false });
       const nb = loaded.notebook;
-      const changedBefore = recordLanguageInfo(nb, kernel.info.languageInfo);
       const indices = nb.cells.map((_, j) => j);
       options.onNotebookStart?.(job, nb.cells.filter((c) => c.cell_type === "code").length);
       const k = kernel;
@@ -117,7 +111,7 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
         execute: (code, opts) => k.execute(code, { ...opts, keepText: false, stdinDisabled: true }),
         registry: new DisplayRegistry(),
         allowErrors: options.allowErrors,
-        changedBefore,
+        languageInfo: kernel.info.languageInfo,
         recordTiming: options.recordTiming ?? true,
         cellTimeoutMs: options.cellTimeoutMs,
         signal: options.signal,

@@ -6,8 +6,8 @@
  */
 import { loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
-import { RAISES_TAG, recordLanguageInfo, runNotebookCells, skipReason } from "../runtime/notebook-run.js";
-import { chooseNotebookKernel, DisplayRegistries, notebookSessionSpec } from "../runtime/notebook-session.js";
+import { RAISES_TAG, runNotebookCells, skipReason } from "../runtime/notebook-run.js";
+import { DisplayRegistries, notebookSession } from "../runtime/notebook-session.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CellRunRecorder } from "./cell-run.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook.js";
@@ -78,8 +78,9 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       throw err;
     }
     const nb = loaded.notebook;
-    const kernel = await chooseNotebookKernel(nb, () => options.runtime.kernelSpecNames());
-    const spec = notebookSessionSpec(loaded.path, session, kernel.name);
+    const { spec, notice } = await notebookSession(loaded.path, nb, session, () =>
+      options.runtime.kernelSpecNames(),
+    );
     base.cwd = spec.cwd;
     const runnable = request.cellIndices.filter((i) => nb.cells[i] && !skipReason(nb.cells[i]));
     const position = new Map(runnable.map((cellIndex, k) => [cellIndex, k + 1]));
@@ -124,14 +125,13 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         spec,
         { mode: "session", deadline, signal: request.signal },
         async (lease) => {
-          const changedBefore = recordLanguageInfo(nb, lease.kernel().info.languageInfo);
           const result = await runNotebookCells({
             loaded,
             indices: request.cellIndices,
             execute: (code, opts) => lease.execute(code, opts),
             registry: registries.get(loaded.path),
             allowErrors,
-            changedBefore,
+            languageInfo: lease.kernel().info.languageInfo,
             recordTiming: options.recordTiming === true,
             deadline: performance.now() + deadline.remainingMs(),
             signal: request.signal,
@@ -187,7 +187,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     const skipped = base.ranCells.filter((c) => c.status === "skipped").length;
     const head = `Ran ${ran} cell${ran === 1 ? "" : "s"} of ${request.shownPath} in its kernel${
       skipped ? ` (${skipped} skipped: markdown, empty or skip-execution)` : ""
-    }; outputs saved in the notebook.${kernel.notice ? `\n${kernel.notice}` : ""}`;
+    }; outputs saved in the notebook.${notice ? `\n${notice}` : ""}`;
     const first = result.content[0];
     if (first?.type === "text") first.text = `${head}\n${first.text}`;
     return result;

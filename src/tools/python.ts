@@ -11,7 +11,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
-import { chooseNotebookKernel, notebookSessionSpec } from "../runtime/notebook-session.js";
+import { notebookSession } from "../runtime/notebook-session.js";
 import { preludeHelpers } from "../runtime/prelude.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { SessionSpec } from "../runtime/session.js";
@@ -147,8 +147,13 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
             expandPath(params.notebook_path, options.cwd),
             params.notebook_path,
           );
-          const kernel = await chooseNotebookKernel(loaded.notebook, () => options.runtime.kernelSpecNames());
-          spec = notebookSessionSpec(loaded.path, session, kernel.name, params.cwd ? cwd : undefined);
+          ({ spec } = await notebookSession(
+            loaded.path,
+            loaded.notebook,
+            session,
+            () => options.runtime.kernelSpecNames(),
+            params.cwd ? cwd : undefined,
+          ));
         } catch (err) {
           if (err instanceof NotebookFileError) return errorResult(err.message, emptyDetails(cwd));
           throw err;
