@@ -8,10 +8,14 @@
 import type { KernelClient } from "./client.js";
 import { convertDisplay } from "./display.js";
 import { type ExecuteReplyContent, isMessageType } from "./messages.js";
-import type { ExecuteOptions, ExecuteResult, JupyterMessage, KernelErrorInfo } from "./types.js";
+import type {
+  ExecuteOptions,
+  ExecuteResult,
+  ExecutionNotice,
+  JupyterMessage,
+  KernelErrorInfo,
+} from "./types.js";
 
-export const STDIN_NOTICE =
-  "[stdin] Kernel requested input. Interactive stdin is not supported; provide input programmatically.";
 export const DEFAULT_INTERRUPT_GRACE_MS = 3000;
 export const DEFAULT_REPLY_AFTER_IDLE_MS = 5000;
 /** ipykernel's input_reply value for end-of-file: input() raises EOFError. */
@@ -31,11 +35,6 @@ export interface ExecutionHost {
   onDeath(listener: (reason: string) => void): () => void;
 }
 
-export function formatTimeout(ms: number): string {
-  const s = ms / 1000;
-  return `Command timed out after ${Number.isInteger(s) ? s : s.toFixed(1)} seconds`;
-}
-
 export function runExecution(
   host: ExecutionHost,
   code: string,
@@ -44,7 +43,6 @@ export function runExecution(
   const started = performance.now();
   const chunks: string[] = [];
   const keepText = options.keepText ?? true;
-  let lastChunk = "";
   const result: ExecuteResult = {
     status: "ok",
     executionCount: null,
@@ -55,16 +53,18 @@ export function runExecution(
     kernelRestarted: false,
     displays: [],
     text: "",
+    notices: [],
+    codeStarted: false,
     durationMs: 0,
   };
-  const emit = (text: string, kind: "stdout" | "stderr" | "error" | "notice") => {
+  const emit = (text: string, kind: "stdout" | "stderr" | "error") => {
     if (!text) return;
-    lastChunk = text;
     if (keepText) chunks.push(text);
     options.onChunk?.(text, kind);
   };
-  const notice = (text: string, kind: "error" | "notice" = "notice") => {
-    emit(`${lastChunk && !lastChunk.endsWith("\n") ? "\n" : ""}${text}\n`, kind);
+  const notice = (n: ExecutionNotice) => {
+    result.notices.push(n);
+    options.onNotice?.(n);
   };
 
   return new Promise<ExecuteResult>((resolve) => {
@@ -101,9 +101,8 @@ export function runExecution(
       result.error ??= { name: "KernelDied", value: reason, traceback: [] };
       notice(
         before
-          ? `Error: the kernel is not running (${reason}); nothing was executed. Restart it and run again.`
-          : `Error: the kernel died during this execution (${reason}); its state is lost. Restart it and run again.`,
-        "error",
+          ? { kind: "kernel-not-running", reason }
+          : { kind: "kernel-died", reason, codeStarted: result.codeStarted },
       );
       finish();
     };
@@ -123,10 +122,7 @@ export function runExecution(
       if (finished || reply) return;
       result.status = "error";
       result.error ??= { name: "NoReply", value: "the kernel went idle without replying", traceback: [] };
-      notice(
-        "Error: the kernel finished this request without replying to it (its request handler failed; the kernel's log says why). The output above is all it produced; the kernel is idle and keeps its state.",
-        "error",
-      );
+      notice({ kind: "no-reply" });
       finish();
     };
 
@@ -138,7 +134,7 @@ export function runExecution(
         await host.forceRestart();
         result.kernelRestarted = true;
         result.status = "aborted";
-        notice("The kernel did not stop after the interrupt and was restarted; its state is lost.");
+        notice({ kind: "restarted-after-interrupt" });
         finish();
       } catch (err) {
         died(`restart after a stuck interrupt failed: ${(err as Error).message}`);
@@ -169,6 +165,7 @@ export function runExecution(
           emit(msg.content.text, msg.content.name === "stderr" ? "stderr" : "stdout");
         } else if (isMessageType(msg, "status")) {
           const state = msg.content.execution_state;
+          if (state === "busy") result.codeStarted = true;
           if (state === "idle") {
             idle = true;
             if (!reply) {
@@ -205,6 +202,7 @@ export function runExecution(
         } else if (isMessageType(msg, "clear_output")) {
           options.onClearOutput?.(msg.content.wait);
         } else if (isMessageType(msg, "execute_input")) {
+          result.codeStarted = true;
           result.executionCount = msg.content.execution_count ?? result.executionCount;
         }
       } else if (msg.channel === "shell") {
@@ -227,7 +225,7 @@ export function runExecution(
         }
       } else if (++inputRequests === 1) {
         result.stdinRequested = true;
-        notice(STDIN_NOTICE);
+        notice({ kind: "stdin-refused", prompt });
       } else {
         value = EOF_REPLY; // asked again: input has ended (see ExecuteOptions.allowStdin)
       }
@@ -251,7 +249,7 @@ export function runExecution(
       timeoutTimer = setTimeout(() => {
         if (finished) return;
         result.timedOut = true;
-        notice(formatTimeout(ms));
+        notice({ kind: "timed-out", afterMs: ms });
         interrupt();
       }, ms);
     }

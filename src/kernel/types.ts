@@ -52,12 +52,32 @@ export interface JupyterMessage<C = Record<string, unknown>> {
   channel?: "shell" | "iopub" | "stdin" | "control";
 }
 
+/**
+ * Something an execution did or saw besides the kernel's own output, reported as a value; only
+ * tools/ turns these into words (docs/kernel-state.md).
+ */
+export type ExecutionNotice =
+  /** The first input_request was answered with an empty string (no interactive stdin). */
+  | { kind: "stdin-refused"; prompt: string }
+  /** The execution's time ran out; the kernel was interrupted. */
+  | { kind: "timed-out"; afterMs: number }
+  /** The kernel died while this request was out; `codeStarted`: the kernel had begun running it. */
+  | { kind: "kernel-died"; reason: string; codeStarted: boolean }
+  /** The kernel was already dead when the request was to be sent: nothing ran. */
+  | { kind: "kernel-not-running"; reason: string }
+  /** The kernel went idle without an execute_reply (its request handler failed). */
+  | { kind: "no-reply" }
+  /** After an interrupt the kernel stayed busy and was restarted (state lost). */
+  | { kind: "restarted-after-interrupt" };
+
 export interface ExecuteOptions {
   signal?: AbortSignal;
   /** One deadline for this execution; on expiry: interrupt, and the text notes the timeout (S30). */
   timeoutMs?: number;
   /** Sanitised-or-not text chunks in arrival order: stream text, tracebacks, notices. */
-  onChunk?: (text: string, kind: "stdout" | "stderr" | "error" | "notice") => void;
+  onChunk?: (text: string, kind: "stdout" | "stderr" | "error") => void;
+  /** What happened besides output (timeout, stdin refused, death, …), in order with the chunks. */
+  onNotice?: (notice: ExecutionNotice) => void;
   onDisplay?: (display: DisplayOutput) => void;
   onStatusEvent?: (event: StatusEvent) => void;
   /** Every IOPub message whose parent is this request (the notebook output collector uses these). */
@@ -108,8 +128,15 @@ export interface ExecuteResult {
   kernelRestarted: boolean;
   error?: KernelErrorInfo;
   displays: DisplayOutput[];
-  /** All chunk text concatenated (unsanitised), including notices. */
+  /** All chunk text concatenated (unsanitised): the kernel's output only. */
   text: string;
+  /** Every notice of this execution, in order (also sent to onNotice as they happen). */
+  notices: ExecutionNotice[];
+  /**
+   * The kernel began handling this request (status busy or execute_input for it arrived): its code
+   * may have run. False when the kernel died or was dead before that.
+   */
+  codeStarted: boolean;
   durationMs: number;
 }
 

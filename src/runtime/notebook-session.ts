@@ -50,7 +50,15 @@ export async function notebookSession(
 ): Promise<{ spec: SessionSpec; notice?: string }> {
   const kernel = await chooseNotebookKernel(nb, installed);
   return {
-    spec: { key: `notebook\0${realPath}`, sessionId, cwd: cwd ?? dirname(realPath), kernelName: kernel.name },
+    // No prelude: a notebook's kernel behaves as Jupyter's does, so a notebook that passes here
+    // passes in Jupyter and under `nbagent run` (docs/kernel-state.md).
+    spec: {
+      key: `notebook\0${realPath}`,
+      sessionId,
+      cwd: cwd ?? dirname(realPath),
+      kernelName: kernel.name,
+      prelude: false,
+    },
     notice: kernel.notice,
   };
 }

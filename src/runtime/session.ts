@@ -1,17 +1,22 @@
 /**
- * One kernel session: a kernel, its FIFO queue, and the restart rules (S18–S20).
+ * One kernel session: a kernel, its FIFO queue, and the restart rules (docs/kernel-state.md).
  *
- * - A session found dead before an execution is restarted first (S18).
- * - A kernel that dies during an execution is restarted and the request run once more; the result
- *   says so (S19).
- * - More than one restart in a row fails with TOO_MANY_RESTARTS; a successful execution resets the
- *   count (S20). Deliberate restarts (`reset`) do not count.
+ * - A session found dead before an execution is restarted first.
+ * - A kernel that dies before the request's code started (no busy/execute_input for it) is
+ *   restarted and the request sent once more: its code never ran, so nothing happens twice.
+ * - A kernel that dies while the request's code runs is restarted (fresh state) and the code is NOT
+ *   run again: its side effects may have happened, and running it again could repeat them or kill
+ *   the new kernel too.
+ * - Two restarts in a row with no execution starting in between fail with TooManyRestartsError
+ *   (a kernel that keeps dying at start). Deliberate restarts (`reset`) do not count.
+ * What happened is reported as typed SessionEvents; tools/ words them.
  * After every start or restart the init script runs again (cwd, env, sys.path, prelude).
  */
 import type { ExecuteOptions, ExecuteResult, Kernel } from "../kernel/types.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
 import { initScript } from "./init.js";
 import { FifoLock } from "./queue.js";
+import type { RetiredSession } from "./sessions.js";
 
 export const TOO_MANY_RESTARTS = "Python kernel restarted too many times in this session";
 
@@ -19,6 +24,22 @@ export class TooManyRestartsError extends Error {
   constructor() {
     super(TOO_MANY_RESTARTS);
     this.name = "TooManyRestartsError";
+  }
+}
+
+/** The session was shut down (runtime disposed, session evicted) while a call needed it. */
+export class SessionClosedError extends Error {
+  constructor() {
+    super("the kernel session was shut down");
+    this.name = "SessionClosedError";
+  }
+}
+
+/** The init script (cwd, env, sys.path, prelude) failed in a new kernel. */
+export class InitScriptError extends Error {
+  constructor(readonly why: string) {
+    super(`the kernel's init script failed (${why})`);
+    this.name = "InitScriptError";
   }
 }
 
@@ -40,11 +61,17 @@ export interface CallContext {
   signal?: AbortSignal;
 }
 
+/** What the session did to its kernel around one execution, in order. */
+export type SessionEvent =
+  /** The kernel was found dead before this execution and restarted first (state lost). */
+  | { kind: "restarted-dead-kernel" }
+  /** The kernel died before the code started; it was restarted and the code sent again. */
+  | { kind: "retried-before-start"; reason: string }
+  /** The kernel died while the code ran; it was restarted (state lost) and the code not run again. */
+  | { kind: "died-during-code"; reason: string; restarted: boolean; restartError?: string };
+
 export interface SessionExecuteResult extends ExecuteResult {
-  /** The kernel died during the first attempt; it was restarted and the code run again (S19). */
-  retriedAfterDeath: boolean;
-  /** The kernel was found dead before this execution and restarted first (S18). */
-  restartedBeforeRun: boolean;
+  events: SessionEvent[];
 }
 
 export class KernelSession {
@@ -53,6 +80,8 @@ export class KernelSession {
   lastUsed = Date.now();
   /** Callers holding or waiting for this session (it cannot be evicted while > 0). */
   refs = 0;
+  /** The session this key had before, shut down while unused; reported by the next lease. */
+  replaced?: RetiredSession;
   private kernel?: Kernel;
   private initialised = false;
   private restartsInRow = 0;
@@ -86,7 +115,7 @@ export class KernelSession {
 
   /** Makes sure a live, initialised kernel is there; returns true when a dead one was restarted. */
   async ready(ctx: CallContext): Promise<{ kernel: Kernel; restarted: boolean }> {
-    if (this.disposed) throw new Error("Error: this kernel session was shut down; call again.");
+    if (this.disposed) throw new SessionClosedError();
     let restarted = false;
     if (!this.kernel) {
       this.kernel = await this.start(ctx);
@@ -109,55 +138,53 @@ export class KernelSession {
 
   /** Runs code with the restart/retry rules. Throws TooManyRestartsError, CallTimeoutError, … */
   async execute(code: string, ctx: CallContext, options: ExecuteOptions = {}): Promise<SessionExecuteResult> {
-    await this.ready(ctx);
-    const restarted = this.restartedUnreported;
-    this.restartedUnreported = false;
-    const first = await this.attempt(code, ctx, options);
-    if (!first.kernelDied) return this.succeeded(first, false, restarted);
-    options.onChunk?.(
-      "\n[The Python kernel died during this cell; restarting it and running the cell again.]\n",
-      "notice",
-    );
-    await this.restartAfterDeath(ctx);
-    await this.init(ctx);
-    const second = await this.attempt(code, ctx, options);
-    if (second.kernelDied) {
-      this.restartsInRow = 0; // the next call starts over (S18 restarts the dead kernel)
-      throw new TooManyRestartsError();
+    const events: SessionEvent[] = [];
+    if ((await this.ready(ctx)).restarted || this.restartedUnreported) {
+      events.push({ kind: "restarted-dead-kernel" });
     }
-    return this.succeeded(second, true, restarted);
+    this.restartedUnreported = false;
+    let result = await this.attempt(code, ctx, options);
+    if (result.kernelDied && !result.codeStarted) {
+      // Nothing of this request ran: a fresh kernel may take it (once).
+      const reason = deathReason(result);
+      await this.restartAfterDeath(ctx);
+      await this.init(ctx);
+      events.push({ kind: "retried-before-start", reason });
+      result = await this.attempt(code, ctx, options);
+      if (result.kernelDied && !result.codeStarted) {
+        this.restartsInRow = 0; // the next call starts over (a dead kernel is restarted first)
+        throw new TooManyRestartsError();
+      }
+    }
+    if (result.codeStarted) this.restartsInRow = 0; // the kernel works: its crashes are the code's
+    if (result.kernelDied) {
+      const event: SessionEvent & { kind: "died-during-code" } = {
+        kind: "died-during-code",
+        reason: deathReason(result),
+        restarted: false,
+      };
+      events.push(event);
+      try {
+        await this.restartAfterDeath(ctx);
+        await this.init(ctx);
+        event.restarted = true;
+      } catch (err) {
+        // The next call restarts it (found dead); the result says this one did not.
+        event.restartError = (err as Error).message;
+      }
+    }
+    return { ...result, events };
   }
 
   private async attempt(code: string, ctx: CallContext, options: ExecuteOptions): Promise<ExecuteResult> {
     ctx.deadline.check(ctx.signal);
-    const onChunk = options.onChunk;
-    const seconds = ctx.deadline.seconds;
     const result = await this.kernel!.execute(code, {
       ...options,
-      // The kernel times this execution with what is left of the call's deadline; the model is told
-      // the call's own timeout (S30).
-      onChunk:
-        onChunk &&
-        ((text, kind) =>
-          onChunk(
-            kind === "notice"
-              ? text.replace(
-                  /Command timed out after [\d.]+ seconds/,
-                  `Command timed out after ${seconds} seconds`,
-                )
-              : text,
-            kind,
-          )),
       signal: ctx.signal,
       timeoutMs: Math.max(1, ctx.deadline.remainingMs()),
     });
-    if (result.kernelRestarted) this.initialised = false; // interrupted kernel stayed busy (S29)
+    if (result.kernelRestarted) this.initialised = false; // interrupted kernel stayed busy
     return result;
-  }
-
-  private succeeded(r: ExecuteResult, retried: boolean, before: boolean): SessionExecuteResult {
-    this.restartsInRow = 0;
-    return { ...r, retriedAfterDeath: retried, restartedBeforeRun: before };
   }
 
   private async restartAfterDeath(ctx: CallContext): Promise<void> {
@@ -171,7 +198,7 @@ export class KernelSession {
 
   private async restartKernel(ctx: CallContext): Promise<void> {
     ctx.deadline.check(ctx.signal);
-    if (this.disposed) throw new Error("Error: this kernel session was shut down; call again.");
+    if (this.disposed) throw new SessionClosedError();
     this.initialised = false;
     const old = this.kernel!;
     try {
@@ -187,11 +214,11 @@ export class KernelSession {
 
   /** Starts a kernel; one that arrives after dispose() is shut down at once (no orphan). */
   private async start(ctx: CallContext): Promise<Kernel> {
-    if (this.disposed) throw new Error("Error: this kernel session was shut down; call again.");
+    if (this.disposed) throw new SessionClosedError();
     const kernel = await this.starter(this.spec, ctx.deadline, ctx.signal);
     if (this.disposed) {
       await kernel.shutdown().catch(() => {});
-      throw new Error("Error: this kernel session was shut down; call again.");
+      throw new SessionClosedError();
     }
     return kernel;
   }
@@ -211,9 +238,7 @@ export class KernelSession {
     if (r.timedOut) throw ctx.deadline.error();
     if (r.status !== "ok") {
       const why = r.error ? `${r.error.name}: ${r.error.value}` : r.text.trim() || r.status;
-      throw new Error(
-        `Error: the kernel's init script failed (${why}). Check the cwd exists and is readable.`,
-      );
+      throw new InitScriptError(why);
     }
     this.initialised = true;
   }
@@ -228,4 +253,12 @@ export class KernelSession {
 
 export function sessionKey(sessionId: string, cwd: string): string {
   return `${sessionId}\0${cwd}`;
+}
+
+/** Why the kernel died, as the execution saw it. */
+function deathReason(r: ExecuteResult): string {
+  for (const n of r.notices) {
+    if (n.kind === "kernel-died" || n.kind === "kernel-not-running") return n.reason;
+  }
+  return r.error?.value ?? "unknown";
 }

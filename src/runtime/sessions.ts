@@ -1,5 +1,5 @@
 /**
- * KernelSessions: the map of kept kernel sessions (S11–S15, S22).
+ * KernelSessions: the map of kept kernel sessions (docs/kernel-state.md).
  *
  * - `session` mode: sessions keyed by (session id, cwd) — or any key, e.g. a notebook path — at
  *   most `maxSessions` (default 4). A new one evicts the least recently used idle session; when all
@@ -8,6 +8,9 @@
  * - `per-call` mode: a private session for one call, shut down in `finally`.
  * - A sweep every `sweepIntervalMs` (30 s, timer unref'd) disposes dead sessions and those idle for
  *   more than `idleTimeoutMs` (5 min).
+ * - A session shut down by the sweep or by eviction leaves a record (RetiredSession); the next call
+ *   on the same key gets a fresh kernel and its lease carries that record, so the tool can say the
+ *   state is gone, why and when. Python sessions and notebook kernels share the one limit.
  */
 import type { ExecuteOptions, Kernel } from "../kernel/types.js";
 import { type Deadline, raceDeadline } from "./deadline.js";
@@ -15,6 +18,7 @@ import {
   type CallContext,
   KernelSession,
   type KernelStarter,
+  SessionClosedError,
   type SessionExecuteResult,
   type SessionSpec,
   sessionKey,
@@ -22,10 +26,25 @@ import {
 
 export type SessionMode = "session" | "per-call";
 
+const MAX_RETIRED = 256;
+
 export interface SessionCallOptions extends CallContext {
   mode?: SessionMode;
   /** Restart the kernel (fresh state) before running fn (S16: the tool applies it to the first cell). */
   reset?: boolean;
+}
+
+/** Why a kept session was shut down while no call was using it. */
+export interface RetiredSession {
+  key: string;
+  /** idle: the sweep, after idleTimeoutMs unused; evicted: its slot went to another session; died: its kernel died while unused (found by the sweep). */
+  why: "idle" | "evicted" | "died";
+  /** When it was shut down (ms since the epoch). */
+  at: number;
+  /** When it was last used before that. */
+  lastUsed: number;
+  /** For eviction: the limit that forced it. */
+  maxSessions?: number;
 }
 
 /** What fn gets: the session's kernel and an execute with the restart/retry rules. */
@@ -33,6 +52,13 @@ export interface SessionLease {
   readonly key: string;
   readonly spec: SessionSpec;
   readonly mode: SessionMode;
+  /**
+   * This call started the session's kernel (a new session, a reset, or after a retirement): it holds
+   * no state from earlier calls.
+   */
+  readonly kernelStarted: boolean;
+  /** The kept session this key had before, shut down by the sweep or eviction (reported once). */
+  readonly replaced?: RetiredSession;
   /** The live kernel (after start/restart/init). */
   kernel(): Kernel;
   execute(code: string, options?: ExecuteOptions): Promise<SessionExecuteResult>;
@@ -51,6 +77,8 @@ export class KernelSessions {
   private readonly idleWaiters = new Set<() => void>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly pendingShutdowns = new Set<Promise<void>>();
+  /** Sessions shut down while unused, by key, until a new session takes the key (bounded). */
+  private readonly retired = new Map<string, RetiredSession>();
   private closed = false;
 
   constructor(
@@ -79,7 +107,7 @@ export class KernelSessions {
     options: SessionCallOptions,
     fn: (lease: SessionLease) => Promise<T>,
   ): Promise<T> {
-    if (this.closed) throw new Error("Error: the runtime was disposed.");
+    if (this.closed) throw new SessionClosedError();
     const mode = options.mode ?? "session";
     const ctx: CallContext = { deadline: options.deadline, signal: options.signal };
     if (mode === "per-call") {
@@ -114,12 +142,17 @@ export class KernelSessions {
     ctx: CallContext,
     fn: (lease: SessionLease) => Promise<T>,
   ): Promise<T> {
+    const kernelStarted = !session.started || options.reset === true;
     if (options.reset) await session.reset(ctx);
     await session.ready(ctx);
+    const replaced = session.replaced;
+    session.replaced = undefined;
     return fn({
       key: session.key,
       spec: session.spec,
       mode,
+      kernelStarted,
+      replaced,
       kernel: () => session.currentKernel!,
       execute: (code, execOptions) => session.execute(code, ctx, execOptions),
     });
@@ -138,6 +171,8 @@ export class KernelSessions {
       }
       if (this.sessions.size < this.maxSessions || this.evictOne()) {
         const session = new KernelSession({ ...spec, key }, this.starter, this.envFor(spec));
+        session.replaced = this.retired.get(key);
+        this.retired.delete(key);
         session.refs++;
         this.sessions.set(key, session);
         return session;
@@ -153,8 +188,28 @@ export class KernelSessions {
       if (!s.busy && (!victim || s.lastUsed < victim.lastUsed)) victim = s;
     }
     if (!victim) return false;
-    this.drop(victim);
+    this.retire(victim, "evicted");
     return true;
+  }
+
+  /** Drops an unused session and remembers why, for the next call on its key. */
+  private retire(session: KernelSession, why: RetiredSession["why"]): void {
+    if (session.started) {
+      this.retired.delete(session.key);
+      this.retired.set(session.key, {
+        key: session.key,
+        why,
+        at: Date.now(),
+        lastUsed: session.lastUsed,
+        maxSessions: why === "evicted" ? this.maxSessions : undefined,
+      });
+      // Keep the newest records only (a long-lived host may retire thousands of keys).
+      for (const k of this.retired.keys()) {
+        if (this.retired.size <= MAX_RETIRED) break;
+        this.retired.delete(k);
+      }
+    }
+    this.drop(session);
   }
 
   private drop(session: KernelSession): void {
@@ -188,7 +243,7 @@ export class KernelSessions {
       const dead = s.started && !s.isAlive();
       if (dead || !s.started || now - s.lastUsed > this.idleTimeoutMs) {
         removed.push(s.key);
-        this.drop(s);
+        this.retire(s, dead ? "died" : "idle");
       }
     }
     if (removed.length) this.notifyIdle();
@@ -197,7 +252,7 @@ export class KernelSessions {
 
   /** S22: after EMFILE/ENFILE, let go of every idle session's kernel before retrying a start. */
   async releaseIdle(): Promise<void> {
-    for (const s of [...this.sessions.values()]) if (!s.busy) this.drop(s);
+    for (const s of [...this.sessions.values()]) if (!s.busy) this.retire(s, "evicted");
     await Promise.allSettled([...this.pendingShutdowns]);
     this.notifyIdle();
   }

@@ -8,8 +8,13 @@ import type { DisplayOutput, ExecuteOptions } from "../kernel/types.js";
 import type { ArtifactStore } from "../output/artifacts.js";
 import { OutputSink } from "../output/sink.js";
 import { CallAbortedError, CallTimeoutError, type Deadline } from "../runtime/deadline.js";
-import type { SessionExecuteResult } from "../runtime/session.js";
-import { TooManyRestartsError } from "../runtime/session.js";
+import {
+  InitScriptError,
+  SessionClosedError,
+  type SessionExecuteResult,
+  TooManyRestartsError,
+} from "../runtime/session.js";
+import { type CellAbort, inlineNotice } from "./kernel-text.js";
 import { type ImageBudget, prepareImage } from "./python-images.js";
 import { cellHeader, outputDetails, type PythonToolDetails, resultText } from "./python-result.js";
 import type { ImageContent, ToolResult, ToolUpdate } from "./types.js";
@@ -27,9 +32,17 @@ export interface CellRunRecorderOptions {
 
 type ExecResult = Pick<
   SessionExecuteResult,
-  "status" | "executionCount" | "cancelled" | "timedOut" | "stdinRequested" | "kernelRestarted" | "error"
+  | "status"
+  | "executionCount"
+  | "cancelled"
+  | "timedOut"
+  | "stdinRequested"
+  | "kernelRestarted"
+  | "error"
+  | "notices"
+  | "kernelDied"
 > &
-  Partial<Pick<SessionExecuteResult, "retriedAfterDeath" | "restartedBeforeRun" | "kernelDied">>;
+  Partial<Pick<SessionExecuteResult, "events">>;
 
 export class CellRunRecorder {
   readonly sink: OutputSink;
@@ -37,6 +50,8 @@ export class CellRunRecorder {
   private readonly rawImages: { cell: number; display: DisplayOutput }[] = [];
   private lastUpdate = 0;
   private produced = false;
+  /** The last text pushed ended a line (so a notice starts on its own line). */
+  private lineStart = true;
   private cellStarted = 0;
   private readonly started = Date.now();
 
@@ -60,11 +75,21 @@ export class CellRunRecorder {
   }
 
   /** Hooks that stream cell `i`'s output into the sink and details. */
-  hooks(i: number): Pick<ExecuteOptions, "onChunk" | "onDisplay" | "onStatusEvent" | "keepText"> {
+  hooks(
+    i: number,
+  ): Pick<ExecuteOptions, "onChunk" | "onDisplay" | "onStatusEvent" | "onNotice" | "keepText"> {
     return {
+      onNotice: (notice) => {
+        const text = inlineNotice(notice);
+        if (!text) return; // the summary lines say it
+        this.sink.push(`${this.lineStart ? "" : "\n"}${text}\n`);
+        this.lineStart = true;
+        this.update();
+      },
       keepText: false,
       onChunk: (text) => {
         this.produced = true;
+        this.lineStart = text.endsWith("\n");
         this.sink.push(text);
         this.update();
       },
@@ -89,20 +114,20 @@ export class CellRunRecorder {
     const d = this.details.cells[i - 1];
     d.durationMs = Date.now() - this.cellStarted;
     d.executionCount = r.executionCount;
-    d.retriedAfterDeath = r.retriedAfterDeath || undefined;
-    d.restartedBeforeRun = r.restartedBeforeRun || undefined;
     d.stdinRequested = r.stdinRequested || undefined;
+    d.kernelEvents = r.events?.length ? r.events : undefined;
+    d.restartedAfterInterrupt = r.kernelRestarted || undefined;
+    d.noReply = r.notices.some((x) => x.kind === "no-reply") || undefined;
     if (r.timedOut) {
       d.status = "aborted";
       d.timedOut = true;
-      d.abortReason = deadline.error().message;
+      d.abort = { kind: "timeout", seconds: deadline.seconds };
     } else if (r.cancelled || r.status === "aborted" || r.kernelDied) {
       d.status = "aborted";
-      d.abortReason = r.kernelDied
-        ? "the Python kernel died"
-        : r.kernelRestarted
-          ? "interrupted; the kernel did not stop and was restarted (state lost)"
-          : "interrupted";
+      const died = r.notices.find((x) => x.kind === "kernel-died" || x.kind === "kernel-not-running");
+      d.abort = r.kernelDied
+        ? { kind: "kernel-died", reason: died && "reason" in died ? died.reason : "unknown" }
+        : { kind: "cancelled" };
     } else if (r.status === "error") {
       d.status = "error";
       if (r.error) d.error = { name: r.error.name, value: r.error.value };
@@ -116,24 +141,27 @@ export class CellRunRecorder {
   }
 
   /**
-   * A failure outside an execution (deadline, abort, restarts exhausted, kernel start).
-   * Returns the error to report as the whole call's failure when no cell had started.
+   * A failure outside an execution (deadline, abort, restarts exhausted, session closed, kernel
+   * start). Returns the error to report as the whole call's failure when no cell had started.
    */
   fail(err: unknown, current: number): unknown {
+    const started = current > 0 && this.details.cells[current - 1]?.status === "running";
     const cell = this.details.cells[Math.max(0, current - 1)];
-    if (
-      err instanceof CallTimeoutError ||
-      err instanceof CallAbortedError ||
-      err instanceof TooManyRestartsError
-    ) {
-      cell.status = "aborted";
-      cell.timedOut = err instanceof CallTimeoutError || undefined;
-      cell.abortReason = err.message;
-      return undefined;
-    }
-    if (current === 0) return err;
+    let abort: CellAbort | undefined;
+    if (err instanceof CallTimeoutError)
+      abort = { kind: "timeout", seconds: err.seconds, beforeStart: !started };
+    else if (err instanceof CallAbortedError)
+      abort = { kind: "cancelled", reason: err.message, beforeStart: !started };
+    else if (err instanceof TooManyRestartsError) abort = { kind: "restarts-exhausted" };
+    else if (err instanceof SessionClosedError) abort = { kind: "session-closed" };
+    else if (current === 0) return err;
+    else if (err instanceof InitScriptError)
+      abort = { kind: "failed", message: `the restarted kernel's init script failed (${err.why})` };
+    else abort = { kind: "failed", message: (err as Error).message.replace(/^Error:\s*/, "") };
+    if (!cell) return err;
     cell.status = "aborted";
-    cell.abortReason = (err as Error).message.replace(/^Error:\s*/, "");
+    cell.abort = abort;
+    cell.timedOut = abort.kind === "timeout" || undefined;
     return undefined;
   }
 

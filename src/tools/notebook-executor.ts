@@ -4,16 +4,29 @@
  * same result as from the python tool (bounded text with the full output behind artifact://<id>,
  * images, per-cell status), plus the cells that ran with their ids and execution counts.
  */
-import { loadNotebook, NotebookFileError } from "../notebook/index.js";
+import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
 import { RAISES_TAG, runNotebookCells, skipReason } from "../runtime/notebook-run.js";
 import { DisplayRegistries, notebookSession } from "../runtime/notebook-session.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CellRunRecorder } from "./cell-run.js";
+import { cellList, plural } from "./kernel-text.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails, type PythonToolDetails } from "./python-result.js";
 import { errorResult, type ToolResult, type ToolUpdate } from "./types.js";
+
+function cap(s: string): string {
+  return s[0].toUpperCase() + s.slice(1);
+}
+
+/** Indices of the runnable code cells above `index`. */
+function codeCellsBefore(nb: { cells: Cell[] }, index: number | undefined): number[] {
+  const out: number[] = [];
+  if (index === undefined) return out;
+  for (let i = 0; i < index; i++) if (!skipReason(nb.cells[i])) out.push(i);
+  return out;
+}
 
 export const DEFAULT_RUN_TIMEOUT_SECONDS = 60;
 
@@ -82,6 +95,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       options.runtime.kernelSpecNames(),
     );
     base.cwd = spec.cwd;
+    base.kernelOwner = "notebook";
+    if (notice) base.notes = [notice];
     const runnable = request.cellIndices.filter((i) => nb.cells[i] && !skipReason(nb.cells[i]));
     const position = new Map(runnable.map((cellIndex, k) => [cellIndex, k + 1]));
     // Cells are named by their notebook index (what the model addresses them by).
@@ -125,6 +140,16 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         spec,
         { mode: "session", deadline, signal: request.signal },
         async (lease) => {
+          base.replaced = lease.replaced;
+          base.kernelStarted = lease.kernelStarted;
+          const earlier = codeCellsBefore(nb, runnable[0]);
+          if (lease.kernelStarted && earlier.length > 0) {
+            const notes = base.notes ?? [];
+            notes.push(
+              `Note: this run started the notebook's kernel, and the code ${cellList(earlier)} above the first selected cell did not run in it: what ${earlier.length === 1 ? "it defines does" : "they define do"} not exist yet.`,
+            );
+            base.notes = notes;
+          }
           const result = await runNotebookCells({
             loaded,
             indices: request.cellIndices,
@@ -176,20 +201,33 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       const prefix = failure instanceof NotebookFileError ? "" : "could not start the notebook's kernel: ";
       return errorResult(`${prefix}${msg}`, result.details);
     }
-    // Only expected errors (raises-exception cells) is a clean run, as nbclient sees it.
-    if (
-      result.isError &&
-      base.ranCells.every((c) => c.status === "ok" || c.status === "skipped" || c.expectedError)
-    ) {
-      result.isError = undefined;
-    }
-    const ran = base.ranCells.filter((c) => c.status !== "skipped" && c.status !== "not-run").length;
+    // A failure is a cell that did not finish or whose error was not allowed (allow_errors, or a
+    // raises-exception tag: nbclient does not count those either).
+    const failed = base.cells.find(
+      (c) => c.status === "aborted" || (c.status === "error" && !c.allowedError),
+    );
+    result.isError = failed ? true : undefined;
+    const ran = base.cells.filter((c) => c.status !== "pending" && c.status !== "skipped");
+    const unrun = base.cells.filter((c) => c.status === "skipped").map((c) => c.index);
     const skipped = base.ranCells.filter((c) => c.status === "skipped").length;
-    const head = `Ran ${ran} cell${ran === 1 ? "" : "s"} of ${request.shownPath} in its kernel${
-      skipped ? ` (${skipped} skipped: markdown, empty or skip-execution)` : ""
-    }; outputs saved in the notebook.${notice ? `\n${notice}` : ""}`;
+    const path = request.shownPath;
+    const lines = [
+      `Ran ${ran.length} of ${plural(n, "code cell")} selected in ${path} (0-based cell indices)${
+        skipped ? `; ${skipped} skipped (markdown, empty or skip-execution)` : ""
+      }. ${base.saved || ran.length ? "Outputs of the cells that ran are saved in the notebook." : ""}`.trimEnd(),
+    ];
     const first = result.content[0];
-    if (first?.type === "text") first.text = `${head}\n${first.text}`;
+    if (failed && unrun.length > 0) {
+      const last = request.cellIndices[request.cellIndices.length - 1];
+      const resume = JSON.stringify({
+        action: "run",
+        notebook_path: path,
+        cell_range: [failed.index, last],
+      });
+      if (first?.type === "text")
+        first.text += `\nTo run from cell ${failed.index} on once it is fixed: ${resume}`;
+    }
+    if (first?.type === "text") first.text = `${lines.join("\n")}\n${first.text}`;
     return result;
   }
 

@@ -5,7 +5,16 @@
  */
 import type { StatusEvent } from "../kernel/types.js";
 import type { OutputDump } from "../output/sink.js";
-import type { SessionMode } from "../runtime/sessions.js";
+import type { SessionEvent } from "../runtime/session.js";
+import type { RetiredSession, SessionMode } from "../runtime/sessions.js";
+import {
+  abortText,
+  type CellAbort,
+  cellList,
+  eventText,
+  type KernelOwner,
+  replacedText,
+} from "./kernel-text.js";
 
 export type CellStatus = "pending" | "running" | "ok" | "error" | "aborted" | "skipped";
 
@@ -18,14 +27,16 @@ export interface PythonCellDetails {
   error?: { name: string; value: string };
   /** The error was allowed (allow_errors, or a raises-exception cell); the run went on. */
   allowedError?: boolean;
-  /** Why it was aborted (timeout, abort, too many restarts, …). */
-  abortReason?: string;
+  /** Why it did not finish (status aborted). */
+  abort?: CellAbort;
   timedOut?: boolean;
   stdinRequested?: boolean;
-  /** The kernel died during this cell and was restarted; the cell ran again (S19). */
-  retriedAfterDeath?: boolean;
-  /** The kernel was found dead before this cell and restarted first (S18). */
-  restartedBeforeRun?: boolean;
+  /** The kernel went idle without replying to this cell (status error). */
+  noReply?: boolean;
+  /** After an interrupt the kernel stayed busy and was restarted (state lost). */
+  restartedAfterInterrupt?: boolean;
+  /** What the session did to the kernel around this cell (restarts; docs/kernel-state.md). */
+  kernelEvents?: SessionEvent[];
 }
 
 export interface PythonImageDetails {
@@ -65,6 +76,14 @@ export interface PythonToolDetails {
   images: PythonImageDetails[];
   output: PythonOutputDetails;
   durationMs: number;
+  /** Whose kernel ran the cells (for wording): a python session or a notebook's kernel. */
+  kernelOwner?: KernelOwner;
+  /** This call started the kernel (no state from earlier calls). */
+  kernelStarted?: boolean;
+  /** The kept kernel this session had before was shut down while unused (sweep, eviction). */
+  replaced?: RetiredSession;
+  /** Extra lines for the top of the text (e.g. a kernelspec that was replaced). */
+  notes?: string[];
 }
 
 /** Details before anything ran (also what an `Error:` result carries). */
@@ -117,31 +136,54 @@ export function cellHeader(i: number, n: number, title?: string): string {
   return `[${i}/${n}]${title ? ` ${title}` : ""}`;
 }
 
-/** The closing lines: restarts, the failed or aborted cell, stdin, images not included. */
+function label(c: PythonCellDetails): string {
+  return `cell ${c.index}`;
+}
+
+/**
+ * The closing lines: kernel events, the failed or aborted cell with what ran before it and what was
+ * left unrun, images not included. Every sentence follows from the recorded statuses and events.
+ */
 export function summaryLines(d: PythonToolDetails): string[] {
   const lines: string[] = [];
+  const owner = d.kernelOwner ?? "session";
+  /** Cells whose state lives in the kernel now (reset by a restart). */
+  let alive: number[] = [];
+  let stopped = false;
   for (const c of d.cells) {
-    if (c.restartedBeforeRun)
-      lines.push(
-        `The Python kernel of this session had died; it was restarted before cell ${c.index} (earlier state is lost).`,
-      );
-    if (c.retriedAfterDeath)
-      lines.push(
-        `The Python kernel died during cell ${c.index}; it was restarted and the cell was run again (side effects of the first run may have happened; earlier state is lost).`,
-      );
-    if (c.stdinRequested) lines.push("Kernel requested stdin; interactive input is not supported.");
-    if (c.status === "error" && c.allowedError) {
+    for (const e of c.kernelEvents ?? []) {
+      lines.push(eventText(e, label(c), owner));
+      alive = [];
+    }
+    if (c.status === "ok") alive.push(c.index);
+    else if (c.status === "error" && c.allowedError) {
       const what = c.error ? `${c.error.name}: ${c.error.value}` : "an error";
       lines.push(`Cell ${c.index} raised ${what} (allowed; the run went on).`);
-    } else if (c.status === "error") {
-      lines.push(
-        c.index > 1
-          ? `Cell ${c.index} failed (exit code 1). Earlier cells succeeded—their state persists. Fix only cell ${c.index}.`
-          : `Cell ${c.index} failed (exit code 1).`,
-      );
-    } else if (c.status === "aborted") {
-      lines.push(`Cell ${c.index} aborted: ${c.abortReason ?? "Aborted"}`);
+      alive.push(c.index);
+    } else if (c.status === "error" || c.status === "aborted") {
+      stopped = true;
+      const Label = `Cell ${c.index}`;
+      if (c.status === "error" && c.noReply) {
+        lines.push(
+          `${Label} failed: the kernel went idle without replying to it (its request handler failed; the kernel's log says why). The output above is all it produced; the kernel keeps its state.`,
+        );
+      } else if (c.status === "error") {
+        lines.push(`${Label} failed${c.error ? `: ${c.error.name}: ${c.error.value}` : ""}.`);
+      } else if (c.abort && !(c.abort.kind === "kernel-died" && c.kernelEvents?.length)) {
+        lines.push(abortText(c.abort, label(c), c.restartedAfterInterrupt === true));
+      }
+      const died = c.kernelEvents?.some((e) => e.kind === "died-during-code") || c.restartedAfterInterrupt;
+      if (!died && alive.length > 0) {
+        lines.push(
+          `${cap(cellList(alive))} ran in this call; ${alive.length === 1 ? "its" : "their"} state persists, so only cell ${c.index} onward needs to run again.`,
+        );
+      }
+      break;
     }
+  }
+  if (stopped) {
+    const unrun = d.cells.filter((c) => c.status === "skipped").map((c) => c.index);
+    if (unrun.length) lines.push(`${cap(cellList(unrun))} did not run.`);
   }
   for (const img of d.images) {
     if (!img.included) {
@@ -154,9 +196,21 @@ export function summaryLines(d: PythonToolDetails): string[] {
   return lines;
 }
 
-/** The model's text: output (or a placeholder), truncation notice, summary lines. */
+function cap(s: string): string {
+  return s[0].toUpperCase() + s.slice(1);
+}
+
+/** Notes for the top of the text: the kernel was replaced or just started, other notices. */
+export function leadingNotes(d: PythonToolDetails): string[] {
+  const notes: string[] = [];
+  if (d.replaced) notes.push(replacedText(d.replaced, d.kernelOwner ?? "session"));
+  notes.push(...(d.notes ?? []));
+  return notes;
+}
+
+/** The model's text: notes, output (or a placeholder), truncation notice, summary lines. */
 export function resultText(dump: OutputDump, d: PythonToolDetails): string {
-  const parts: string[] = [];
+  const parts: string[] = [...leadingNotes(d)];
   const body = dump.text.replace(/\n+$/, "");
   const hasRich = d.images.length > 0 || d.jsonOutputs.length > 0;
   if (body) parts.push(body);

@@ -162,6 +162,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       const timeout = params.timeout ?? DEFAULT_TIMEOUT_SECONDS;
       const deadline = new Deadline(timeout);
       const details = emptyDetails(spec.cwd);
+      if (params.notebook_path !== undefined) details.kernelOwner = "notebook";
       details.reset = params.reset === true;
       details.cells = params.cells.map((c, i) => ({ index: i + 1, title: c.title, status: "pending" }));
       const recorder = new CellRunRecorder({
@@ -181,6 +182,13 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           spec,
           { mode, reset: params.reset === true, deadline, signal },
           async (lease) => {
+            details.replaced = lease.replaced;
+            details.kernelStarted = lease.kernelStarted;
+            if (params.notebook_path !== undefined && lease.kernelStarted && !lease.replaced) {
+              details.notes = [
+                `Note: ${params.notebook_path}'s kernel was started for this call: none of the notebook's cells have run in it, so their variables do not exist. Run them first with the notebook tool (action run).`,
+              ];
+            }
             for (const [i, cell] of params.cells.entries()) {
               current = i + 1;
               recorder.startCell(current);

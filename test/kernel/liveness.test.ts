@@ -38,18 +38,18 @@ describe("liveness and shutdown", { concurrency: true }, () => {
     const firstPid = kernel.pid!;
     const r = await exitMidExecution(kernel);
     assert.equal(r.status, "error");
-    assert.match(
-      r.text,
-      /^bye\nError: the kernel died during this execution \(kernel process ended: exit code 1\)/,
-    );
+    assert.equal(r.text, "bye\n");
+    assert.deepEqual(r.notices, [
+      { kind: "kernel-died", reason: "kernel process ended: exit code 1", codeStarted: true },
+    ]);
     assert.deepEqual(deaths, ["kernel process ended: exit code 1"]);
 
     const refused = await kernel.execute("1");
     assert.equal(refused.kernelDied, true);
-    assert.match(
-      refused.text,
-      /^Error: the kernel is not running \(kernel process ended: exit code 1\); nothing was executed/,
-    );
+    assert.deepEqual(refused.notices, [
+      { kind: "kernel-not-running", reason: "kernel process ended: exit code 1" },
+    ]);
+    assert.equal(refused.codeStarted, false);
 
     const id = kernel.id;
     await kernel.restart();
@@ -97,7 +97,7 @@ describe("liveness and shutdown", { concurrency: true }, () => {
     await kernel.shutdown();
     const r = await kernel.execute("1");
     assert.equal(r.kernelDied, true);
-    assert.match(r.text, /shut down/);
+    assert.match(JSON.stringify(r.notices), /shut down/);
   });
 
   test("a kernel that does not answer shutdown_request is terminated within the bounds", async () => {
@@ -198,7 +198,10 @@ describe("liveness and shutdown", { concurrency: true }, () => {
     let r = await running;
     await restarted;
     assert.equal(r.kernelDied, true);
-    assert.match(r.text, /^go\nError: the kernel died during this execution \(the kernel was restarted\)/);
+    assert.equal(r.text, "go\n");
+    assert.deepEqual(r.notices, [
+      { kind: "kernel-died", reason: "the kernel was restarted", codeStarted: true },
+    ]);
     assert.ok(kernel.isAlive());
     running = kernel.execute("import time\nprint('go', flush=True)\ntime.sleep(30)", {
       onChunk: (text) => {
@@ -206,6 +209,8 @@ describe("liveness and shutdown", { concurrency: true }, () => {
       },
     });
     r = await running;
-    assert.match(r.text, /\(the kernel was shut down\)/);
+    assert.deepEqual(r.notices, [
+      { kind: "kernel-died", reason: "the kernel was shut down", codeStarted: true },
+    ]);
   });
 });

@@ -4,11 +4,12 @@
  * restart rules (S11–S20).
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import type { Kernel } from "../../src/kernel/types.js";
+import { createLocalBackend } from "../../src/kernel/index.js";
+import type { Kernel, KernelBackend } from "../../src/kernel/types.js";
 import {
   CallTimeoutError,
   createRuntime,
@@ -137,7 +138,7 @@ test("50 concurrent calls on one session run in FIFO order without interleaved o
   assert.equal(order.text.trim(), `[${Array.from({ length: 50 }, (_, i) => i).join(", ")}]`);
 });
 
-test("sweep disposes idle-too-long and dead sessions; a dead session is restarted before the next run", async () => {
+test("sweep disposes idle-too-long and dead sessions and remembers why; a dead session is restarted before the next run", async () => {
   const rt = runtime({ idleTimeoutMs: 60_000, sweepIntervalMs: 3_600_000 }); // only the explicit sweeps below
   await call(rt, "idle", "1");
   await call(rt, "dead", "1");
@@ -146,39 +147,104 @@ test("sweep disposes idle-too-long and dead sessions; a dead session is restarte
   assert.deepEqual(rt.sessions.sweep(), [`dead\0${root}`]);
   assert.deepEqual(rt.sessions.sweep(Date.now() + 61_000), [`idle\0${root}`]);
   assert.deepEqual(rt.sessions.keys(), []);
+  // The next lease on each key carries the record, once.
+  const leaseOf = (sessionId: string) =>
+    rt.withSession({ sessionId, cwd: root }, { deadline: new Deadline(60) }, async (lease) => ({
+      replaced: lease.replaced,
+      kernelStarted: lease.kernelStarted,
+    }));
+  const idle = await leaseOf("idle");
+  assert.equal(idle.replaced?.why, "idle");
+  assert.equal(idle.kernelStarted, true);
+  assert.equal((await leaseOf("dead")).replaced?.why, "died");
+  assert.deepEqual(await leaseOf("idle"), { replaced: undefined, kernelStarted: false });
 
   await call(rt, "s18", "v = 1");
   await rt.sessions.get(`s18\0${root}`)!.currentKernel!.shutdown();
   const r = await call(rt, "s18", "print('v' in globals())");
-  assert.equal(r.restartedBeforeRun, true);
+  assert.deepEqual(r.events, [{ kind: "restarted-dead-kernel" }]);
   assert.equal(r.text, "False\n");
 });
 
-test("a kernel that dies during an execution is restarted and the code run once more", async () => {
-  const rt = runtime();
-  const marker = join(root, `crashed-once-${process.pid}`);
-  const code = [
-    "import os",
-    `m = ${JSON.stringify(marker)}`,
-    "if not os.path.exists(m):",
-    "    open(m, 'w').close()",
-    "    os._exit(1)",
-    "print('second run', os.getcwd())",
-  ].join("\n");
-  const r = await call(rt, "crash", code);
-  assert.ok(existsSync(marker));
-  assert.equal(r.status, "ok");
-  assert.equal(r.retriedAfterDeath, true);
-  assert.match(r.text, /restarting it and running the cell again/);
-  assert.match(r.text, new RegExp(`second run ${root}\\n$`), "init ran again after the restart");
-  // the counter resets after a success: a later single crash is retried again
-  rmSync(marker);
-  assert.equal((await call(rt, "crash", code)).retriedAfterDeath, true);
+test("an evicted session's next lease says it was evicted, with the limit", async () => {
+  const rt = runtime({ maxSessions: 1 });
+  await call(rt, "first", "x = 1");
+  await call(rt, "second", "1");
+  const replaced = await rt.withSession(
+    { sessionId: "first", cwd: root },
+    { deadline: new Deadline(60) },
+    async (lease) => lease.replaced,
+  );
+  assert.equal(replaced?.why, "evicted");
+  assert.equal(replaced?.maxSessions, 1);
 });
 
-test("two crashes in a row fail with the too-many-restarts error; the session recovers afterwards", async () => {
+test("a kernel that dies while the code runs is restarted and the code is NOT run again", async () => {
   const rt = runtime();
-  await assert.rejects(call(rt, "crash2", "import os\nos._exit(1)"), (e: Error) => {
+  const marker = join(root, `ran-${process.pid}`);
+  const code = `import os\nopen(${JSON.stringify(marker)}, 'a').write('x')\nos._exit(1)`;
+  await call(rt, "crash", "before = 1");
+  const r = await call(rt, "crash", code);
+  assert.equal(readFileSync(marker, "utf8"), "x", "the side effect happened once");
+  assert.equal(r.kernelDied, true);
+  assert.deepEqual(r.events, [
+    { kind: "died-during-code", reason: "kernel process ended: exit code 1", restarted: true },
+  ]);
+  // Restarted and initialised: the next call runs at once, in the session's cwd, with fresh state.
+  const next = await call(rt, "crash", "import os\nprint('before' in globals(), os.getcwd())");
+  assert.deepEqual(next.events, []);
+  assert.equal(next.text, `False ${root}\n`);
+  // A crash is the code's, not the kernel's: crashing again is again one restart, not "too many".
+  const again = await call(rt, "crash", code);
+  assert.equal(again.events[0]?.kind, "died-during-code");
+  assert.equal(readFileSync(marker, "utf8"), "xx");
+});
+
+/**
+ * A runtime whose kernels can be killed after a request is sent but before they read it: the
+ * kernel process is stopped (SIGSTOP), the request sent, then the process killed (SIGKILL). Its
+ * code never starts, which is how a kernel dying at start looks to the session.
+ */
+function killingRuntime(kills: { left: number }) {
+  const backend = createLocalBackend();
+  const wrapped: KernelBackend = {
+    name: backend.name,
+    kernelSpecNames: (o) => backend.kernelSpecNames(o),
+    dispose: () => backend.dispose(),
+    async startKernel(options) {
+      const kernel = (await backend.startKernel(options)) as Kernel & { pid?: number };
+      const execute = kernel.execute.bind(kernel);
+      kernel.execute = (code, opts) => {
+        if (!code.startsWith("#kill") || kills.left === 0) return execute(code, opts);
+        kills.left--;
+        const pid = kernel.pid!;
+        process.kill(pid, "SIGSTOP");
+        const running = execute(code, opts);
+        process.kill(pid, "SIGKILL");
+        return running;
+      };
+      return kernel;
+    },
+  };
+  return runtime({ backend: wrapped });
+}
+
+test("a kernel that dies before the code started is restarted and the code sent once more", async () => {
+  const rt = killingRuntime({ left: 1 });
+  const marker = join(root, `once-${process.pid}`);
+  await call(rt, "early", "state = 1");
+  const r = await call(rt, "early", `#kill\nopen(${JSON.stringify(marker)}, 'a').write('x')\nprint('ran')`);
+  assert.equal(r.status, "ok");
+  assert.equal(r.text, "ran\n");
+  assert.equal(readFileSync(marker, "utf8"), "x");
+  assert.equal(r.events.length, 1);
+  assert.equal(r.events[0].kind, "retried-before-start");
+});
+
+test("a kernel that keeps dying before any code starts fails with the too-many-restarts error; the session recovers", async () => {
+  const rt = killingRuntime({ left: 2 });
+  await call(rt, "crash2", "1");
+  await assert.rejects(call(rt, "crash2", "#kill\nprint('never')"), (e: Error) => {
     assert.equal(e.message, TOO_MANY_RESTARTS);
     return true;
   });

@@ -1,0 +1,118 @@
+/**
+ * Words for what happened to a kernel: the runtime and kernel layers report typed values
+ * (ExecutionNotice, SessionEvent, RetiredSession, abort causes); this file alone turns them into
+ * the sentences the model reads. The rules behind them are in docs/kernel-state.md.
+ */
+import type { ExecutionNotice } from "../kernel/types.js";
+import type { SessionEvent } from "../runtime/session.js";
+import type { RetiredSession } from "../runtime/sessions.js";
+
+/** S27's notice, written into the output where the kernel asked. */
+export const STDIN_NOTICE =
+  "[stdin] Kernel requested input. Interactive stdin is not supported; provide input programmatically.";
+
+/** Why a cell did not finish. */
+export type CellAbort =
+  /** beforeStart: the time ran out while waiting for the session's queue or a kernel start. */
+  | { kind: "timeout"; seconds: number; beforeStart?: boolean }
+  | { kind: "cancelled"; reason?: string; beforeStart?: boolean }
+  | { kind: "kernel-died"; reason: string }
+  | { kind: "restarts-exhausted" }
+  | { kind: "session-closed" }
+  | { kind: "failed"; message: string };
+
+/** The text written into the output stream for a notice, or undefined when the summary says it. */
+export function inlineNotice(n: ExecutionNotice): string | undefined {
+  return n.kind === "stdin-refused" ? STDIN_NOTICE : undefined;
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+}
+
+/** "cell 3", "cells 1-2", "cells 1, 3 and 5-6" from sorted labels (numbers). */
+export function cellList(indices: number[]): string {
+  if (indices.length === 0) return "no cells";
+  const parts: string[] = [];
+  let start = indices[0];
+  let prev = start;
+  const flush = () => parts.push(start === prev ? `${start}` : `${start}-${prev}`);
+  for (const i of indices.slice(1)) {
+    if (i === prev + 1) prev = i;
+    else {
+      flush();
+      start = prev = i;
+    }
+  }
+  flush();
+  const list =
+    parts.length === 1 ? parts[0] : `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}`;
+  return `${indices.length === 1 ? "cell" : "cells"} ${list}`;
+}
+
+function clock(ms: number): string {
+  return new Date(ms).toTimeString().slice(0, 8);
+}
+
+function minutes(ms: number): string {
+  const m = Math.round(ms / 60_000);
+  return m >= 1 ? plural(m, "minute") : plural(Math.max(1, Math.round(ms / 1000)), "second");
+}
+
+/** Whose kernel it is, for sentences: "this session's kernel", "the notebook's kernel". */
+export type KernelOwner = "session" | "notebook";
+
+function owner(o: KernelOwner): string {
+  return o === "notebook" ? "The notebook's kernel" : "This session's kernel";
+}
+
+/** The note for a kept kernel that was shut down while unused (sweep, eviction, death). */
+export function replacedText(r: RetiredSession, o: KernelOwner, now = Date.now()): string {
+  const why =
+    r.why === "idle"
+      ? `was shut down at ${clock(r.at)} after ${minutes(r.at - r.lastUsed)} unused (kernels idle for 5 minutes are shut down)`
+      : r.why === "evicted"
+        ? `was shut down at ${clock(r.at)} to make room for another kernel (at most ${r.maxSessions ?? 4} are kept: python sessions and notebook kernels together; the least recently used idle one goes)`
+        : `died while unused (found at ${clock(r.at)})`;
+  const ago = now - r.at >= 60_000 ? ` (${minutes(now - r.at)} ago)` : "";
+  return `Note: ${owner(o)} ${why}${ago}. This call runs in a new kernel: variables, imports and other state from earlier calls are gone.`;
+}
+
+/** A sentence per kernel event of one cell (label: "cell 3"). */
+export function eventText(e: SessionEvent, label: string, o: KernelOwner): string {
+  switch (e.kind) {
+    case "restarted-dead-kernel":
+      return `${owner(o)} had died since the last call; it was restarted before ${label}, and its earlier state is gone.`;
+    case "retried-before-start":
+      return `The kernel died before ${label} started (${e.reason}); its code had not run, so it was restarted and ${label} ran once in the new kernel. Earlier state is gone.`;
+    case "died-during-code":
+      return e.restarted
+        ? `The kernel died while ${label} ran (${e.reason}). It was restarted: all state is gone (variables, imports), and ${label} was not run again; its effects up to the crash may have happened.`
+        : `The kernel died while ${label} ran (${e.reason}), and restarting it failed (${e.restartError ?? "unknown"}); the next call starts a new kernel. ${label[0].toUpperCase()}${label.slice(1)} was not run again; all state is gone.`;
+  }
+}
+
+/** The line for a cell that did not finish. */
+export function abortText(a: CellAbort, label: string, restartedAfterInterrupt: boolean): string {
+  const Label = `${label[0].toUpperCase()}${label.slice(1)}`;
+  const state = restartedAfterInterrupt
+    ? "it did not stop, so the kernel was restarted and its state is lost"
+    : "the kernel keeps its state";
+  switch (a.kind) {
+    case "timeout":
+      if (a.beforeStart)
+        return `${Label} did not run: the call's timeout of ${plural(a.seconds, "second")} ran out while it waited for the kernel (another call's turn, or the kernel's start). Nothing ran; call again, with a larger timeout if the kernel is busy with long work.`;
+      return `${Label} timed out: the call's timeout of ${plural(a.seconds, "second")} ran out and the cell was interrupted; ${state}. Pass a larger timeout for long work.`;
+    case "cancelled":
+      if (a.beforeStart) return `${Label} did not run: the call was cancelled before it started.`;
+      return `${Label} was interrupted: the call was cancelled${a.reason && a.reason !== "Aborted" ? ` (${a.reason})` : ""}; ${state}.`;
+    case "kernel-died":
+      return `${Label} did not finish: the kernel died (${a.reason}).`;
+    case "restarts-exhausted":
+      return `${Label} did not run: Python kernel restarted too many times in this session (it died twice before any code started). The next call starts a new kernel; if it keeps dying, run nbagent doctor.`;
+    case "session-closed":
+      return `${Label} did not run: the kernel session was shut down (the host is closing); call again.`;
+    case "failed":
+      return `${Label} did not run: ${a.message}`;
+  }
+}
