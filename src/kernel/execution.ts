@@ -165,7 +165,6 @@ export function runExecution(
           emit(msg.content.text, msg.content.name === "stderr" ? "stderr" : "stdout");
         } else if (isMessageType(msg, "status")) {
           const state = msg.content.execution_state;
-          if (state === "busy") result.codeStarted = true;
           if (state === "idle") {
             idle = true;
             if (!reply) {
@@ -202,7 +201,6 @@ export function runExecution(
         } else if (isMessageType(msg, "clear_output")) {
           options.onClearOutput?.(msg.content.wait);
         } else if (isMessageType(msg, "execute_input")) {
-          result.codeStarted = true;
           result.executionCount = msg.content.execution_count ?? result.executionCount;
         }
       } else if (msg.channel === "shell") {
@@ -264,5 +262,8 @@ export function runExecution(
       stopOnError: false,
     });
     release = host.client.send("shell", request, handle);
+    // From here the code may run. A kernel that dies can take its busy/execute_input with it
+    // (os._exit before its IOPub thread sent them), so only "not sent" proves it did not run.
+    result.codeStarted = true;
   });
 }

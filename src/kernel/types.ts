@@ -61,7 +61,7 @@ export type ExecutionNotice =
   | { kind: "stdin-refused"; prompt: string }
   /** The execution's time ran out; the kernel was interrupted. */
   | { kind: "timed-out"; afterMs: number }
-  /** The kernel died while this request was out; `codeStarted`: the kernel had begun running it. */
+  /** The kernel died while this request was out (its code may have run). */
   | { kind: "kernel-died"; reason: string; codeStarted: boolean }
   /** The kernel was already dead when the request was to be sent: nothing ran. */
   | { kind: "kernel-not-running"; reason: string }
@@ -133,8 +133,9 @@ export interface ExecuteResult {
   /** Every notice of this execution, in order (also sent to onNotice as they happen). */
   notices: ExecutionNotice[];
   /**
-   * The kernel began handling this request (status busy or execute_input for it arrived): its code
-   * may have run. False when the kernel died or was dead before that.
+   * The request was sent to a live kernel, so its code may have run (even with no busy or
+   * execute_input seen: a kernel that dies can take those with it). False only when the kernel was
+   * dead before the request was sent: then nothing of it ran.
    */
   codeStarted: boolean;
   durationMs: number;

@@ -2,11 +2,11 @@
  * One kernel session: a kernel, its FIFO queue, and the restart rules (docs/kernel-state.md).
  *
  * - A session found dead before an execution is restarted first.
- * - A kernel that dies before the request's code started (no busy/execute_input for it) is
- *   restarted and the request sent once more: its code never ran, so nothing happens twice.
- * - A kernel that dies while the request's code runs is restarted (fresh state) and the code is NOT
- *   run again: its side effects may have happened, and running it again could repeat them or kill
- *   the new kernel too.
+ * - A kernel found dead when the request was to be sent is restarted and the request sent once
+ *   more: nothing of it ran, so nothing happens twice.
+ * - A kernel that dies once the request was sent is restarted (fresh state) and the code is NOT run
+ *   again: it may have run (a dying kernel can take its busy/execute_input messages with it), its
+ *   side effects may have happened, and running it again could repeat them or kill the new kernel.
  * - Two restarts in a row with no execution starting in between fail with TooManyRestartsError
  *   (a kernel that keeps dying at start). Deliberate restarts (`reset`) do not count.
  * What happened is reported as typed SessionEvents; tools/ words them.

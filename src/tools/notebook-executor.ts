@@ -13,12 +13,8 @@ import { CellRunRecorder } from "./cell-run.js";
 import { cellList, plural } from "./kernel-text.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
-import { emptyDetails, type PythonToolDetails } from "./python-result.js";
+import { cellRan, emptyDetails, type PythonToolDetails } from "./python-result.js";
 import { errorResult, type ToolResult, type ToolUpdate } from "./types.js";
-
-function cap(s: string): string {
-  return s[0].toUpperCase() + s.slice(1);
-}
 
 /** Indices of the runnable code cells above `index`. */
 function codeCellsBefore(nb: { cells: Cell[] }, index: number | undefined): number[] {
@@ -164,7 +160,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
             onCellStart: (cellIndex) => {
               current = position.get(cellIndex) ?? 0;
               const title = base.cells[current - 1]?.title;
-              recorder.startCell(current, `[${current}/${n}] ${title}`);
+              recorder.startCell(current, `[${title}]`); // notebook indices only: one numbering scheme
             },
             onCellEnd: (report) => {
               if (report.status !== "skipped" && report.status !== "not-run" && report.result) {
@@ -207,8 +203,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       (c) => c.status === "aborted" || (c.status === "error" && !c.allowedError),
     );
     result.isError = failed ? true : undefined;
-    const ran = base.cells.filter((c) => c.status !== "pending" && c.status !== "skipped");
-    const unrun = base.cells.filter((c) => c.status === "skipped").map((c) => c.index);
+    const ran = base.cells.filter(cellRan);
+    const unrun = base.cells.filter((c) => !cellRan(c)).map((c) => c.index);
     const skipped = base.ranCells.filter((c) => c.status === "skipped").length;
     const path = request.shownPath;
     const lines = [
@@ -217,15 +213,24 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       }. ${base.saved || ran.length ? "Outputs of the cells that ran are saved in the notebook." : ""}`.trimEnd(),
     ];
     const first = result.content[0];
-    if (failed && unrun.length > 0) {
+    if (failed && (unrun.length > 0 || failed.status === "aborted")) {
+      const stateLost =
+        failed.restartedAfterInterrupt || failed.kernelEvents?.some((e) => e.kind === "died-during-code");
+      const from = unrun.length > 0 && !cellRan(failed) ? unrun[0] : failed.index;
       const last = request.cellIndices[request.cellIndices.length - 1];
-      const resume = JSON.stringify({
-        action: "run",
-        notebook_path: path,
-        cell_range: [failed.index, last],
-      });
-      if (first?.type === "text")
-        first.text += `\nTo run from cell ${failed.index} on once it is fixed: ${resume}`;
+      const resume = JSON.stringify(
+        stateLost
+          ? { action: "run", notebook_path: path }
+          : { action: "run", notebook_path: path, cell_range: [from, last] },
+      );
+      const when = stateLost
+        ? `The kernel's state is gone, so cells above cell ${failed.index} must run again too. To run the notebook from the top once cell ${failed.index} is fixed`
+        : failed.status === "error"
+          ? `To run from cell ${from} on once it is fixed`
+          : failed.abort?.kind === "timeout"
+            ? `To run from cell ${from} on (with a larger timeout if it needs one)`
+            : `To run from cell ${from} on`;
+      if (first?.type === "text") first.text += `\n${when}: ${resume}`;
     }
     if (first?.type === "text") first.text = `${lines.join("\n")}\n${first.text}`;
     return result;

@@ -136,6 +136,14 @@ export function cellHeader(i: number, n: number, title?: string): string {
   return `[${i}/${n}]${title ? ` ${title}` : ""}`;
 }
 
+/** The cell's code was sent to the kernel (it ran, fully or in part). */
+export function cellRan(c: PythonCellDetails): boolean {
+  if (c.status === "ok" || c.status === "error") return true;
+  if (c.status !== "aborted" || !c.abort) return false;
+  const k = c.abort.kind;
+  return ((k === "timeout" || k === "cancelled") && !c.abort.beforeStart) || k === "kernel-died";
+}
+
 function label(c: PythonCellDetails): string {
   return `cell ${c.index}`;
 }

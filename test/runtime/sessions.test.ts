@@ -4,7 +4,7 @@
  * restart rules (S11–S20).
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -179,7 +179,7 @@ test("an evicted session's next lease says it was evicted, with the limit", asyn
   assert.equal(replaced?.maxSessions, 1);
 });
 
-test("a kernel that dies while the code runs is restarted and the code is NOT run again", async () => {
+test("a kernel that dies once the code was sent is restarted and the code is NOT run again", async () => {
   const rt = runtime();
   const marker = join(root, `ran-${process.pid}`);
   const code = `import os\nopen(${JSON.stringify(marker)}, 'a').write('x')\nos._exit(1)`;
@@ -201,9 +201,9 @@ test("a kernel that dies while the code runs is restarted and the code is NOT ru
 });
 
 /**
- * A runtime whose kernels can be killed after a request is sent but before they read it: the
- * kernel process is stopped (SIGSTOP), the request sent, then the process killed (SIGKILL). Its
- * code never starts, which is how a kernel dying at start looks to the session.
+ * A runtime whose kernels can die between the session's liveness check and the request: the
+ * kernel process is killed (SIGKILL) and its death observed, then the request is made. Nothing of
+ * it can have run.
  */
 function killingRuntime(kills: { left: number }) {
   const backend = createLocalBackend();
@@ -214,14 +214,13 @@ function killingRuntime(kills: { left: number }) {
     async startKernel(options) {
       const kernel = (await backend.startKernel(options)) as Kernel & { pid?: number };
       const execute = kernel.execute.bind(kernel);
-      kernel.execute = (code, opts) => {
+      kernel.execute = async (code, opts) => {
         if (!code.startsWith("#kill") || kills.left === 0) return execute(code, opts);
         kills.left--;
-        const pid = kernel.pid!;
-        process.kill(pid, "SIGSTOP");
-        const running = execute(code, opts);
-        process.kill(pid, "SIGKILL");
-        return running;
+        const dead = new Promise<void>((resolve) => kernel.onDeath(() => resolve()));
+        process.kill(kernel.pid!, "SIGKILL");
+        await dead;
+        return execute(code, opts);
       };
       return kernel;
     },
@@ -229,7 +228,7 @@ function killingRuntime(kills: { left: number }) {
   return runtime({ backend: wrapped });
 }
 
-test("a kernel that dies before the code started is restarted and the code sent once more", async () => {
+test("a kernel found dead when the request is sent is restarted and the request sent once more", async () => {
   const rt = killingRuntime({ left: 1 });
   const marker = join(root, `once-${process.pid}`);
   await call(rt, "early", "state = 1");
