@@ -87,12 +87,18 @@ function describe(maxBytes: number): string {
     .map((h) => `- ${h.doc.includes("(") ? h.doc : `${h.name}: ${h.doc}`}`)
     .join("\n");
   return [
-    "Run Python in a persistent Jupyter (IPython) kernel. Variables, imports and loaded data persist across calls",
-    "in the same session; cells run in order in one kernel and the call stops at the first failing cell.",
+    "Run Python in a persistent Jupyter (IPython) kernel. Cells run in order in one kernel; the call stops at the first",
+    "failing cell. Results name cells by their 1-based position ([1/3], cell 1).",
+    "State (variables, imports, loaded data) persists across calls of the same session while the host runs, until:",
+    "the kernel is idle for 5 minutes, or a fifth kernel is needed (at most 4 are kept, python sessions and notebook",
+    "kernels together; the least recently used idle one is shut down), or a cell kills it, or you pass reset.",
+    "The next result then says so at the top; a cell that killed the kernel is never run again automatically.",
     "IPython syntax works (%magics, !shell). stdout/stderr, results and displays are returned as text; long output",
-    `keeps its last ${Math.round(maxBytes / 1024)}KB and the full text is saved as artifact://<id>. Plots and images`,
+    `is cut to ${Math.round(maxBytes / 1024)}KB and the whole is kept as artifact://<id> (read it with the artifact tool). Plots and images`,
     "(matplotlib, PIL, IPython.display) come back as images. There is no stdin: input() returns '' once, then raises EOFError.",
-    "Use timeout (seconds, default 30) for long work, reset to start fresh, mode 'per-call' for a throwaway kernel.",
+    "Use timeout (seconds, default 30) for long work, mode 'per-call' for a throwaway kernel, session to keep separate",
+    "kernels, notebook_path to inspect a notebook's own kernel (no helpers there: it behaves as in Jupyter).",
+    "The kernel's environment has no secrets of the host (API keys, tokens, passwords are removed).",
     "",
     "Helpers preloaded in the kernel:",
     helpers,
