@@ -82,6 +82,7 @@ export class CellRunRecorder {
       onNotice: (notice) => {
         const text = inlineNotice(notice);
         if (!text) return; // the summary lines say it
+        this.produced = true;
         this.sink.push(`${this.lineStart ? "" : "\n"}${text}\n`);
         this.lineStart = true;
         this.update();
