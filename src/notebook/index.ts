@@ -1,5 +1,6 @@
 export * from "./file.js";
 export * from "./json.js";
+export * from "./layout.js";
 export * from "./lines.js";
 export * from "./model.js";
 export * from "./serialize.js";

@@ -290,7 +290,7 @@ describe("S10 hard errors leave the file untouched", () => {
       ],
       [
         { action: "edit", notebook_path: "bad.ipynb", cell_index: 0, content: "x" },
-        "Error: Invalid JSON in notebook: bad.ipynb",
+        "Error: Invalid JSON in notebook: bad.ipynb (line 1, column 12: the file ends before the JSON does (cut off?))",
       ],
       [
         { action: "delete", notebook_path: "nocells.ipynb", cell_index: 0 },
