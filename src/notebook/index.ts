@@ -1,3 +1,4 @@
+export * from "./create.js";
 export * from "./file.js";
 export * from "./json.js";
 export * from "./layout.js";
