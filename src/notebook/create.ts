@@ -72,14 +72,14 @@ export async function createNotebookFile(
   shownPath = path,
 ): Promise<LoadedNotebook> {
   const folder = dirname(path);
-  const isDir = await stat(folder).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  if (!isDir) {
+  const folderStat = await stat(folder).catch(() => undefined);
+  if (!folderStat?.isDirectory()) {
+    const why = folderStat
+      ? `${dirname(shownPath)} is not a folder`
+      : `its folder ${dirname(shownPath)} does not exist`;
     throw new NotebookFileError(
       "not_found",
-      `Cannot create notebook ${shownPath}: its folder ${dirname(shownPath)} does not exist. Nothing was created; create the folder first (for example with the python tool).`,
+      `Cannot create notebook ${shownPath}: ${why}. Nothing was created; create the folder first (for example with the python tool).`,
     );
   }
   const text = serializeNotebook(nb);

@@ -204,7 +204,8 @@ function cut(body: string, keep: number, where: string): string {
   const nl2 = body.indexOf("\n", tailStart);
   if (nl2 !== -1 && nl2 < tailStart + 200) tailStart = nl2 + 1;
   const dropped = tailStart - headEnd;
-  return `${body.slice(0, headEnd)}[… ${dropped.toLocaleString("en-US")} of ${body.length.toLocaleString("en-US")} characters cut here to fit the read budget; ${where} in the file holds them all]\n${body.slice(tailStart)}`;
+  const head = body.slice(0, headEnd);
+  return `${head}${head.endsWith("\n") ? "" : "\n"}[… ${dropped.toLocaleString("en-US")} of ${body.length.toLocaleString("en-US")} characters cut here to fit the read budget; ${where} in the file holds them all]\n${body.slice(tailStart)}`;
 }
 
 /** Every output of cell `cellIndex` whole, within `budget` characters (cut fairly past it). */

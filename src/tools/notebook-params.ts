@@ -274,8 +274,9 @@ export function validateNotebookParams(
     return { error: `the notebook tool takes an object of parameters, got ${shown(raw)}` };
   }
   // Keys with undefined values are absent (JSON has no undefined).
-  const p: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(raw)) if (v !== undefined) p[k] = v;
+  const p: Record<string, unknown> = Object.fromEntries(
+    Object.entries(raw).filter(([, v]) => v !== undefined),
+  );
   const offered = options.withRun
     ? ALL_NAMES
     : ALL_NAMES.filter((n) => !(RUN_PARAMS as readonly string[]).includes(n));
