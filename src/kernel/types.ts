@@ -195,6 +195,11 @@ export interface KernelBackend {
   startKernel(options: KernelStartOptions): Promise<Kernel>;
   /** The kernelspec names startKernel accepts (for a local backend: those of this interpreter). */
   kernelSpecNames(options?: { python?: string }): Promise<string[]>;
+  /** A kernelspec's display name and language, as notebooks record it in metadata.kernelspec. */
+  kernelSpecInfo?(
+    name: string,
+    options?: { python?: string },
+  ): Promise<{ name: string; displayName: string; language: string }>;
   /** Stop everything this backend started (kernels, helper processes). */
   dispose(): Promise<void>;
 }

@@ -13,6 +13,7 @@ import { decodeJson } from "./decode.js";
 import type { JsonValue } from "./json.js";
 import { LockTimeoutError, withFileLock } from "./lock.js";
 import { assertNotebook, cellIdWarnings, type Notebook, NotebookStructureError } from "./model.js";
+import { JsonSyntaxError } from "./scan.js";
 import { type Layout, layoutOf, render } from "./splice.js";
 
 /** What a load saw on disk; a save proceeds only if the file still matches it. */
@@ -49,7 +50,7 @@ export interface LoadedNotebook {
   gid: number;
   /** Id problems and the like, reported to the user, never silently fixed. */
   warnings: string[];
-  /** The bytes on disk and where its (frozen, unchanged) cells are: lets a save reuse them. */
+  /** The file's whitespace style, the bytes on disk and where its (frozen, unchanged) cells are. */
   layout?: Layout;
 }
 
@@ -61,7 +62,8 @@ export type NotebookErrorCode =
   | "invalid_structure"
   | "conflict"
   | "locked"
-  | "write_failed";
+  | "write_failed"
+  | "exists";
 
 /** A load/save failure; `message` is the text for the user (without the `Error:` prefix). */
 export class NotebookFileError extends Error {
@@ -131,19 +133,18 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
       throw new NotebookFileError("not_a_file", `Notebook path is not a file: ${shownPath}`);
     throw new NotebookFileError("unreadable", `Cannot read notebook ${shownPath}: ${(e as Error).message}`);
   }
-  if (!isUtf8(buf)) {
-    throw new NotebookFileError("invalid_json", `Invalid JSON in notebook: ${shownPath}`, "not UTF-8 text");
+  const invalid = (reason: string) =>
+    new NotebookFileError("invalid_json", `Invalid JSON in notebook: ${shownPath} (${reason})`, reason);
+  if (!isUtf8(buf)) throw invalid(`not UTF-8 text: ${whereNotUtf8(buf)}`);
+  if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) {
+    throw invalid("the file starts with a UTF-8 byte order mark, which JSON does not allow");
   }
   let value: JsonValue;
   let cellSpans: [number, number][] | undefined;
   try {
     ({ value, cellSpans } = decodeJson(buf));
   } catch (e) {
-    throw new NotebookFileError(
-      "invalid_json",
-      `Invalid JSON in notebook: ${shownPath}`,
-      (e as Error).message,
-    );
+    throw invalid(syntaxReason(buf, e as Error));
   }
   try {
     assertNotebook(value);
@@ -170,6 +171,40 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
     warnings: cellIdWarnings(value),
     layout: layoutOf(buf, value, cellSpans),
   };
+}
+
+/** "line L, column C" of a byte offset (columns count characters, as Python's json does). */
+function position(buf: Buffer, offset: number): string {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = buf.indexOf(10); i !== -1 && i < offset; i = buf.indexOf(10, i + 1)) {
+    line++;
+    lineStart = i + 1;
+  }
+  let column = 1;
+  for (let i = lineStart; i < offset && i < buf.length; i++) if ((buf[i] & 0xc0) !== 0x80) column++;
+  return `line ${line}, column ${column}`;
+}
+
+/** Where and why JSON parsing failed, for the message the model reads. */
+function syntaxReason(buf: Buffer, e: Error): string {
+  if (!(e instanceof JsonSyntaxError)) return e.message;
+  if (e.offset >= buf.length)
+    return `${position(buf, e.offset)}: the file ends before the JSON does (cut off?)`;
+  return `${position(buf, e.offset)}: ${e.what}`;
+}
+
+/** Position of the first byte that is not part of valid UTF-8. */
+function whereNotUtf8(buf: Buffer): string {
+  let i = 0;
+  while (i < buf.length) {
+    const b = buf[i];
+    const len =
+      b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : b >= 0xf0 && b < 0xf5 ? 4 : 0;
+    if (len === 0 || !isUtf8(buf.subarray(i, i + len))) break;
+    i += len;
+  }
+  return `first bad byte at ${position(buf, i)}`;
 }
 
 function sameBytes(file: Buffer, chunks: Buffer[]): boolean {

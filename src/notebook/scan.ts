@@ -47,8 +47,18 @@ for (const c of '"\\/bfnrt') ESCAPE[c.charCodeAt(0)] = 1;
 const HEX = new Uint8Array(256);
 for (const c of "0123456789abcdefABCDEF") HEX[c.charCodeAt(0)] = 1;
 
+/** Invalid JSON found by the byte scan: what was wrong and at which byte offset. */
+export class JsonSyntaxError extends SyntaxError {
+  constructor(
+    readonly what: string,
+    readonly offset: number,
+  ) {
+    super(`${what} at byte ${offset}`);
+  }
+}
+
 function fail(what: string, at: number): never {
-  throw new SyntaxError(`${what} at byte ${at}`);
+  throw new JsonSyntaxError(what, at);
 }
 
 function keyIs(b: Uint8Array, start: number, end: number, word: string): boolean {

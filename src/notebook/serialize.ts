@@ -4,6 +4,8 @@
  * - keys sorted by code point (Python's str order), whatever JS property order says;
  * - strings escaped as Python does with ensure_ascii=False (same set as JSON.stringify);
  * - RawNumber printed verbatim; JS integers as integers; other JS numbers as Python's float repr.
+ * A JsonStyle changes only the whitespace (a file's own indentation, line endings, final newline;
+ * see docs/notebook-tool.md): keys stay sorted, as nbformat and VS Code write them.
  */
 import { randomBytes } from "node:crypto";
 import { RawNumber, withRawMarker } from "./json.js";
@@ -65,13 +67,35 @@ function sortedKeys(obj: object): string[] {
   return sorted ? keys : keys.sort();
 }
 
-const INDENTS: string[] = ["\n"];
-function newline(depth: number): string {
-  while (INDENTS.length <= depth) INDENTS.push(`${INDENTS[INDENTS.length - 1]} `);
-  return INDENTS[depth];
+/** The whitespace of a JSON file: what varies between nbformat.write, json.dump(indent=N) and editors. */
+export interface JsonStyle {
+  /** One level of indentation (spaces or tabs); null for a file on one line (no line breaks). */
+  indent: string | null;
+  /** Line ending between lines ("\n" or "\r\n"). */
+  eol: "\n" | "\r\n";
+  /** Whether the file ends with a line ending after the closing brace. */
+  finalNewline: boolean;
+  /** Separators of a one-line file: `,` and `:` (JSON.stringify) or `, ` and `: ` (Python's json.dumps). */
+  itemSep: "," | ", ";
+  keySep: ":" | ": ";
 }
 
-function dump(v: unknown, depth: number): string {
+/** nbformat.write's layout. */
+export const NBFORMAT_STYLE: JsonStyle = Object.freeze({
+  indent: " ",
+  eol: "\n",
+  finalNewline: true,
+  itemSep: ",",
+  keySep: ": ",
+});
+
+/** JSON.stringify gives exactly this style's output (before line endings are applied). */
+function nativeStyle(style: JsonStyle): boolean {
+  if (style.indent === null) return style.itemSep === "," && style.keySep === ":";
+  return style.indent.length <= 10;
+}
+
+function dump(v: unknown, depth: number, style: JsonStyle, lines: string[]): string {
   switch (typeof v) {
     case "string":
       return JSON.stringify(v);
@@ -88,12 +112,20 @@ function dump(v: unknown, depth: number): string {
   }
   if (v === null) return "null";
   if (v instanceof RawNumber) return v.text;
+  const compact = style.indent === null;
+  const newline = (d: number) => {
+    if (compact) return "";
+    while (lines.length <= d) lines.push(`${lines[lines.length - 1]}${style.indent}`);
+    return lines[d];
+  };
   const inner = newline(depth + 1);
+  const sep = compact ? style.itemSep : ",";
+  const keySep = compact ? style.keySep : ": ";
   if (Array.isArray(v)) {
     const n = v.length;
     if (n === 0) return "[]";
-    let s = `[${inner}${dump(v[0] ?? null, depth + 1)}`;
-    for (let i = 1; i < n; i++) s += `,${inner}${dump(v[i] ?? null, depth + 1)}`;
+    let s = `[${inner}${dump(v[0] ?? null, depth + 1, style, lines)}`;
+    for (let i = 1; i < n; i++) s += `${sep}${inner}${dump(v[i] ?? null, depth + 1, style, lines)}`;
     return `${s}${newline(depth)}]`;
   }
   const obj = v as Record<string, unknown>;
@@ -101,7 +133,7 @@ function dump(v: unknown, depth: number): string {
   for (const key of sortedKeys(obj)) {
     const x = obj[key];
     if (x === undefined) continue;
-    s += `${s ? "," : "{"}${inner}${JSON.stringify(key)}: ${dump(x, depth + 1)}`;
+    s += `${s ? sep : "{"}${inner}${JSON.stringify(key)}${keySep}${dump(x, depth + 1, style, lines)}`;
   }
   return s ? `${s}${newline(depth)}}` : "{}";
 }
@@ -160,14 +192,20 @@ function prepare(v: unknown): number {
   return raws;
 }
 
-/** The text `nbformat.write` would produce for this (already line-split) notebook JSON. */
-export function serializeNotebook(nb: unknown): string {
+/** The text with "\n" line breaks, no final newline (the slow, fully general way). */
+function dumpAll(nb: unknown, style: JsonStyle): string {
+  return dump(nb, 0, style, ["\n"]);
+}
+
+/** The text with "\n" line breaks, no final newline. */
+function body(nb: unknown, style: JsonStyle): string {
   const raws = prepare(nb);
-  if (raws < 0) return `${dump(nb, 0)}\n`;
-  if (raws === 0) return `${JSON.stringify(nb, null, 1)}\n`;
+  if (raws < 0 || !nativeStyle(style)) return dumpAll(nb, style);
+  const indent = style.indent ?? "";
+  if (raws === 0) return JSON.stringify(nb, null, indent);
   // RawNumbers come out of JSON.stringify as marker strings; put their verbatim text back.
   const nonce = randomBytes(6).toString("hex");
-  const text = withRawMarker(`\u0000${nonce}:`, () => JSON.stringify(nb, null, 1));
+  const text = withRawMarker(`\u0000${nonce}:`, () => JSON.stringify(nb, null, indent));
   const parts = text.split(`"\\u0000${nonce}:`);
   let out = parts[0];
   for (let i = 1; i < parts.length; i++) {
@@ -175,16 +213,27 @@ export function serializeNotebook(nb: unknown): string {
     const end = part.indexOf('"');
     out += part.slice(0, end) + part.slice(end + 1);
   }
-  return `${out}\n`;
+  return out;
 }
 
-/** One cell as it appears inside nbformat.write's output (at depth 2 of the notebook). */
-export function serializeCell(cell: unknown): string {
-  const text = serializeNotebook(cell);
-  return text.slice(0, -1).replaceAll("\n", "\n  ");
+/** Line breaks of JSON text are all layout (strings escape theirs): "\n" → the style's. */
+function withEol(text: string, style: JsonStyle): string {
+  return style.eol === "\n" ? text : text.replaceAll("\n", style.eol);
+}
+
+/** The whole file's text: by default what `nbformat.write` would produce for this (line-split) notebook. */
+export function serializeNotebook(nb: unknown, style: JsonStyle = NBFORMAT_STYLE): string {
+  return withEol(body(nb, style), style) + (style.finalNewline ? style.eol : "");
+}
+
+/** One cell as it appears inside the file (at depth 2 of the notebook). */
+export function serializeCell(cell: unknown, style: JsonStyle = NBFORMAT_STYLE): string {
+  const text = body(cell, style);
+  if (style.indent === null) return text;
+  return withEol(text.replaceAll("\n", `\n${style.indent}${style.indent}`), style);
 }
 
 /** The slow, fully general serialiser (exported for tests that compare both paths). */
-export function serializeNotebookSlow(nb: unknown): string {
-  return `${dump(nb, 0)}\n`;
+export function serializeNotebookSlow(nb: unknown, style: JsonStyle = NBFORMAT_STYLE): string {
+  return withEol(dumpAll(nb, style), style) + (style.finalNewline ? style.eol : "");
 }

@@ -51,6 +51,14 @@ export interface Runtime {
   readonly defaultSessionId: string;
   /** The kernelspec names this runtime's backend can start (for its interpreter). */
   kernelSpecNames(): Promise<string[]>;
+  /**
+   * The kernelspec a new notebook records for the kernel it will run in: `name` (default: the
+   * runtime's kernelName, else python3) with its display name and language; undefined when the
+   * backend cannot tell.
+   */
+  kernelSpecInfo(
+    name?: string,
+  ): Promise<{ name: string; display_name: string; language: string } | undefined>;
   /** The environment a kernel for this session gets (secrets filtered, session entries added). */
   kernelEnv(spec: SessionSpec): Record<string, string>;
   withSession<T>(
@@ -134,6 +142,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     defaultSessionId,
     kernelEnv: envFor,
     kernelSpecNames: () => getBackend().kernelSpecNames({ python: options.python }),
+    async kernelSpecInfo(name = options.kernelName ?? "python3") {
+      const info = await getBackend().kernelSpecInfo?.(name, { python: options.python });
+      return info && { name: info.name, display_name: info.displayName, language: info.language };
+    },
     withSession: (spec, callOptions, fn) => sessions.withSession(spec, callOptions, fn),
     dispose() {
       disposed ??= (async () => {

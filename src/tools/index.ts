@@ -2,6 +2,7 @@
  * Builds the tool objects every integration (CLI, MCP, pi) adapts, around one shared runtime.
  * The runtime owns the kernels; dispose() shuts them all down.
  */
+import { DEFAULT_KERNELSPEC } from "../notebook/index.js";
 import { createRuntime, type RuntimeOptions } from "../runtime/index.js";
 import { createNotebookTool } from "./notebook.js";
 import { createNotebookExecutor } from "./notebook-executor.js";
@@ -26,7 +27,11 @@ export interface Toolbox {
 export function createToolbox(options: ToolboxOptions): Toolbox {
   const runtime = createRuntime({ ...options.runtime });
   const tools: AnyTool[] = [
-    createNotebookTool({ cwd: options.cwd, executor: createNotebookExecutor({ runtime }) }) as AnyTool,
+    createNotebookTool({
+      cwd: options.cwd,
+      executor: createNotebookExecutor({ runtime }),
+      newNotebookKernel: async () => (await runtime.kernelSpecInfo()) ?? DEFAULT_KERNELSPEC,
+    }) as AnyTool,
     createPythonTool({ cwd: options.cwd, runtime }) as AnyTool,
   ];
   return { tools, runtime, dispose: () => runtime.dispose() };

@@ -1,8 +1,12 @@
 /**
- * Parameters of the `notebook` tool: the TypeBox schema the model sees and the checks execute()
- * applies itself (integrations may hand over unvalidated JSON).
+ * Parameters of the `notebook` tool: the TypeBox schema the model sees, and the check execute()
+ * runs before touching anything (integrations may hand over unvalidated JSON). The check is the
+ * schema's (no unknown keys, types, ranges — as the python tool does) with messages that name the
+ * field and, for a near miss, the right one; then the rules between fields. docs/notebook-tool.md.
  */
 import { type TSchema, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { NEAR_ACTIONS, NEAR_KEYS, nearest } from "./notebook-near-miss.js";
 
 export const EDIT_ACTIONS = ["edit", "insert", "delete", "read", "move", "clear_outputs"] as const;
 export const RUN_ACTIONS = ["run"] as const;
@@ -25,76 +29,241 @@ export interface NotebookParams {
   timeout?: number;
 }
 
+/** Parameters that only mean something when cells can run. */
+const RUN_PARAMS = ["execute", "cell_range", "all", "allow_errors", "timeout"] as const;
+
 export function notebookSchema(withRun: boolean): TSchema {
   const actions = withRun ? [...EDIT_ACTIONS, ...RUN_ACTIONS] : [...EDIT_ACTIONS];
-  return Type.Object({
-    action: Type.Union(
-      actions.map((a) => Type.Literal(a)),
-      {
-        description:
-          "edit: replace a cell's source; insert: add a cell at cell_index (0..cell count); delete: remove a cell; " +
-          "read: list cells with sources and output summaries; move: move a cell to to_index; " +
-          "clear_outputs: clear one cell's outputs, or all cells' when no cell is given" +
-          (withRun
-            ? "; run: run one cell (cell_index or cell_id), a range (cell_range, or cell_index..to_index), or all cells, in the notebook's own kernel, saving outputs into the file"
-            : ""),
-      },
-    ),
-    notebook_path: Type.String({
-      description: "Path of the .ipynb file, relative to the working directory (absolute and ~ allowed)",
-    }),
-    cell_index: Type.Optional(Type.Integer({ minimum: 0, description: "0-based cell index" })),
-    cell_id: Type.Optional(
-      Type.String({
-        description: "Cell id (nbformat >= 4.5), instead of cell_index; give exactly one of them",
+  return Type.Object(
+    {
+      action: Type.Union(
+        actions.map((a) => Type.Literal(a)),
+        {
+          description:
+            "read: list cells (index, id, type, source, output summaries), or one cell with its outputs whole; " +
+            "edit: replace a cell's source; insert: add a cell at cell_index (0..cell count; into a missing .ipynb path at 0: create the notebook); " +
+            "delete: remove a cell; move: move a cell to to_index; " +
+            "clear_outputs: clear one cell's outputs, or all cells' when no cell is given" +
+            (withRun
+              ? "; run: run one cell (cell_index or cell_id), a range (cell_range, or cell_index..to_index), or all cells, in the notebook's own kernel, saving outputs into the file"
+              : ""),
+        },
+      ),
+      notebook_path: Type.String({
+        minLength: 1,
+        description: "Path of the .ipynb file, relative to the working directory (absolute and ~ allowed)",
       }),
-    ),
-    content: Type.Optional(Type.String({ description: "New cell source; required for edit and insert" })),
-    cell_type: Type.Optional(
-      Type.Union([Type.Literal("code"), Type.Literal("markdown")], {
-        description:
-          "Type of an inserted cell (default code); on edit, changes the cell's type (default: keep it)",
-      }),
-    ),
-    to_index: Type.Optional(
-      Type.Integer({
-        minimum: 0,
-        description: withRun
-          ? "move: the cell's new index; run: the last cell of the range starting at cell_index"
-          : "move: the cell's new index",
-      }),
-    ),
-    offset: Type.Optional(Type.Integer({ minimum: 0, description: "read: first cell to show (default 0)" })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, description: "read: how many cells to show at most" })),
-    ...(withRun
-      ? {
-          execute: Type.Optional(Type.Boolean({ description: "edit/insert: run the cell afterwards" })),
-          cell_range: Type.Optional(
-            Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })], {
-              description: "run: [first, last] cell indices, inclusive (instead of cell_index/to_index)",
-            }),
-          ),
-          all: Type.Optional(
-            Type.Boolean({
-              description: "run: every cell, top to bottom (also the default when no cell is given)",
-            }),
-          ),
-          allow_errors: Type.Optional(
-            Type.Boolean({ description: "run: go on after a cell fails (default: stop at the first error)" }),
-          ),
-          timeout: Type.Optional(
-            Type.Number({
-              exclusiveMinimum: 0,
-              description: "run/execute: seconds for the whole call (default 60)",
-            }),
-          ),
-        }
-      : {}),
-  });
+      cell_index: Type.Optional(Type.Integer({ minimum: 0, description: "0-based cell index" })),
+      cell_id: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description: "Cell id (nbformat >= 4.5; read lists them), instead of cell_index; give one of them",
+        }),
+      ),
+      content: Type.Optional(Type.String({ description: "New cell source; required for edit and insert" })),
+      cell_type: Type.Optional(
+        Type.Union([Type.Literal("code"), Type.Literal("markdown")], {
+          description:
+            "Type of an inserted cell (default code); on edit, changes the cell's type (default: keep it)",
+        }),
+      ),
+      to_index: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          description: withRun
+            ? "move: the cell's new index; run: the last cell of the range starting at cell_index"
+            : "move: the cell's new index",
+        }),
+      ),
+      offset: Type.Optional(
+        Type.Integer({ minimum: 0, description: "read: first cell to show (default 0)" }),
+      ),
+      limit: Type.Optional(Type.Integer({ minimum: 1, description: "read: how many cells to show at most" })),
+      ...(withRun
+        ? {
+            execute: Type.Optional(
+              Type.Boolean({ description: "edit/insert: run the cell right after saving it" }),
+            ),
+            cell_range: Type.Optional(
+              Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })], {
+                description: "run: [first, last] cell indices, inclusive (instead of cell_index/to_index)",
+              }),
+            ),
+            all: Type.Optional(
+              Type.Boolean({
+                description: "run: every cell, top to bottom (also the default when no cell is given)",
+              }),
+            ),
+            allow_errors: Type.Optional(
+              Type.Boolean({
+                description: "run: go on after a cell fails (default: stop at the first error)",
+              }),
+            ),
+            timeout: Type.Optional(
+              Type.Number({
+                exclusiveMinimum: 0,
+                description: "run/execute: seconds for the whole call (default 60)",
+              }),
+            ),
+          }
+        : {}),
+    },
+    { additionalProperties: false },
+  );
 }
 
-/** Error text for a value that is not a usable index, or undefined when it is an integer. */
-export function indexProblem(name: string, value: unknown): string | undefined {
-  if (typeof value === "number" && Number.isInteger(value)) return undefined;
-  return `${name} must be an integer, got ${JSON.stringify(value) ?? String(value)}`;
+/** Every parameter's schema, run parameters included: types are checked whatever the tool offers. */
+const FULL_SCHEMA = notebookSchema(true);
+const ALL_NAMES = Object.keys((FULL_SCHEMA as unknown as { properties: object }).properties);
+
+/** A value as the message shows it (NaN and the like included, long values cut). */
+function shown(value: unknown): string {
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+const FIELD_RULES: Record<string, string> = {
+  cell_index: "must be an integer",
+  to_index: "must be an integer",
+  offset: "must be an integer",
+  limit: "must be an integer of at least 1",
+  cell_id: "must be a non-empty string",
+  content: "must be a string (the cell's source)",
+  cell_type: 'must be "code" or "markdown"',
+  execute: "must be true or false",
+  all: "must be true or false",
+  allow_errors: "must be true or false",
+  cell_range: "must be [first, last] (two integer cell indices)",
+  timeout: "must be a number of seconds greater than 0",
+};
+
+/** Which actions each optional parameter goes with. */
+const APPLIES: Record<string, readonly string[]> = {
+  content: ["edit", "insert"],
+  cell_type: ["edit", "insert"],
+  to_index: ["move", "run"],
+  offset: ["read"],
+  limit: ["read"],
+  execute: ["edit", "insert"],
+  cell_range: ["run"],
+  all: ["run"],
+  allow_errors: ["run"],
+  timeout: ["run"],
+};
+
+export interface ValidateOptions {
+  /** Whether cells can run (an executor is configured): run and its parameters are offered. */
+  withRun: boolean;
+  /** The text for a run request when they cannot. */
+  noRunMessage: string;
+}
+
+/** The params, checked, or the message (without `Error:`) of the first problem. */
+export function validateNotebookParams(
+  raw: unknown,
+  options: ValidateOptions,
+): { params: NotebookParams; error?: undefined } | { error: string; params?: undefined } {
+  const actions: string[] = options.withRun ? [...EDIT_ACTIONS, ...RUN_ACTIONS] : [...EDIT_ACTIONS];
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    return { error: `the notebook tool takes an object of parameters, got ${shown(raw)}` };
+  }
+  // Keys with undefined values are absent (JSON has no undefined).
+  const p: Record<string, unknown> = Object.fromEntries(
+    Object.entries(raw).filter(([, v]) => v !== undefined),
+  );
+  const offered = options.withRun
+    ? ALL_NAMES
+    : ALL_NAMES.filter((n) => !(RUN_PARAMS as readonly string[]).includes(n));
+
+  const unknown = Object.keys(p).filter((k) => !ALL_NAMES.includes(k));
+  if (unknown.length > 0) {
+    const named = unknown.map((k) => {
+      const near = nearest(k, offered, NEAR_KEYS);
+      return near ? `${JSON.stringify(k)} (did you mean ${near}?)` : JSON.stringify(k);
+    });
+    return {
+      error: `Unknown parameter${unknown.length === 1 ? "" : "s"} ${named.join(", ")}. The notebook tool takes: ${offered.join(", ")}.`,
+    };
+  }
+
+  const action = p.action;
+  const list = `Use one of: ${actions.join(", ")}.`;
+  if (action === undefined) return { error: `action is required. ${list}` };
+  if (typeof action !== "string" || !(actions.includes(action) || action === "run")) {
+    const near = typeof action === "string" ? nearest(action, actions, NEAR_ACTIONS) : undefined;
+    return {
+      error: `Unknown action ${shown(action)}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ""}. ${list}`,
+    };
+  }
+  if (typeof p.notebook_path !== "string" || p.notebook_path === "") {
+    return {
+      error: `notebook_path is required (the .ipynb file to work on)${p.notebook_path === undefined ? "" : `; got ${shown(p.notebook_path)}`}.`,
+    };
+  }
+  if (!options.withRun) {
+    if (action === "run" || p.execute === true) return { error: options.noRunMessage };
+    const runOnly = RUN_PARAMS.find((k) => p[k] !== undefined);
+    if (runOnly) return { error: `${runOnly} goes with running cells. ${options.noRunMessage}` };
+  }
+
+  // Types and ranges, by the schema. Negative indices pass here: they get the notebook's range in the message.
+  if (!Value.Check(FULL_SCHEMA, p)) {
+    for (const e of Value.Errors(FULL_SCHEMA, p)) {
+      const field = e.path.split("/")[1] ?? "";
+      const value = p[field];
+      const isIndex = field === "cell_index" || field === "to_index" || field === "offset";
+      if (isIndex && typeof value === "number" && Number.isInteger(value)) continue;
+      const rule = FIELD_RULES[field];
+      if (rule) return { error: `${field} ${rule}, got ${shown(value)}` };
+      return { error: `invalid parameter ${e.path || "(root)"}: ${e.message}` };
+    }
+  }
+
+  const params = p as unknown as NotebookParams;
+  const problem = crossFieldProblem(params);
+  return problem ? { error: problem } : { params };
+}
+
+/** The rules between fields (which go with which action, what each action needs). */
+function crossFieldProblem(p: NotebookParams): string | undefined {
+  const { action } = p;
+  for (const [key, goesWith] of Object.entries(APPLIES)) {
+    const value = (p as unknown as Record<string, unknown>)[key];
+    // `false` asks for nothing, so it is accepted anywhere.
+    if (value === undefined || value === false) continue;
+    if ((key === "timeout" || key === "allow_errors") && p.execute === true) continue;
+    if (!goesWith.includes(action)) {
+      const withExecute = key === "timeout" || key === "allow_errors";
+      const where = withExecute ? "run (or edit/insert with execute: true)" : goesWith.join(" and ");
+      return `${key} goes with ${where}, not ${action}.`;
+    }
+  }
+  if (p.cell_index !== undefined && p.cell_id !== undefined)
+    return "Give either cell_index or cell_id, not both.";
+  if (action === "edit" || action === "insert") {
+    if (p.content === undefined) return `Content is required for ${action} action`;
+  }
+  if (action === "run") {
+    if (p.cell_range && p.cell_range[0] > p.cell_range[1]) {
+      return `cell_range [${p.cell_range[0]}, ${p.cell_range[1]}] is reversed; give [first, last] with first <= last.`;
+    }
+    const ways = [p.cell_index ?? p.cell_id, p.to_index, p.all === true ? true : undefined, p.cell_range];
+    if (p.cell_range !== undefined || p.all === true) {
+      if (ways.filter((v) => v !== undefined).length > 1) {
+        return "Select the cells to run one way: cell_index or cell_id (optionally with to_index), cell_range, or all.";
+      }
+    }
+  }
+  const needsCell = action === "edit" || action === "insert" || action === "delete" || action === "move";
+  if (needsCell && p.cell_index === undefined && p.cell_id === undefined) {
+    return `${action} needs cell_index or cell_id (exactly one).`;
+  }
+  if (action === "move" && p.to_index === undefined) return "move needs to_index (the cell's new index).";
+  if (action === "read" && (p.cell_index !== undefined || p.cell_id !== undefined)) {
+    if (p.offset !== undefined || p.limit !== undefined) {
+      return "read takes cell_index or cell_id (one cell, outputs whole) or offset/limit (a page of cells), not both.";
+    }
+  }
+  return undefined;
 }

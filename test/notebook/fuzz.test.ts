@@ -8,6 +8,7 @@ import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { serializeNotebook } from "../../src/notebook/index.js";
+import { createToolbox } from "../../src/tools/index.js";
 import { call, Oracle, tempDir, text, writeNotebook } from "./helpers.js";
 
 let oracle: Oracle;
@@ -168,6 +169,8 @@ describe("malformed files", () => {
     let cases = 0;
     for (const name of [...files.map(([n]) => n), "folder", "does-not-exist"]) {
       for (const params of ACTIONS) {
+        // insert at 0 into a missing path creates the notebook (tested in create.test.ts).
+        if (name === "does-not-exist" && params.action === "insert") continue;
         const r = await call(dir, { ...params, notebook_path: `${name}.ipynb` });
         assert.equal(r.isError, true, `${name} ${JSON.stringify(params)} → ${text(r)}`);
         assert.match(text(r), /^Error: /);
@@ -200,6 +203,121 @@ describe("malformed parameters", () => {
     }
     assert.deepEqual(await snapshot(dir), before);
     assert.ok(all.length > 100, `${all.length} cases`);
+  });
+});
+
+/** Parameter sets the schema check must refuse, for a tool that can run cells (issue 8 item 7). */
+function badSchemaParams(): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const numbers = [-5, 0, -0.001, "10", "", null, true, [], {}, Number.NaN, Number.POSITIVE_INFINITY, -1e300];
+  for (const timeout of numbers) {
+    out.push({ action: "run", timeout });
+    out.push({ action: "run", cell_index: 0, timeout });
+    out.push({ action: "edit", cell_index: 0, content: "x", execute: true, timeout });
+    out.push({ action: "insert", cell_index: 0, content: "x", execute: true, timeout });
+  }
+  for (const flag of ["yes", "true", 1, 0, null, [], {}, "false"]) {
+    out.push({ action: "edit", cell_index: 0, content: "x", execute: flag });
+    out.push({ action: "insert", cell_index: 1, content: "x", execute: flag });
+    out.push({ action: "run", allow_errors: flag });
+    out.push({ action: "run", all: flag });
+  }
+  for (const cell_range of [
+    [],
+    [0],
+    [0, 1, 2],
+    ["0", 1],
+    [1.5, 2],
+    [-1, 2],
+    [2, 1],
+    "0-2",
+    { 0: 0, 1: 1 },
+    null,
+  ]) {
+    out.push({ action: "run", cell_range });
+  }
+  out.push({ action: "run", cell_range: [0, 1], cell_index: 0 });
+  out.push({ action: "run", all: true, cell_index: 0 });
+  out.push({ action: "edit", cell_index: 0, content: "x", cell_range: [0, 1] });
+  for (const limit of [0, -1, 1.5, "2", null]) out.push({ action: "read", limit });
+  const unknownKeys = [
+    "source",
+    "code",
+    "text",
+    "index",
+    "path",
+    "id",
+    "type",
+    "foo",
+    "cellIndex",
+    "notebookPath",
+    "",
+  ];
+  for (const action of ["edit", "insert", "delete", "read", "move", "clear_outputs", "run"]) {
+    const base: Record<string, unknown> = { action, cell_index: 0, to_index: 0, content: "x" };
+    if (action !== "edit" && action !== "insert") delete base.content;
+    if (action !== "move") delete base.to_index;
+    for (const key of unknownKeys) out.push({ ...base, [key]: 1 });
+    out.push({ ...base, ...JSON.parse('{"__proto__": {"x": 1}}') });
+  }
+  for (const action of [
+    "delet",
+    "insrt",
+    "Run",
+    "clear",
+    "execute",
+    "remove",
+    "create",
+    "write",
+    " edit",
+    "edit ",
+  ]) {
+    out.push({ action, cell_index: 0, content: "x" });
+  }
+  // Parameters that belong to another action.
+  out.push({ action: "read", content: "x" });
+  out.push({ action: "delete", cell_index: 0, content: "x" });
+  out.push({ action: "move", cell_index: 0, to_index: 1, content: "x" });
+  out.push({ action: "delete", cell_index: 0, execute: true });
+  out.push({ action: "edit", cell_index: 0, content: "x", to_index: 2 });
+  out.push({ action: "edit", cell_index: 0, content: "x", timeout: 5 });
+  out.push({ action: "edit", cell_index: 0, content: "x", allow_errors: true });
+  out.push({ action: "clear_outputs", offset: 1 });
+  out.push({ action: "run", limit: 1 });
+  out.push({ action: "read", cell_id: "cell-0", offset: 0 });
+  return out;
+}
+
+describe("malformed parameters with a kernel runtime", () => {
+  test("every schema violation is an Error:, starts no kernel and changes nothing", async () => {
+    const dir = await tempDir();
+    await writeNotebook(join(dir, "nb.ipynb"), [
+      {
+        source: "print('saved')",
+        execution_count: 3,
+        outputs: [{ output_type: "stream", name: "stdout", text: ["saved\n"] }],
+      },
+      { source: "b", type: "markdown" },
+      { source: "c" },
+    ]);
+    const toolbox = createToolbox({ cwd: dir });
+    try {
+      const tool = toolbox.tools.find((t) => t.name === "notebook")!;
+      const before = await snapshot(dir);
+      // badParams() without the calls that are valid when cells can run.
+      const valid = (p: Record<string, unknown>) => p.action === "run" || p.execute === true;
+      const all = [...badParams().filter((p) => !valid(p)), ...badSchemaParams()];
+      for (const params of all) {
+        const r = await tool.execute("fuzz", { notebook_path: "nb.ipynb", ...params });
+        assert.equal(r.isError, true, `${JSON.stringify(params)} → ${text(r)}`);
+        assert.match(text(r), /^Error: \S/);
+      }
+      assert.deepEqual(await snapshot(dir), before);
+      assert.deepEqual(toolbox.runtime.sessions.keys(), [], "no kernel was started");
+      assert.ok(all.length > 250, `${all.length} cases`);
+    } finally {
+      await toolbox.dispose();
+    }
   });
 });
 

@@ -84,16 +84,19 @@ describe("cell_id addresses a cell instead of cell_index", () => {
       cell_id: "third",
       content: "x = 2",
     });
-    assert.equal(text(e), "Replaced cell 2 (code). Notebook now has 3 cells.");
+    assert.equal(text(e), "Replaced cell 2 (code, id third). Notebook now has 3 cells.");
     const i = await call(dir, {
       action: "insert",
       notebook_path: "nb.ipynb",
       cell_id: "second",
       content: "new",
     });
-    assert.equal(text(i), "Inserted code cell at position 1. Notebook now has 4 cells.");
+    assert.equal(
+      text(i),
+      `Inserted code cell at position 1 (id ${i.details.cellId}). Notebook now has 4 cells.`,
+    );
     const m = await call(dir, { action: "move", notebook_path: "nb.ipynb", cell_id: "first", to_index: 3 });
-    assert.equal(text(m), "Moved cell 0 (code) to position 3. Notebook now has 4 cells.");
+    assert.equal(text(m), "Moved cell 0 (code, id first) to position 3. Notebook now has 4 cells.");
     const d = await call(dir, { action: "delete", notebook_path: "nb.ipynb", cell_id: "second" });
     assert.equal(d.details.cellSource, "# Heading");
     const nb = await readJson(path);
@@ -218,7 +221,7 @@ describe("move", () => {
     const dir = await tempDir();
     const path = await sample(dir);
     const r = await call(dir, { action: "move", notebook_path: "nb.ipynb", cell_index: 2, to_index: 0 });
-    assert.equal(text(r), "Moved cell 2 (code) to position 0. Notebook now has 3 cells.");
+    assert.equal(text(r), "Moved cell 2 (code, id third) to position 0. Notebook now has 3 cells.");
     assert.deepEqual(
       (await readJson(path)).cells.map((c: { id: string }) => c.id),
       ["third", "first", "second"],
@@ -261,7 +264,10 @@ describe("edit with cell_type", () => {
       content: "*now md*",
       cell_type: "markdown",
     });
-    assert.equal(text(r), "Replaced cell 0 (markdown) (dropped 3 outputs). Notebook now has 3 cells.");
+    assert.equal(
+      text(r),
+      "Replaced cell 0 (markdown, id first; was code, dropped 3 outputs). Notebook now has 3 cells.",
+    );
     let nb = await readJson(path);
     assert.deepEqual(Object.keys(nb.cells[0]).sort(), ["cell_type", "id", "metadata", "source"]);
     await assertValid(path);
@@ -385,7 +391,7 @@ describe("run slot", () => {
     });
     assert.deepEqual(
       e.content.map((c) => (c.type === "text" ? c.text : "")),
-      ["Replaced cell 2 (code). Notebook now has 3 cells.", "ran 2"],
+      ["Replaced cell 2 (code, id third). Notebook now has 3 cells.", "ran 2"],
     );
     assert.equal(requests[1].path, path);
     assert.deepEqual((e.details as unknown as { run: { onDisk: string[] } }).run.onDisk[2], "x = 9");

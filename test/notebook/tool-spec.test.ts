@@ -243,7 +243,7 @@ describe("S9 result texts and details", () => {
     const dir = await tempDir();
     await threeCells(dir);
     const e = await call(dir, { action: "edit", notebook_path: "nb.ipynb", cell_index: 1, content: "# T" });
-    assert.equal(text(e), "Replaced cell 1 (markdown). Notebook now has 3 cells.");
+    assert.equal(text(e), "Replaced cell 1 (markdown, id cell-1). Notebook now has 3 cells.");
     assert.deepEqual(
       { ...e.details, cellId: undefined, notebookPath: undefined },
       {
@@ -263,14 +263,18 @@ describe("S9 result texts and details", () => {
       content: "q",
       cell_type: "markdown",
     });
-    assert.equal(text(i), "Inserted markdown cell at position 3. Notebook now has 4 cells.");
+    assert.equal(
+      text(i),
+      `Inserted markdown cell at position 3 (id ${i.details.cellId}). Notebook now has 4 cells.`,
+    );
+    assert.match(i.details.cellId ?? "", /^[0-9a-f]{8}$/);
     assert.equal(i.details.action, "insert");
     assert.equal(i.details.cellIndex, 3);
     assert.equal(i.details.cellType, "markdown");
     assert.equal(i.details.totalCells, 4);
     assert.equal(i.details.cellSource, "q");
     const d = await call(dir, { action: "delete", notebook_path: "nb.ipynb", cell_index: 0 });
-    assert.equal(text(d), "Deleted cell 0 (code). Notebook now has 3 cells.");
+    assert.equal(text(d), "Deleted cell 0 (code, id cell-0). Notebook now has 3 cells.");
     assert.equal(d.details.totalCells, 3);
     assert.equal(d.details.cellType, "code");
   });
@@ -290,7 +294,7 @@ describe("S10 hard errors leave the file untouched", () => {
       ],
       [
         { action: "edit", notebook_path: "bad.ipynb", cell_index: 0, content: "x" },
-        "Error: Invalid JSON in notebook: bad.ipynb",
+        "Error: Invalid JSON in notebook: bad.ipynb (line 1, column 12: the file ends before the JSON does (cut off?))",
       ],
       [
         { action: "delete", notebook_path: "nocells.ipynb", cell_index: 0 },

@@ -61,6 +61,11 @@ export class LocalBackend implements KernelBackend {
     );
   }
 
+  async kernelSpecInfo(name: string, options: { python?: string } = {}) {
+    const spec = await resolveKernelSpec(name, options.python);
+    return { name: spec.name, displayName: spec.displayName, language: spec.language };
+  }
+
   async startKernel(options: KernelStartOptions = {}): Promise<ConnectedKernel> {
     const resolved = await resolveKernelSpec(options.kernelName ?? "python3", options.python);
     const spec = {

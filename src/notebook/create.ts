@@ -1,0 +1,111 @@
+/**
+ * A new notebook file: nbformat 4.5 (cells carry ids) with the kernelspec and language_info of the
+ * kernel it will run in, written in nbformat.write's layout. The file is created atomically and
+ * only if nothing is at the path yet (a hard link of a fully written temp file, which fails when
+ * the name exists), so a concurrent create or an existing file is never overwritten.
+ */
+import { randomBytes } from "node:crypto";
+import { link, open, stat, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { type LoadedNotebook, loadNotebook, NotebookFileError } from "./file.js";
+import type { JsonObject } from "./json.js";
+import type { Notebook } from "./model.js";
+import { serializeNotebook } from "./serialize.js";
+
+/** A kernelspec as notebooks record it in metadata.kernelspec. */
+export interface NotebookKernelSpec {
+  name: string;
+  display_name: string;
+  language: string;
+}
+
+export const DEFAULT_KERNELSPEC: NotebookKernelSpec = {
+  name: "python3",
+  display_name: "Python 3 (ipykernel)",
+  language: "python",
+};
+
+/** What ipykernel reports for Python that does not depend on the Python version. */
+const PYTHON_LANGUAGE_INFO: JsonObject = {
+  codemirror_mode: { name: "ipython", version: 3 },
+  file_extension: ".py",
+  mimetype: "text/x-python",
+  name: "python",
+  nbconvert_exporter: "python",
+  pygments_lexer: "ipython3",
+};
+
+/** An empty nbformat 4.5 notebook for this kernel (its language's version is recorded by a run). */
+export function newNotebook(kernel: NotebookKernelSpec = DEFAULT_KERNELSPEC): Notebook {
+  const language = kernel.language.toLowerCase();
+  const languageInfo = language === "python" ? { ...PYTHON_LANGUAGE_INFO } : { name: kernel.language };
+  return {
+    cells: [],
+    metadata: {
+      kernelspec: { display_name: kernel.display_name, language: kernel.language, name: kernel.name },
+      language_info: languageInfo,
+    },
+    nbformat: 4,
+    nbformat_minor: 5,
+  };
+}
+
+const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"]);
+
+async function writeNew(path: string, text: string): Promise<void> {
+  const fh = await open(path, "wx", 0o666);
+  try {
+    await fh.writeFile(text, "utf8");
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Writes `nb` as a new file at `path` and loads it back. Throws NotebookFileError: "exists" when
+ * something is already there, "not_found" when the folder does not exist, "write_failed" otherwise.
+ */
+export async function createNotebookFile(
+  path: string,
+  nb: Notebook,
+  shownPath = path,
+): Promise<LoadedNotebook> {
+  const folder = dirname(path);
+  const folderStat = await stat(folder).catch(() => undefined);
+  if (!folderStat?.isDirectory()) {
+    const why = folderStat
+      ? `${dirname(shownPath)} is not a folder`
+      : `its folder ${dirname(shownPath)} does not exist`;
+    throw new NotebookFileError(
+      "not_found",
+      `Cannot create notebook ${shownPath}: ${why}. Nothing was created; create the folder first (for example with the python tool).`,
+    );
+  }
+  const text = serializeNotebook(nb);
+  const tmp = join(folder, `.${basename(path)}.nbagent-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+  try {
+    await writeNew(tmp, text);
+    try {
+      await link(tmp, path);
+    } catch (e) {
+      // Filesystems without hard links: an exclusive create of the file itself.
+      if (!NO_LINKS.has((e as NodeJS.ErrnoException).code ?? "")) throw e;
+      await writeNew(path, text);
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "EEXIST") {
+      throw new NotebookFileError(
+        "exists",
+        `Cannot create notebook ${shownPath}: something appeared at that path meanwhile. Nothing was written; read it and try again.`,
+      );
+    }
+    throw new NotebookFileError(
+      "write_failed",
+      `Cannot create notebook ${shownPath}: ${(e as Error).message}`,
+    );
+  } finally {
+    await unlink(tmp).catch(() => {});
+  }
+  return loadNotebook(path, shownPath);
+}

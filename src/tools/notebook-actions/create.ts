@@ -1,0 +1,62 @@
+/**
+ * insert into a path where no file is: creates the notebook (docs/notebook-tool.md). Only at
+ * cell_index 0, only for a path ending in .ipynb, only inside an existing folder; the new file is
+ * an nbformat 4.5 notebook with the kernelspec and language_info of the kernel it will run in.
+ */
+import {
+  type CellType,
+  createCell,
+  createNotebookFile,
+  DEFAULT_KERNELSPEC,
+  NotebookFileError,
+  type NotebookKernelSpec,
+  newNotebook,
+} from "../../notebook/index.js";
+import type { NotebookDetails } from "../notebook-types.js";
+import { errorResult, type ToolResult } from "../types.js";
+import { type ActionContext, cells, ok, thenRun } from "./context.js";
+
+export interface CreateOptions extends Omit<ActionContext, "loaded"> {
+  /** Absolute path of the file to create. */
+  path: string;
+  /** The kernel a new notebook is for (default python3). */
+  newNotebookKernel?: () => Promise<NotebookKernelSpec>;
+}
+
+export async function createWithCell(options: CreateOptions): Promise<ToolResult<NotebookDetails>> {
+  const { params: p, shownPath, details } = options;
+  const fail = (message: string) => errorResult<NotebookDetails>(message, { ...details, error: message });
+  if (p.cell_index !== 0) {
+    const by =
+      p.cell_id !== undefined ? `cell_id ${JSON.stringify(p.cell_id)}` : `cell_index ${p.cell_index}`;
+    return fail(`Notebook not found: ${shownPath}. To create it, insert at cell_index 0 (not ${by}).`);
+  }
+  if (!/\.ipynb$/i.test(shownPath)) {
+    return fail(`Notebook not found: ${shownPath}. Only a path ending in .ipynb is created by insert.`);
+  }
+  let kernel = DEFAULT_KERNELSPEC;
+  if (options.newNotebookKernel) kernel = await options.newNotebookKernel().catch(() => DEFAULT_KERNELSPEC);
+  const nb = newNotebook(kernel);
+  nb.cells.push(createCell(nb, (p.cell_type ?? "code") as CellType, p.content!));
+  let loaded: ActionContext["loaded"];
+  try {
+    loaded = await createNotebookFile(options.path, nb, shownPath);
+  } catch (e) {
+    if (e instanceof NotebookFileError) return fail(e.message);
+    throw e;
+  }
+  const cell = loaded.notebook.cells[0];
+  const text =
+    `Created ${shownPath} (nbformat 4.5, kernel ${kernel.name}: ${kernel.display_name}). ` +
+    `Inserted ${cell.cell_type} cell at position 0 (id ${cell.id}). Notebook now has ${cells(1)}.`;
+  const result = ok(text, {
+    ...details,
+    created: true,
+    cellIndex: 0,
+    cellId: cell.id as string,
+    cellType: cell.cell_type,
+    totalCells: 1,
+    cellSource: p.content,
+  });
+  return thenRun({ ...options, loaded }, result, 0);
+}

@@ -1,0 +1,27 @@
+/** edit: replaces a cell's source (and with cell_type, its type), then runs it with execute: true. */
+import { type CellType, setCellSource, setCellType, thawCell } from "../../notebook/index.js";
+import { type ActionHandler, cellTag, nowHas, ok, save, targetIndex, thenRun } from "./context.js";
+
+export const edit: ActionHandler = async (ctx) => {
+  const { params: p, loaded } = ctx;
+  const index = targetIndex(ctx)!;
+  const cell = thawCell(loaded.notebook, index);
+  const before = cell.cell_type;
+  const dropped = p.cell_type ? setCellType(cell, p.cell_type as CellType) : [];
+  setCellSource(cell, p.content!);
+  await save(ctx);
+  const changes = [
+    ...(before !== cell.cell_type ? [`was ${before}`] : []),
+    ...(dropped.length ? [`dropped ${dropped.join(" and ")}`] : []),
+  ];
+  const text = `Replaced cell ${index} (${cellTag(cell)}${changes.length ? `; ${changes.join(", ")}` : ""}). ${nowHas(ctx)}`;
+  const result = ok(text, {
+    ...ctx.details,
+    cellIndex: index,
+    cellId: cell.id as string | undefined,
+    cellType: cell.cell_type,
+    totalCells: loaded.notebook.cells.length,
+    cellSource: p.content,
+  });
+  return thenRun(ctx, result, index);
+};

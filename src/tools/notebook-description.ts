@@ -1,0 +1,25 @@
+/**
+ * The notebook tool's description: a prompt the model can act on (docs/notebook-tool.md). It says
+ * how cells are addressed, how a notebook is created, and — when cells can run — how the kernel's
+ * state lives and dies.
+ */
+export function notebookDescription(withRun: boolean): string {
+  const lines = [
+    "Edit a Jupyter notebook (.ipynb) cell by cell" +
+      (withRun ? " and run its cells in the notebook's own kernel." : "."),
+    "- Cells are addressed by cell_index (0-based everywhere in this tool) or by cell_id. read lists every cell's index, id, type, source and output summaries; read with cell_index or cell_id shows that cell with its saved outputs whole (tracebacks included). Results of edit, insert, move and delete name the cell's index and id.",
+    "- Create a notebook: insert at cell_index 0 into a path ending in .ipynb that does not exist yet (its folder must exist). It becomes an nbformat 4.5 notebook with cell ids, set up for the kernel it will run in.",
+    "- insert puts the new cell at cell_index (the cell count appends); edit replaces a cell's source (cell_type also changes its type); move takes to_index; clear_outputs clears one cell or all.",
+    "- The file keeps its own formatting (indentation, line endings); only the changed cells' lines change. Writes are atomic and refused if the file changed on disk since it was read.",
+  ];
+  if (withRun) {
+    lines.push(
+      "- run runs one cell (cell_index or cell_id), a range (cell_range [first, last], or cell_index..to_index) or all cells (the default), top to bottom, stopping at the first error unless allow_errors; execute: true on edit/insert runs that cell right after saving it. Outputs and execution counts are saved into the file. timeout: seconds for the whole call (default 60).",
+      "- Each notebook has its own kernel (working directory: the notebook's folder). Its state (variables, imports) is kept between calls while the host runs, but a kernel idle for 5 minutes is replaced, and so is the least recently used one when a fifth kernel session is needed (at most 4: python sessions and notebook kernels together); the next run's result says so. Cells are never re-run automatically: after a replacement, run the cells whose state you need again.",
+      "- The python tool with notebook_path runs code in this notebook's kernel (to inspect variables or try a fix) without changing the file.",
+    );
+  } else {
+    lines.push("- Running cells is not available in this setup (no kernel runtime).");
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,45 @@
+/**
+ * The notebook tool's public types: its details, and the interface the runtime layer implements to
+ * run cells (X1). notebook.ts re-exports them.
+ */
+import type { NotebookParams } from "./notebook-params.js";
+import type { ReadCell } from "./notebook-read.js";
+import type { ToolResult, ToolUpdate } from "./types.js";
+
+export interface NotebookDetails {
+  action: string;
+  notebookPath?: string;
+  cellIndex?: number;
+  cellId?: string;
+  cellType?: string;
+  totalCells?: number;
+  /** The cell's source after the change (for delete: the removed source). */
+  cellSource?: string;
+  toIndex?: number;
+  clearedCells?: number;
+  cells?: ReadCell[];
+  nextOffset?: number;
+  warnings?: string[];
+  error?: string;
+  /** The insert created the notebook file. */
+  created?: boolean;
+  /** With `execute: true`: the executor's details for the run that followed the edit. */
+  run?: unknown;
+}
+
+/** What the runtime layer implements to run cells of a saved notebook in its kernel (X1). */
+export interface NotebookRunRequest {
+  /** Real absolute path of the notebook (already saved when called after an edit). */
+  path: string;
+  /** The path as the user gave it, for messages. */
+  shownPath: string;
+  /** Indices of the cells to run, in order. */
+  cellIndices: number[];
+  params: NotebookParams;
+  signal?: AbortSignal;
+  onUpdate?: ToolUpdate<unknown>;
+}
+
+export interface NotebookExecutor {
+  run(request: NotebookRunRequest): Promise<ToolResult<unknown>>;
+}
