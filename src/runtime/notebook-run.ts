@@ -60,7 +60,7 @@ export interface NotebookRunOptions {
   onCellEnd?: (report: CellRunReport) => void;
   executeHooks?: (
     index: number,
-  ) => Pick<ExecuteOptions, "onChunk" | "onDisplay" | "onStatusEvent" | "keepText">;
+  ) => Pick<ExecuteOptions, "onChunk" | "onDisplay" | "onStatusEvent" | "onClearOutput" | "keepText">;
 }
 
 export interface NotebookRunResult {
