@@ -61,11 +61,12 @@ export class ArtifactLog {
     return this.error;
   }
 
-  /** Appends sanitised text. */
-  write(text: string, size = Buffer.byteLength(text)): void {
+  /** Appends sanitised text (`size` and `newlines` when the caller counted them already). */
+  write(text: string, size = Buffer.byteLength(text), newlines?: number): void {
     if (text.length === 0 || this.closed) return;
     this.bytes += size;
-    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.newlines++;
+    if (newlines !== undefined) this.newlines += newlines;
+    else for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.newlines++;
     this.endsWithNewline = text.charCodeAt(text.length - 1) === 10;
     if (this.opened) {
       this.spill(text, size);

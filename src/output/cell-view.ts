@@ -9,6 +9,15 @@
  * counted), and a partial line overwritten by `\r` keeps only its last state.
  */
 import type { ArtifactLog } from "./artifact-log.js";
+import {
+  countLines,
+  linesFromBack,
+  linesFromFront,
+  mergeInto,
+  type Run,
+  RunQueue,
+  runLines,
+} from "./runs.js";
 import { sanitise } from "./sanitise.js";
 import { type ShownLine, selectLines, type ViewLine } from "./select.js";
 
@@ -34,47 +43,19 @@ function countNewlines(text: string, from = 0, to = text.length): number {
   return n;
 }
 
+/**
+ * A copy of `text` that does not keep a larger string alive (V8 shares the parent of a slice, so a
+ * kept 100-byte slice of a 100 MB chunk would keep the chunk).
+ */
+function own(text: string): string {
+  return text.length < 16 ? text : Buffer.from(text, "utf8").toString("utf8");
+}
+
 /** The first `max` UTF-16 units of `text`, never splitting a surrogate pair. */
 export function prefixChars(text: string, max: number): string {
   if (text.length <= max) return text;
   const end = max > 0 && (text.charCodeAt(max - 1) & 0xfc00) === 0xd800 ? max - 1 : max;
   return text.slice(0, end);
-}
-
-/** Growing index-based queue (array shifts would be quadratic on many short lines). */
-class LineQueue {
-  items: ViewLine[] = [];
-  start = 0;
-  bytes = 0;
-
-  get length(): number {
-    return this.items.length - this.start;
-  }
-
-  first(): ViewLine | undefined {
-    return this.items[this.start];
-  }
-
-  push(line: ViewLine): void {
-    this.items.push(line);
-    this.bytes += line.stored;
-  }
-
-  /** Drops lines from the front while the rest still hold `keep` bytes. */
-  trim(keep: number): void {
-    while (this.length > 1 && this.bytes - this.items[this.start].stored >= keep) {
-      this.bytes -= this.items[this.start].stored;
-      this.start++;
-    }
-    if (this.start > 1024 && this.start * 2 > this.items.length) {
-      this.items = this.items.slice(this.start);
-      this.start = 0;
-    }
-  }
-
-  list(): ViewLine[] {
-    return this.items.slice(this.start);
-  }
 }
 
 interface LongLine {
@@ -86,13 +67,16 @@ interface LongLine {
 }
 
 export class CellView {
+  /** Runs hold at most this many bytes (a quarter of what is kept), so trimming stays fine-grained. */
+  private readonly maxRun: number;
   private lines = 0;
   private bytes = 0;
   private importantBytes = 0;
-  private head: ViewLine[] = [];
+  private head: Run[] = [];
   private headBytes = 0;
-  private tail = new LineQueue();
-  private marks = new LineQueue();
+  private tail = new RunQueue();
+  /** Copies of the important runs (the head may be compacted, the tail trimmed). */
+  private marks = new RunQueue();
   /** Raw text after the last line break (a later `\r` may still overwrite it). */
   private pending = "";
   private pendingImportant = false;
@@ -107,6 +91,7 @@ export class CellView {
     private readonly keep: number,
   ) {
     this.firstArtifactLine = log.nextLine;
+    this.maxRun = Math.max(64, Math.floor(keep / 4));
   }
 
   /** Adds raw text (ANSI codes and `\r` are handled here). */
@@ -147,8 +132,8 @@ export class CellView {
     this.importantBytes = 0;
     this.head = [];
     this.headBytes = 0;
-    this.tail = new LineQueue();
-    this.marks = new LineQueue();
+    this.tail = new RunQueue();
+    this.marks = new RunQueue();
     this.lastStream = undefined;
     this.firstArtifactLine = this.log.nextLine;
     this.clears++;
@@ -163,18 +148,37 @@ export class CellView {
     };
   }
 
+  /**
+   * Keeps only what a share of `share` bytes (`reserved` of them for important lines) can show: a
+   * finished cell's share only shrinks as later cells add output, so a call with many cells holds
+   * about one budget in all, not one per cell.
+   */
+  compact(share: number, reserved: number): void {
+    if (this.bytes <= share) return;
+    let kept = 0;
+    let n = 0;
+    while (n < this.head.length && kept < share) kept += this.head[n++].stored;
+    if (n < this.head.length) {
+      this.head = this.head.slice(0, Math.max(1, n));
+      this.headBytes = kept;
+    }
+    this.tail.trim(share);
+    this.marks.trim(reserved);
+  }
+
   /** What to show within `share` bytes, `reserved` of them for important lines. */
   render(share: number, reserved: number): CellRender {
     const virtual = this.virtualLine();
     const lines = this.lines + (virtual ? 1 : 0);
     const bytes = this.bytes + (virtual?.bytes ?? 0);
-    const tail = this.tail.list();
+    const complete = countLines(this.head) + countLines(this.tail.list()) === this.lines;
+    // only as many lines as the share can show, from each end
+    const budget = complete && bytes <= share ? Number.POSITIVE_INFINITY : share;
+    const head = linesFromFront(this.head, budget);
+    const tail = linesFromBack(this.tail.list(), budget - (virtual?.stored ?? 0));
     if (virtual) tail.push(virtual);
-    const shown = selectLines(
-      { head: this.head, tail, marks: this.marks.list(), lines, bytes },
-      share,
-      reserved,
-    );
+    const marks = this.marks.list().flatMap(runLines);
+    const shown = selectLines({ head, tail, marks, lines, bytes, complete }, share, reserved);
     const cut = shown.length < lines || shown.some((l) => l.cutChars > 0);
     return { lines, bytes, shown, cut, firstArtifactLine: this.firstArtifactLine, clears: this.clears };
   }
@@ -241,13 +245,14 @@ export class CellView {
     this.bytes += long.bytes;
     if (long.important) this.importantBytes += long.bytes;
     this.lines++;
-    this.addLine({
+    const stored = Buffer.byteLength(long.text) + 1;
+    this.addRun({
       n: long.n,
-      text: long.text,
-      chars: long.chars,
-      bytes: long.bytes,
-      stored: Buffer.byteLength(long.text) + 1,
+      count: 1,
+      text: `${long.text}\n`,
+      stored,
       important: long.important,
+      long: { chars: long.chars, bytes: long.bytes },
     });
   }
 
@@ -274,47 +279,83 @@ export class CellView {
   /** `text`: sanitised whole lines, each ending with a break. */
   private commit(text: string, important: boolean): void {
     const size = Buffer.byteLength(text);
-    this.log.write(text, size);
+    const count = countNewlines(text);
+    this.log.write(text, size, count);
     this.bytes += size;
     if (important) this.importantBytes += size;
-    const count = countNewlines(text);
     const first = this.lines + 1;
     this.lines += count;
+    if (text.length <= this.maxRun) {
+      this.addRun({ n: first, count, text, stored: size, important });
+      return;
+    }
     let from = 0;
     let n = first;
-    // Once the head is full only the last lines can be shown: skip splitting the middle of a flood.
-    if (!important && this.headBytes >= this.keep && text.length > 4 * this.keep) {
-      from = text.lastIndexOf("\n", text.length - 2 * this.keep - 1) + 1;
+    // Once the head is full only the last lines can be shown: skip the middle of a flood.
+    if (!important && this.headBytes >= this.keep && text.length > 2 * this.keep) {
+      from = text.lastIndexOf("\n", text.length - this.keep - 1) + 1;
       n = first + countNewlines(text, 0, from);
     }
+    // runs of whole lines (at most maxRun characters); a line longer than `keep` is a run of its own
+    let runStart = from;
+    let runN = n;
+    const flush = (end: number) => {
+      if (end <= runStart) return;
+      const chunk = text.slice(runStart, end);
+      this.addRun({ n: runN, count: n - runN, text: chunk, stored: Buffer.byteLength(chunk), important });
+    };
     while (from < text.length) {
       const nl = text.indexOf("\n", from);
-      const raw = text.slice(from, nl);
+      if (nl - from > this.keep) {
+        flush(from);
+        const raw = text.slice(from, nl);
+        const kept = prefixChars(raw, this.keep);
+        this.addRun({
+          n,
+          count: 1,
+          text: `${kept}\n`,
+          stored: Buffer.byteLength(kept) + 1,
+          important,
+          long: { chars: raw.length, bytes: Buffer.byteLength(raw) + 1 },
+        });
+        n++;
+        from = nl + 1;
+        runStart = from;
+        runN = n;
+        continue;
+      }
+      if (nl + 1 - runStart > this.maxRun && from > runStart) {
+        flush(from);
+        runStart = from;
+        runN = n;
+      }
+      n++;
       from = nl + 1;
-      const kept = prefixChars(raw, this.keep);
-      const bytes = Buffer.byteLength(raw) + 1;
-      this.addLine({
-        n: n++,
-        text: kept,
-        chars: raw.length,
-        bytes,
-        stored: kept === raw ? bytes : Buffer.byteLength(kept) + 1,
-        important,
-      });
+    }
+    flush(from);
+  }
+
+  private addRun(run: Run): void {
+    if (this.headBytes < this.keep && this.tail.length === 0) {
+      // the head lives as long as the cell: keep its own copy, not a slice of a large chunk
+      const last = this.head[this.head.length - 1];
+      if (!last || !mergeInto(last, run, this.maxRun)) this.head.push({ ...run, text: own(run.text) });
+      this.headBytes += run.stored;
+    } else {
+      this.tail.pushMerging(run, this.maxRun);
+      this.tail.trim(this.keep);
+    }
+    if (run.important) {
+      this.marks.pushMerging({ ...run, text: own(run.text) }, this.maxRun);
+      this.marks.trim(this.keep);
     }
   }
 
-  private addLine(line: ViewLine): void {
-    if (this.headBytes < this.keep && this.tail.length === 0) {
-      this.head.push(line);
-      this.headBytes += line.stored;
-      return;
-    }
-    this.tail.push(line);
-    this.tail.trim(this.keep);
-    if (line.important) {
-      this.marks.push(line);
-      this.marks.trim(this.keep);
-    }
+  /** The cell ended: its tail keeps its own copies, so the chunks it was cut from can go. */
+  settle(): void {
+    this.breakLine();
+    this.tail.forEach((run) => {
+      run.text = own(run.text);
+    });
   }
 }

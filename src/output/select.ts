@@ -28,14 +28,16 @@ export interface ShownLine {
 }
 
 export interface LineSource {
-  /** Lines 1..h. */
+  /** Lines 1..h (the first ones kept). */
   head: ViewLine[];
-  /** Lines t..lines (contiguous). */
+  /** Lines t..lines (contiguous; the last ones kept). */
   tail: ViewLine[];
-  /** Important lines past the head that the tail may have dropped. */
+  /** Important lines (also those the head or tail left out). */
   marks: ViewLine[];
   lines: number;
   bytes: number;
+  /** head and tail hold every line of the view. */
+  complete: boolean;
 }
 
 /** Share of the unreserved budget a head gets first. */
@@ -63,7 +65,7 @@ function fits(line: ViewLine, budget: number): boolean {
 
 export function selectLines(src: LineSource, share: number, reserved: number): ShownLine[] {
   const { head, tail, lines, bytes } = src;
-  if (head.length + tail.length === lines && bytes <= share) return [...head, ...tail].map(whole);
+  if (src.complete && bytes <= share) return [...head, ...tail].map(whole);
   if (lines === 0 || share <= 0) return [];
   const chosen = new Map<number, ShownLine>();
 

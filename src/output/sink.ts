@@ -66,6 +66,7 @@ export class OutputSink {
   startCell(header?: string): void {
     if (this.ended) return;
     this.endCell();
+    this.compact();
     if (header !== undefined) {
       if (!this.log.atLineStart) this.log.write("\n");
       this.log.write(`${header}\n`);
@@ -86,19 +87,30 @@ export class OutputSink {
     this.cells[this.cells.length - 1].view.clear(this.clearMarker);
   }
 
-  /** Ends the current cell's partial last line. */
+  /** Ends the current cell (its partial last line becomes a line). */
   endCell(): void {
-    if (!this.ended) this.cells[this.cells.length - 1]?.view.breakLine();
+    if (!this.ended) this.cells[this.cells.length - 1]?.view.settle();
   }
 
-  /** What the model sees so far (callable mid-stream for progress). */
-  dump(): OutputDump {
+  /** Finished cells drop what their current share can no longer show (bounded memory for many cells). */
+  private compact(): void {
+    if (this.cells.length === 0) return;
+    const { shares, reserved } = this.allocation();
+    for (const [i, c] of this.cells.entries()) c.view.compact(shares[i], reserved[i]);
+  }
+
+  private allocation() {
     const sizes = this.cells.map((c) => c.view.size());
-    const { shares, reserved } = allocate(
+    return allocate(
       this.maxBytes,
       sizes.map((s) => s.bytes),
       sizes.map((s) => s.important),
     );
+  }
+
+  /** What the model sees so far (callable mid-stream for progress). */
+  dump(): OutputDump {
+    const { shares, reserved } = this.allocation();
     const cells = this.cells.map((c, i) => ({
       ...c.view.render(shares[i], reserved[i]),
       header: c.header,

@@ -89,7 +89,8 @@ export class CellRunRecorder {
         this.update();
       },
       onDisplay: (display) => {
-        this.beforeOutput(i);
+        // an update changes an earlier output in place: not a new output (nbclient)
+        if (display.source !== "update_display_data") this.beforeOutput(i);
         if (display.type === "image") this.images.add(i, display);
         if (display.type === "json")
           this.details.jsonOutputs.push({ cell: i, data: display.data["application/json"] });
