@@ -125,6 +125,7 @@ export class CellView {
   /** clear_output: the view starts over; the artifact keeps what was shown, then `marker`. */
   clear(marker: string): void {
     this.breakLine();
+    if (this.lines === 0) return; // nothing shown: nothing to clear
     if (!this.log.atLineStart) this.log.write("\n");
     this.log.write(`${marker}\n`);
     this.lines = 0;
@@ -351,11 +352,14 @@ export class CellView {
     }
   }
 
-  /** The cell ended: its tail keeps its own copies, so the chunks it was cut from can go. */
+  /** The cell ended: what it keeps is its own copy, so the chunks it was cut from can go. */
   settle(): void {
     this.breakLine();
-    this.tail.forEach((run) => {
+    const fresh = (run: Run) => {
       run.text = own(run.text);
-    });
+    };
+    this.head.forEach(fresh);
+    this.tail.forEach(fresh);
+    this.marks.forEach(fresh);
   }
 }

@@ -157,6 +157,7 @@ test("clear drops the view; the artifact keeps what was cleared and marks the cl
   const path = join(dir, "clear.log");
   const sink = new OutputSink({ maxBytes: 100, artifact: { id: "clear", path } });
   sink.startCell("[1/1]");
+  sink.clear(); // nothing shown yet: no marker
   sink.push("frame 0\npartial");
   sink.clear();
   sink.push("frame 1\n");
