@@ -2,7 +2,8 @@
  * Which lines of a cell's view fit its share of the budget (docs/output.md): all of them when they
  * fit; else its important lines (latest first, within the reserved part), then a head (about 40%)
  * and a tail (the rest), and what the tail leaves goes back to the head. A line longer than what
- * is left is cut on a UTF-8 boundary (the first and the last line always show at least a little).
+ * is left is cut on a UTF-8 boundary: the first and the last line always (they show at least a
+ * little), a line further in when it could never fit whole and a useful part of it can.
  */
 
 export interface ViewLine {
@@ -44,6 +45,8 @@ export interface LineSource {
 const HEAD_PART = 0.4;
 /** A cut line shows at least this many bytes, however small the share. */
 const MIN_CUT = 16;
+/** A long line inside a head or tail is cut only when at least this much is left for it. */
+const MIN_PART = 256;
 
 function whole(line: ViewLine): ShownLine {
   return { n: line.n, text: line.text, cutChars: line.chars - line.text.length };
@@ -101,7 +104,8 @@ export function selectLines(src: LineSource, share: number, reserved: number): S
         cost += line.stored;
         continue;
       }
-      if (line.n === 1) {
+      // line 1 always shows; a line that could never fit is cut to what is left
+      if (line.n === 1 || (line.bytes > budget && budget - cost >= MIN_PART)) {
         const [shown, c] = cut(line, budget - cost);
         picks.push(shown);
         cost += c;
@@ -127,7 +131,8 @@ export function selectLines(src: LineSource, share: number, reserved: number): S
       tailPicked++;
       continue;
     }
-    if (tailPicked === 0 && line.n !== 1) {
+    const tailBudget = free - first.cost;
+    if (line.n !== 1 && (tailPicked === 0 || (line.bytes > tailBudget && budget >= MIN_PART))) {
       const [shown, c] = cut(line, budget);
       chosen.set(line.n, shown);
       tailCost += c;

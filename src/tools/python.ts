@@ -89,8 +89,8 @@ function describe(maxBytes: number): string {
   return [
     "Run Python in a persistent Jupyter (IPython) kernel. Variables, imports and loaded data persist across calls",
     "in the same session; cells run in order in one kernel and the call stops at the first failing cell.",
-    "IPython syntax works (%magics, !shell). stdout/stderr, results and displays are returned as text; past",
-    `${Math.round(maxBytes / 1024)}KB each cell shows a head and tail (errors always), and the full text is saved as artifact://<id>. Plots and images`,
+    "IPython syntax works (%magics, !shell). stdout/stderr, results and displays are returned as text, at most",
+    `${Math.round(maxBytes / 1024)}KB per call: a cell that does not fit shows its head and tail (errors always) and the whole output is saved as artifact://<id>. Plots and images`,
     "(matplotlib, PIL, IPython.display) come back as images. There is no stdin: input() returns '' once, then raises EOFError.",
     "Use timeout (seconds, default 30) for long work, reset to start fresh, mode 'per-call' for a throwaway kernel.",
     "",

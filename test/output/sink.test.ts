@@ -135,6 +135,18 @@ test("a line longer than the budget is cut with the count of what is left; the a
   assert.equal(readFileSync(path, "utf8"), `${line}\nafter\n`);
 });
 
+test("a long line between short ones is cut to the space left, not dropped", () => {
+  const sink = new OutputSink({ maxBytes: 5000 });
+  sink.push(`${"a".repeat(1000)}\n${"b".repeat(20_000)}\n${"c".repeat(1000)}\n`);
+  const d = sink.end();
+  const [a, b, c] = d.cells[0].shown;
+  assert.deepEqual([a.n, a.cutChars, c.n, c.cutChars], [1, 0, 3, 0]);
+  assert.equal(b.n, 2);
+  assert.equal(b.text, "b".repeat(b.text.length));
+  assert.ok(b.text.length > 2500 && b.text.length + 2002 <= 5000, `${b.text.length}`);
+  assert.equal(b.cutChars, 20_000 - b.text.length);
+});
+
 test("a huge line arriving in one chunk is cut too, and memory holds only its start", () => {
   const sink = new OutputSink({ maxBytes: 500 });
   sink.push(`${"x".repeat(300_000)}\n`);
