@@ -16,6 +16,7 @@ export {
   type CellDump,
   type ChunkKind,
   DEFAULT_CLEAR_MARKER,
+  DEFAULT_CUT_OVERHEAD,
   DEFAULT_MAX_BYTES,
   type OutputDump,
   OutputSink,

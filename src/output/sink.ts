@@ -13,6 +13,8 @@ export type { SinkArtifact } from "./artifact-log.js";
 export type { ChunkKind } from "./cell-view.js";
 
 export const DEFAULT_MAX_BYTES = 50 * 1024;
+/** What the notice and gap markers of one cut cell take, about (kept out of the budget). */
+export const DEFAULT_CUT_OVERHEAD = 384;
 /** The artifact's line where a cell's output was cleared (clear_output). */
 export const DEFAULT_CLEAR_MARKER = "[output cleared]";
 
@@ -22,6 +24,8 @@ export interface OutputSinkOptions {
   /** Where the whole output goes once anything is cut (created lazily). */
   artifact?: SinkArtifact;
   clearMarker?: string;
+  /** Bytes kept out of the budget per cut cell, for the notice and markers that say so (default 384). */
+  cutOverhead?: number;
 }
 
 export interface CellDump extends CellRender {
@@ -54,11 +58,13 @@ export class OutputSink {
   private readonly log: ArtifactLog;
   private readonly cells: SinkCell[] = [];
   private readonly clearMarker: string;
+  private readonly cutOverhead: number;
   private ended = false;
 
   constructor(options: OutputSinkOptions = {}) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     this.clearMarker = options.clearMarker ?? DEFAULT_CLEAR_MARKER;
+    this.cutOverhead = options.cutOverhead ?? DEFAULT_CUT_OVERHEAD;
     this.log = new ArtifactLog(options.artifact, this.maxBytes);
   }
 
@@ -99,13 +105,22 @@ export class OutputSink {
     for (const [i, c] of this.cells.entries()) c.view.compact(shares[i], reserved[i]);
   }
 
+  /**
+   * The shares: the budget less the cell headers and, per cut cell, `cutOverhead` for the words
+   * that say so (never less than half the budget), so the whole text stays near `maxBytes`.
+   */
   private allocation() {
     const sizes = this.cells.map((c) => c.view.size());
-    return allocate(
-      this.maxBytes,
-      sizes.map((s) => s.bytes),
-      sizes.map((s) => s.important),
-    );
+    const needs = sizes.map((s) => s.bytes);
+    const important = sizes.map((s) => s.important);
+    let headers = 0;
+    for (const c of this.cells) if (c.header !== undefined) headers += Buffer.byteLength(c.header) + 1;
+    const least = Math.floor(this.maxBytes / 2);
+    const budget = Math.max(least, this.maxBytes - headers);
+    const first = allocate(budget, needs, important);
+    const cut = first.shares.filter((share, i) => share < needs[i]).length;
+    if (cut === 0 || this.cutOverhead === 0) return first;
+    return allocate(Math.max(least, budget - cut * this.cutOverhead), needs, important);
   }
 
   /** What the model sees so far (callable mid-stream for progress). */
