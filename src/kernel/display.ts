@@ -1,7 +1,8 @@
 /**
  * S25: turning an IOPub MIME bundle (execute_result / display_data / update_display_data) into a
  * DisplayOutput — text by precedence text/markdown > text/plain > text/html (converted to markdown
- * with turndown + GFM tables), structured json/image captured — or into status events (no text).
+ * with turndown + GFM tables) > application/json (compact), structured json/image captured — or
+ * into status events (no text). `unseenOutputs` lists what no text or image carries (docs/output.md).
  */
 import { createRequire } from "node:module";
 import type TurndownService from "turndown";
@@ -53,17 +54,61 @@ function toStatusEvents(value: unknown): StatusEvent[] {
 /** Python's default object repr, e.g. `<IPython.core.display.HTML object>`. */
 const DEFAULT_REPR = /^<[\w.]+ object>$/;
 
-/** Text by MIME precedence markdown > plain > html→markdown. */
-export function displayText(data: Record<string, unknown>): string {
-  if (data["text/markdown"] !== undefined) return asText(data["text/markdown"]);
-  const html = data["text/html"];
-  if (data["text/plain"] !== undefined) {
-    const plain = asText(data["text/plain"]);
-    // `<IPython.core.display.HTML object>` says nothing: the HTML is the content then.
-    if (html === undefined || !DEFAULT_REPR.test(plain)) return plain;
+/** Text forms of one output: when one is shown, the others are the same content. */
+const TEXT_MIMES = ["text/markdown", "text/plain", "text/html", "text/latex"];
+
+export interface DisplayTextSource {
+  text: string;
+  /** The MIME type the text came from (undefined: the bundle has no text form). */
+  mimeType?: string;
+}
+
+/**
+ * Text by MIME precedence markdown > plain > html→markdown > application/json (compact). A plain
+ * text that is only Python's default repr (`<IPython.core.display.JSON object>`) says nothing: a
+ * richer text form wins over it.
+ */
+export function displayTextSource(data: Record<string, unknown>): DisplayTextSource {
+  if (data["text/markdown"] !== undefined)
+    return { text: asText(data["text/markdown"]), mimeType: "text/markdown" };
+  const plain = data["text/plain"] !== undefined ? asText(data["text/plain"]) : undefined;
+  if (plain !== undefined && !DEFAULT_REPR.test(plain)) return { text: plain, mimeType: "text/plain" };
+  if (data["text/html"] !== undefined)
+    return { text: htmlToMarkdown(asText(data["text/html"])), mimeType: "text/html" };
+  const json = data["application/json"];
+  if (json !== undefined) {
+    const text = typeof json === "string" ? json : JSON.stringify(json);
+    if (text !== undefined) return { text, mimeType: "application/json" };
   }
-  if (html !== undefined) return htmlToMarkdown(asText(html));
-  return "";
+  if (plain !== undefined) return { text: plain, mimeType: "text/plain" };
+  return { text: "" };
+}
+
+export function displayText(data: Record<string, unknown>): string {
+  return displayTextSource(data).text;
+}
+
+export interface UnseenOutput {
+  mimeType: string;
+  /** Size of its payload (UTF-8 bytes of its text or JSON). */
+  bytes: number;
+}
+
+/**
+ * The MIME types of a bundle that neither its text nor an image carries (plotly, vega, widgets,
+ * javascript, …): the model cannot see them, so the text names them. Other text forms of a shown
+ * text, and the image types (sent as images), are not listed.
+ */
+export function unseenOutputs(data: Record<string, unknown>, shownMime?: string): UnseenOutput[] {
+  const unseen: UnseenOutput[] = [];
+  for (const [mimeType, value] of Object.entries(data)) {
+    if (mimeType === shownMime || mimeType === STATUS_MIME || mimeType === LEGACY_STATUS_MIME) continue;
+    if ((IMAGE_MIMES as readonly string[]).includes(mimeType)) continue;
+    if (shownMime && TEXT_MIMES.includes(mimeType)) continue;
+    const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "");
+    unseen.push({ mimeType, bytes: Buffer.byteLength(text) });
+  }
+  return unseen;
 }
 
 export interface ConvertedDisplay {

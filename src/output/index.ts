@@ -11,7 +11,12 @@ export {
   sessionDirName,
 } from "./artifacts.js";
 export { applyOverwrites, sanitise, stripAnsi } from "./sanitise.js";
+export type { ShownLine } from "./select.js";
 export {
+  type CellDump,
+  type ChunkKind,
+  DEFAULT_CLEAR_MARKER,
+  DEFAULT_CUT_OVERHEAD,
   DEFAULT_MAX_BYTES,
   type OutputDump,
   OutputSink,

@@ -1,245 +1,154 @@
 /**
- * OutputSink (S31): receives an execution's text chunks in arrival order, sanitises them line by
- * line, counts lines and bytes, and keeps only a bounded tail in memory. Once the text passes
- * `maxBytes` it is marked truncated and, when an artifact file was given, the complete sanitised
- * stream is spilled there (what was kept so far first, then every later chunk).
- *
- * Memory stays bounded whatever the volume: the kept tail is whole chunks covering maxBytes (cut
- * exactly only when dumped), a partial line longer than maxBytes is committed as it is, and artifact
- * writes are encoded into one preallocated SPILL_BATCH buffer and written with synchronous `write`s. Synchronous writes are the backpressure: the producer (IOPub
- * callbacks) cannot be paused, so the sink never lets unwritten data pile up behind a stream.
+ * OutputSink (S31, docs/output.md): one call's output, cell by cell. Each cell keeps a bounded view
+ * of its own output (CellView); `dump` shares the text budget between the cells (tracebacks first,
+ * then cells that fit keep all, the rest split what is left) and says what each shows. Every byte,
+ * with the cell headers and a marker where output was cleared, goes to one artifact for the whole
+ * call, written to its file as soon as the model's view cuts anything.
  */
-import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
-import { sanitise } from "./sanitise.js";
+import { ArtifactLog, type SinkArtifact } from "./artifact-log.js";
+import { allocate } from "./budget.js";
+import { type CellRender, CellView, type ChunkKind } from "./cell-view.js";
+
+export type { SinkArtifact } from "./artifact-log.js";
+export type { ChunkKind } from "./cell-view.js";
 
 export const DEFAULT_MAX_BYTES = 50 * 1024;
-const SPILL_BATCH = 1024 * 1024;
-/** Kept chunks smaller than this are merged with the next, so the kept list stays short. */
-const MERGE_BELOW = 8 * 1024;
-
-export interface SinkArtifact {
-  id: string;
-  path: string;
-}
+/** What the notice and gap markers of one cut cell take, about (kept out of the budget). */
+export const DEFAULT_CUT_OVERHEAD = 384;
+/** The artifact's line where a cell's output was cleared (clear_output). */
+export const DEFAULT_CLEAR_MARKER = "[output cleared]";
 
 export interface OutputSinkOptions {
-  /** Bytes of text kept in memory and shown (default 50 KiB). */
+  /** Bytes of output text shown to the model for the whole call (default 50 KiB). */
   maxBytes?: number;
-  /** Where to spill the complete stream once it passes maxBytes (created lazily). */
+  /** Where the whole output goes once anything is cut (created lazily). */
   artifact?: SinkArtifact;
+  clearMarker?: string;
+  /** Bytes kept out of the budget per cut cell, for the notice and markers that say so (default 384). */
+  cutOverhead?: number;
+}
+
+export interface CellDump extends CellRender {
+  /** The header line written before the cell's output (none for a lone cell). */
+  header?: string;
+  /** Bytes of the budget this cell was given. */
+  share: number;
 }
 
 export interface OutputDump {
-  /** The visible text: everything, or the tail cut on a UTF-8 and line boundary. */
-  text: string;
+  cells: CellDump[];
+  /** Some cell's view was cut (a line left out or cut). */
   truncated: boolean;
-  /** Lines in the whole (sanitised) stream. */
+  /** Lines and bytes of the call's whole text: everything printed, headers and clear markers included. */
   totalLines: number;
-  /** Bytes (UTF-8) of the whole sanitised stream. */
   totalBytes: number;
-  /** Lines in `text`. */
-  outputLines: number;
-  /** 1-based number of the first line of `text` within the whole stream. */
-  firstLine: number;
-  /** Set when the complete stream was spilled to an artifact. */
+  /** Set when the whole text is in an artifact (whenever something was cut). */
   artifactId?: string;
-  /** Set when writing the artifact failed (it is then incomplete). */
+  /** Set when writing the artifact failed (it is then missing or incomplete). */
   artifactError?: string;
 }
 
-function countNewlines(text: string): number {
-  let n = 0;
-  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
-  return n;
-}
-
-/** Index of the first byte of `buf` at or after `start` that begins a UTF-8 character. */
-function utf8Start(buf: Buffer, start: number): number {
-  let i = start;
-  while (i < buf.length && (buf[i] & 0xc0) === 0x80) i++;
-  return i;
+interface SinkCell {
+  view: CellView;
+  header?: string;
 }
 
 export class OutputSink {
   readonly maxBytes: number;
-  private readonly artifact?: SinkArtifact;
-  /** Unsanitised text after the last line break (a `\r` may still overwrite it). */
-  private pending = "";
-  /** Sanitised text kept in memory: whole chunks (small ones merged), at least maxBytes of them. */
-  private tail: string[] = [];
-  private tailSizes: number[] = [];
-  private tailBytes = 0;
-  /** Whether the first char of `tail` starts a line of the stream. */
-  private tailAtLineStart = true;
-  private bytes = 0;
-  private newlines = 0;
-  private endsWithNewline = true;
-  private truncated = false;
-  private fd?: number;
-  private spillBuf?: Buffer;
-  private spillUsed = 0;
-  private spilled = false;
-  private artifactError?: string;
+  private readonly log: ArtifactLog;
+  private readonly cells: SinkCell[] = [];
+  private readonly clearMarker: string;
+  private readonly cutOverhead: number;
   private ended = false;
 
   constructor(options: OutputSinkOptions = {}) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-    this.artifact = options.artifact;
+    this.clearMarker = options.clearMarker ?? DEFAULT_CLEAR_MARKER;
+    this.cutOverhead = options.cutOverhead ?? DEFAULT_CUT_OVERHEAD;
+    this.log = new ArtifactLog(options.artifact, this.maxBytes);
   }
 
-  /** Adds a chunk of raw text (ANSI codes and `\r` are handled here). */
-  push(chunk: string): void {
-    if (this.ended || chunk.length === 0) return;
-    const data = this.pending ? this.pending + chunk : chunk;
-    const lastBreak = data.lastIndexOf("\n");
-    if (lastBreak < 0) {
-      this.pending = data;
-      // A line longer than the budget is committed as is (its later `\r`s are then not applied).
-      if (this.pending.length > this.maxBytes) this.flushPending();
-      return;
+  /** A new cell starts (the previous one ends); `header` goes to the artifact before its output. */
+  startCell(header?: string): void {
+    if (this.ended) return;
+    this.endCell();
+    this.compact();
+    if (header !== undefined) {
+      if (!this.log.atLineStart) this.log.write("\n");
+      this.log.write(`${header}\n`);
     }
-    this.pending = lastBreak + 1 < data.length ? data.slice(lastBreak + 1) : "";
-    this.commit(sanitise(lastBreak + 1 < data.length ? data.slice(0, lastBreak + 1) : data));
-    if (this.pending.length > this.maxBytes) this.flushPending();
+    this.cells.push({ view: new CellView(this.log, this.maxBytes), header });
   }
 
-  private flushPending(): void {
-    const text = sanitise(this.pending);
-    this.pending = "";
-    this.commit(text);
+  /** Adds raw output of the current cell (ANSI codes and `\r` are handled here). */
+  push(text: string, kind: ChunkKind = "stdout"): void {
+    if (this.ended) return;
+    if (this.cells.length === 0) this.startCell();
+    this.cells[this.cells.length - 1].view.push(text, kind);
   }
 
-  private commit(text: string): void {
-    if (text.length === 0) return;
-    const size = Buffer.byteLength(text);
-    this.bytes += size;
-    this.newlines += countNewlines(text);
-    this.endsWithNewline = text.charCodeAt(text.length - 1) === 10;
-    const last = this.tail.length - 1;
-    if (last >= 0 && this.tailSizes[last] < MERGE_BELOW) {
-      this.tail[last] += text;
-      this.tailSizes[last] += size;
-    } else {
-      this.tail.push(text);
-      this.tailSizes.push(size);
-    }
-    this.tailBytes += size;
-    if (this.spilled) this.spill(text, size);
-    if (this.tailBytes > this.maxBytes && !this.truncated) {
-      this.truncated = true;
-      if (this.artifact) this.startSpill();
-    }
-    // drop whole chunks from the front while what remains still covers maxBytes
-    while (this.tail.length > 1 && this.tailBytes - this.tailSizes[0] >= this.maxBytes) {
-      const dropped = this.tail.shift()!;
-      this.tailBytes -= this.tailSizes.shift()!;
-      this.tailAtLineStart = dropped.charCodeAt(dropped.length - 1) === 10;
-    }
+  /** clear_output for the current cell: what it showed leaves the view (the artifact keeps it). */
+  clear(): void {
+    if (this.ended || this.cells.length === 0) return;
+    this.cells[this.cells.length - 1].view.clear(this.clearMarker);
   }
 
-  private startSpill(): void {
-    const artifact = this.artifact!;
-    try {
-      mkdirSync(dirname(artifact.path), { recursive: true });
-      this.fd = openSync(artifact.path, "w", 0o600);
-      this.spilled = true;
-      for (const [i, piece] of this.tail.entries()) this.spill(piece, this.tailSizes[i]);
-    } catch (err) {
-      this.fail(err);
-    }
+  /** Ends the current cell (its partial last line becomes a line). */
+  endCell(): void {
+    if (!this.ended) this.cells[this.cells.length - 1]?.view.settle();
   }
 
-  /** Encodes straight into one preallocated batch buffer (no allocation per chunk). */
-  private spill(text: string, size: number): void {
-    if (this.fd === undefined) return;
-    if (size > SPILL_BATCH - this.spillUsed) this.writeSpill();
-    if (size > SPILL_BATCH) {
-      this.writeAll(Buffer.from(text, "utf8"));
-      return;
-    }
-    this.spillBuf ??= Buffer.allocUnsafe(SPILL_BATCH);
-    this.spillUsed += this.spillBuf.write(text, this.spillUsed, "utf8");
+  /** Finished cells drop what their current share can no longer show (bounded memory for many cells). */
+  private compact(): void {
+    if (this.cells.length === 0) return;
+    const { shares, reserved } = this.allocation();
+    for (const [i, c] of this.cells.entries()) c.view.compact(shares[i], reserved[i]);
   }
 
-  private writeSpill(): void {
-    if (this.fd === undefined || !this.spillBuf || this.spillUsed === 0) return;
-    const used = this.spillUsed;
-    this.spillUsed = 0;
-    this.writeAll(this.spillBuf.subarray(0, used));
-  }
-
-  private writeAll(buf: Buffer): void {
-    if (this.fd === undefined) return;
-    try {
-      let done = 0;
-      while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done);
-    } catch (err) {
-      this.fail(err);
-    }
-  }
-
-  private fail(err: unknown): void {
-    this.artifactError = (err as Error).message ?? String(err);
-    if (this.fd !== undefined) {
-      try {
-        closeSync(this.fd);
-      } catch {}
-    }
-    this.fd = undefined;
-    this.spillBuf = undefined;
-    this.spillUsed = 0;
-  }
-
-  /** Commits the last partial line and closes the artifact file. Idempotent. */
-  end(): OutputDump {
-    if (!this.ended) {
-      if (this.pending) this.flushPending();
-      this.ended = true;
-      this.writeSpill();
-      if (this.fd !== undefined) {
-        try {
-          closeSync(this.fd);
-        } catch (err) {
-          this.fail(err);
-        }
-        this.fd = undefined;
-      }
-    }
-    return this.dump();
+  /**
+   * The shares: the budget less the cell headers and, per cut cell, `cutOverhead` for the words
+   * that say so (never less than half the budget), so the whole text stays near `maxBytes`.
+   */
+  private allocation() {
+    const sizes = this.cells.map((c) => c.view.size());
+    const needs = sizes.map((s) => s.bytes);
+    const important = sizes.map((s) => s.important);
+    let headers = 0;
+    for (const c of this.cells) if (c.header !== undefined) headers += Buffer.byteLength(c.header) + 1;
+    const least = Math.floor(this.maxBytes / 2);
+    const budget = Math.max(least, this.maxBytes - headers);
+    const first = allocate(budget, needs, important);
+    const cut = first.shares.filter((share, i) => share < needs[i]).length;
+    if (cut === 0 || this.cutOverhead === 0) return first;
+    return allocate(Math.max(least, budget - cut * this.cutOverhead), needs, important);
   }
 
   /** What the model sees so far (callable mid-stream for progress). */
   dump(): OutputDump {
-    const pendingText = this.pending ? sanitise(this.pending) : "";
-    const pendingBytes = Buffer.byteLength(pendingText);
-    const totalBytes = this.bytes + pendingBytes;
-    const endsWithNewline = pendingText ? pendingText.endsWith("\n") : this.endsWithNewline;
-    const totalLines =
-      this.newlines + countNewlines(pendingText) + (totalBytes > 0 && !endsWithNewline ? 1 : 0);
-    let text = this.tail.join("") + pendingText;
-    const truncated = this.truncated || this.tailBytes + pendingBytes > this.maxBytes;
-    if (truncated) {
-      const buf = Buffer.from(text);
-      let cut = utf8Start(buf, Math.max(0, buf.length - this.maxBytes));
-      const atLineStart = cut === 0 ? this.tailAtLineStart : buf[cut - 1] === 0x0a;
-      if (!atLineStart) {
-        const nl = buf.indexOf(0x0a, cut);
-        // Only move to the next line when something is left after it (one huge line stays cut).
-        if (nl >= 0 && nl + 1 < buf.length) cut = nl + 1;
-      }
-      text = buf.subarray(cut).toString("utf8");
-    }
-    const outputLines = countNewlines(text) + (text.length > 0 && !text.endsWith("\n") ? 1 : 0);
+    const { shares, reserved } = this.allocation();
+    const cells = this.cells.map((c, i) => ({
+      ...c.view.render(shares[i], reserved[i]),
+      header: c.header,
+      share: shares[i],
+    }));
+    const truncated = cells.some((c) => c.cut);
+    if (truncated) this.log.open();
     return {
-      text,
+      cells,
       truncated,
-      totalLines,
-      totalBytes,
-      outputLines,
-      firstLine: Math.max(1, totalLines - outputLines + 1),
-      artifactId: this.spilled && this.artifact ? this.artifact.id : undefined,
-      artifactError: this.artifactError,
+      totalLines: this.log.totalLines,
+      totalBytes: this.log.totalBytes,
+      artifactId: this.log.id,
+      artifactError: this.log.failure,
     };
+  }
+
+  /** Ends the stream and closes the artifact (removed when nothing was cut). Idempotent. */
+  end(): OutputDump {
+    this.endCell();
+    this.ended = true;
+    const dump = this.dump();
+    this.log.close(dump.truncated);
+    return { ...dump, artifactId: this.log.id, artifactError: this.log.failure };
   }
 }

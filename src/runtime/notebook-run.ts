@@ -60,7 +60,10 @@ export interface NotebookRunOptions {
   onCellEnd?: (report: CellRunReport) => void;
   executeHooks?: (
     index: number,
-  ) => Pick<ExecuteOptions, "onChunk" | "onDisplay" | "onStatusEvent" | "onNotice" | "keepText">;
+  ) => Pick<
+    ExecuteOptions,
+    "onChunk" | "onDisplay" | "onStatusEvent" | "onNotice" | "onClearOutput" | "keepText"
+  >;
 }
 
 export interface NotebookRunResult {

@@ -1,12 +1,14 @@
 /**
- * Records a sequence of cell executions for the model: one OutputSink (bounded, full text spilled to
- * an artifact), per-cell status, JSON outputs, status events, images; throttled progress through
- * onUpdate; and the final result (text in the original's wording, images downscaled to the budget).
- * Shared by the python tool and the notebook tool's run action, so both answer alike.
+ * Records a sequence of cell executions for the model: one OutputSink (each cell's output bounded
+ * within a shared budget, the whole call's text in one artifact), per-cell status, JSON outputs,
+ * status events, images (the latest ones); clear_output followed as Jupyter does; throttled progress
+ * through onUpdate; and the final result (text in the original's wording, images downscaled to the
+ * budget). Shared by the python tool and the notebook tool's run action, so both answer alike.
+ * The rules are in docs/output.md.
  */
-import type { DisplayOutput, ExecuteOptions } from "../kernel/types.js";
+import type { ExecuteOptions } from "../kernel/types.js";
 import type { ArtifactStore } from "../output/artifacts.js";
-import { OutputSink } from "../output/sink.js";
+import { type OutputDump, OutputSink } from "../output/sink.js";
 import { CallAbortedError, CallTimeoutError, type Deadline } from "../runtime/deadline.js";
 import {
   InitScriptError,
@@ -14,10 +16,24 @@ import {
   type SessionExecuteResult,
   TooManyRestartsError,
 } from "../runtime/session.js";
+import { LatestImages } from "./cell-images.js";
 import { type CellAbort, inlineNotice } from "./kernel-text.js";
-import { type ImageBudget, prepareImage } from "./python-images.js";
-import { cellHeader, outputDetails, type PythonToolDetails, resultText } from "./python-result.js";
-import type { ImageContent, ToolResult, ToolUpdate } from "./types.js";
+import { displayModelText, outputText } from "./output-text.js";
+import type { ImageBudget } from "./python-images.js";
+import {
+  cellHeader,
+  cellOutputDetails,
+  outputDetails,
+  type PythonToolDetails,
+  resultText,
+} from "./python-result.js";
+import type { ToolResult, ToolUpdate } from "./types.js";
+
+/** The ExecuteOptions hooks a recorder fills for one cell. */
+export type CellHooks = Pick<
+  ExecuteOptions,
+  "onChunk" | "onDisplay" | "onStatusEvent" | "onClearOutput" | "onNotice" | "keepText"
+>;
 
 export interface CellRunRecorderOptions {
   artifacts: ArtifactStore;
@@ -47,16 +63,18 @@ type ExecResult = Pick<
 export class CellRunRecorder {
   readonly sink: OutputSink;
   readonly details: PythonToolDetails;
-  private readonly rawImages: { cell: number; display: DisplayOutput }[] = [];
+  private readonly images: LatestImages;
+  /** Positions (1-based, in details.cells) of the cells started, in order: the sink's cells. */
+  private readonly started: number[] = [];
+  /** Cells whose clear_output(wait=True) waits for their next output. */
+  private readonly clearOnNextOutput = new Set<number>();
   private lastUpdate = 0;
-  private produced = false;
-  /** The last text pushed ended a line (so a notice starts on its own line). */
-  private lineStart = true;
   private cellStarted = 0;
-  private readonly started = Date.now();
+  private readonly startedAt = Date.now();
 
   constructor(private readonly options: CellRunRecorderOptions) {
     this.details = options.details;
+    this.images = new LatestImages(options.images.maxImages);
     this.sink = new OutputSink({
       maxBytes: options.maxBytes,
       artifact: options.artifacts.create(options.session),
@@ -68,39 +86,40 @@ export class CellRunRecorder {
     const n = this.details.cells.length;
     const d = this.details.cells[i - 1];
     d.status = "running";
-    if (n > 1 || label) this.sink.push(`${label ?? cellHeader(i, n, d.title)}\n`);
-    this.produced = false;
+    this.sink.startCell(n > 1 || label ? (label ?? cellHeader(i, n, d.title)) : undefined);
+    this.started.push(i);
     this.cellStarted = Date.now();
     this.update(true);
   }
 
   /** Hooks that stream cell `i`'s output into the sink and details. */
-  hooks(
-    i: number,
-  ): Pick<ExecuteOptions, "onChunk" | "onDisplay" | "onStatusEvent" | "onNotice" | "keepText"> {
+  hooks(i: number): CellHooks {
     return {
+      keepText: false,
+      onChunk: (text, kind) => {
+        this.beforeOutput(i);
+        this.sink.push(text, kind);
+        this.update();
+      },
       onNotice: (notice) => {
         const text = inlineNotice(notice);
         if (!text) return; // the summary lines say it
-        this.produced = true;
-        this.sink.push(`${this.lineStart ? "" : "\n"}${text}\n`);
-        this.lineStart = true;
-        this.update();
-      },
-      keepText: false,
-      onChunk: (text) => {
-        this.produced = true;
-        this.lineStart = text.endsWith("\n");
-        this.sink.push(text);
+        this.sink.push(`${text}\n`, "notice");
         this.update();
       },
       onDisplay: (display) => {
-        this.produced = true;
-        if (display.type === "image") this.rawImages.push({ cell: i, display });
+        // an update changes an earlier output in place: not a new output (nbclient)
+        if (display.source !== "update_display_data") this.beforeOutput(i);
+        if (display.type === "image") this.images.add(i, display);
         if (display.type === "json")
           this.details.jsonOutputs.push({ cell: i, data: display.data["application/json"] });
-        if (display.text) this.sink.push(display.text.endsWith("\n") ? display.text : `${display.text}\n`);
+        const text = displayModelText(display);
+        if (text) this.sink.push(text, "display");
         this.update();
+      },
+      onClearOutput: (wait) => {
+        if (wait) this.clearOnNextOutput.add(i);
+        else this.clear(i);
       },
       onStatusEvent: (event) => {
         this.details.statusEvents.push({ ...event, cell: i });
@@ -109,9 +128,23 @@ export class CellRunRecorder {
     };
   }
 
+  /** nbclient's rule: clear_output(wait=True) takes effect when the cell's next output arrives. */
+  private beforeOutput(i: number): void {
+    if (this.clearOnNextOutput.has(i)) this.clear(i);
+  }
+
+  /** What cell `i` showed leaves the model's view (text, images, JSON), as it leaves the notebook. */
+  private clear(i: number): void {
+    this.clearOnNextOutput.delete(i);
+    if (this.started[this.started.length - 1] === i) this.sink.clear();
+    this.images.clear(i);
+    const json = this.details.jsonOutputs;
+    for (let k = json.length - 1; k >= 0; k--) if (json[k].cell === i) json.splice(k, 1);
+    this.update();
+  }
+
   /** Records cell `i`'s result; returns false when the run should stop (error or abort). */
   finishCell(i: number, r: ExecResult, deadline: Deadline, allowError = false): boolean {
-    const n = this.details.cells.length;
     const d = this.details.cells[i - 1];
     d.durationMs = Date.now() - this.cellStarted;
     d.executionCount = r.executionCount;
@@ -135,8 +168,8 @@ export class CellRunRecorder {
       if (allowError) d.allowedError = true;
     } else {
       d.status = "ok";
-      if (!this.produced && n > 1) this.sink.push("(ok)\n");
     }
+    this.sink.endCell();
     this.update(true);
     return d.status === "ok" || (d.status === "error" && allowError);
   }
@@ -174,13 +207,34 @@ export class CellRunRecorder {
     this.lastUpdate = now;
     const dump = this.sink.dump();
     onUpdate({
-      content: [{ type: "text", text: dump.text }],
+      content: [{ type: "text", text: this.body(dump) }],
       details: {
         ...this.details,
-        cells: this.details.cells.map((c) => ({ ...c })),
+        cells: this.withOutput(dump).map((c) => ({ ...c })),
         output: outputDetails(dump, this.options.maxBytes),
       },
     });
+  }
+
+  /** The output text: cells named by their index (`cell ${index}`), as the rest of the text does. */
+  private body(dump: OutputDump): string {
+    const n = this.details.cells.length;
+    return outputText(
+      dump,
+      this.started.map((i) => {
+        const d = this.details.cells[i - 1];
+        return { name: `cell ${d.index}`, okWhenEmpty: n > 1 && d.status === "ok" };
+      }),
+    );
+  }
+
+  private withOutput(dump: OutputDump) {
+    const cells = this.details.cells.map((c) => ({ ...c }));
+    for (const [k, cell] of dump.cells.entries()) {
+      const i = this.started[k];
+      if (i) cells[i - 1].output = cellOutputDetails(cell, dump);
+    }
+    return cells;
   }
 
   /** Ends the sink and builds the model's result (images prepared within the budget). */
@@ -189,39 +243,15 @@ export class CellRunRecorder {
     for (const c of details.cells) if (c.status === "pending" || c.status === "running") c.status = "skipped";
     const dump = this.sink.end();
     details.output = outputDetails(dump, this.options.maxBytes);
-    const budget = this.options.images;
-    const content: ImageContent[] = [];
-    for (const { cell, display } of this.rawImages) {
-      const mimeType = display.mimeType ?? "image/png";
-      const base = { cell, mimeType };
-      if (content.length >= budget.maxImages) {
-        details.images.push({
-          ...base,
-          originalBytes: 0,
-          included: false,
-          reason: `limit of ${budget.maxImages} images per call`,
-        });
-        continue;
-      }
-      const img = await prepareImage(mimeType, display.data[mimeType], budget);
-      details.images.push({
-        ...base,
-        width: img.width,
-        height: img.height,
-        originalBytes: img.originalBytes,
-        included: img.data !== undefined,
-        sentMimeType: img.mimeType,
-        sentWidth: img.sentWidth,
-        sentHeight: img.sentHeight,
-        bytes: img.bytes,
-        reason: img.error,
-      });
-      if (img.data && img.mimeType) content.push({ type: "image", data: img.data, mimeType: img.mimeType });
+    for (const [k, cell] of dump.cells.entries()) {
+      const i = this.started[k];
+      if (i) details.cells[i - 1].output = cellOutputDetails(cell, dump);
     }
-    details.durationMs = Date.now() - this.started;
+    const content = await this.images.prepare(this.options.images, details);
+    details.durationMs = Date.now() - this.startedAt;
     const failed = details.cells.some((c) => c.status === "error" || c.status === "aborted");
     const result: ToolResult<PythonToolDetails> = {
-      content: [{ type: "text", text: resultText(dump, details) }, ...content],
+      content: [{ type: "text", text: resultText(this.body(dump), details) }, ...content],
       details,
     };
     if (failed) result.isError = true;

@@ -1,10 +1,10 @@
 /**
  * The python tool's result: the details shape (for renderers and hosts) and the text the model
- * reads, in the original's wording (`[i/n] title`, `(ok)`, failed/aborted cell lines, truncation
- * notice with the artifact pointer).
+ * reads, in the original's wording (`[i/n] title`, `(ok)`, failed/aborted cell lines); the output
+ * body with its per-cell cut notices comes from output-text.ts (docs/output.md).
  */
 import type { StatusEvent } from "../kernel/types.js";
-import type { OutputDump } from "../output/sink.js";
+import type { CellDump, OutputDump } from "../output/sink.js";
 import type { SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SessionMode } from "../runtime/sessions.js";
 import {
@@ -37,6 +37,25 @@ export interface PythonCellDetails {
   restartedAfterInterrupt?: boolean;
   /** What the session did to the kernel around this cell (restarts; docs/kernel-state.md). */
   kernelEvents?: SessionEvent[];
+  /** What the model was shown of this cell's output (set once it started). */
+  output?: PythonCellOutputDetails;
+}
+
+/** One cell's output as shown (docs/output.md); counts are of the output since its last clear_output. */
+export interface PythonCellOutputDetails {
+  lines: number;
+  bytes: number;
+  /** Some of it was not shown (lines left out, or long lines cut). */
+  truncated: boolean;
+  /** Line ranges shown, 1-based, inclusive. */
+  shownLines: [number, number][];
+  /** Lines shown cut (longer than the space left). */
+  linesCut: number;
+  /** clear_output calls that took effect. */
+  clears: number;
+  /** Where this output is in the call's artifact (set when it was cut). */
+  artifactId?: string;
+  artifactLines?: [number, number];
 }
 
 export interface PythonImageDetails {
@@ -53,12 +72,11 @@ export interface PythonImageDetails {
   reason?: string;
 }
 
+/** The whole call's output: the artifact's lines and bytes (headers and clear markers included). */
 export interface PythonOutputDetails {
   truncated: boolean;
   totalLines: number;
   totalBytes: number;
-  outputLines: number;
-  firstLine: number;
   maxBytes: number;
   artifactId?: string;
   artifactUri?: string;
@@ -74,6 +92,8 @@ export interface PythonToolDetails {
   jsonOutputs: { cell: number; data: unknown }[];
   statusEvents: (StatusEvent & { cell: number })[];
   images: PythonImageDetails[];
+  /** Images left out by the per-call limit (the latest ones are kept). */
+  droppedImages?: number;
   output: PythonOutputDetails;
   durationMs: number;
   /** Whose kernel ran the cells (for wording): a python session or a notebook's kernel. */
@@ -102,7 +122,7 @@ export function emptyDetails(
     jsonOutputs: [],
     statusEvents: [],
     images: [],
-    output: { truncated: false, totalLines: 0, totalBytes: 0, outputLines: 0, firstLine: 1, maxBytes },
+    output: { truncated: false, totalLines: 0, totalBytes: 0, maxBytes },
     durationMs: 0,
   };
 }
@@ -112,8 +132,6 @@ export function outputDetails(dump: OutputDump, maxBytes: number): PythonOutputD
     truncated: dump.truncated,
     totalLines: dump.totalLines,
     totalBytes: dump.totalBytes,
-    outputLines: dump.outputLines,
-    firstLine: dump.firstLine,
     maxBytes,
     artifactId: dump.artifactId,
     artifactUri: dump.artifactId ? `artifact://${dump.artifactId}` : undefined,
@@ -121,15 +139,31 @@ export function outputDetails(dump: OutputDump, maxBytes: number): PythonOutputD
   };
 }
 
-function kb(bytes: number): string {
-  return `${Math.round(bytes / 1024)}KB`;
+/** Shown ranges of a cell's lines, e.g. [[1, 20], [39981, 40000]]. */
+export function shownRanges(cell: CellDump): [number, number][] {
+  const ranges: [number, number][] = [];
+  for (const { n } of cell.shown) {
+    const last = ranges[ranges.length - 1];
+    if (last && last[1] + 1 === n) last[1] = n;
+    else ranges.push([n, n]);
+  }
+  return ranges;
 }
 
-/** `[Showing lines A-B of N (50KB limit). Read artifact://<id> for full output]` (S32). */
-export function truncationNotice(o: PythonOutputDetails): string {
-  const range = `[Showing lines ${o.firstLine}-${o.firstLine + Math.max(0, o.outputLines - 1)} of ${o.totalLines} (${kb(o.maxBytes)} limit).`;
-  if (o.artifactUri) return `${range} Read ${o.artifactUri} for full output]`;
-  return `${range} The full output could not be saved${o.artifactError ? `: ${o.artifactError}` : ""}]`;
+export function cellOutputDetails(cell: CellDump, dump: OutputDump): PythonCellOutputDetails {
+  const out: PythonCellOutputDetails = {
+    lines: cell.lines,
+    bytes: cell.bytes,
+    truncated: cell.cut,
+    shownLines: shownRanges(cell),
+    linesCut: cell.shown.filter((l) => l.cutChars > 0).length,
+    clears: cell.clears,
+  };
+  if (cell.cut && dump.artifactId) {
+    out.artifactId = dump.artifactId;
+    out.artifactLines = [cell.firstArtifactLine, cell.firstArtifactLine + cell.lines - 1];
+  }
+  return out;
 }
 
 export function cellHeader(i: number, n: number, title?: string): string {
@@ -216,14 +250,19 @@ export function leadingNotes(d: PythonToolDetails): string[] {
   return notes;
 }
 
-/** The model's text: notes, output (or a placeholder), truncation notice, summary lines. */
-export function resultText(dump: OutputDump, d: PythonToolDetails): string {
+/** The model's text: notes, output body with its cut notices (or a placeholder), dropped images, summary lines. */
+export function resultText(body: string, d: PythonToolDetails): string {
   const parts: string[] = [...leadingNotes(d)];
-  const body = dump.text.replace(/\n+$/, "");
-  const hasRich = d.images.length > 0 || d.jsonOutputs.length > 0;
+  const hasRich = d.images.length > 0 || d.jsonOutputs.length > 0 || (d.droppedImages ?? 0) > 0;
   if (body) parts.push(body);
   else parts.push(hasRich ? "(no text output)" : "(no output)");
-  if (dump.truncated) parts.push(truncationNotice(d.output));
+  if (d.droppedImages) parts.push(droppedImagesNotice(d));
   parts.push(...summaryLines(d));
   return parts.join("\n");
+}
+
+function droppedImagesNotice(d: PythonToolDetails): string {
+  const n = d.droppedImages ?? 0;
+  const kept = d.images.length;
+  return `[${n} earlier image${n === 1 ? "" : "s"} not included (limit: ${kept} image${kept === 1 ? "" : "s"} per call; the latest are kept)]`;
 }

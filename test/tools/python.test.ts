@@ -115,27 +115,36 @@ test("stdin requests are answered and reported", async () => {
   assert.equal(r.details.cells[0].stdinRequested, true);
 });
 
-test("long output keeps the tail and points at an artifact holding every byte", async () => {
+test("long output shows its head and tail and points at an artifact holding every byte", async () => {
   const r = await call({ cells: [{ code: "for i in range(100000): print(f'line {i} ü')" }] });
   const t = text(r);
   const o = r.details.output;
+  const cell = r.details.cells[0].output!;
   assert.equal(o.truncated, true);
   assert.equal(o.totalLines, 100000);
   assert.ok(o.artifactId);
+  const [[a, b], [c, d]] = cell.shownLines;
+  assert.equal(a, 1);
+  assert.equal(d, 100000);
   assert.match(
     t,
     new RegExp(
-      `\\[Showing lines ${o.firstLine}-100000 of 100000 \\(50KB limit\\)\\. Read artifact://${o.artifactId} for full output\\]$`,
+      `\\[cell 1: 100,000 lines \\(1\\.3 MB\\); showing lines 1-${b.toLocaleString("en-US")} and ${c.toLocaleString("en-US")}-100,000\\. All of it: artifact://${o.artifactId}, lines 1-100,000\\. Read it with the artifact tool: \\{"id":"${o.artifactId}","offset":${b + 1}\\}\\]$`,
     ),
   );
-  assert.ok(t.startsWith(`line ${o.firstLine - 1} ü\n`));
+  assert.ok(t.startsWith("line 0 ü\nline 1 ü\n"));
+  assert.ok(
+    t.includes(
+      `line ${b - 1} ü\n… [${(c - b - 1).toLocaleString("en-US")} lines not shown]\nline ${c - 1} ü\n`,
+    ),
+  );
   let expected = "";
   for (let i = 0; i < 100000; i++) expected += `line ${i} ü\n`;
   const path = rt.artifacts.resolve(o.artifactUri!)!;
   assert.equal(statSync(path).size, Buffer.byteLength(expected));
   assert.equal(readFileSync(path, "utf8"), expected);
-  const slice = await rt.artifacts.read(o.artifactUri!, { offset: 5, limit: 2 });
-  assert.equal(slice.text, "line 4 ü\nline 5 ü\n");
+  const slice = await rt.artifacts.read(o.artifactUri!, { offset: b + 1, limit: 2 });
+  assert.equal(slice.text, `line ${b} ü\nline ${b + 1} ü\n`);
 });
 
 test("images reach the model, downscaled to the budget; JSON and status events land in details", async () => {
@@ -219,7 +228,7 @@ test("progress reaches onUpdate while cells run", async () => {
   );
   const r = await pending;
   assert.equal(text(r), "first\nsecond");
-  assert.ok(seen.includes("running:first\n"), seen.join(" | "));
+  assert.ok(seen.includes("running:first"), seen.join(" | "));
 });
 
 test("reset gives a fresh kernel for the first cell only; a cell that kills its kernel is not run again", async () => {

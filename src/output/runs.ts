@@ -1,0 +1,125 @@
+/**
+ * Runs: consecutive whole lines of a cell's view kept as one string (a flood of short lines costs
+ * a few strings, not one object per line), or one long line kept as its first characters. They are
+ * split into lines only when a view is rendered, and then only as many as a share can show.
+ */
+import type { ViewLine } from "./select.js";
+
+export interface Run {
+  /** Line number (1-based, in the cell's view) of the first line. */
+  n: number;
+  count: number;
+  /** The lines, each followed by a break (a long line: its first characters, then a break). */
+  text: string;
+  /** UTF-8 bytes of `text`. */
+  stored: number;
+  important: boolean;
+  /** Set for one line longer than what is kept: its whole length (UTF-16 units) and bytes. */
+  long?: { chars: number; bytes: number };
+}
+
+export function runLines(run: Run): ViewLine[] {
+  const { important } = run;
+  if (run.long) {
+    const text = run.text.slice(0, -1);
+    return [{ n: run.n, text, chars: run.long.chars, bytes: run.long.bytes, stored: run.stored, important }];
+  }
+  const out: ViewLine[] = [];
+  let from = 0;
+  for (let n = run.n; from < run.text.length; n++) {
+    const nl = run.text.indexOf("\n", from);
+    const text = run.text.slice(from, nl);
+    const bytes = Buffer.byteLength(text) + 1;
+    out.push({ n, text, chars: text.length, bytes, stored: bytes, important });
+    from = nl + 1;
+  }
+  return out;
+}
+
+/** Lines from the front of `runs` covering at least `budget` bytes (whole runs). */
+export function linesFromFront(runs: readonly Run[], budget: number): ViewLine[] {
+  const out: ViewLine[] = [];
+  let bytes = 0;
+  for (const run of runs) {
+    if (bytes >= budget) break;
+    out.push(...runLines(run));
+    bytes += run.stored;
+  }
+  return out;
+}
+
+/** Lines from the back of `runs` covering at least `budget` bytes (whole runs), in order. */
+export function linesFromBack(runs: readonly Run[], budget: number): ViewLine[] {
+  const picked: Run[] = [];
+  let bytes = 0;
+  for (let i = runs.length - 1; i >= 0 && bytes < budget; i--) {
+    picked.push(runs[i]);
+    bytes += runs[i].stored;
+  }
+  return picked.reverse().flatMap(runLines);
+}
+
+/** Merges `run` into `last` (consecutive short lines of the same kind, within `maxRun` bytes). */
+export function mergeInto(last: Run, run: Run, maxRun: number): boolean {
+  if (last.long || run.long || last.important !== run.important) return false;
+  if (last.n + last.count !== run.n || last.stored + run.stored > maxRun) return false;
+  last.text += run.text;
+  last.count += run.count;
+  last.stored += run.stored;
+  return true;
+}
+
+export function countLines(runs: readonly Run[]): number {
+  let n = 0;
+  for (const r of runs) n += r.count;
+  return n;
+}
+
+/** A growing queue of runs that drops from the front (array shifts would be quadratic). */
+export class RunQueue {
+  private items: Run[] = [];
+  private start = 0;
+  bytes = 0;
+
+  get length(): number {
+    return this.items.length - this.start;
+  }
+
+  last(): Run | undefined {
+    return this.length > 0 ? this.items[this.items.length - 1] : undefined;
+  }
+
+  push(run: Run): void {
+    this.items.push(run);
+    this.bytes += run.stored;
+  }
+
+  /** Appends `run`, merged into the last run when both are short lines of the same kind. */
+  pushMerging(run: Run, maxRun: number): void {
+    if (this.length > 0 && mergeInto(this.items[this.items.length - 1], run, maxRun)) {
+      this.bytes += run.stored;
+      return;
+    }
+    this.push(run);
+  }
+
+  /** Drops runs from the front while the rest still hold `keep` bytes. */
+  trim(keep: number): void {
+    while (this.length > 1 && this.bytes - this.items[this.start].stored >= keep) {
+      this.bytes -= this.items[this.start].stored;
+      this.start++;
+    }
+    if (this.start > 64 && this.start * 2 > this.items.length) {
+      this.items = this.items.slice(this.start);
+      this.start = 0;
+    }
+  }
+
+  forEach(fn: (run: Run) => void): void {
+    for (let i = this.start; i < this.items.length; i++) fn(this.items[i]);
+  }
+
+  list(): Run[] {
+    return this.items.slice(this.start);
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The words for a call's output (docs/output.md): each cell's header and shown lines, a marker where
+ * lines were left out or a line was cut, a notice per cut cell saying how much it produced and where
+ * the whole is in the artifact (with the artifact tool call that reads it), and the names of outputs
+ * the model cannot see.
+ */
+import { displayTextSource, unseenOutputs } from "../kernel/display.js";
+import type { DisplayOutput } from "../kernel/types.js";
+import type { CellDump, OutputDump } from "../output/sink.js";
+import { shownRanges } from "./python-result.js";
+
+export function count(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+export function size(bytes: number): string {
+  if (bytes < 1024) return `${bytes} byte${bytes === 1 ? "" : "s"}`;
+  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+}
+
+function plural(n: number, word: string): string {
+  return `${count(n)} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function rangeList(ranges: [number, number][]): string {
+  const parts = ranges.map(([a, b]) => (a === b ? count(a) : `${count(a)}-${count(b)}`));
+  const list =
+    parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}` : parts[0];
+  const one = ranges.length === 1 && ranges[0][0] === ranges[0][1];
+  return `${one ? "line" : "lines"} ${list}`;
+}
+
+/** The model's text for a display: its text form, then a line per output it cannot see. */
+export function displayModelText(display: DisplayOutput): string {
+  const { mimeType } = displayTextSource(display.data);
+  const lines = display.text ? [display.text.replace(/\n$/, "")] : [];
+  for (const u of unseenOutputs(display.data, mimeType))
+    lines.push(`[${u.mimeType}, ${size(u.bytes)}, not shown]`);
+  return lines.join("\n");
+}
+
+/** `[cell 2: 40,000 lines (1.2 MB); showing lines 1-20 and 39,981-40,000. All of it: artifact://…]` */
+export function cutNotice(cell: CellDump, name: string, dump: OutputDump): string {
+  const since = cell.clears > 0 ? " since its last clear_output" : "";
+  const ranges = shownRanges(cell);
+  const cutLines = cell.shown.filter((l) => l.cutChars > 0);
+  const allShown = cell.shown.length === cell.lines;
+  const parts = [`[${name}${since}: ${plural(cell.lines, "line")} (${size(cell.bytes)})`];
+  if (!allShown) parts.push(`; showing ${rangeList(ranges)}`);
+  if (cutLines.length) parts.push(`; ${plural(cutLines.length, "long line")} cut`);
+  parts.push(".");
+  if (dump.artifactError) {
+    parts.push(` The whole output could not be saved: ${dump.artifactError}]`);
+    return parts.join("");
+  }
+  if (!dump.artifactId) return `${parts.join("")}]`;
+  const id = dump.artifactId;
+  const first = cell.firstArtifactLine;
+  const last = first + cell.lines - 1;
+  // read from the first line not shown, or the first cut line
+  let hidden = 1;
+  for (const l of cell.shown) {
+    if (l.n !== hidden || l.cutChars > 0) break;
+    hidden++;
+  }
+  const where = first === last ? `line ${count(first)}` : `lines ${count(first)}-${count(last)}`;
+  parts.push(
+    ` All of it: artifact://${id}, ${where}. Read it with the artifact tool: ${JSON.stringify({ id, offset: first + hidden - 1 })}]`,
+  );
+  return parts.join("");
+}
+
+export interface OutputTextCell {
+  /** How the text names the cell: `cell ${details.cells[k].index}`. */
+  name: string;
+  /** Shown as `(ok)` when it printed nothing. */
+  okWhenEmpty: boolean;
+}
+
+/** The body: per cell its header, shown lines with cut markers, and its notice when cut. */
+export function outputText(dump: OutputDump, cells: OutputTextCell[]): string {
+  const out: string[] = [];
+  for (const [k, cell] of dump.cells.entries()) {
+    const meta = cells[k];
+    if (cell.header !== undefined) out.push(cell.header);
+    if (cell.lines === 0) {
+      if (meta?.okWhenEmpty) out.push("(ok)");
+      continue;
+    }
+    let next = 1;
+    for (const line of cell.shown) {
+      if (line.n > next) out.push(`… [${plural(line.n - next, "line")} not shown]`);
+      out.push(
+        line.cutChars > 0 ? `${line.text}… [line cut: ${count(line.cutChars)} more characters]` : line.text,
+      );
+      next = line.n + 1;
+    }
+    if (next <= cell.lines) out.push(`… [${plural(cell.lines - next + 1, "line")} not shown]`);
+    if (cell.cut) out.push(cutNotice(cell, meta?.name ?? `cell ${k + 1}`, dump));
+  }
+  return out.join("\n");
+}
