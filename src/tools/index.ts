@@ -3,6 +3,7 @@
  * The runtime owns the kernels; dispose() shuts them all down.
  */
 import { createRuntime, type RuntimeOptions } from "../runtime/index.js";
+import { createArtifactTool } from "./artifact.js";
 import { createNotebookTool } from "./notebook.js";
 import { createNotebookExecutor } from "./notebook-executor.js";
 import { createPythonTool } from "./python.js";
@@ -28,6 +29,7 @@ export function createToolbox(options: ToolboxOptions): Toolbox {
   const tools: AnyTool[] = [
     createNotebookTool({ cwd: options.cwd, executor: createNotebookExecutor({ runtime }) }) as AnyTool,
     createPythonTool({ cwd: options.cwd, runtime }) as AnyTool,
+    createArtifactTool({ artifacts: runtime.artifacts }) as AnyTool,
   ];
   return { tools, runtime, dispose: () => runtime.dispose() };
 }
