@@ -64,7 +64,9 @@ export const runCommand: Command = {
     }
     const { values } = parsed;
     const shown = new Map(parsed.jobs.map((job, i) => [job, parsed.given[i]]));
-    const name = (job: NotebookJob) => shown.get(job) ?? basename(job.input);
+    // An unreadable input is named as given; progress and results name a notebook by its file name.
+    const name = (job: NotebookJob) => shown.get(job) ?? job.input;
+    const short = (job: NotebookJob) => basename(job.input);
     // Every input is read and checked before anything is written for it (docs/cli.md).
     const sources = new Map<NotebookJob, string[]>();
     const unreadable: string[] = [];
@@ -106,13 +108,13 @@ export const runCommand: Command = {
         const error = report.result?.error;
         const what = report.status === "error" && error ? `: ${error.name}: ${firstLine(error.value)}` : "";
         const secs = (report.durationMs / 1000).toFixed(2);
-        const line = `${name(job)} [${n}/${codeCells.get(job) ?? "?"}] cell ${report.index} ${report.status} ${secs}s${what}`;
+        const line = `${short(job)} [${n}/${codeCells.get(job) ?? "?"}] cell ${report.index} ${report.status} ${secs}s${what}`;
         if (tty) process.stderr.write(`\r\x1b[2K${line}${report.status === "ok" ? "" : "\n"}`);
         else if (report.status !== "ok") process.stderr.write(`${line}\n`);
       }
       if (stops) {
         const source = sources.get(job)?.[report.index] ?? "";
-        process.stderr.write(formatCellFailure(report, { notebook: name(job), source, color }));
+        process.stderr.write(formatCellFailure(report, { notebook: short(job), source, color }));
       }
     };
     try {
@@ -131,7 +133,7 @@ export const runCommand: Command = {
           onNotebookStart: (job, n) => codeCells.set(job, n),
           onNotice: (job, notice) => {
             if (tty) process.stderr.write("\r\x1b[2K");
-            process.stderr.write(`${name(job)}: ${notice}\n`);
+            process.stderr.write(`${short(job)}: ${notice}\n`);
           },
           onCellEnd: progress,
         }),
@@ -148,7 +150,7 @@ export const runCommand: Command = {
         let line: string;
         if (r.error) {
           failed = true;
-          line = `Error: ${name(r.job)}: ${r.error.replace(/^Error:\s*/, "")}`;
+          line = `Error: ${short(r.job)}: ${r.error.replace(/^Error:\s*/, "")}`;
         } else {
           const stoppedNote = r.result?.stopped ? `; stopped: ${r.result.stopReason}` : "";
           line = `${r.job.output}: ran ${ran} cells in ${r.seconds.toFixed(2)}s, ${errors.length} failed${stoppedNote}`;
