@@ -1,14 +1,41 @@
-/** `nbagent artifact <id|artifact://id> [--offset LINE] [--limit LINES]`: prints a spilled full output. */
+/**
+ * `nbagent artifact <id|artifact://id> [--offset LINE] [--column BYTE] [--limit LINES] [--json]`:
+ * prints a full output kept as an artifact, whole or a page at a time. Paging rules: docs/artifacts.md.
+ */
 import { createReadStream } from "node:fs";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { ArtifactStore } from "../output/index.js";
+import { ArtifactReadError, ArtifactStore } from "../output/index.js";
 import type { Command } from "./commands.js";
 
+const HELP = `nbagent artifact — print a full output kept as artifact://<id>, whole or a page at a time
+
+usage: nbagent artifact <id|artifact://id> [--offset LINE] [--column BYTE] [--limit LINES] [--json]
+
+Without --offset, --column, --limit or --json the whole artifact goes to stdout as it is. Otherwise
+one page: from line --offset (1-based, default 1) at most --limit lines (default 2000) and 50 KB.
+A line longer than the page is cut inside; when more follows, the exact command for the next page
+is printed on stderr ("Next: nbagent artifact …"), with --column (the 1-based byte in that line
+where the next page starts). Paging that way returns every byte exactly once.
+
+options:
+  --offset LINE   first line, 1-based (past the last line: an error, exit 1)
+  --column BYTE   1-based byte within the --offset line to start at (continues a cut line)
+  --limit LINES   lines per page at most
+  --json          the page as one JSON object (text, startLine, endLine, lines, next, …)
+  --root DIR      the state directory (default NBAGENT_STATE_DIR or $TMPDIR/nbagent-<uid>)
+
+exit: 0 printed; 1 not found or past the end; 2 usage.
+
+example:
+  nbagent artifact artifact://mb1x2k-0a1b2c3d4e --offset 201 --limit 100
+`;
+
 export const artifactCommand: Command = {
-  summary: "print a full output kept as artifact://<id> (--offset LINE, --limit LINES, --json)",
+  summary: "print a full output kept as artifact://<id>, whole or a page at a time",
+  help: HELP,
   async run(args) {
-    let values: { offset?: string; limit?: string; json?: boolean; root?: string };
+    let values: { offset?: string; column?: string; limit?: string; json?: boolean; root?: string };
     let positionals: string[];
     try {
       ({ values, positionals } = parseArgs({
@@ -16,50 +43,92 @@ export const artifactCommand: Command = {
         allowPositionals: true,
         options: {
           offset: { type: "string" },
+          column: { type: "string" },
           limit: { type: "string" },
           json: { type: "boolean" },
           root: { type: "string" },
         },
       }));
     } catch (err) {
-      process.stderr.write(`nbagent artifact: ${(err as Error).message}\n`);
-      return 2;
+      return usageError((err as Error).message);
     }
     const [ref, ...extra] = positionals;
-    const offset = values.offset === undefined ? undefined : Number(values.offset);
-    const limit = values.limit === undefined ? undefined : Number(values.limit);
-    if (!ref || extra.length || !validCount(offset) || !validCount(limit)) {
-      process.stderr.write(
-        "usage: nbagent artifact <id|artifact://id> [--offset LINE>=1] [--limit LINES>=1] [--json]\n",
-      );
-      return 2;
+    if (!ref) return usageError("missing <id>");
+    if (extra.length) return usageError(`unexpected arguments: ${extra.join(" ")}`);
+    const counts: Record<string, number | undefined> = {};
+    for (const name of ["offset", "column", "limit"] as const) {
+      const raw = values[name];
+      if (raw === undefined) continue;
+      if (!/^\d+$/.test(raw) || Number(raw) < 1) {
+        return usageError(`--${name} must be a whole number >= 1, got ${raw}`);
+      }
+      counts[name] = Number(raw);
     }
     const store = new ArtifactStore({ root: values.root });
     try {
-      if (offset === undefined && limit === undefined && !values.json) {
+      if (Object.values(counts).every((n) => n === undefined) && !values.json) {
         const path = store.resolve(ref);
-        if (!path) throw new Error(`Artifact not found: ${ref}. Use the artifact://<id> from a tool result.`);
+        if (!path) throw new ArtifactReadError("not_found", `Artifact not found: ${ref}`);
         await pipeline(createReadStream(path), process.stdout, { end: false });
         return 0;
       }
-      const slice = await store.read(ref, { offset, limit });
-      if (values.json) process.stdout.write(`${JSON.stringify(slice)}\n`);
-      else {
-        process.stdout.write(slice.text);
-        if (slice.hasMore) {
-          process.stderr.write(
-            `[more: continue with --offset ${slice.lineCut ? slice.endLine : slice.endLine + 1}]\n`,
-          );
+      const page = await store.read(ref, counts);
+      const { data, ...rest } = page;
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(rest)}\n`);
+        return 0;
+      }
+      await writeOut(data);
+      if (page.next) {
+        const cut = page.partial.find((p) => p.line === page.next?.offset);
+        if (cut) {
+          const more = cut.lineBytes - cut.to;
+          process.stderr.write(`(line ${cut.line} continues: ${more} more of its ${cut.lineBytes} bytes)\n`);
         }
+        const next = [`--offset ${page.next.offset}`];
+        if (page.next.column) next.push(`--column ${page.next.column}`);
+        if (counts.limit !== undefined) next.push(`--limit ${counts.limit}`);
+        if (values.root !== undefined) next.push(`--root ${shellQuote(values.root)}`);
+        process.stderr.write(`Next: nbagent artifact ${page.id} ${next.join(" ")}\n`);
       }
       return 0;
     } catch (err) {
-      process.stderr.write(`Error: ${(err as Error).message}\n`);
+      process.stderr.write(`Error: ${describeError(err, ref, store.root)}\n`);
       return 1;
     }
   },
 };
 
-function validCount(n: number | undefined): boolean {
-  return n === undefined || (Number.isInteger(n) && n >= 1);
+function usageError(message: string): number {
+  process.stderr.write(
+    `nbagent artifact: ${message}\nusage: nbagent artifact <id|artifact://id> [--offset LINE] [--column BYTE] [--limit LINES] [--json] (--help for more)\n`,
+  );
+  return 2;
+}
+
+function describeError(err: unknown, ref: string, root: string): string {
+  if (!(err instanceof ArtifactReadError)) return (err as Error).message;
+  const f = err.facts;
+  switch (err.code) {
+    case "not_found":
+      return `Artifact not found: ${ref}. Give the artifact://<id> from a tool result; artifacts live under ${root} (NBAGENT_STATE_DIR) and are removed after 7 days.`;
+    case "past_end":
+      return f.lines === 0
+        ? `--offset ${f.offset} is past the end: ${ref} is empty.`
+        : `--offset ${f.offset} is past the end: ${ref} has ${f.lines} line${f.lines === 1 ? "" : "s"}.`;
+    case "column_past_end":
+      return `--column ${f.column} is past the end of line ${f.line}, which has ${f.lineBytes} byte${f.lineBytes === 1 ? "" : "s"}.`;
+    default:
+      return err.message;
+  }
+}
+
+function writeOut(data: Buffer): Promise<void> {
+  return new Promise((resolve, reject) =>
+    process.stdout.write(data, (err) => (err ? reject(err) : resolve())),
+  );
+}
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", "'\\''")}'`;
 }

@@ -2,8 +2,8 @@
  * `nbagent batch [--cwd DIR]`: many tool calls in one process, so they share kernels (a notebook's
  * kernel state, python sessions). Reads one JSON call per line on stdin —
  * `{"tool":"notebook","params":{…}}` — and prints one result per line, in the `call --json` shape.
- * A line that is not a valid call gets `{"error":"…"}` and the batch goes on. Exit 0 when every
- * call succeeded, 1 when any returned an error result, 2 when a line could not be parsed.
+ * A line that is not a valid call gets `{"error":"…","line":N}` and the batch goes on. Exit codes:
+ * HELP below and docs/cli.md.
  */
 
 import { resolve } from "node:path";
@@ -12,32 +12,84 @@ import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
 import { resultJson } from "./output.js";
-import { withInterruptSignal } from "./signals.js";
+import { interruptExitCode, withInterruptSignal } from "./signals.js";
+
+const HELP = `nbagent batch — run tool calls from stdin, one JSON object per line, in one process
+
+usage: nbagent batch [--cwd DIR]
+
+Each line is a call: {"tool":"notebook"|"python"|"artifact","params":{…}}. Calls run one after the
+other in one process, so they share kernels: run a notebook, then inspect its kernel's variables
+with python {"notebook_path":…}; python sessions keep their state from line to line. Each call's
+result is printed on its own line as {"content":[…],"details":{…},"isError":bool} (the shape of
+nbagent call --json). A line that is not a call gets {"error":"…","line":N} instead and the batch
+goes on. Blank lines are skipped.
+
+options:
+  --cwd DIR   the session's working directory; relative paths resolve against it (default: here)
+
+exit (the highest that applies):
+  0    every line was a call and no result was an error
+  1    every line was a call, and at least one result was an error (isError)
+  2    at least one line was not a call (not JSON, not {"tool","params"}, unknown tool) and got
+       {"error":…}; or bad options (nothing was read)
+  130  interrupted by SIGINT (143: SIGTERM): the running call ends with its (cancelled) result,
+       later lines are not read; stderr says how many lines were answered
+
+example:
+  printf '%s\\n' \\
+    '{"tool":"notebook","params":{"action":"run","notebook_path":"demo.ipynb"}}' \\
+    '{"tool":"python","params":{"notebook_path":"demo.ipynb","cells":[{"code":"xs.shape"}]}}' \\
+    | nbagent batch
+`;
 
 export const batchCommand: Command = {
   summary: 'run JSON-lines tool calls from stdin in one process (shared kernels): {"tool":…,"params":{…}}',
+  help: HELP,
   async run(args) {
     let cwd: string;
     try {
       const { values } = parseArgs({ args, options: { cwd: { type: "string" } } });
       cwd = resolve(values.cwd ?? process.cwd());
     } catch (err) {
-      process.stderr.write(`nbagent batch: ${(err as Error).message}\n`);
+      process.stderr.write(
+        `nbagent batch: ${(err as Error).message}\nusage: nbagent batch [--cwd DIR] (--help for more)\n`,
+      );
       return 2;
     }
     const toolbox = createToolbox({ cwd });
+    const names = toolbox.tools.map((t) => t.name);
+    const shape = `{"tool": one of ${names.map((n) => `"${n}"`).join(", ")}, "params": {…}}`;
     let worst = 0;
+    let interrupted: number | undefined;
+    let answered = 0;
+    const answer = (text: string) => {
+      process.stdout.write(`${text}\n`);
+      answered++;
+    };
     try {
       await withInterruptSignal(async (signal) => {
         const lines = createInterface({ input: process.stdin, crlfDelay: Number.POSITIVE_INFINITY });
+        // Stop reading at once on a signal, even while waiting for the next line.
+        signal.addEventListener("abort", () => {
+          interrupted = interruptExitCode(signal);
+          lines.close();
+        });
+        let n = 0;
         for await (const line of lines) {
+          n++;
           if (!line.trim()) continue;
           if (signal.aborted) break;
           let call: { tool?: unknown; params?: unknown };
           try {
             call = JSON.parse(line);
           } catch (err) {
-            process.stdout.write(`${JSON.stringify({ error: `not JSON: ${(err as Error).message}` })}\n`);
+            answer(
+              JSON.stringify({
+                error: `line ${n} is not JSON (${(err as Error).message}); each line is ${shape}`,
+                line: n,
+              }),
+            );
             worst = 2;
             continue;
           }
@@ -48,20 +100,31 @@ export const batchCommand: Command = {
             call.params === null ||
             Array.isArray(call.params)
           ) {
-            const names = toolbox.tools.map((t) => t.name).join(", ");
-            process.stdout.write(
-              `${JSON.stringify({ error: `each line needs {"tool": one of ${names}, "params": {…}}` })}\n`,
-            );
+            const why =
+              call === null || typeof call !== "object" || Array.isArray(call)
+                ? "is not a JSON object"
+                : typeof call.tool !== "string"
+                  ? 'has no "tool"'
+                  : !tool
+                    ? `names an unknown tool "${call.tool}"`
+                    : '"params" is not a JSON object';
+            answer(JSON.stringify({ error: `line ${n} ${why}; each line is ${shape}`, line: n }));
             worst = 2;
             continue;
           }
           const result = await tool.execute(`batch-${process.pid}`, call.params, signal);
-          process.stdout.write(`${resultJson(result)}\n`);
+          answer(resultJson(result));
           if (result.isError) worst = Math.max(worst, 1);
         }
       });
     } finally {
       await toolbox.dispose();
+    }
+    if (interrupted !== undefined) {
+      process.stderr.write(
+        `nbagent batch: interrupted; ${answered} line${answered === 1 ? "" : "s"} answered, the rest not read\n`,
+      );
+      return interrupted;
     }
     return worst;
   },

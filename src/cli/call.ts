@@ -1,6 +1,7 @@
 /**
  * `nbagent call <tool> <params> [--cwd DIR] [--json]`: runs one tool call the way an agent would.
- * Exit codes: 0 success, 1 the tool returned an error result, 2 usage (unknown tool, bad params).
+ * Exit codes (also in HELP and docs/cli.md): 0 success, 1 the tool returned an error result,
+ * 2 usage (unknown tool, bad params), 130/143 interrupted.
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -8,16 +9,41 @@ import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
 import { resultJson, resultText } from "./output.js";
 import { readParams, UsageError } from "./params.js";
-import { withInterruptSignal } from "./signals.js";
+import { interruptExitCode, withInterruptSignal } from "./signals.js";
+
+const USAGE = "usage: nbagent call <tool> <params|@FILE|-> [--cwd DIR] [--json]";
+
+const HELP = `nbagent call — run one tool call the way an agent would and print its result
+
+${USAGE}
+
+<tool> is notebook, python or artifact. <params> is the call's JSON object: the text itself, @FILE
+(read from a file) or - (read from stdin). The call has its own kernels, shut down when it exits;
+to let several calls share kernels (a notebook's state, python sessions) use nbagent batch.
+
+options:
+  --cwd DIR   the session's working directory; relative paths resolve against it (default: here)
+  --json      print the result as one object {"content":[…],"details":{…},"isError":bool}, exactly
+              as an agent receives it (default: the text; an image as a one-line placeholder)
+
+exit: 0 the result is not an error; 1 it is (isError; its text starts with "Error:");
+      2 usage (unknown tool, params not a JSON object); 130/143 interrupted (SIGINT/SIGTERM).
+
+examples:
+  nbagent call python '{"cells":[{"code":"x = 41"},{"code":"x + 1","title":"answer"}]}'
+  nbagent call notebook '{"action":"read","notebook_path":"a.ipynb"}' --json
+  nbagent call artifact '{"id":"artifact://mb1x2k-0a1b2c3d4e","offset":201}'
+`;
 
 export const callCommand: Command = {
-  summary: "call a tool: nbagent call <notebook|python> <json|@file|-> [--cwd DIR] [--json]",
+  summary: "run one tool call (notebook, python, artifact) and print its result",
+  help: HELP,
   async run(args) {
     let parsed: ReturnType<typeof parse>;
     try {
       parsed = parse(args);
     } catch (err) {
-      process.stderr.write(`nbagent call: ${(err as Error).message}\n`);
+      process.stderr.write(`nbagent call: ${(err as Error).message}\n${USAGE} (--help for more)\n`);
       return 2;
     }
     const { toolName, params, cwd, json } = parsed;
@@ -29,11 +55,15 @@ export const callCommand: Command = {
         process.stderr.write(`nbagent call: unknown tool '${toolName}' (tools: ${names})\n`);
         return 2;
       }
-      const result = await withInterruptSignal((signal) =>
-        tool.execute(`cli-${process.pid}`, params, signal),
-      );
+      let interrupted: number | undefined;
+      const result = await withInterruptSignal((signal) => {
+        signal.addEventListener("abort", () => {
+          interrupted = interruptExitCode(signal);
+        });
+        return tool.execute(`cli-${process.pid}`, params, signal);
+      });
       process.stdout.write(`${json ? resultJson(result) : resultText(result)}\n`);
-      return result.isError ? 1 : 0;
+      return interrupted ?? (result.isError ? 1 : 0);
     } finally {
       await toolbox.dispose();
     }

@@ -7,20 +7,45 @@ import { doctorCommand } from "./doctor-command.js";
 import { runCommand } from "./run-command.js";
 
 export interface Command {
+  /** One line for `nbagent --help`. */
   summary: string;
+  /** The whole `nbagent <command> --help` text: what it does, usage, options, exit codes, an example. */
+  help: string;
   run(args: string[]): Promise<number>;
 }
 
 export const COMMANDS: Record<string, Command> = {
   call: callCommand,
-  run: runCommand,
   batch: batchCommand,
-  demo: demoCommand,
-  doctor: doctorCommand,
+  run: runCommand,
   artifact: artifactCommand,
+  doctor: doctorCommand,
+  demo: demoCommand,
 };
 
 export function usage(): string {
   const rows = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(10)} ${c.summary}`);
-  return `usage: nbagent <command> [options]\n\ncommands:\n${rows.join("\n")}\n`;
+  return [
+    "nbagent — Jupyter notebooks and live Python kernels for agents and people at a terminal",
+    "",
+    "usage: nbagent <command> [options]",
+    "       nbagent <command> --help      (or: nbagent help <command>)",
+    "       nbagent --version",
+    "",
+    "commands:",
+    ...rows,
+    "",
+    "example:",
+    `  nbagent call python '{"cells":[{"code":"1 + 1"}]}'`,
+    "",
+  ].join("\n");
+}
+
+/** `--help` or `-h` among a command's own arguments (before a `--`). */
+export function asksForHelp(args: string[]): boolean {
+  for (const a of args) {
+    if (a === "--") return false;
+    if (a === "--help" || a === "-h") return true;
+  }
+  return false;
 }

@@ -14,10 +14,36 @@ import { resultText } from "./output.js";
 
 const SAMPLE = fileURLToPath(new URL("../../examples/demo.ipynb", import.meta.url));
 
+const HELP = `nbagent demo — edit and run a sample notebook in its kernel, through the tools an agent uses
+
+usage: nbagent demo [DIR]
+
+Copies examples/demo.ipynb into DIR (default ./nbagent-demo, created if missing; a demo.ipynb there
+is replaced), then reads it, edits a cell, inserts one, runs every cell in the notebook's own kernel
+(outputs, a plot among them, are saved into the file) and inspects that kernel's state with the
+python tool. Each step prints the call and the result the model would read.
+
+arguments:
+  DIR   where the demo notebook goes (default ./nbagent-demo)
+
+exit: 0 every step succeeded; 1 a step failed; 2 usage.
+
+example:
+  nbagent demo /tmp/nbagent-demo
+`;
+
 export const demoCommand: Command = {
   summary: "edit and run a sample notebook in its kernel, saving outputs (a plot among them) [DIR]",
+  help: HELP,
   async run(args) {
-    const { positionals } = parseArgs({ args, allowPositionals: true });
+    let positionals: string[];
+    try {
+      ({ positionals } = parseArgs({ args, allowPositionals: true }));
+      if (positionals.length > 1) throw new Error(`unexpected arguments: ${positionals.slice(1).join(" ")}`);
+    } catch (err) {
+      process.stderr.write(`nbagent demo: ${(err as Error).message}\nusage: nbagent demo [DIR]\n`);
+      return 2;
+    }
     const dir = resolve(positionals[0] ?? "nbagent-demo");
     mkdirSync(dir, { recursive: true });
     copyFileSync(SAMPLE, join(dir, "demo.ipynb"));

@@ -1,17 +1,29 @@
 #!/usr/bin/env node
 /**
- * The nbagent command line: a thin adapter over the tool objects.
- *   nbagent call <tool> <params|@file|-> [--cwd DIR] [--json]
- *   nbagent doctor [--json]
- * (more subcommands are registered in commands.ts)
+ * The nbagent command line: a thin adapter over the tool objects. Subcommands are registered in
+ * commands.ts; `nbagent --help` lists them and `nbagent <command> --help` describes one.
  */
-import { COMMANDS, usage } from "./commands.js";
+import { asksForHelp, COMMANDS, usage } from "./commands.js";
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === "-h" || name === "--help" || name === "help") {
-    process.stdout.write(usage());
-    return name ? 0 : 2;
+  if (!name) {
+    process.stderr.write(usage());
+    return 2;
+  }
+  if (name === "-h" || name === "--help" || name === "help") {
+    const topic = rest[0];
+    if (topic === undefined) {
+      process.stdout.write(usage());
+      return 0;
+    }
+    const command = COMMANDS[topic];
+    if (!command) {
+      process.stderr.write(`nbagent: no command '${topic}'\n\n${usage()}`);
+      return 2;
+    }
+    process.stdout.write(command.help);
+    return 0;
   }
   if (name === "--version" || name === "-V") {
     const { version } = await import("./version.js");
@@ -22,6 +34,10 @@ async function main(argv: string[]): Promise<number> {
   if (!command) {
     process.stderr.write(`nbagent: unknown command '${name}'\n\n${usage()}`);
     return 2;
+  }
+  if (asksForHelp(rest)) {
+    process.stdout.write(command.help);
+    return 0;
   }
   return command.run(rest);
 }

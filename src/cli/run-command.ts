@@ -1,52 +1,121 @@
 /**
  * `nbagent run NOTEBOOK… [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME]`
  * Executes every cell top to bottom in a fresh kernel per notebook and writes the outputs back
- * (default in place). Exit 0 when every notebook ran clean, 1 when a cell failed (unless
- * --allow-errors) or a notebook could not be run, 2 on usage errors.
+ * (default in place). Each input is read and checked before anything is written for it; a failing
+ * cell's traceback is printed. Exit codes and rules: HELP below and docs/cli.md.
  * The kernels get the host environment unchanged, as with jupyter/nbclient: this is the user's run.
  */
-import { existsSync, statSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { accessSync, constants, existsSync, statSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createLocalBackend } from "../kernel/index.js";
+import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import type { Command } from "./commands.js";
+import { formatCellFailure } from "./run-failure.js";
 import { withInterruptSignal } from "./signals.js";
 
 const USAGE =
-  "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [--prestart N] [--quiet]\n" +
-  "  -o OUT        an .ipynb path (one notebook) or a directory (several); default: write back in place\n" +
-  "  --prestart N  kernels started ahead for the next notebooks while one runs (default 1)\n";
+  "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [--prestart N] [--quiet]";
+
+const HELP = `nbagent run — run whole notebooks top to bottom in fresh kernels, writing outputs back (like nbclient)
+
+${USAGE}
+
+Each notebook runs in a fresh kernel of its kernelspec (a Python one not installed here: python3,
+with a notice), in the notebook's folder; code cells run in order and the file is saved after each
+one. A failing cell stops its notebook (unless --allow-errors, or the cell is tagged
+raises-exception) and its source and traceback are printed on stderr. Cells are numbered from 0,
+as the notebook tool's cell_index. Each input is read and checked (JSON, nbformat 4) before its
+output is written: a notebook that cannot be read is reported as the input's fault, is not run,
+and its output file is left as it was; the other notebooks still run.
+
+options:
+  -o, --output OUT  an .ipynb file (one notebook) or an existing directory (several);
+                    default: write each notebook back in place
+  --inplace         write back in place (the default)
+  --timeout S       seconds each cell may run (default: no bound)
+  --allow-errors    go on after a failing cell; such errors do not fail the command
+  --cwd DIR         the kernels' working directory (default: each notebook's folder)
+  --kernel NAME     this kernelspec instead of each notebook's own
+  --python PATH     the interpreter for Python kernels (default: the one nbagent doctor names)
+  --prestart N      kernels started ahead for the next notebooks while one runs (default 1)
+  -q, --quiet       no progress and no summary: only errors
+
+exit: 0 every notebook ran and no cell failed; 1 a cell failed, a cell timed out or its kernel
+      died, or a notebook could not be read, run or written; 2 usage (nothing was run).
+
+examples:
+  nbagent run analysis.ipynb
+  nbagent run --timeout 600 -o executed/ a.ipynb b.ipynb
+`;
 
 export const runCommand: Command = {
   summary: "run whole notebooks top to bottom in fresh kernels, writing outputs back (like nbclient)",
+  help: HELP,
   async run(args) {
     let parsed: ReturnType<typeof parse>;
     try {
       parsed = parse(args);
     } catch (err) {
-      process.stderr.write(`nbagent run: ${(err as Error).message}\n${USAGE}`);
+      process.stderr.write(`nbagent run: ${(err as Error).message}\n${USAGE} (--help for more)\n`);
       return 2;
     }
-    const { jobs, values } = parsed;
+    const { values } = parsed;
+    const shown = new Map(parsed.jobs.map((job, i) => [job, parsed.given[i]]));
+    // An unreadable input is named as given; progress and results name a notebook by its file name.
+    const name = (job: NotebookJob) => shown.get(job) ?? job.input;
+    const short = (job: NotebookJob) => basename(job.input);
+    // Every input is read and checked before anything is written for it (docs/cli.md).
+    const sources = new Map<NotebookJob, string[]>();
+    const unreadable: string[] = [];
+    const jobs: NotebookJob[] = [];
+    for (const job of parsed.jobs) {
+      try {
+        const loaded = await loadNotebook(job.input, name(job));
+        sources.set(job, loaded.notebook.cells.map(sourceOf));
+        jobs.push(job);
+      } catch (err) {
+        if (!(err instanceof NotebookFileError)) throw err;
+        const reason = err.reason && !err.message.includes(err.reason) ? ` (${err.reason})` : "";
+        const untouched =
+          job.output === job.input
+            ? "the file was not changed"
+            : `${outputName(job, values.output)} was not written`;
+        unreadable.push(`Error: input ${name(job)}: ${err.message}${reason}. Not run; ${untouched}.`);
+      }
+    }
+    for (const line of unreadable) process.stderr.write(`${line}\n`);
+    if (jobs.length === 0) return 1;
+
     const backend = createLocalBackend();
     const env = process.env as Record<string, string>;
     // Several notebooks: warm the kernel fork server now, so every kernel after the first forks (~0.3 s).
     if (jobs.length > 1) await backend.prewarm({ kernelName: values.kernel, python: values.python, env });
     const tty = process.stderr.isTTY === true && !values.quiet;
+    const color = process.stderr.isTTY === true && !process.env.NO_COLOR;
+    const allowErrors = values["allow-errors"] === true;
     const codeCells = new Map<NotebookJob, number>();
     const done = new Map<NotebookJob, number>();
     const progress = (job: NotebookJob, report: CellRunReport) => {
-      if (values.quiet) return;
       if (report.status === "skipped" || report.status === "not-run") return;
       const n = (done.get(job) ?? 0) + 1;
       done.set(job, n);
-      const mark = report.status === "ok" ? "ok" : report.status;
-      const secs = (report.durationMs / 1000).toFixed(2);
-      const line = `${basename(job.input)} [${n}/${codeCells.get(job) ?? "?"}] cell ${report.index} ${mark} ${secs}s`;
-      if (tty) process.stderr.write(`\r\x1b[2K${line}${report.status === "ok" ? "" : "\n"}`);
-      else if (report.status !== "ok") process.stderr.write(`${line}\n`);
+      const stops =
+        report.status === "aborted" || (report.status === "error" && !report.expectedError && !allowErrors);
+      if (!values.quiet) {
+        const error = report.result?.error;
+        const what = report.status === "error" && error ? `: ${error.name}: ${firstLine(error.value)}` : "";
+        const secs = (report.durationMs / 1000).toFixed(2);
+        const line = `${short(job)} [${n}/${codeCells.get(job) ?? "?"}] cell ${report.index} ${report.status} ${secs}s${what}`;
+        if (tty) process.stderr.write(`\r\x1b[2K${line}${report.status === "ok" ? "" : "\n"}`);
+        else if (report.status !== "ok") process.stderr.write(`${line}\n`);
+      }
+      if (stops) {
+        const source = sources.get(job)?.[report.index] ?? "";
+        process.stderr.write(formatCellFailure(report, { notebook: short(job), source, color }));
+      }
     };
     try {
       const results = await withInterruptSignal((signal) =>
@@ -57,20 +126,20 @@ export const runCommand: Command = {
           kernelName: values.kernel,
           python: values.python,
           env,
-          allowErrors: values["allow-errors"] === true,
+          allowErrors,
           prestart: values.prestart === undefined ? undefined : Number(values.prestart),
           cellTimeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
           signal,
           onNotebookStart: (job, n) => codeCells.set(job, n),
           onNotice: (job, notice) => {
             if (tty) process.stderr.write("\r\x1b[2K");
-            process.stderr.write(`${basename(job.input)}: ${notice}\n`);
+            process.stderr.write(`${short(job)}: ${notice}\n`);
           },
           onCellEnd: progress,
         }),
       );
       if (tty) process.stderr.write("\r\x1b[2K");
-      let failed = false;
+      let failed = unreadable.length > 0;
       for (const r of results) {
         const cells = r.result?.cells ?? [];
         const ran = cells.filter((c) => c.status !== "skipped" && c.status !== "not-run").length;
@@ -81,11 +150,11 @@ export const runCommand: Command = {
         let line: string;
         if (r.error) {
           failed = true;
-          line = `Error: ${basename(r.job.input)}: ${r.error.replace(/^Error:\s*/, "")}`;
+          line = `Error: ${short(r.job)}: ${r.error.replace(/^Error:\s*/, "")}`;
         } else {
           const stoppedNote = r.result?.stopped ? `; stopped: ${r.result.stopReason}` : "";
           line = `${r.job.output}: ran ${ran} cells in ${r.seconds.toFixed(2)}s, ${errors.length} failed${stoppedNote}`;
-          if (errors.length && (r.result?.stopped || values["allow-errors"] !== true)) failed = true;
+          if (errors.length && (r.result?.stopped || !allowErrors)) failed = true;
         }
         if (!values.quiet || r.error) process.stderr.write(`${line}\n`);
       }
@@ -122,13 +191,26 @@ function parse(args: string[]) {
   }
   if (values.cwd && !isDir(values.cwd)) throw new Error(`--cwd is not a directory: ${values.cwd}`);
   for (const p of positionals) {
-    if (!existsSync(p)) throw new Error(`notebook not found: ${p}`);
+    if (!existsSync(p)) throw new Error(`input notebook not found: ${p}`);
   }
   const out = values.output;
   const outIsFile = out?.endsWith(".ipynb") && !isDir(out);
   if (outIsFile && positionals.length > 1)
     throw new Error("-o names one file but several notebooks were given; give a directory");
   if (out && !outIsFile && !isDir(out)) throw new Error(`-o directory does not exist: ${out}`);
+  if (out) {
+    const dir = outIsFile ? dirname(resolve(out)) : resolve(out);
+    try {
+      accessSync(dir, constants.W_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new Error(
+        code === "ENOENT"
+          ? `-o ${out}: its directory does not exist: ${dir}`
+          : `-o ${out}: cannot write in ${dir} (${code})`,
+      );
+    }
+  }
   const jobs: NotebookJob[] = positionals.map((p) => ({
     input: resolve(p),
     output: out === undefined ? resolve(p) : outIsFile ? resolve(out) : resolve(join(out, basename(p))),
@@ -138,7 +220,23 @@ function parse(args: string[]) {
     if (seen.has(job.output)) throw new Error(`two notebooks would write the same file: ${job.output}`);
     seen.add(job.output);
   }
-  return { jobs, values };
+  return { jobs, given: positionals, values };
+}
+
+/** How an output file is named in messages: as given with -o (a file, or DIR/name). */
+function outputName(job: NotebookJob, out: string | undefined): string {
+  if (out === undefined) return job.output;
+  return out.endsWith(".ipynb") && !isDir(out) ? out : join(out, basename(job.output));
+}
+
+function sourceOf(cell: Cell): string {
+  const s = cell.source as unknown;
+  return Array.isArray(s) ? s.join("") : typeof s === "string" ? s : "";
+}
+
+function firstLine(s: string): string {
+  const line = s.split("\n", 1)[0];
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }
 
 function isDir(p: string): boolean {

@@ -6,7 +6,7 @@ export async function withInterruptSignal<T>(work: (signal: AbortSignal) => Prom
   const controller = new AbortController();
   const onSignal = (sig: NodeJS.Signals) => {
     if (controller.signal.aborted) process.exit(sig === "SIGINT" ? 130 : 143);
-    controller.abort(new Error(`received ${sig}`));
+    controller.abort(new InterruptError(sig));
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -16,4 +16,17 @@ export async function withInterruptSignal<T>(work: (signal: AbortSignal) => Prom
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
   }
+}
+
+/** The reason a signal aborts the work with. */
+export class InterruptError extends Error {
+  constructor(readonly signal: NodeJS.Signals) {
+    super(`received ${signal}`);
+  }
+}
+
+/** The conventional exit status of an aborted signal's interrupt: 130 for SIGINT, 143 for SIGTERM. */
+export function interruptExitCode(signal: AbortSignal): number {
+  const reason = signal.reason;
+  return reason instanceof InterruptError && reason.signal === "SIGTERM" ? 143 : 130;
 }

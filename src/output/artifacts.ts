@@ -10,10 +10,24 @@
  * ARTIFACTS directory belongs to the user's code and is never touched.
  */
 import { randomBytes } from "node:crypto";
-import { createReadStream, existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { readdir, stat, unlink } from "node:fs/promises";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import {
+  type ArtifactPage,
+  ArtifactReadError,
+  type ArtifactSearch,
+  buildLineIndex,
+  type LineIndex,
+  type PatternSpec,
+  parsePattern,
+  readPage,
+  searchLines,
+} from "./artifact-pages.js";
+
+/** Bytes one page holds at most (newlines not counted). */
+export const DEFAULT_PAGE_BYTES = 50 * 1024;
 
 export const ARTIFACT_SCHEME = "artifact://";
 const ID_RE = /^[A-Za-z0-9_-]{1,80}$/;
@@ -56,24 +70,34 @@ export interface ArtifactRef {
 export interface ArtifactReadOptions {
   /** 1-based first line (default 1). */
   offset?: number;
+  /** 1-based byte in that line to start at (default 1): continues a line cut by the previous page. */
+  column?: number;
   /** Lines to return at most (default 2000). */
   limit?: number;
-  /** Bytes to return at most (default 50 KiB); a longer line is cut. */
+  /** Bytes to return at most (default 50 KiB, newlines not counted); a longer first line is cut. */
   maxBytes?: number;
 }
 
-export interface ArtifactSlice {
+export interface ArtifactSlice extends ArtifactPage {
   id: string;
   path: string;
+  /** `data` as text. */
   text: string;
-  /** 1-based line numbers of the returned text (endLine < startLine when nothing was returned). */
-  startLine: number;
-  endLine: number;
-  /** More text follows; continue with offset = endLine + 1 (or the same line when it was cut). */
-  hasMore: boolean;
-  /** The returned text ends inside a line longer than maxBytes. */
-  lineCut: boolean;
-  sizeBytes: number;
+}
+
+export interface ArtifactSearchOptions {
+  /** 1-based line to list matches from (default 1). */
+  offset?: number;
+  /** Matching lines to list at most (default 200). */
+  limit?: number;
+  /** Bytes of listed text at most (default 50 KiB). */
+  maxBytes?: number;
+}
+
+export interface ArtifactSearchResult extends ArtifactSearch {
+  id: string;
+  path: string;
+  pattern: PatternSpec;
 }
 
 export interface ArtifactStoreOptions {
@@ -83,6 +107,8 @@ export interface ArtifactStoreOptions {
 
 export class ArtifactStore {
   readonly root: string;
+  /** Line indexes of recently read artifacts, by path (most recent last). */
+  private readonly indexes = new Map<string, LineIndex>();
 
   constructor(options: ArtifactStoreOptions = {}) {
     this.root = options.root ?? defaultStateRoot();
@@ -149,82 +175,51 @@ export class ArtifactStore {
     return undefined;
   }
 
-  /** Reads lines [offset, offset+limit) of an artifact without loading the whole file. */
+  /** One page from line `offset`, byte `column` (ArtifactReadError when not found or past the end). */
   async read(ref: string, options: ArtifactReadOptions = {}): Promise<ArtifactSlice> {
+    const { id, path, index } = await this.open(ref);
+    const page = await readPage(path, index, {
+      offset: whole(options.offset, 1),
+      column: whole(options.column, 1),
+      limit: whole(options.limit, 2000),
+      maxBytes: whole(options.maxBytes, DEFAULT_PAGE_BYTES),
+    });
+    return { ...page, id, path, text: page.data.toString("utf8") };
+  }
+
+  /** The lines matching `pattern` (see parsePattern), listed from line `offset` within bounds. */
+  async search(
+    ref: string,
+    pattern: string,
+    options: ArtifactSearchOptions = {},
+  ): Promise<ArtifactSearchResult> {
+    const spec = parsePattern(pattern);
+    const { id, path, index } = await this.open(ref);
+    const found = await searchLines(path, index, spec, {
+      offset: whole(options.offset, 1),
+      limit: whole(options.limit, 200),
+      maxBytes: whole(options.maxBytes, DEFAULT_PAGE_BYTES),
+    });
+    return { ...found, id, path, pattern: spec };
+  }
+
+  /** Resolves an id and returns the line index of the file as it is now (cached while unchanged). */
+  private async open(ref: string): Promise<{ id: string; path: string; index: LineIndex }> {
     const id = parseArtifactId(ref);
     const path = id ? this.resolve(id) : undefined;
-    if (!id || !path)
-      throw new Error(`Artifact not found: ${ref}. Use the artifact://<id> from a tool result.`);
-    const offset = Math.max(1, Math.floor(options.offset ?? 1));
-    const limit = Math.max(1, Math.floor(options.limit ?? 2000));
-    const maxBytes = Math.max(1, Math.floor(options.maxBytes ?? 50 * 1024));
-    const sizeBytes = statSync(path).size;
-    const parts: Buffer[] = [];
-    let kept = 0;
-    let line = 1;
-    let linesOut = 0;
-    let hasMore = false;
-    let lineCut = false;
-    let lastLine = offset - 1;
-    const stream = createReadStream(path, { highWaterMark: 256 * 1024 });
-    try {
-      outer: for await (const chunk of stream as AsyncIterable<Buffer>) {
-        let pos = 0;
-        while (pos < chunk.length) {
-          const nl = chunk.indexOf(0x0a, pos);
-          const end = nl < 0 ? chunk.length : nl + 1;
-          if (line >= offset) {
-            if (linesOut >= limit) {
-              hasMore = true;
-              break outer;
-            }
-            const piece = chunk.subarray(pos, end);
-            if (kept + piece.length > maxBytes) {
-              const room = maxBytes - kept;
-              if (room > 0 && linesOut === 0) {
-                parts.push(piece.subarray(0, room));
-                lineCut = true;
-                lastLine = line;
-              }
-              hasMore = true;
-              break outer;
-            }
-            parts.push(piece);
-            kept += piece.length;
-            lastLine = line;
-          }
-          if (nl >= 0) {
-            if (line >= offset) linesOut++;
-            line++;
-          }
-          pos = end;
-        }
-      }
-    } finally {
-      stream.destroy();
-    }
-    let buf = Buffer.concat(parts);
-    if (lineCut) {
-      let end = buf.length;
-      // do not end inside a UTF-8 character
-      let i = end - 1;
-      while (i >= 0 && (buf[i] & 0xc0) === 0x80) i--;
-      if (i >= 0) {
-        const lead = buf[i];
-        const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
-        if (end - i < need) end = i;
-      }
-      buf = buf.subarray(0, end);
-    }
-    return {
-      id,
-      path,
-      text: buf.toString("utf8"),
-      startLine: offset,
-      endLine: lastLine,
-      hasMore,
-      lineCut,
-      sizeBytes,
-    };
+    if (!id || !path) throw new ArtifactReadError("not_found", `Artifact not found: ${ref}`);
+    const st = await stat(path);
+    const cached = this.indexes.get(path);
+    if (cached && cached.size === st.size && cached.mtimeMs === st.mtimeMs)
+      return { id, path, index: cached };
+    const index = await buildLineIndex(path, st.size, st.mtimeMs);
+    this.indexes.delete(path);
+    this.indexes.set(path, index);
+    if (this.indexes.size > 16) this.indexes.delete(this.indexes.keys().next().value as string);
+    return { id, path, index };
   }
+}
+
+function whole(n: number | undefined, fallback: number): number {
+  return n === undefined ? fallback : Math.max(1, Math.floor(n));
 }

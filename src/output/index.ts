@@ -1,11 +1,23 @@
 export {
+  type ArtifactErrorCode,
+  type ArtifactPage,
+  type ArtifactPosition,
+  ArtifactReadError,
+  type LineMatch,
+  type PatternSpec,
+  parsePattern,
+} from "./artifact-pages.js";
+export {
   ARTIFACT_SCHEME,
   type ArtifactReadOptions,
   type ArtifactRef,
+  type ArtifactSearchOptions,
+  type ArtifactSearchResult,
   type ArtifactSlice,
   ArtifactStore,
   type ArtifactStoreOptions,
   DEFAULT_ARTIFACT_MAX_AGE_MS,
+  DEFAULT_PAGE_BYTES,
   defaultStateRoot,
   parseArtifactId,
   sessionDirName,

@@ -4,6 +4,7 @@
  */
 import { DEFAULT_KERNELSPEC } from "../notebook/index.js";
 import { createRuntime, type RuntimeOptions } from "../runtime/index.js";
+import { createArtifactTool } from "./artifact.js";
 import { createNotebookTool } from "./notebook.js";
 import { createNotebookExecutor } from "./notebook-executor.js";
 import { createPythonTool } from "./python.js";
@@ -33,6 +34,7 @@ export function createToolbox(options: ToolboxOptions): Toolbox {
       newNotebookKernel: async () => (await runtime.kernelSpecInfo()) ?? DEFAULT_KERNELSPEC,
     }) as AnyTool,
     createPythonTool({ cwd: options.cwd, runtime }) as AnyTool,
+    createArtifactTool({ artifacts: runtime.artifacts }) as AnyTool,
   ];
   return { tools, runtime, dispose: () => runtime.dispose() };
 }

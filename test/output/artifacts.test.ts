@@ -30,13 +30,14 @@ test("read pages through lines with offset and limit", async () => {
   assert.equal(sink.end().artifactId, ref.id);
   const first = await store.read(ref.uri, { limit: 3 });
   assert.equal(first.text, "line 1\nline 2\nline 3\n");
-  assert.deepEqual([first.startLine, first.endLine, first.hasMore], [1, 3, true]);
+  assert.deepEqual([first.startLine, first.endLine, first.lines], [1, 3, 1000]);
+  assert.deepEqual(first.next, { offset: 4 });
   const last = await store.read(ref.id, { offset: 999, limit: 10 });
   assert.equal(last.text, "line 999\nline 1000\n");
-  assert.equal(last.hasMore, false);
+  assert.equal(last.next, undefined);
   const capped = await store.read(ref.id, { offset: 10, limit: 100, maxBytes: 20 });
   assert.equal(capped.text, "line 10\nline 11\n");
-  assert.equal(capped.hasMore, true);
+  assert.deepEqual(capped.next, { offset: 12 });
 });
 
 test("a line longer than maxBytes is cut on a UTF-8 boundary", async () => {
@@ -45,8 +46,8 @@ test("a line longer than maxBytes is cut on a UTF-8 boundary", async () => {
   writeFileSync(ref.path, `${"€".repeat(100)}\nnext\n`);
   const s = await store.read(ref.id, { maxBytes: 10 });
   assert.equal(s.text, "€€€");
-  assert.equal(s.lineCut, true);
-  assert.equal(s.hasMore, true);
+  assert.deepEqual(s.partial, [{ line: 1, lineBytes: 300, from: 1, to: 9 }]);
+  assert.deepEqual(s.next, { offset: 1, column: 10 });
 });
 
 test("prune removes only the store's own artifacts past the age, in every session", async () => {

@@ -3,7 +3,7 @@
  * the results go (in place, -o FILE, -o DIR with several notebooks), and usage errors (exit 2).
  */
 import assert from "node:assert/strict";
-import { mkdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { runCommand } from "../../src/cli/run-command.js";
@@ -55,8 +55,15 @@ describe("nbagent run", { concurrency: true }, () => {
     const path = await writeNb(join(await dir(), "fail.ipynb"), FAILING);
     const r = await nbagent(["run", path]);
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stderr, /cell 1 error/);
+    assert.match(r.stderr, /cell 1 error [\d.]+s: ZeroDivisionError: division by zero\n/);
     assert.match(r.stderr, /1 failed; stopped: cell 1 failed/);
+    // The failing cell, its source and its traceback, as nbclient's CellExecutionError shows them;
+    // stderr is not a terminal here, so without colour codes.
+    assert.match(
+      r.stderr,
+      /fail\.ipynb: cell 1 \(id c1\) failed: it raised an error; the notebook stopped there\.\n-{18}\n1\/0\n-{18}\n\n-+\nZeroDivisionError +Traceback \(most recent call last\)\n[\s\S]*\nZeroDivisionError: division by zero\n/,
+    );
+    assert.equal(r.stderr.includes("\x1b["), false, "no ANSI codes when stderr is not a terminal");
     const nb = await readNb(path);
     assert.deepEqual(texts(nb), [["one\n"], ["!ZeroDivisionError"], []]);
     assert.deepEqual(
@@ -152,6 +159,14 @@ describe("nbagent run", { concurrency: true }, () => {
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /died\.ipynb: ran 2 cells.*stopped: the kernel died/);
     assert.match(r.stderr, /slow\.ipynb: ran 1 cells.*stopped: timed out/);
+    assert.match(
+      r.stderr,
+      /died\.ipynb: cell 1 \(id c1\) failed: the kernel died while it ran; the notebook stopped there\.\n-{18}\nimport os\nos\._exit\(3\)\n-{18}\n/,
+    );
+    assert.match(
+      r.stderr,
+      /slow\.ipynb: cell 0 \(id c0\) failed: it timed out and was interrupted; the notebook stopped there\.\n-{18}\nimport time\ntime\.sleep\(60\)\n-{18}\n/,
+    );
     const diedNb = await readNb(join(out, "died.ipynb"));
     assert.deepEqual(texts(diedNb)[0], ["before\n"]);
     assert.deepEqual(texts(diedNb)[2], []);
@@ -162,6 +177,59 @@ describe("nbagent run", { concurrency: true }, () => {
     for (const name of ["died.ipynb", "slow.ipynb", "fine.ipynb"]) {
       assert.equal(await validate(join(out, name)), "ok", name);
     }
+  });
+
+  it("an input that cannot be read leaves the output (and an in-place file) byte-identical and is named", async () => {
+    const d = await dir();
+    const existing = await writeNb(join(d, "existing.ipynb"), [["code", "print('kept')"]]);
+    const kept = await readFile(existing);
+    const inputs: [string, string, RegExp][] = [
+      ["json.ipynb", '{"cells": [', /Invalid JSON in notebook: \S*json\.ipynb \(.+\)/],
+      ["nocells.ipynb", '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}}', /missing cells array/],
+      [
+        "v3.ipynb",
+        '{"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": []}]}',
+        /It is an nbformat 3 notebook; nbagent reads nbformat 4/,
+      ],
+    ];
+    for (const [name, text, re] of inputs) {
+      const input = join(d, name);
+      await writeFile(input, text);
+      const { code, stderr } = await captureStderr(() => runCommand.run([input, "-o", existing]));
+      assert.equal(code, 1, stderr);
+      assert.ok((await readFile(existing)).equals(kept), `${name}: the output was overwritten`);
+      assert.match(
+        stderr,
+        new RegExp(`^Error: input ${input}: `),
+        `${name}: the input is named as the bad file`,
+      );
+      assert.match(stderr, re, name);
+      assert.match(stderr, new RegExp(`Not run; ${existing} was not written\\.\\n$`), name);
+      assert.equal(stderr.includes(`notebook: ${existing}`), false, `${name}: the output is not blamed`);
+      // in place: the bad file itself stays as it was
+      const { code: c2, stderr: e2 } = await captureStderr(() => runCommand.run(["--inplace", input]));
+      assert.equal(c2, 1, e2);
+      assert.equal(await readFile(input, "utf8"), text);
+      assert.match(e2, /Not run; the file was not changed\.\n$/);
+    }
+    const missing = await captureStderr(() => runCommand.run([join(d, "missing.ipynb"), "-o", existing]));
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /input notebook not found: \S*missing\.ipynb/);
+    assert.ok((await readFile(existing)).equals(kept));
+
+    // Several notebooks into a directory: the bad one's output stays, the good one runs.
+    const out = join(d, "out");
+    await mkdir(out);
+    await writeFile(join(out, "json.ipynb"), "previous result");
+    const good = await writeNb(join(d, "good.ipynb"), [["code", "print('good')"]]);
+    const r = await nbagent(["run", "-o", out, join(d, "json.ipynb"), good]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(await readFile(join(out, "json.ipynb"), "utf8"), "previous result");
+    assert.match(
+      r.stderr,
+      /^Error: input \S*json\.ipynb: Invalid JSON.*Not run; \S*out\/json\.ipynb was not written\.$/m,
+    );
+    assert.deepEqual(texts(await readNb(join(out, "good.ipynb"))), [["good\n"]]);
   });
 
   it("usage errors exit 2 and name the problem", async () => {
