@@ -56,10 +56,14 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
   const results: NotebookJobResult[] = [];
   // A finished notebook's kernel shuts down while the next notebook runs.
   const shutdowns: Promise<void>[] = [];
-  // Each job's notebook is copied/loaded first so its kernelspec is known before its kernel starts.
+  // Each job's notebook is loaded (and copied to its output) first so its kernelspec is known before its kernel starts.
   const prepare = async (job: NotebookJob) => {
-    if (job.output !== job.input) await copyFile(job.input, job.output);
-    const loaded = await loadNotebook(job.output, job.output);
+    // The output is not touched until the input has been read and found valid.
+    let loaded = await loadNotebook(job.input, job.input);
+    if (job.output !== job.input) {
+      await copyFile(job.input, job.output);
+      loaded = await loadNotebook(job.output, job.output);
+    }
     const choice: NotebookKernelChoice = options.kernelName
       ? { name: options.kernelName }
       : await chooseNotebookKernel(loaded.notebook, () =>
