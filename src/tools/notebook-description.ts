@@ -17,6 +17,7 @@ export function notebookDescription(withRun: boolean): string {
       "- run runs one cell (cell_index or cell_id), a range (cell_range [first, last], or cell_index..to_index) or all cells (the default), top to bottom, stopping at the first error unless allow_errors; execute: true on edit/insert runs that cell right after saving it. Outputs and execution counts are saved into the file. timeout: seconds for the whole call (default 60).",
       "- Each notebook has its own kernel (working directory: the notebook's folder). Its state (variables, imports) is kept between calls while the host runs, but a kernel idle for 5 minutes is replaced, and so is the least recently used one when a fifth kernel session is needed (at most 4: python sessions and notebook kernels together); the next run's result says so. Cells are never re-run automatically: after a replacement, run the cells whose state you need again.",
       "- The python tool with notebook_path runs code in this notebook's kernel (to inspect variables or try a fix) without changing the file.",
+      "- Results show each cell's output within 50KB per call (a head and tail of long output, tracebacks always); the whole is saved as artifact://<id>, read with the artifact tool. Notebook kernels behave as in Jupyter: no agent helpers, input() gets '' once then EOFError, and the host's secrets (API keys, tokens, passwords) are not in their environment.",
     );
   } else {
     lines.push("- Running cells is not available in this setup (no kernel runtime).");
