@@ -124,7 +124,7 @@ describe("fork server", { concurrency: true }, () => {
       const kernel = forked[1];
       const before = kernel.pid!;
       const r = await exitMidExecution(kernel);
-      assert.match(r.text, /kernel process ended: exit code 1/);
+      assert.match(JSON.stringify(r.notices), /kernel process ended: exit code 1/);
       assert.ok(await waitUntil(() => !pidAlive(before), 2000), "the old process is gone");
       await kernel.restart();
       assertForked(kernel);
