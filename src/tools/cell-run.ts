@@ -71,9 +71,11 @@ export class CellRunRecorder {
   private lastUpdate = 0;
   private cellStarted = 0;
   private readonly startedAt = Date.now();
+  private onUpdate?: ToolUpdate<PythonToolDetails>;
 
   constructor(private readonly options: CellRunRecorderOptions) {
     this.details = options.details;
+    this.onUpdate = options.onUpdate;
     this.images = new LatestImages(options.images.maxImages);
     this.sink = new OutputSink({
       maxBytes: options.maxBytes,
@@ -199,8 +201,39 @@ export class CellRunRecorder {
     return undefined;
   }
 
+  /** Progress goes to another listener (or none): a run followed by another call (docs/runs.md). */
+  setOnUpdate(onUpdate: ToolUpdate<PythonToolDetails> | undefined): void {
+    this.onUpdate = onUpdate;
+  }
+
+  /**
+   * The view so far of the cells from position `from` on (1-based), without ending anything: for a
+   * run that is still going. `current` is the position of the cell running now (0: none yet).
+   */
+  snapshot(from = 1): { text: string; details: PythonToolDetails; from: number; current: number } {
+    const dump = this.sink.dump();
+    const k = Math.max(0, this.started.indexOf(from));
+    const n = this.details.cells.length;
+    const names = this.started.map((i) => {
+      const d = this.details.cells[i - 1];
+      return { name: `cell ${d.index}`, okWhenEmpty: n > 1 && d.status === "ok" };
+    });
+    const text = outputText({ ...dump, cells: dump.cells.slice(k) }, names.slice(k));
+    const running = this.details.cells.findIndex((c) => c.status === "running");
+    return {
+      text,
+      details: {
+        ...this.details,
+        cells: this.withOutput(dump),
+        output: outputDetails(dump, this.options.maxBytes),
+      },
+      from: this.started[k] ?? from,
+      current: running + 1,
+    };
+  }
+
   update(force = false): void {
-    const onUpdate = this.options.onUpdate;
+    const onUpdate = this.onUpdate;
     if (!onUpdate) return;
     const now = Date.now();
     if (!force && now - this.lastUpdate < this.options.updateIntervalMs) return;

@@ -8,6 +8,8 @@ import { createArtifactTool } from "./artifact.js";
 import { createNotebookTool } from "./notebook.js";
 import { createNotebookExecutor } from "./notebook-executor.js";
 import { createPythonTool } from "./python.js";
+import { RunRegistry, waitSecondsFromEnv } from "./runs.js";
+import { createRunsTool } from "./runs-tool.js";
 import type { Tool } from "./types.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: a toolbox holds tools of different parameter/details types
@@ -17,24 +19,32 @@ export interface ToolboxOptions {
   /** The session's working directory: relative paths resolve against it. */
   cwd: string;
   runtime?: RuntimeOptions;
+  /**
+   * Seconds a python call or notebook run is waited for before it returns its output so far with a
+   * run id and goes on in the background (default NBAGENT_WAIT_SECONDS, else 50; docs/runs.md).
+   */
+  waitSeconds?: number;
 }
 
 export interface Toolbox {
   tools: AnyTool[];
   runtime: ReturnType<typeof createRuntime>;
+  runs: RunRegistry;
   dispose(): Promise<void>;
 }
 
 export function createToolbox(options: ToolboxOptions): Toolbox {
   const runtime = createRuntime({ ...options.runtime });
+  const runs = new RunRegistry(options.waitSeconds ?? waitSecondsFromEnv());
   const tools: AnyTool[] = [
     createNotebookTool({
       cwd: options.cwd,
-      executor: createNotebookExecutor({ runtime }),
+      executor: createNotebookExecutor({ runtime, runs }),
       newNotebookKernel: async () => (await runtime.kernelSpecInfo()) ?? DEFAULT_KERNELSPEC,
     }) as AnyTool,
-    createPythonTool({ cwd: options.cwd, runtime }) as AnyTool,
+    createPythonTool({ cwd: options.cwd, runtime, runs }) as AnyTool,
     createArtifactTool({ artifacts: runtime.artifacts }) as AnyTool,
+    createRunsTool({ runs }) as AnyTool,
   ];
-  return { tools, runtime, dispose: () => runtime.dispose() };
+  return { tools, runtime, runs, dispose: () => runtime.dispose() };
 }

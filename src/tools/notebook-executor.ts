@@ -14,6 +14,7 @@ import { cellList, plural } from "./kernel-text.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { cellRan, emptyDetails, type PythonToolDetails } from "./python-result.js";
+import type { RunRegistry } from "./runs.js";
 import { errorResult, type ToolResult, type ToolUpdate } from "./types.js";
 
 /** Indices of the runnable code cells above `index`. */
@@ -53,6 +54,8 @@ export interface NotebookExecutorOptions {
   updateIntervalMs?: number;
   /** Record nbclient-style timing in metadata.execution (default false: smaller diffs). */
   recordTiming?: boolean;
+  /** Runs that outlive a call (docs/runs.md); without it a run is awaited however long. */
+  runs?: RunRegistry;
 }
 
 export function createNotebookExecutor(options: NotebookExecutorOptions): NotebookExecutor & {
@@ -129,111 +132,120 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         details: base,
       };
     }
-    let current = 0;
-    let failure: unknown;
-    try {
-      await options.runtime.withSession(
-        spec,
-        { mode: "session", deadline, signal: request.signal },
-        async (lease) => {
-          base.replaced = lease.replaced;
-          base.kernelStarted = lease.kernelStarted;
-          const earlier = codeCellsBefore(nb, runnable[0]);
-          if (lease.kernelStarted && earlier.length > 0) {
-            const notes = base.notes ?? [];
-            notes.push(
-              `Note: this run started the notebook's kernel, and the code ${cellList(earlier)} above the first selected cell did not run in it: what ${earlier.length === 1 ? "it defines does" : "they define do"} not exist yet.`,
-            );
-            base.notes = notes;
-          }
-          const result = await runNotebookCells({
-            loaded,
-            indices: request.cellIndices,
-            execute: (code, opts) => lease.execute(code, opts),
-            registry: registries.get(loaded.path),
-            allowErrors,
-            languageInfo: lease.kernel().info.languageInfo,
-            recordTiming: options.recordTiming === true,
-            deadline: performance.now() + deadline.remainingMs(),
-            signal: request.signal,
-            executeHooks: (cellIndex) => recorder.hooks(position.get(cellIndex) ?? 0),
-            onCellStart: (cellIndex) => {
-              current = position.get(cellIndex) ?? 0;
-              const title = base.cells[current - 1]?.title;
-              recorder.startCell(current, `[${title}]`); // notebook indices only: one numbering scheme
-            },
-            onCellEnd: (report) => {
-              if (report.status !== "skipped" && report.status !== "not-run" && report.result) {
-                const k = position.get(report.index) ?? 0;
-                const tags = (nb.cells[report.index].metadata as { tags?: unknown }).tags;
-                const raises = Array.isArray(tags) && tags.includes(RAISES_TAG);
-                recorder.finishCell(k, report.result, deadline, allowErrors || raises);
-                if (typeof report.id === "string") base.updatedCellIds.push(report.id);
-              }
-              base.ranCells.push({
-                index: report.index,
-                id: report.id,
-                status: report.status,
-                executionCount: report.executionCount,
-                reason: report.reason,
-                expectedError: report.expectedError,
-              });
-            },
-          });
-          base.saved = true;
-          return result;
-        },
-      );
-    } catch (err) {
-      if (err instanceof NotebookFileError) {
-        failure = err;
-      } else {
-        failure = recorder.fail(err, current);
+    const work = async (runSignal: AbortSignal): Promise<ToolResult<NotebookRunDetails>> => {
+      let current = 0;
+      let failure: unknown;
+      try {
+        await options.runtime.withSession(
+          spec,
+          { mode: "session", deadline, signal: runSignal },
+          async (lease) => {
+            base.replaced = lease.replaced;
+            base.kernelStarted = lease.kernelStarted;
+            const earlier = codeCellsBefore(nb, runnable[0]);
+            if (lease.kernelStarted && earlier.length > 0) {
+              const notes = base.notes ?? [];
+              notes.push(
+                `Note: this run started the notebook's kernel, and the code ${cellList(earlier)} above the first selected cell did not run in it: what ${earlier.length === 1 ? "it defines does" : "they define do"} not exist yet.`,
+              );
+              base.notes = notes;
+            }
+            const result = await runNotebookCells({
+              loaded,
+              indices: request.cellIndices,
+              execute: (code, opts) => lease.execute(code, opts),
+              registry: registries.get(loaded.path),
+              allowErrors,
+              languageInfo: lease.kernel().info.languageInfo,
+              recordTiming: options.recordTiming === true,
+              deadline: performance.now() + deadline.remainingMs(),
+              signal: runSignal,
+              executeHooks: (cellIndex) => recorder.hooks(position.get(cellIndex) ?? 0),
+              onCellStart: (cellIndex) => {
+                current = position.get(cellIndex) ?? 0;
+                const title = base.cells[current - 1]?.title;
+                recorder.startCell(current, `[${title}]`); // notebook indices only: one numbering scheme
+              },
+              onCellEnd: (report) => {
+                if (report.status !== "skipped" && report.status !== "not-run" && report.result) {
+                  const k = position.get(report.index) ?? 0;
+                  const tags = (nb.cells[report.index].metadata as { tags?: unknown }).tags;
+                  const raises = Array.isArray(tags) && tags.includes(RAISES_TAG);
+                  recorder.finishCell(k, report.result, deadline, allowErrors || raises);
+                  if (typeof report.id === "string") base.updatedCellIds.push(report.id);
+                }
+                base.ranCells.push({
+                  index: report.index,
+                  id: report.id,
+                  status: report.status,
+                  executionCount: report.executionCount,
+                  reason: report.reason,
+                  expectedError: report.expectedError,
+                });
+              },
+            });
+            base.saved = true;
+            return result;
+          },
+        );
+      } catch (err) {
+        if (err instanceof NotebookFileError) {
+          failure = err;
+        } else {
+          failure = recorder.fail(err, current);
+        }
       }
-    }
-    const result = (await recorder.result()) as ToolResult<NotebookRunDetails>;
-    if (failure !== undefined) {
-      const msg = (failure as Error).message?.replace(/^Error:\s*/, "") ?? String(failure);
-      const prefix = failure instanceof NotebookFileError ? "" : "could not start the notebook's kernel: ";
-      return errorResult(`${prefix}${msg}`, result.details);
-    }
-    // A failure is a cell that did not finish or whose error was not allowed (allow_errors, or a
-    // raises-exception tag: nbclient does not count those either).
-    const failed = base.cells.find(
-      (c) => c.status === "aborted" || (c.status === "error" && !c.allowedError),
-    );
-    result.isError = failed ? true : undefined;
-    const ran = base.cells.filter(cellRan);
-    const unrun = base.cells.filter((c) => !cellRan(c)).map((c) => c.index);
-    const skipped = base.ranCells.filter((c) => c.status === "skipped").length;
-    const path = request.shownPath;
-    const lines = [
-      `Ran ${ran.length} of ${plural(n, "code cell")} selected in ${path} (0-based cell indices)${
-        skipped ? `; ${skipped} skipped (markdown, empty or skip-execution)` : ""
-      }. ${base.saved || ran.length ? "Outputs of the cells that ran are saved in the notebook." : ""}`.trimEnd(),
-    ];
-    const first = result.content[0];
-    if (failed && (unrun.length > 0 || failed.status === "aborted")) {
-      const stateLost =
-        failed.restartedAfterInterrupt || failed.kernelEvents?.some((e) => e.kind === "died-during-code");
-      const from = unrun.length > 0 && !cellRan(failed) ? unrun[0] : failed.index;
-      const last = request.cellIndices[request.cellIndices.length - 1];
-      const resume = JSON.stringify(
-        stateLost
-          ? { action: "run", notebook_path: path }
-          : { action: "run", notebook_path: path, cell_range: [from, last] },
+      const result = (await recorder.result()) as ToolResult<NotebookRunDetails>;
+      if (failure !== undefined) {
+        const msg = (failure as Error).message?.replace(/^Error:\s*/, "") ?? String(failure);
+        const prefix = failure instanceof NotebookFileError ? "" : "could not start the notebook's kernel: ";
+        return errorResult(`${prefix}${msg}`, result.details);
+      }
+      // A failure is a cell that did not finish or whose error was not allowed (allow_errors, or a
+      // raises-exception tag: nbclient does not count those either).
+      const failed = base.cells.find(
+        (c) => c.status === "aborted" || (c.status === "error" && !c.allowedError),
       );
-      const when = stateLost
-        ? `The kernel's state is gone, so cells above cell ${failed.index} must run again too. To run the notebook from the top once cell ${failed.index} is fixed`
-        : failed.status === "error"
-          ? `To run from cell ${from} on once it is fixed`
-          : failed.abort?.kind === "timeout"
-            ? `To run from cell ${from} on (with a larger timeout if it needs one)`
-            : `To run from cell ${from} on`;
-      if (first?.type === "text") first.text += `\n${when}: ${resume}`;
-    }
-    if (first?.type === "text") first.text = `${lines.join("\n")}\n${first.text}`;
-    return result;
+      result.isError = failed ? true : undefined;
+      const ran = base.cells.filter(cellRan);
+      const unrun = base.cells.filter((c) => !cellRan(c)).map((c) => c.index);
+      const skipped = base.ranCells.filter((c) => c.status === "skipped").length;
+      const path = request.shownPath;
+      const lines = [
+        `Ran ${ran.length} of ${plural(n, "code cell")} selected in ${path} (0-based cell indices)${
+          skipped ? `; ${skipped} skipped (markdown, empty or skip-execution)` : ""
+        }. ${base.saved || ran.length ? "Outputs of the cells that ran are saved in the notebook." : ""}`.trimEnd(),
+      ];
+      const first = result.content[0];
+      if (failed && (unrun.length > 0 || failed.status === "aborted")) {
+        const stateLost =
+          failed.restartedAfterInterrupt || failed.kernelEvents?.some((e) => e.kind === "died-during-code");
+        const from = unrun.length > 0 && !cellRan(failed) ? unrun[0] : failed.index;
+        const last = request.cellIndices[request.cellIndices.length - 1];
+        const resume = JSON.stringify(
+          stateLost
+            ? { action: "run", notebook_path: path }
+            : { action: "run", notebook_path: path, cell_range: [from, last] },
+        );
+        const when = stateLost
+          ? `The kernel's state is gone, so cells above cell ${failed.index} must run again too. To run the notebook from the top once cell ${failed.index} is fixed`
+          : failed.status === "error"
+            ? `To run from cell ${from} on once it is fixed`
+            : failed.abort?.kind === "timeout"
+              ? `To run from cell ${from} on (with a larger timeout if it needs one)`
+              : `To run from cell ${from} on`;
+        if (first?.type === "text") first.text += `\n${when}: ${resume}`;
+      }
+      if (first?.type === "text") first.text = `${lines.join("\n")}\n${first.text}`;
+      return result;
+    };
+    if (!options.runs) return work(request.signal ?? new AbortController().signal);
+    const wait = (request.params as { wait?: number }).wait;
+    return (await options.runs.start(`run of ${request.shownPath}`, recorder, work, {
+      waitSeconds: wait,
+      signal: request.signal,
+      onUpdate: request.onUpdate,
+    })) as ToolResult<NotebookRunDetails>;
   }
 
   return { run: run as NotebookExecutor["run"], registries };

@@ -27,10 +27,11 @@ export interface NotebookParams {
   cell_range?: [number, number];
   all?: boolean;
   timeout?: number;
+  wait?: number;
 }
 
 /** Parameters that only mean something when cells can run. */
-const RUN_PARAMS = ["execute", "cell_range", "all", "allow_errors", "timeout"] as const;
+const RUN_PARAMS = ["execute", "cell_range", "all", "allow_errors", "timeout", "wait"] as const;
 
 export function notebookSchema(withRun: boolean): TSchema {
   const actions = withRun ? [...EDIT_ACTIONS, ...RUN_ACTIONS] : [...EDIT_ACTIONS];
@@ -105,6 +106,13 @@ export function notebookSchema(withRun: boolean): TSchema {
                 description: "run/execute: seconds for the whole call (default 60)",
               }),
             ),
+            wait: Type.Optional(
+              Type.Number({
+                exclusiveMinimum: 0,
+                description:
+                  "run/execute: seconds to wait for the result (default 50); a run still going then returns its output so far with a run id and goes on (saving each cell), and the runs tool waits for more or interrupts it",
+              }),
+            ),
           }
         : {}),
     },
@@ -136,6 +144,7 @@ const FIELD_RULES: Record<string, string> = {
   allow_errors: "must be true or false",
   cell_range: "must be [first, last] (two integer cell indices)",
   timeout: "must be a number of seconds greater than 0",
+  wait: "must be a number of seconds greater than 0",
 };
 
 /** Which actions each optional parameter goes with. */
@@ -150,6 +159,7 @@ const APPLIES: Record<string, readonly string[]> = {
   all: ["run"],
   allow_errors: ["run"],
   timeout: ["run"],
+  wait: ["run"],
 };
 
 export interface ValidateOptions {
@@ -232,9 +242,9 @@ function crossFieldProblem(p: NotebookParams): string | undefined {
     const value = (p as unknown as Record<string, unknown>)[key];
     // `false` asks for nothing, so it is accepted anywhere.
     if (value === undefined || value === false) continue;
-    if ((key === "timeout" || key === "allow_errors") && p.execute === true) continue;
+    const withExecute = key === "timeout" || key === "allow_errors" || key === "wait";
+    if (withExecute && p.execute === true) continue;
     if (!goesWith.includes(action)) {
-      const withExecute = key === "timeout" || key === "allow_errors";
       const where = withExecute ? "run (or edit/insert with execute: true)" : goesWith.join(" and ");
       return `${key} goes with ${where}, not ${action}.`;
     }

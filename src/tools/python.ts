@@ -19,7 +19,8 @@ import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
-import { errorResult, type Tool, type ToolUpdate } from "./types.js";
+import type { RunRegistry } from "./runs.js";
+import { errorResult, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
 
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 
@@ -39,6 +40,13 @@ export const pythonSchema = Type.Object(
       Type.Number({
         exclusiveMinimum: 0,
         description: "Seconds for the whole call (queue, start, all cells); default 30",
+      }),
+    ),
+    wait: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description:
+          "Seconds to wait for the result (default 50). A call still running then returns its output so far with a run id and goes on in the background; the runs tool waits for more or interrupts it",
       }),
     ),
     reset: Type.Optional(
@@ -80,6 +88,8 @@ export interface PythonToolOptions {
   images?: ImageBudget;
   /** Minimum interval between onUpdate calls while output streams (default 250 ms). */
   updateIntervalMs?: number;
+  /** Runs that outlive a call (docs/runs.md); without it a call waits for its result however long. */
+  runs?: RunRegistry;
 }
 
 function describe(maxBytes: number): string {
@@ -181,37 +191,46 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         details,
       });
 
-      let current = 0; // 1-based index of the running cell; 0 before the first
-      let startError: unknown;
-      try {
-        await options.runtime.withSession(
-          spec,
-          { mode, reset: params.reset === true, deadline, signal },
-          async (lease) => {
-            details.replaced = lease.replaced;
-            details.kernelStarted = lease.kernelStarted;
-            if (params.notebook_path !== undefined && lease.kernelStarted && !lease.replaced) {
-              details.notes = [
-                `Note: ${params.notebook_path}'s kernel was started for this call: none of the notebook's cells have run in it, so their variables do not exist. Run them first with the notebook tool (action run).`,
-              ];
-            }
-            for (const [i, cell] of params.cells.entries()) {
-              current = i + 1;
-              recorder.startCell(current);
-              const r = await lease.execute(cell.code, recorder.hooks(current));
-              if (!recorder.finishCell(current, r, deadline)) break;
-            }
-          },
-        );
-      } catch (err) {
-        startError = recorder.fail(err, current);
-      }
-      const result = await recorder.result();
-      if (startError !== undefined) {
-        const msg = (startError as Error).message?.replace(/^Error:\s*/, "") ?? String(startError);
-        return errorResult(`could not start the Python kernel: ${msg}`, details);
-      }
-      return result;
+      const work = async (runSignal: AbortSignal): Promise<ToolResult<PythonToolDetails>> => {
+        let current = 0; // 1-based index of the running cell; 0 before the first
+        let startError: unknown;
+        try {
+          await options.runtime.withSession(
+            spec,
+            { mode, reset: params.reset === true, deadline, signal: runSignal },
+            async (lease) => {
+              details.replaced = lease.replaced;
+              details.kernelStarted = lease.kernelStarted;
+              if (params.notebook_path !== undefined && lease.kernelStarted && !lease.replaced) {
+                details.notes = [
+                  `Note: ${params.notebook_path}'s kernel was started for this call: none of the notebook's cells have run in it, so their variables do not exist. Run them first with the notebook tool (action run).`,
+                ];
+              }
+              for (const [i, cell] of params.cells.entries()) {
+                current = i + 1;
+                recorder.startCell(current);
+                const r = await lease.execute(cell.code, recorder.hooks(current));
+                if (!recorder.finishCell(current, r, deadline)) break;
+              }
+            },
+          );
+        } catch (err) {
+          startError = recorder.fail(err, current);
+        }
+        const result = await recorder.result();
+        if (startError !== undefined) {
+          const msg = (startError as Error).message?.replace(/^Error:\s*/, "") ?? String(startError);
+          return errorResult(`could not start the Python kernel: ${msg}`, details);
+        }
+        return result;
+      };
+      if (!options.runs) return work(signal ?? new AbortController().signal);
+      const what = params.notebook_path ? `python call in ${params.notebook_path}'s kernel` : "python call";
+      return (await options.runs.start(what, recorder, work, {
+        waitSeconds: params.wait,
+        signal,
+        onUpdate: onUpdate as ToolUpdate<unknown> | undefined,
+      })) as ToolResult<PythonToolDetails>;
     },
   };
 }

@@ -1,0 +1,65 @@
+/**
+ * The `runs` tool: follows a python call or notebook run that outlived its tool call (docs/runs.md).
+ * wait (default): new output, or the call's own result once it is done; interrupt: stop it (the
+ * kernel is interrupted and keeps its state), then its result.
+ */
+import { type Static, Type } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import type { RunRegistry } from "./runs.js";
+import { errorResult, type Tool } from "./types.js";
+
+export const runsSchema = Type.Object(
+  {
+    run_id: Type.String({ description: 'The run id a result gave (e.g. "r1")' }),
+    action: Type.Optional(
+      Type.Union([Type.Literal("wait"), Type.Literal("interrupt")], {
+        description:
+          "wait (default): new output so far, or the result once done; interrupt: stop the running cell (the kernel keeps its state) and return the result",
+      }),
+    ),
+    wait: Type.Optional(
+      Type.Number({
+        exclusiveMinimum: 0,
+        description: "Seconds to wait for the run to finish before returning what is new (default 50)",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type RunsParams = Static<typeof runsSchema>;
+
+function problem(params: unknown): string | undefined {
+  if (Value.Check(runsSchema, params)) return undefined;
+  const first = [...Value.Errors(runsSchema, params)][0];
+  return first ? `invalid parameter ${first.path || "(root)"}: ${first.message}` : "invalid parameters";
+}
+
+export function createRunsTool(options: { runs: RunRegistry }): Tool<RunsParams, unknown> {
+  const { runs } = options;
+  return {
+    name: "runs",
+    label: "Runs",
+    description: [
+      "Follow a python call or notebook run that is still running after its tool call returned (its result gave a run id).",
+      'wait (default): returns the new output so far, or the call\'s own result once it is done (waits up to 50 s; "wait": seconds).',
+      "interrupt: stops the running cell (the kernel is interrupted and keeps its state) and returns the result.",
+      "Finished runs' results stay available for an hour.",
+    ].join("\n"),
+    parameters: runsSchema,
+    async execute(_id, params, signal, onUpdate) {
+      const bad = problem(params);
+      if (bad) return errorResult(`${bad}. Pass {"run_id":"r1"}.`, {});
+      const run = runs.get(params.run_id);
+      if (!run) {
+        const going = runs.running().map((r) => `${r.id} (${r.what})`);
+        return errorResult(
+          `No run ${JSON.stringify(params.run_id)} here${going.length ? `; running: ${going.join(", ")}` : " (none is running)"}. Run ids last as long as this host process; a finished run's result is kept for an hour.`,
+          {},
+        );
+      }
+      if (params.action === "interrupt" && run.status === "running") runs.interrupt(run);
+      return runs.wait(run, params.wait ?? runs.waitSeconds, signal, onUpdate);
+    },
+  };
+}

@@ -1,0 +1,211 @@
+/**
+ * Runs that outlive a tool call (docs/runs.md). A python call or notebook run still going when its
+ * wait budget passes returns what it has so far with a run id; the work goes on in the background
+ * (a notebook run keeps saving each cell) and the `runs` tool waits for more, returns the result
+ * once done, or interrupts it. Run ids live as long as the toolbox; a finished run's result is kept
+ * for KEEP_FINISHED_MS (and at most MAX_FINISHED of them).
+ */
+import type { CellRunRecorder } from "./cell-run.js";
+import type { PythonToolDetails } from "./python-result.js";
+import type { ToolResult, ToolUpdate } from "./types.js";
+
+export const DEFAULT_WAIT_SECONDS = 50;
+const KEEP_FINISHED_MS = 60 * 60_000;
+const MAX_FINISHED = 50;
+
+export interface RunInfo {
+  id: string;
+  status: "running" | "finished";
+  /** Which tool call it is, for sentences: "python call", "run of a.ipynb". */
+  what: string;
+  startedAt: number;
+  finishedAt?: number;
+}
+
+export interface Run extends RunInfo {
+  readonly recorder: CellRunRecorder;
+  readonly controller: AbortController;
+  readonly done: Promise<ToolResult<unknown>>;
+  result?: ToolResult<unknown>;
+  /** The first cell (1-based position) the next look shows: the one running at the last look. */
+  shownFrom: number;
+  /** The caller currently following it (its signal aborts the run; its onUpdate gets progress). */
+  detach?: () => void;
+}
+
+/** The wait budget: NBAGENT_WAIT_SECONDS, else the default (a little under common 60 s client timeouts). */
+export function waitSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
+  const v = Number(env.NBAGENT_WAIT_SECONDS);
+  return Number.isFinite(v) && v > 0 ? v : DEFAULT_WAIT_SECONDS;
+}
+
+export class RunRegistry {
+  private readonly runs = new Map<string, Run>();
+  private next = 1;
+
+  constructor(readonly waitSeconds = waitSecondsFromEnv()) {}
+
+  get(id: string): Run | undefined {
+    this.prune();
+    return this.runs.get(id.trim());
+  }
+
+  /** Ids of the runs still going (for texts and hosts). */
+  running(): RunInfo[] {
+    return [...this.runs.values()].filter((r) => r.status === "running").map(info);
+  }
+
+  /**
+   * Starts `work` as a run and follows it for `waitSeconds`: the result when it finishes in time,
+   * else what it has so far with the run id (it goes on). The caller's signal interrupts it while
+   * the caller follows it.
+   */
+  async start(
+    what: string,
+    recorder: CellRunRecorder,
+    work: (signal: AbortSignal) => Promise<ToolResult<unknown>>,
+    follow: { waitSeconds?: number; signal?: AbortSignal; onUpdate?: ToolUpdate<unknown> },
+  ): Promise<ToolResult<unknown>> {
+    this.prune();
+    const controller = new AbortController();
+    const id = `r${this.next++}`;
+    const run: Run = {
+      id,
+      what,
+      status: "running",
+      startedAt: Date.now(),
+      recorder,
+      controller,
+      shownFrom: 1,
+      done: Promise.resolve(undefined as never),
+    };
+    (run as { done: Promise<ToolResult<unknown>> }).done = work(controller.signal).then(
+      (result) => {
+        run.status = "finished";
+        run.finishedAt = Date.now();
+        run.result = result;
+        return result;
+      },
+      (err) => {
+        run.status = "finished";
+        run.finishedAt = Date.now();
+        throw err;
+      },
+    );
+    run.done.catch(() => {});
+    this.runs.set(id, run);
+    const outcome = await this.follow(run, follow.waitSeconds ?? this.waitSeconds, follow);
+    if (outcome) {
+      this.runs.delete(id); // answered in the call itself: no run id was handed out
+      return outcome;
+    }
+    return this.partial(run, follow.waitSeconds ?? this.waitSeconds, true);
+  }
+
+  /** The `runs` tool's wait: the result once done, or the new output so far after `seconds`. */
+  async wait(
+    run: Run,
+    seconds: number,
+    signal?: AbortSignal,
+    onUpdate?: ToolUpdate<unknown>,
+  ): Promise<ToolResult<unknown>> {
+    const outcome = await this.follow(run, seconds, { signal, onUpdate, cancelRun: false });
+    if (outcome) return finished(run, outcome);
+    return this.partial(run, seconds, false);
+  }
+
+  interrupt(run: Run): void {
+    run.controller.abort(new Error("interrupted through the runs tool"));
+  }
+
+  /** Follows the run for `seconds`; the final result, or undefined when it is still going. */
+  private async follow(
+    run: Run,
+    seconds: number,
+    opts: { signal?: AbortSignal; onUpdate?: ToolUpdate<unknown>; cancelRun?: boolean },
+  ): Promise<ToolResult<unknown> | undefined> {
+    if (run.result) return run.result;
+    run.detach?.();
+    // The caller's cancel interrupts the run it started; a waiter that gives up only stops following.
+    const onAbort = () => {
+      if (opts.cancelRun !== false) run.controller.abort(opts.signal?.reason);
+      else detach();
+    };
+    let timer: NodeJS.Timeout | undefined;
+    let stop!: () => void;
+    const stopped = new Promise<undefined>((resolve) => {
+      stop = () => resolve(undefined);
+    });
+    const detach = () => {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener("abort", onAbort);
+      run.recorder.setOnUpdate(undefined);
+      if (run.detach === detach) run.detach = undefined;
+      stop();
+    };
+    run.detach = detach;
+    run.recorder.setOnUpdate(opts.onUpdate as ToolUpdate<PythonToolDetails> | undefined);
+    if (opts.signal?.aborted) onAbort();
+    else opts.signal?.addEventListener("abort", onAbort, { once: true });
+    timer = setTimeout(detach, Math.max(0, seconds * 1000));
+    try {
+      return await Promise.race([run.done, stopped]);
+    } finally {
+      detach();
+    }
+  }
+
+  private partial(run: Run, seconds: number, first: boolean): ToolResult<unknown> {
+    const snapshot = run.recorder.snapshot(run.shownFrom);
+    run.shownFrom = snapshot.current || run.shownFrom;
+    const cells = snapshot.details.cells;
+    const running = cells.find((c) => c.status === "running");
+    const elapsed = Math.round((Date.now() - run.startedAt) / 1000);
+    const where = running ? `cell ${running.index} is running` : "its kernel is starting or busy";
+    const head = `${first ? `Still running after ${seconds} s` : `Still running (${elapsed} s so far)`}: run ${run.id}, ${run.what}; ${where}. It goes on in the background${run.what.startsWith("run of") ? ", saving each cell's outputs into the notebook as it finishes" : ""}.`;
+    const shown =
+      snapshot.from > 1
+        ? `Output from cell ${cells[snapshot.from - 1]?.index} on (earlier cells were shown before):`
+        : "Output so far:";
+    const next = `To wait for more or for the result, call the runs tool: {"run_id":"${run.id}"} (waits up to ${this.waitSeconds} s; "wait": seconds to change that). To stop it: {"run_id":"${run.id}","action":"interrupt"}.`;
+    return {
+      content: [{ type: "text", text: [head, shown, snapshot.text || "(nothing yet)", next].join("\n") }],
+      details: { ...snapshot.details, run: info(run) },
+    };
+  }
+
+  private prune(now = Date.now()): void {
+    const finished = [...this.runs.values()].filter((r) => r.status === "finished");
+    for (const r of finished) {
+      if (now - (r.finishedAt ?? now) > KEEP_FINISHED_MS) this.runs.delete(r.id);
+    }
+    const left = finished.filter((r) => this.runs.has(r.id));
+    for (const r of left.slice(0, Math.max(0, left.length - MAX_FINISHED))) this.runs.delete(r.id);
+  }
+}
+
+function info(run: Run): RunInfo {
+  return {
+    id: run.id,
+    status: run.status,
+    what: run.what,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+  };
+}
+
+/** The original call's result, introduced as the run's end. */
+function finished(run: Run, result: ToolResult<unknown>): ToolResult<unknown> {
+  const seconds = Math.round(((run.finishedAt ?? Date.now()) - run.startedAt) / 1000);
+  const intro = `Run ${run.id} (${run.what}) finished after ${seconds} s. Its result:`;
+  const [first, ...rest] = result.content;
+  const content =
+    first?.type === "text"
+      ? [{ type: "text" as const, text: `${intro}\n${first.text}` }, ...rest]
+      : [{ type: "text" as const, text: intro }, ...result.content];
+  return {
+    ...result,
+    content,
+    details: { ...(result.details as object), run: info(run) },
+  };
+}
