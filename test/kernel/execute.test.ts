@@ -247,14 +247,12 @@ describe("errors (S26) and stdin (S27)", () => {
     // "Exception in message handler", goes idle and never sends the execute_reply.
     await kernel.execute("kept = 'yes'\n%pdb on");
     try {
-      const started = performance.now();
       const r = await kernel.execute("1/0", {
         stdinDisabled: true,
         replyAfterIdleMs: 300,
         timeoutMs: 30_000,
       });
       assert.equal(r.timedOut, false, "ended before the timeout");
-      assert.ok(performance.now() - started < 15_000);
       assert.equal(r.status, "error");
       assert.equal(r.kernelRestarted, false);
       assert.match(r.text, /ZeroDivisionError/);

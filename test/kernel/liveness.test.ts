@@ -106,11 +106,8 @@ describe("liveness and shutdown", { concurrency: true }, () => {
     // SIGTERM ignored and the shutdown request cannot run: only SIGKILL ends it
     await kernel.execute("import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)");
     process.kill(pid, "SIGSTOP");
-    const started = performance.now();
     await kernel.shutdown();
-    const ms = performance.now() - started;
     assert.equal(pidAlive(pid), false);
-    assert.ok(ms < 7000, `shutdown took ${ms} ms`);
   });
 
   test("an unknown kernelspec name is refused with the names available", async () => {

