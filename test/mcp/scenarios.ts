@@ -134,7 +134,7 @@ export async function cancelInterruptsKernel(client: Client): Promise<void> {
     "import time",
     "interrupted = False",
     "try:",
-    "    for i in range(600):",
+    "    for i in range(6000):",
     "        print('sleeping', i, flush=True)",
     "        time.sleep(0.1)",
     "    interrupted = 'no: the loop ran to its end'",
@@ -143,7 +143,8 @@ export async function cancelInterruptsKernel(client: Client): Promise<void> {
     "    raise",
   ].join("\n");
   const cancelled = client.callTool(
-    { name: "python", arguments: { session, cells: [{ code }] } },
+    // A timeout past the loop's 600 s: only the cancellation can stop the cell.
+    { name: "python", arguments: { session, cells: [{ code }], timeout: 900 } },
     undefined,
     {
       signal: abort.signal,
