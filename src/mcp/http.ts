@@ -130,7 +130,15 @@ export async function startHttp(options: HttpOptions): Promise<HttpMcp> {
 
 /** Serves until SIGINT / SIGTERM, then closes every session (and its kernels). */
 export async function serveHttp(options: HttpOptions & { tokenGenerated: boolean }): Promise<number> {
-  const mcp = await startHttp(options);
+  let mcp: HttpMcp;
+  try {
+    mcp = await startHttp(options);
+  } catch (err) {
+    options.log(
+      `cannot listen on ${options.host}:${options.port}: ${(err as Error).message} (--port N picks another port, 0 a free one)`,
+    );
+    return 1;
+  }
   options.log(`listening on ${mcp.url}`);
   if (options.tokenGenerated)
     options.log(

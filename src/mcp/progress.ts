@@ -19,7 +19,10 @@ interface CellLike {
 const FINAL = new Set(["ok", "error", "aborted", "skipped"]);
 const MAX_LINE = 200;
 
-/** The last non-empty output line, without the `[i/n] title` header a cell starts with. */
+/**
+ * The last non-empty output line, or undefined when it is the running cell's `[i/n] title` header
+ * (the python tool's; a notebook run's `[cell k (id …)]` is dropped by the tracker, which knows it).
+ */
 export function lastOutputLine(content: unknown): string | undefined {
   if (!Array.isArray(content)) return undefined;
   const texts = content.filter((c) => c?.type === "text" && typeof c.text === "string");
@@ -50,7 +53,7 @@ export class ProgressTracker {
   private seq = 0;
 
   next(partial: { content?: unknown; details?: unknown }): ProgressValue {
-    const line = lastOutputLine(partial.content);
+    let line = lastOutputLine(partial.content);
     const cells = cellsOf(partial.details);
     if (!cells) {
       this.seq++;
@@ -65,8 +68,9 @@ export class ProgressTracker {
     const progress = this.finished + this.withinCell / (this.withinCell + 1);
     let pos = cells.findIndex((c) => c.status === "running");
     if (pos < 0) pos = Math.max(0, Math.min(cells.length - 1, done - 1));
-    const title = typeof cells[pos].title === "string" && cells[pos].title ? ` · ${cells[pos].title}` : "";
-    const head = `cell ${pos + 1}/${cells.length}${title}`;
+    const title = typeof cells[pos].title === "string" ? (cells[pos].title as string) : "";
+    if (title && line === `[${title}]`) line = undefined; // a notebook run's cell header: no output yet
+    const head = `cell ${pos + 1}/${cells.length}${title ? ` · ${title}` : ""}`;
     return { progress, total: cells.length, message: line ? `${head}: ${line}` : head };
   }
 }

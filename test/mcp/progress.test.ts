@@ -46,3 +46,13 @@ test("the last line is cut to 200 characters", () => {
   assert.equal(line.length, 200);
   assert.ok(line.endsWith("…"));
 });
+
+test("a notebook run's cell header is not taken for output", () => {
+  const t = new ProgressTracker();
+  const title = "cell 3 (id ab)";
+  assert.equal(t.next(partial(`[${title}]\n`, ["running"], [title])).message, "cell 1/1 · cell 3 (id ab)");
+  assert.equal(
+    t.next(partial(`[${title}]\n7\n`, ["running"], [title])).message,
+    "cell 1/1 · cell 3 (id ab): 7",
+  );
+});
