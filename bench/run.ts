@@ -12,6 +12,7 @@ const SECTIONS: Record<string, string> = {
   "python-tool": "./python-tool.js",
   "cli-cold": "./cli-cold.js",
   "notebook-run": "./notebook-run.js",
+  mcp: "./mcp.js",
 };
 
 function fmt(n: number): string {

@@ -1,13 +1,24 @@
 #!/usr/bin/env node
-// Bundles the CLI into one file, dist/cli/nbagent.js (the installed `nbagent` command): node then
-// reads one module instead of ~300 (@sinclair/typebox alone is 266 files, ~120 ms to load on this
+// Bundles the CLI into one file, dist/cli/nbagent.js (the installed `nbagent` command), plus chunks
+// next to it (dist/cli/nbagent-*.js) holding code only some commands load: node then
+// reads a few modules instead of ~300 (@sinclair/typebox alone is 266 files, ~120 ms to load on this
 // machine), so every short `nbagent call` starts faster. Native and lazily loaded packages stay
 // outside (resolved from node_modules as usual); the .py assets are found by src/assets.ts.
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { build } from "esbuild";
 
+// Chunk names carry a content hash: remove the previous build's so the package holds only this one's.
+for (const name of existsSync("dist/cli") ? readdirSync("dist/cli", { withFileTypes: true }) : []) {
+  if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name)) rmSync(`dist/cli/${name.name}`);
+}
+
 await build({
-  entryPoints: ["src/cli/main.ts"],
-  outfile: "dist/cli/nbagent.js",
+  entryPoints: { nbagent: "src/cli/main.ts" },
+  outdir: "dist/cli",
+  // Code only some commands load (the MCP server and its SDK, ~850 KB) goes to chunks that
+  // commands import when they run, so every other command starts as fast as before.
+  splitting: true,
+  chunkNames: "nbagent-[name]-[hash]",
   bundle: true,
   platform: "node",
   format: "esm",

@@ -4,6 +4,7 @@ import { batchCommand } from "./batch-command.js";
 import { callCommand } from "./call.js";
 import { demoCommand } from "./demo-command.js";
 import { doctorCommand } from "./doctor-command.js";
+import { mcpCommand } from "./mcp-command.js";
 import { runCommand } from "./run-command.js";
 
 export interface Command {
@@ -21,6 +22,7 @@ export const COMMANDS: Record<string, Command> = {
   artifact: artifactCommand,
   doctor: doctorCommand,
   demo: demoCommand,
+  mcp: mcpCommand,
 };
 
 export function usage(): string {

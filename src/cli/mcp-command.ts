@@ -1,0 +1,100 @@
+/**
+ * `nbagent mcp [--cwd DIR] [--http [--port N] [--host H] [--allow-origin O]…]`: the tools as an MCP
+ * server, over stdio (default) or Streamable HTTP at /mcp with a bearer token (docs/mcp.md).
+ * The server code is loaded only when this command runs.
+ */
+import { randomBytes } from "node:crypto";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import type { Command } from "./commands.js";
+import { version } from "./version.js";
+
+export const DEFAULT_MCP_PORT = 8765;
+
+const USAGE = `usage: nbagent mcp [--cwd DIR]                      MCP over stdio
+       nbagent mcp --http [--port N] [--host H]      Streamable HTTP at http://H:N/mcp
+                  [--allow-origin ORIGIN]... [--cwd DIR]
+  --cwd DIR          relative notebook paths and kernels start here (default: the current directory)
+  --port N           default ${DEFAULT_MCP_PORT}; 0 picks a free port
+  --host H           default 127.0.0.1
+  --allow-origin O   a browser Origin allowed besides localhost/127.0.0.1/[::1] (repeatable)
+  HTTP needs "Authorization: Bearer <token>": NBAGENT_MCP_TOKEN, or a token printed on stderr at start.
+`;
+
+const HELP = `nbagent mcp — serve nbagent's tools (notebook, python, artifact, runs) to an MCP client
+
+${USAGE}
+Over stdio the client starts this process and owns it: one runtime, whose kernels shut down when
+stdin ends or on SIGTERM/SIGINT. Over HTTP each MCP session gets its own kernels; closing the
+session (DELETE) or stopping the server shuts them down. Progress notifications carry the running
+cell and its last output line; a cancelled request interrupts the kernel (state kept); full outputs
+are resources artifact://<id>?offset=LINE&limit=LINES. Rules: docs/mcp.md.
+
+exit: 0 after a clean shutdown; 1 when the server cannot start (e.g. the port is taken); 2 on bad
+options.
+
+examples:
+  claude mcp add nbagent -- nbagent mcp
+  NBAGENT_MCP_TOKEN=secret nbagent mcp --http --port 8765
+`;
+
+export const mcpCommand: Command = {
+  summary: "serve the tools over MCP: stdio, or --http [--port N] [--host H] (bearer token)",
+  help: HELP,
+  async run(args) {
+    let values: ReturnType<typeof parse>;
+    try {
+      values = parse(args);
+    } catch (err) {
+      process.stderr.write(`nbagent mcp: ${(err as Error).message}\n\n${USAGE}`);
+      return 2;
+    }
+    if (values.help) {
+      process.stdout.write(HELP);
+      return 0;
+    }
+    const log = (line: string) => process.stderr.write(`nbagent mcp: ${line}\n`);
+    const cwd = resolve(values.cwd ?? process.cwd());
+    if (!values.http) {
+      const { serveStdio } = await import("../mcp/stdio.js");
+      return serveStdio({ cwd, version: version(), log });
+    }
+    const port = Number(values.port ?? DEFAULT_MCP_PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      process.stderr.write(`nbagent mcp: --port must be 0..65535, not '${values.port}'\n`);
+      return 2;
+    }
+    const configured = process.env.NBAGENT_MCP_TOKEN?.trim();
+    const token = configured || randomBytes(24).toString("base64url");
+    const { serveHttp } = await import("../mcp/http.js");
+    return serveHttp({
+      cwd,
+      version: version(),
+      host: values.host ?? "127.0.0.1",
+      port,
+      token,
+      tokenGenerated: !configured,
+      allowOrigins: values["allow-origin"] ?? [],
+      log,
+    });
+  },
+};
+
+function parse(args: string[]) {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      cwd: { type: "string" },
+      http: { type: "boolean" },
+      port: { type: "string" },
+      host: { type: "string" },
+      "allow-origin": { type: "string", multiple: true },
+      help: { type: "boolean", short: "h" },
+    },
+    allowPositionals: true,
+  });
+  if (positionals.length) throw new Error(`unexpected arguments: ${positionals.join(" ")}`);
+  if (!values.http && (values.port || values.host || values["allow-origin"]))
+    throw new Error("--port, --host and --allow-origin go with --http");
+  return values;
+}

@@ -1,0 +1,141 @@
+/**
+ * Artifacts as MCP resources (docs/mcp.md): the template `artifact://{id}`, read page by page with
+ * `artifact://<id>?offset=LINE&limit=LINES&max_bytes=N`. The list holds the artifacts this
+ * server session's results named (newest first), so one HTTP client's list never shows another's.
+ */
+import {
+  ErrorCode,
+  type ReadResourceResult,
+  type Resource,
+  type ResourceTemplate,
+} from "@modelcontextprotocol/sdk/types.js";
+import { ArtifactReadError } from "../output/artifact-pages.js";
+import { ARTIFACT_SCHEME, type ArtifactStore, parseArtifactId } from "../output/artifacts.js";
+import { protocolError } from "./errors.js";
+
+/** MCP's "resource not found" error code. */
+export const RESOURCE_NOT_FOUND = -32002;
+export const DEFAULT_PAGE_LINES = 2000;
+export const DEFAULT_PAGE_BYTES = 50 * 1024;
+export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
+const MAX_LISTED = 100;
+
+export const ARTIFACT_TEMPLATE: ResourceTemplate = {
+  uriTemplate: "artifact://{id}",
+  name: "artifact",
+  title: "Full output of a tool call",
+  description:
+    "The whole output a tool result cut short (it names artifact://<id>). Read in pages: " +
+    `artifact://<id>?offset=LINE&limit=LINES (column=BYTE continues a cut line; 1-based line, default ${DEFAULT_PAGE_LINES} lines, at most ` +
+    `${DEFAULT_PAGE_BYTES / 1024} KiB unless max_bytes=N, up to ${MAX_PAGE_BYTES / 1024 / 1024} MiB).`,
+  mimeType: "text/plain",
+};
+
+/** The artifacts named by this session's results, newest first. */
+export class SeenArtifacts {
+  private readonly ids: string[] = [];
+
+  add(id: string): void {
+    const at = this.ids.indexOf(id);
+    if (at >= 0) this.ids.splice(at, 1);
+    this.ids.unshift(id);
+    if (this.ids.length > MAX_LISTED) this.ids.length = MAX_LISTED;
+  }
+
+  list(store: ArtifactStore): Resource[] {
+    return this.ids
+      .filter((id) => store.resolve(id) !== undefined)
+      .map((id) => ({ uri: `${ARTIFACT_SCHEME}${id}`, name: id, mimeType: "text/plain" }));
+  }
+}
+
+interface PageRequest {
+  id: string;
+  offset?: number;
+  column?: number;
+  limit?: number;
+  maxBytes?: number;
+}
+
+function invalid(message: string): Error {
+  return protocolError(ErrorCode.InvalidParams, message);
+}
+
+/** Parses `artifact://<id>[?offset=N&limit=M&max_bytes=B]`. */
+export function parseArtifactUri(uri: string): PageRequest {
+  if (!uri.startsWith(ARTIFACT_SCHEME))
+    throw invalid(`Unknown resource ${uri}: only artifact://<id> exists.`);
+  const q = uri.indexOf("?");
+  const ref = q < 0 ? uri : uri.slice(0, q);
+  const id = parseArtifactId(ref);
+  if (!id) throw invalid(`Not an artifact id: ${ref}. Use the artifact://<id> from a tool result.`);
+  const page: PageRequest = { id };
+  if (q < 0) return page;
+  const count = (key: string, value: string, max = Number.MAX_SAFE_INTEGER) => {
+    const n = Number(value);
+    if (!/^\d+$/.test(value) || n < 1 || n > max)
+      throw invalid(`${key} must be a whole number from 1 to ${max}, not '${value}' (in ${uri}).`);
+    return n;
+  };
+  for (const [key, value] of new URLSearchParams(uri.slice(q + 1))) {
+    if (key === "offset") page.offset = count(key, value);
+    else if (key === "column") page.column = count(key, value);
+    else if (key === "limit") page.limit = count(key, value);
+    else if (key === "max_bytes") page.maxBytes = count(key, value, MAX_PAGE_BYTES);
+    else throw invalid(`Unknown parameter '${key}' in ${uri}: use offset, column, limit and max_bytes.`);
+  }
+  return page;
+}
+
+/**
+ * One page of an artifact. When more follows, the text ends with a line saying where it continues
+ * (the reader may be a model); `_meta` carries the same as numbers.
+ */
+export async function readArtifact(store: ArtifactStore, uri: string): Promise<ReadResourceResult> {
+  const page = parseArtifactUri(uri);
+  if (!store.resolve(page.id)) {
+    throw protocolError(
+      RESOURCE_NOT_FOUND,
+      `Artifact not found: ${ARTIFACT_SCHEME}${page.id} (artifacts are kept 7 days). Use the artifact://<id> from a tool result.`,
+    );
+  }
+  const limit = page.limit ?? DEFAULT_PAGE_LINES;
+  const maxBytes = page.maxBytes ?? DEFAULT_PAGE_BYTES;
+  let slice: Awaited<ReturnType<ArtifactStore["read"]>>;
+  try {
+    slice = await store.read(page.id, { offset: page.offset, column: page.column, limit, maxBytes });
+  } catch (err) {
+    if (err instanceof ArtifactReadError) throw invalid(`${err.message} (${ARTIFACT_SCHEME}${page.id})`);
+    throw err;
+  }
+  const base = `${ARTIFACT_SCHEME}${page.id}`;
+  let text = slice.text;
+  let nextUri: string | undefined;
+  if (slice.next) {
+    const at = `offset=${slice.next.offset}${slice.next.column ? `&column=${slice.next.column}` : ""}`;
+    nextUri = `${base}?${at}${page.limit ? `&limit=${page.limit}` : ""}${page.maxBytes ? `&max_bytes=${page.maxBytes}` : ""}`;
+    const shown = slice.endLine >= slice.startLine ? `lines ${slice.startLine}-${slice.endLine}` : "nothing";
+    const cut = slice.partial.find((x) => x.to < x.lineBytes);
+    const where = cut
+      ? `line ${cut.line} continues at byte ${cut.to + 1} of ${cut.lineBytes}`
+      : "more follows";
+    text += `${text.endsWith("\n") || !text ? "" : "\n"}[${base}: ${shown} of ${slice.lines} shown; ${where}: read ${nextUri}]\n`;
+  }
+  return {
+    contents: [
+      {
+        uri,
+        mimeType: "text/plain",
+        text,
+        _meta: {
+          startLine: slice.startLine,
+          startColumn: slice.startColumn,
+          endLine: slice.endLine,
+          lines: slice.lines,
+          sizeBytes: slice.sizeBytes,
+          ...(nextUri ? { nextUri, next: slice.next } : {}),
+        },
+      },
+    ],
+  };
+}
