@@ -14,6 +14,9 @@ export const DEFAULT_MCP_PORT = 8765;
 const USAGE = `usage: nbagent mcp [--cwd DIR]                      MCP over stdio
        nbagent mcp --http [--port N] [--host H]      Streamable HTTP at http://H:N/mcp
                   [--allow-origin ORIGIN]... [--cwd DIR]
+`;
+
+const OPTIONS = `options:
   --cwd DIR          relative notebook paths and kernels start here (default: the current directory)
   --port N           default ${DEFAULT_MCP_PORT}; 0 picks a free port
   --host H           default 127.0.0.1
@@ -24,6 +27,7 @@ const USAGE = `usage: nbagent mcp [--cwd DIR]                      MCP over stdi
 const HELP = `nbagent mcp — serve nbagent's tools (notebook, python, artifact, runs) to an MCP client
 
 ${USAGE}
+${OPTIONS}
 Over stdio the client starts this process and owns it: one runtime, whose kernels shut down when
 stdin ends or on SIGTERM/SIGINT. Over HTTP each MCP session gets its own kernels; closing the
 session (DELETE) or stopping the server shuts them down. Progress notifications carry the running
@@ -34,8 +38,9 @@ exit: 0 after a clean shutdown; 1 when the server cannot start (e.g. the port is
 options.
 
 examples:
-  claude mcp add nbagent -- nbagent mcp
+  nbagent mcp --cwd ~/project                            # what an MCP client starts (stdio)
   NBAGENT_MCP_TOKEN=secret nbagent mcp --http --port 8765
+  claude mcp add nbagent -- nbagent mcp                  # register it with Claude Code
 `;
 
 export const mcpCommand: Command = {
@@ -46,7 +51,7 @@ export const mcpCommand: Command = {
     try {
       values = parse(args);
     } catch (err) {
-      process.stderr.write(`nbagent mcp: ${(err as Error).message}\n\n${USAGE}`);
+      process.stderr.write(`nbagent mcp: ${(err as Error).message}\n\n${USAGE}${OPTIONS}`);
       return 2;
     }
     if (values.help) {

@@ -10,6 +10,8 @@ const ANNOTATIONS: Record<string, Omit<ToolAnnotations, "title">> = {
   notebook: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   python: { readOnlyHint: false, openWorldHint: false },
   artifact: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  // wait only reads; interrupt stops a cell (the kernel keeps its state): not destructive
+  runs: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
 };
 
 export function annotationsFor(name: string, title: string): ToolAnnotations {

@@ -133,6 +133,7 @@ export async function readArtifact(store: ArtifactStore, uri: string): Promise<R
           endLine: slice.endLine,
           lines: slice.lines,
           sizeBytes: slice.sizeBytes,
+          hasMore: slice.next !== undefined,
           ...(nextUri ? { nextUri, next: slice.next } : {}),
         },
       },

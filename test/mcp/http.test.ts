@@ -15,6 +15,7 @@ import {
   editsAndRunsNotebook,
   kernelPid,
   listsTools,
+  outlivesTheCall,
   readsArtifactResource,
   refusesHugeCall,
   reportsProgress,
@@ -48,6 +49,8 @@ test("creates, edits and runs a notebook: text and a PNG as MCP image content", 
 test("sends progress while a cell runs", () => reportsProgress(client, dir));
 test("cancellation interrupts the kernel and keeps its state", () => cancelInterruptsKernel(client));
 test("artifacts are resources, read page by page", () => readsArtifactResource(client));
+test("a call past its wait budget returns a run id; the runs tool gets its result", () =>
+  outlivesTheCall(client, dir));
 test("bad input gets clear errors and the server keeps serving", () => answersBadInput(client));
 test("a body past the size limit is refused (413), and the server keeps serving", () =>
   refusesHugeCall(client, (err) => {

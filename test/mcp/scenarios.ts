@@ -35,6 +35,8 @@ export async function listsTools(client: Client): Promise<void> {
   assert.equal(listed.get("notebook")?.annotations?.destructiveHint, true);
   assert.equal(listed.get("python")?.annotations?.readOnlyHint, false);
   assert.equal(listed.get("python")?.annotations?.openWorldHint, false);
+  assert.equal(listed.get("artifact")?.annotations?.readOnlyHint, true);
+  assert.equal(listed.get("runs")?.annotations?.destructiveHint, false);
   const { resourceTemplates } = await client.listResourceTemplates();
   assert.deepEqual(
     resourceTemplates.map((t) => t.uriTemplate),
@@ -272,4 +274,48 @@ export async function kernelPid(client: Client, session?: string): Promise<numbe
   const pid = Number(textOf(r).trim());
   assert.ok(Number.isInteger(pid) && pid > 0, textOf(r));
   return pid;
+}
+
+/**
+ * A call longer than its wait budget comes back with a run id and goes on; the runs tool, called
+ * over MCP, returns the call's own result once it is done (docs/runs.md). The cell waits for a file
+ * the test writes after the first answer, so the order is fixed whatever the machine's speed.
+ */
+export async function outlivesTheCall(client: Client, dir: string): Promise<void> {
+  const session = `runs-${randomUUID()}`;
+  const gate = join(dir, `gate-${session}`);
+  await client.callTool(
+    { name: "python", arguments: { session, cells: [{ code: "ready = 1" }] } },
+    undefined,
+    LONG,
+  );
+  const first = await client.callTool(
+    {
+      name: "python",
+      arguments: {
+        session,
+        timeout: 600,
+        wait: 1,
+        cells: [
+          {
+            code: `import os, time\nprint('started', flush=True)\nwhile not os.path.exists(${JSON.stringify(gate)}): time.sleep(0.02)\nprint('finished', ready)`,
+          },
+        ],
+      },
+    },
+    undefined,
+    LONG,
+  );
+  const text = textOf(first);
+  assert.equal(first.isError, undefined, text);
+  const id = /^Still running after 1 s: run (r\d+), python call;/.exec(text)?.[1];
+  assert.ok(id, text);
+  assert.match(text, new RegExp(`call the runs tool: \\{"run_id":"${id}"\\}`));
+  writeFileSync(gate, "");
+  const done = await client.callTool({ name: "runs", arguments: { run_id: id, wait: 600 } }, undefined, LONG);
+  assert.equal(done.isError, undefined, textOf(done));
+  assert.match(
+    textOf(done),
+    new RegExp(`^Run ${id} \\(python call\\) finished after \\d+ s\\. Its result:\\nstarted\\nfinished 1$`),
+  );
 }

@@ -13,6 +13,7 @@ import {
   editsAndRunsNotebook,
   kernelPid,
   listsTools,
+  outlivesTheCall,
   readsArtifactResource,
   refusesHugeCall,
   reportsProgress,
@@ -37,6 +38,8 @@ test("creates, edits and runs a notebook: text and a PNG as MCP image content", 
 test("sends progress while a cell runs", () => reportsProgress(server.client, dir));
 test("cancellation interrupts the kernel and keeps its state", () => cancelInterruptsKernel(server.client));
 test("artifacts are resources, read page by page", () => readsArtifactResource(server.client));
+test("a call past its wait budget returns a run id; the runs tool gets its result", () =>
+  outlivesTheCall(server.client, dir));
 test("bad input gets clear errors and the server keeps serving", () => answersBadInput(server.client));
 test("a call past the size limit is refused with its id, and the server keeps serving", () =>
   refusesHugeCall(server.client, (err) => {
