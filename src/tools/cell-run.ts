@@ -72,6 +72,9 @@ export class CellRunRecorder {
   private cellStarted = 0;
   private readonly startedAt = Date.now();
   private onUpdate?: ToolUpdate<PythonToolDetails>;
+  /** A held-back progress update waiting for the interval to end. */
+  private trailing?: NodeJS.Timeout;
+  private finished = false;
 
   constructor(private readonly options: CellRunRecorderOptions) {
     this.details = options.details;
@@ -232,11 +235,24 @@ export class CellRunRecorder {
     };
   }
 
+  /**
+   * Progress to the listener, at most one per updateIntervalMs; an update held back by that limit is
+   * sent when the interval ends (so the last line before a quiet stretch is not lost).
+   */
   update(force = false): void {
     const onUpdate = this.onUpdate;
-    if (!onUpdate) return;
+    if (!onUpdate || this.finished) return;
     const now = Date.now();
-    if (!force && now - this.lastUpdate < this.options.updateIntervalMs) return;
+    const wait = this.options.updateIntervalMs - (now - this.lastUpdate);
+    if (!force && wait > 0) {
+      this.trailing ??= setTimeout(() => {
+        this.trailing = undefined;
+        this.update(true);
+      }, wait);
+      return;
+    }
+    clearTimeout(this.trailing);
+    this.trailing = undefined;
     this.lastUpdate = now;
     const dump = this.sink.dump();
     onUpdate({
@@ -272,6 +288,9 @@ export class CellRunRecorder {
 
   /** Ends the sink and builds the model's result (images prepared within the budget). */
   async result(): Promise<ToolResult<PythonToolDetails>> {
+    this.finished = true;
+    clearTimeout(this.trailing);
+    this.trailing = undefined;
     const details = this.details;
     for (const c of details.cells) if (c.status === "pending" || c.status === "running") c.status = "skipped";
     const dump = this.sink.end();

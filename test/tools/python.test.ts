@@ -268,3 +268,30 @@ test("a kernel that cannot start gives an Error: result naming the cause", async
     await bad.dispose();
   }
 });
+
+test("an update held back by the progress interval is sent when the interval ends", async () => {
+  const slow = createPythonTool({ cwd, runtime: rt, updateIntervalMs: 300 });
+  const gate = join(root, "progress-gate");
+  let sawLast = false;
+  const r = await slow.execute(
+    "t",
+    {
+      cells: [
+        {
+          code: `import os, time\nprint('first', flush=True)\nprint('last before quiet', flush=True)\nwhile not os.path.exists(${JSON.stringify(gate)}): time.sleep(0.02)`,
+        },
+      ],
+      timeout: 20,
+    },
+    undefined,
+    (partial) => {
+      const t = (partial.content[0] as { text: string }).text;
+      if (t.includes("last before quiet") && !sawLast) {
+        sawLast = true;
+        writeFileSync(gate, "");
+      }
+    },
+  );
+  assert.equal(sawLast, true, "the last line reached progress while the cell waited");
+  assert.equal(r.isError, undefined, text(r));
+});
