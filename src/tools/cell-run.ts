@@ -18,7 +18,7 @@ import {
 } from "../runtime/session.js";
 import { LatestImages } from "./cell-images.js";
 import { type CellAbort, inlineNotice } from "./kernel-text.js";
-import { displayModelText, outputText } from "./output-text.js";
+import { displayModelText, type OutputTextCell, outputText } from "./output-text.js";
 import type { ImageBudget } from "./python-images.js";
 import {
   cellHeader,
@@ -213,16 +213,32 @@ export class CellRunRecorder {
    * The view so far of the cells from position `from` on (1-based), without ending anything: for a
    * run that is still going. `current` is the position of the cell running now (0: none yet).
    */
-  snapshot(from = 1): { text: string; details: PythonToolDetails; from: number; current: number } {
+  snapshot(
+    from = 1,
+    seen?: { lines: number; clears: number },
+  ): {
+    text: string;
+    details: PythonToolDetails;
+    from: number;
+    current: number;
+    /** What the running cell's view holds now (for the next look's `seen`). */
+    currentView?: { lines: number; clears: number };
+  } {
     const dump = this.sink.dump();
     const k = Math.max(0, this.started.indexOf(from));
     const n = this.details.cells.length;
     const names = this.started.map((i) => {
       const d = this.details.cells[i - 1];
-      return { name: `cell ${d.index}`, okWhenEmpty: n > 1 && d.status === "ok" };
+      return { name: `cell ${d.index}`, okWhenEmpty: n > 1 && d.status === "ok" } as OutputTextCell;
     });
+    // The cell that was running at the last look: only what came since (unless it was cleared).
+    const firstCell = dump.cells[k];
+    if (seen && firstCell && names[k] && firstCell.clears === seen.clears && seen.lines > 0) {
+      names[k].startAt = seen.lines + 1;
+    }
     const text = outputText({ ...dump, cells: dump.cells.slice(k) }, names.slice(k));
     const running = this.details.cells.findIndex((c) => c.status === "running");
+    const runningView = dump.cells[this.started.indexOf(running + 1)];
     return {
       text,
       details: {
@@ -232,6 +248,7 @@ export class CellRunRecorder {
       },
       from: this.started[k] ?? from,
       current: running + 1,
+      currentView: runningView ? { lines: runningView.lines, clears: runningView.clears } : undefined,
     };
   }
 

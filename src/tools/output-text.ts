@@ -77,6 +77,8 @@ export interface OutputTextCell {
   name: string;
   /** Shown as `(ok)` when it printed nothing. */
   okWhenEmpty: boolean;
+  /** Lines before this one were shown in an earlier look at a run still going (docs/runs.md). */
+  startAt?: number;
 }
 
 /** The body: per cell its header, shown lines with cut markers, and its notice when cut. */
@@ -90,7 +92,13 @@ export function outputText(dump: OutputDump, cells: OutputTextCell[]): string {
       continue;
     }
     let next = 1;
+    const startAt = meta?.startAt ?? 1;
+    if (startAt > 1) {
+      out.push(`… [${startAt === 2 ? "line 1" : `lines 1-${count(startAt - 1)}`} shown before]`);
+      next = startAt;
+    }
     for (const line of cell.shown) {
+      if (line.n < startAt) continue;
       if (line.n > next) out.push(`… [${plural(line.n - next, "line")} not shown]`);
       out.push(
         line.cutChars > 0 ? `${line.text}… [line cut: ${count(line.cutChars)} more characters]` : line.text,

@@ -29,6 +29,8 @@ export interface Run extends RunInfo {
   result?: ToolResult<unknown>;
   /** The first cell (1-based position) the next look shows: the one running at the last look. */
   shownFrom: number;
+  /** How much of that cell's view the last look showed (lines, clears). */
+  seen?: { lines: number; clears: number };
   /** The caller currently following it (its signal aborts the run; its onUpdate gets progress). */
   detach?: () => void;
 }
@@ -156,17 +158,18 @@ export class RunRegistry {
   }
 
   private partial(run: Run, seconds: number, first: boolean): ToolResult<unknown> {
-    const snapshot = run.recorder.snapshot(run.shownFrom);
-    run.shownFrom = snapshot.current || run.shownFrom;
+    const snapshot = run.recorder.snapshot(run.shownFrom, run.seen);
+    const moved = snapshot.current !== 0 && snapshot.current !== run.shownFrom;
+    run.seen = snapshot.current ? snapshot.currentView : run.seen;
+    if (moved) run.shownFrom = snapshot.current;
     const cells = snapshot.details.cells;
     const running = cells.find((c) => c.status === "running");
     const elapsed = Math.round((Date.now() - run.startedAt) / 1000);
     const where = running ? `cell ${running.index} is running` : "its kernel is starting or busy";
     const head = `${first ? `Still running after ${seconds} s` : `Still running (${elapsed} s so far)`}: run ${run.id}, ${run.what}; ${where}. It goes on in the background${run.what.startsWith("run of") ? ", saving each cell's outputs into the notebook as it finishes" : ""}.`;
-    const shown =
-      snapshot.from > 1
-        ? `Output from cell ${cells[snapshot.from - 1]?.index} on (earlier cells were shown before):`
-        : "Output so far:";
+    const shown = first
+      ? "Output so far:"
+      : `New output since the last look${snapshot.from > 1 ? ` (from cell ${cells[snapshot.from - 1]?.index} on)` : ""}:`;
     const next = `To wait for more or for the result, call the runs tool: {"run_id":"${run.id}"} (waits up to ${this.waitSeconds} s; "wait": seconds to change that). To stop it: {"run_id":"${run.id}","action":"interrupt"}.`;
     return {
       content: [{ type: "text", text: [head, shown, snapshot.text || "(nothing yet)", next].join("\n") }],

@@ -71,7 +71,14 @@ describe("runs that outlive a call", { concurrency: true }, () => {
       resultText(second),
       /^Still running \(\d+ s so far\): run r\d+, python call; cell 2 is running\./,
     );
-    assert.doesNotMatch(resultText(second), /\[1\/3\]/, "cell 1 was shown before");
+    const t2 = resultText(second);
+    assert.match(t2, /\nNew output since the last look( \(from cell 2 on\))?:\n/);
+    assert.doesNotMatch(t2, /\[1\/3\]/, "cell 1 was shown before");
+    if (/\nstarted\n/.test(t1)) {
+      // Only what came since: the line shown before is not repeated.
+      assert.doesNotMatch(t2, /\nstarted\n/);
+      assert.match(t2, /\n… \[line 1 shown before\]\nhalf\n/);
+    }
     writeFileSync(g2, "");
     const done = await runs({ run_id: id, wait: 600 });
     const t3 = resultText(done);
