@@ -11,7 +11,15 @@ import { ArtifactStore } from "../../src/output/index.js";
 import { type Json, nbagent, spawnNbagent, tempDir } from "./helpers.js";
 
 test("every subcommand's help says what it does, its usage, options, exit codes and an example", () => {
-  assert.deepEqual(Object.keys(COMMANDS).sort(), ["artifact", "batch", "call", "demo", "doctor", "mcp", "run"]);
+  assert.deepEqual(Object.keys(COMMANDS).sort(), [
+    "artifact",
+    "batch",
+    "call",
+    "demo",
+    "doctor",
+    "mcp",
+    "run",
+  ]);
   for (const [name, command] of Object.entries(COMMANDS)) {
     const help = command.help;
     assert.match(help, new RegExp(`^nbagent ${name} — \\S.+\\n\\nusage: nbagent ${name}\\b`), name);
