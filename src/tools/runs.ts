@@ -71,6 +71,10 @@ export class RunRegistry {
     this.prune();
     const controller = new AbortController();
     const id = `r${this.next++}`;
+    const end = () => {
+      run.status = "finished";
+      run.finishedAt = Date.now();
+    };
     const run: Run = {
       id,
       what,
@@ -79,21 +83,18 @@ export class RunRegistry {
       recorder,
       controller,
       shownFrom: 1,
-      done: Promise.resolve(undefined as never),
+      done: work(controller.signal).then(
+        (result) => {
+          end();
+          run.result = result;
+          return result;
+        },
+        (err) => {
+          end();
+          throw err;
+        },
+      ),
     };
-    (run as { done: Promise<ToolResult<unknown>> }).done = work(controller.signal).then(
-      (result) => {
-        run.status = "finished";
-        run.finishedAt = Date.now();
-        run.result = result;
-        return result;
-      },
-      (err) => {
-        run.status = "finished";
-        run.finishedAt = Date.now();
-        throw err;
-      },
-    );
     run.done.catch(() => {});
     this.runs.set(id, run);
     const outcome = await this.follow(run, follow.waitSeconds ?? this.waitSeconds, follow);
