@@ -16,7 +16,12 @@ import type {
   KernelErrorInfo,
 } from "./types.js";
 
-export const DEFAULT_INTERRUPT_GRACE_MS = 3000;
+/**
+ * How long an interrupted kernel may take to go idle before it is restarted (state lost). A first
+ * interrupt in a fresh kernel formats its first traceback (~0.3 s unloaded); on a loaded 2-core
+ * machine that took over 3 s, and a 3 s grace then threw away a working kernel's state.
+ */
+export const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
 export const DEFAULT_REPLY_AFTER_IDLE_MS = 5000;
 /** ipykernel's input_reply value for end-of-file: input() raises EOFError. */
 const EOF_REPLY = "\x04";
