@@ -95,8 +95,18 @@ export function resultText(result: Json): string {
     .join("\n");
 }
 
-export async function python(args: string[], cwd?: string): Promise<string> {
-  const { stdout } = await execFileP(PYTHON, args, { cwd, maxBuffer: 1 << 26, timeout: 120_000 });
+/**
+ * Runs a Python script to completion. Past its time it is killed with SIGKILL: nbclient catches
+ * SIGTERM (seen: a hung nbclient_run.py survived the SIGTERM of a timeout and held a test for
+ * good); its kernels exit on their own when their parent is gone (ipykernel's parent poller).
+ */
+export async function python(args: string[], cwd?: string, timeoutMs = 120_000): Promise<string> {
+  const { stdout } = await execFileP(PYTHON, args, {
+    cwd,
+    maxBuffer: 1 << 26,
+    timeout: timeoutMs,
+    killSignal: "SIGKILL",
+  });
   return stdout;
 }
 
