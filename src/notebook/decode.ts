@@ -14,6 +14,8 @@ export interface DecodedJson {
   value: JsonValue;
   /** Byte spans [start, end) of the top-level "cells" array's objects, when they could be located. */
   cellSpans?: [number, number][];
+  /** NaN / Infinity tokens in the file (see scan.ts). */
+  nonFinite: number;
 }
 
 /** Decodes UTF-8 JSON bytes (already checked to be UTF-8). Throws SyntaxError for anything not JSON. */
@@ -22,12 +24,12 @@ export function decodeJson(buf: Buffer): DecodedJson {
   const cells = scanned.cells;
   const cellSpans = cells?.map((c): [number, number] => [c.start, c.end]);
   if (!cells || cells.length === 0 || !scanned.bulkOk) {
-    return { value: parseJson(buf.toString("utf8")), cellSpans };
+    return { value: parseJson(buf.toString("utf8")), cellSpans, nonFinite: scanned.nonFinite };
   }
   const frame = buf.toString("utf8", 0, cells[0].start) + buf.toString("utf8", cells[cells.length - 1].end);
   const value = parseJson(frame) as JsonObject;
   value.cells = cells.map((span) => deferredCell(buf, span));
-  return { value, cellSpans };
+  return { value, cellSpans, nonFinite: scanned.nonFinite };
 }
 
 /** The cell parsed without its bulk fields, which become getters over their bytes; frozen. */

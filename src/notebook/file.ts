@@ -12,7 +12,7 @@ import { basename, dirname, join } from "node:path";
 import { decodeJson } from "./decode.js";
 import type { JsonValue } from "./json.js";
 import { LockTimeoutError, withFileLock } from "./lock.js";
-import { assertNotebook, cellIdWarnings, type Notebook, NotebookStructureError } from "./model.js";
+import { assertNotebook, type Notebook, NotebookStructureError } from "./model.js";
 import { JsonSyntaxError } from "./scan.js";
 import { type Layout, layoutOf, render } from "./splice.js";
 
@@ -48,8 +48,8 @@ export interface LoadedNotebook {
   mode: number;
   uid: number;
   gid: number;
-  /** Id problems and the like, reported to the user, never silently fixed. */
-  warnings: string[];
+  /** NaN / Infinity tokens in the file as read (validate.ts reports them; they are kept, never fixed). */
+  nonFinite: number;
   /** The file's whitespace style, the bytes on disk and where its (frozen, unchanged) cells are. */
   layout?: Layout;
 }
@@ -141,8 +141,9 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
   }
   let value: JsonValue;
   let cellSpans: [number, number][] | undefined;
+  let nonFinite = 0;
   try {
-    ({ value, cellSpans } = decodeJson(buf));
+    ({ value, cellSpans, nonFinite } = decodeJson(buf));
   } catch (e) {
     throw invalid(syntaxReason(buf, e as Error));
   }
@@ -168,7 +169,7 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
     mode: Number(st.mode) & 0o7777,
     uid: Number(st.uid),
     gid: Number(st.gid),
-    warnings: cellIdWarnings(value),
+    nonFinite,
     layout: layoutOf(buf, value, cellSpans),
   };
 }

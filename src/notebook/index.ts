@@ -6,3 +6,4 @@ export * from "./lines.js";
 export * from "./model.js";
 export * from "./serialize.js";
 export * from "./splice.js";
+export * from "./validate.js";

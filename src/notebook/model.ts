@@ -88,26 +88,6 @@ export function assertNotebook(value: JsonValue): asserts value is Notebook {
   });
 }
 
-/** Problems worth telling the user about, never fixed silently (duplicate / missing / invalid ids). */
-export function cellIdWarnings(nb: Notebook): string[] {
-  const warnings: string[] = [];
-  const ids = supportsCellIds(nb);
-  const seen = new Map<string, number>();
-  nb.cells.forEach((cell, i) => {
-    const id = cell.id;
-    if (typeof id !== "string") {
-      if (ids) warnings.push(`cell ${i} has no id (required since nbformat 4.5)`);
-      return;
-    }
-    if (!ids) warnings.push(`cell ${i} has an id but the notebook is nbformat < 4.5`);
-    if (!CELL_ID_PATTERN.test(id)) warnings.push(`cell ${i} id ${JSON.stringify(id)} is not a valid cell id`);
-    const first = seen.get(id);
-    if (first !== undefined) warnings.push(`cell ${i} id ${JSON.stringify(id)} duplicates cell ${first}`);
-    else seen.set(id, i);
-  });
-  return warnings;
-}
-
 /** A fresh id (8 hex digits, like nbformat's `uuid4().hex[:8]`) not used by any cell of the notebook. */
 export function newCellId(nb: Notebook): string {
   const used = new Set(nb.cells.map((c) => c.id));

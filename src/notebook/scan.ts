@@ -28,6 +28,8 @@ export interface ByteScan {
    * (attachments), at most once per cell — what the structure check would otherwise read them for.
    */
   bulkOk: boolean;
+  /** NaN / Infinity / -Infinity tokens (outside strings): Python's json reads them, JSON has none. */
+  nonFinite: number;
 }
 
 const OBJECT = 0;
@@ -93,12 +95,12 @@ function digitsEnd(b: Uint8Array, j: number, n: number): number {
   return j;
 }
 
-/** End of the number (or -Infinity) starting at `i`. */
+/** End of the number starting at `i`; negated for -Infinity. */
 function numberEnd(b: Uint8Array, i: number, n: number): number {
   let j = i;
   if (b[j] === 0x2d /* - */) {
     j++;
-    if (b[j] === 0x49 /* I */) return literalEnd(b, j, n, "Infinity");
+    if (b[j] === 0x49 /* I */) return -literalEnd(b, j, n, "Infinity");
   }
   if (b[j] === 0x30) j++;
   else if (b[j] >= 0x31 && b[j] <= 0x39) j = digitsEnd(b, j, n);
@@ -127,6 +129,7 @@ export function scanJsonBytes(b: Uint8Array): ByteScan {
   let cellsArrays = 0;
   let bulk: BulkField[] = [];
   let bulkOk = true;
+  let nonFinite = 0;
   /** The role the next value takes from its key (objects) or its container (arrays). */
   let role = PLAIN;
   let i = 0;
@@ -177,20 +180,29 @@ export function scanJsonBytes(b: Uint8Array): ByteScan {
       // An empty container: closed below like any other.
     } else {
       if (c === 0x22) i = stringEnd(b, i, n);
-      else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) i = numberEnd(b, i, n);
-      else if (c === 0x74) i = literalEnd(b, i, n, "true");
+      else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+        i = numberEnd(b, i, n);
+        if (i < 0) {
+          i = -i; // -Infinity
+          nonFinite++;
+        }
+      } else if (c === 0x74) i = literalEnd(b, i, n, "true");
       else if (c === 0x66) i = literalEnd(b, i, n, "false");
       else if (c === 0x6e) i = literalEnd(b, i, n, "null");
-      else if (c === 0x4e) i = literalEnd(b, i, n, "NaN");
-      else if (c === 0x49) i = literalEnd(b, i, n, "Infinity");
-      else fail("unexpected character", i);
+      else if (c === 0x4e) {
+        i = literalEnd(b, i, n, "NaN");
+        nonFinite++;
+      } else if (c === 0x49) {
+        i = literalEnd(b, i, n, "Infinity");
+        nonFinite++;
+      } else fail("unexpected character", i);
       i = ws(i);
     }
     // After a value (or at the closing bracket of an empty container): close what ends here.
     for (;;) {
       if (types.length === 0) {
         if (ws(i) !== n) fail("unexpected data after the JSON value", i);
-        return { cells: cellsArrays === 1 ? cells : undefined, bulkOk };
+        return { cells: cellsArrays === 1 ? cells : undefined, bulkOk, nonFinite };
       }
       const top = types.length - 1;
       const d = b[i];

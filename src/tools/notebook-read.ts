@@ -75,7 +75,8 @@ export function renderRead(
   start: number,
   end: number,
   budget: number,
-  warnings: string[],
+  /** Lines shown under the header (an invalid notebook's findings). */
+  notices: string[],
   single = false,
 ): ReadView {
   const [major, minor] = formatVersion(nb);
@@ -84,7 +85,7 @@ export function renderRead(
   const head = [
     `${shownPath}: ${total} cell${total === 1 ? "" : "s"}, nbformat ${major}.${minor}${typeof lang === "string" ? `, ${lang}` : ""}`,
   ];
-  for (const w of warnings) head.push(`warning: ${w}`);
+  head.push(...notices);
   let text = head.join("\n");
   const cells: ReadCell[] = [];
   const sourceBudget = single ? budget * 4 : budget;

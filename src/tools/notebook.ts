@@ -7,6 +7,7 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import {
+  cellsSharingId,
   type LoadedNotebook,
   loadNotebook,
   NotebookFileError,
@@ -14,6 +15,7 @@ import {
 } from "../notebook/index.js";
 import { createWithCell, HANDLERS, ToolError } from "./notebook-actions/index.js";
 import { notebookDescription } from "./notebook-description.js";
+import { checkLoaded, invalidNote } from "./notebook-problems.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
 import { errorResult, type Tool, type ToolUpdate } from "./types.js";
@@ -86,12 +88,34 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
         }
         return fail(e.message);
       }
+      const check = await checkLoaded(loaded);
+      if (params.cell_id !== undefined) {
+        const shared = cellsSharingId(loaded.notebook, params.cell_id);
+        if (shared.length > 0) {
+          return fail(
+            `Cell id ${JSON.stringify(params.cell_id)} is shared by cells ${shared.join(", ")} in ${shownPath}, so it does not say which cell; use cell_index (one of ${shared.join(", ")}) instead. Nothing was changed.`,
+          );
+        }
+      }
+      const readFingerprint = loaded.fingerprint;
+      let result: Awaited<ReturnType<(typeof HANDLERS)[typeof params.action]>>;
       try {
-        return await HANDLERS[params.action]({ ...common, loaded });
+        result = await HANDLERS[params.action]({ ...common, loaded, check });
       } catch (e) {
         if (e instanceof ToolError) return fail(e.message);
         throw e;
       }
+      if (params.action === "read" || check.problems.length === 0) return result;
+      // A save replaces the fingerprint: check again what was written (unchanged cells are cached).
+      const saved = loaded.fingerprint !== readFingerprint;
+      const after = params.action === "run" ? "ran" : saved ? await checkLoaded(loaded, check) : "unsaved";
+      const note = invalidNote(shownPath, check, after);
+      if (note && !result.isError) {
+        const [first, ...rest] = result.content;
+        if (first?.type === "text")
+          result = { ...result, content: [{ ...first, text: `${first.text}\n\n${note}` }, ...rest] };
+      }
+      return result;
     },
   };
 }

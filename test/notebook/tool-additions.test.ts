@@ -209,8 +209,8 @@ describe("read", () => {
     await writeFile(path, JSON.stringify(nb, null, 1));
     const before = await readFile(path);
     const r = await call(dir, { action: "read", notebook_path: "dup.ipynb" });
-    assert.match(text(r), /warning: cell 1 has no id/);
-    assert.match(text(r), /warning: cell 2 id "same" duplicates cell 0/);
+    assert.match(text(r), /- cell 1: "id" is missing/);
+    assert.match(text(r), /- cells 0 and 2 share id "same"/);
     assert.equal(r.details.warnings?.length, 2);
     assert.deepEqual(await readFile(path), before);
   });

@@ -7,6 +7,7 @@
 import {
   type Cell,
   type LoadedNotebook,
+  type NotebookCheck,
   NotebookFileError,
   saveNotebook,
   supportsCellIds,
@@ -25,6 +26,8 @@ export interface ActionContext {
   executor?: NotebookExecutor;
   /** Character budget of a read result. */
   readBudget: number;
+  /** What nbformat would reject in the file as loaded (notebook-problems.ts). */
+  check?: NotebookCheck;
   signal?: AbortSignal;
   onUpdate?: ToolUpdate<unknown>;
 }
