@@ -6,6 +6,8 @@ import { dirname } from "node:path";
 for (const [from, to] of [
   ["src/runtime/prelude.py", "dist/runtime/prelude.py"],
   ["src/kernel/local/forkserver.py", "dist/kernel/local/forkserver.py"],
+  // The nbformat schemas' licence: the validators compiled from them ship in dist.
+  ["src/notebook/schema/LICENSE.md", "dist/notebook/schema/LICENSE.md"],
 ]) {
   if (!existsSync(from)) continue;
   mkdirSync(dirname(to), { recursive: true });

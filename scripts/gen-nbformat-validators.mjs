@@ -8,8 +8,8 @@
 // Run after changing the schema files or upgrading ajv: node scripts/gen-nbformat-validators.mjs
 // (`--check` exits 1 when a generated file is stale; test/notebook/invalid.test.ts runs it).
 import { readFileSync, writeFileSync } from "node:fs";
-import Ajv from "ajv-draft-04";
 import standaloneCode from "ajv/dist/standalone/index.js";
+import Ajv from "ajv-draft-04";
 
 const DIR = "src/notebook/schema";
 const DEFINITIONS = [

@@ -15,8 +15,8 @@ import {
 } from "../notebook/index.js";
 import { createWithCell, HANDLERS, ToolError } from "./notebook-actions/index.js";
 import { notebookDescription } from "./notebook-description.js";
-import { checkLoaded, invalidNote } from "./notebook-problems.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
+import { checkLoaded, invalidNote } from "./notebook-problems.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
 import { errorResult, type Tool, type ToolUpdate } from "./types.js";
 
