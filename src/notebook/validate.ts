@@ -92,7 +92,7 @@ const OUTPUT_TYPES = ["execute_result", "display_data", "stream", "error"];
 type Finding = Omit<NotebookProblem, "cell" | "cellId">;
 
 /** Findings of frozen (as-loaded, unchangeable) cells, per schema version. */
-const cellCache = new WeakMap<object, { schema: string; findings: Finding[] }>();
+const cellCache = new WeakMap<object, { schema: string; bulk: boolean; findings: Finding[] }>();
 
 /** The schema nbformat validates a notebook of this version with (undefined: none — nbformat gives up). */
 function schemaFor(nb: Notebook): string | undefined {
@@ -124,12 +124,12 @@ export async function checkNotebook(nb: Notebook, options: CheckOptions): Promis
     nb.cells.forEach((cell, index) => {
       let found: Finding[];
       const cached = cellCache.get(cell);
-      if (cached && cached.schema === schema) found = cached.findings;
+      if (!options.bulk && (isDeferred(cell, "outputs") || isDeferred(cell, "attachments")))
+        outputsUnchecked = true;
+      if (cached && cached.schema === schema && (cached.bulk || !options.bulk)) found = cached.findings;
       else {
-        const deferred = !options.bulk && (isDeferred(cell, "outputs") || isDeferred(cell, "attachments"));
-        if (deferred) outputsUnchecked = true;
         found = checkCell(cell, v, schema === "future", options.bulk);
-        if (Object.isFrozen(cell) && !deferred) cellCache.set(cell, { schema, findings: found });
+        if (Object.isFrozen(cell)) cellCache.set(cell, { schema, bulk: options.bulk, findings: found });
       }
       for (const f of found) {
         if (f.kind === "not_json") nonFiniteSeen++;
