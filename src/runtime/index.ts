@@ -30,4 +30,6 @@ export {
   type SessionCallOptions,
   type SessionLease,
   type SessionMode,
+  type SlotHolder,
+  SlotWaitTimeoutError,
 } from "./sessions.js";

@@ -201,6 +201,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
             async (lease) => {
               details.replaced = lease.replaced;
               details.kernelStarted = lease.kernelStarted;
+              if (lease.firstLease) details.sessionStart = { withheldEnv: [...lease.withheldEnv] };
               if (params.notebook_path !== undefined && lease.kernelStarted && !lease.replaced) {
                 details.notes = [
                   `Note: ${params.notebook_path}'s kernel was started for this call: none of the notebook's cells have run in it, so their variables do not exist. Run them first with the notebook tool (action run).`,
