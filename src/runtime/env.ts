@@ -199,18 +199,19 @@ const TOKEN_SHAPES: readonly RegExp[] = [
 /** scheme://user:password@ — a password (or token) in a URL's userinfo. */
 const URL_WITH_PASSWORD = /[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/?#@:]*:[^\s/?#@]*[^\s/?#@:][^\s/?#@]*@/;
 
-/** Query parameters of URLs in the value (`?password=…`, `&access_token=…`, `sig=…`). */
-const QUERY_PARAM = /[?&]([A-Za-z0-9_.-]+)=[^&#\s]/g;
+/**
+ * `name=value` settings inside a value: URL query parameters (`?access_token=…`), libpq DSNs
+ * (`host=h password=p`), JVM options (`-Dhttps.proxyPassword=p`), `--token=…` flags.
+ */
+const SETTING = /(?:^|[?&\s;,])-{0,2}([A-Za-z0-9_.-]+)=[^&#\s;,]/g;
 
-/** The value carries a credential: a password in a URL, a secret query parameter, a token shape. */
+/** The value carries a credential: a password in a URL, a secret-named setting, a token shape. */
 export function valueCarriesSecret(value: string): boolean {
   if (URL_WITH_PASSWORD.test(value)) return true;
-  if (value.includes("://")) {
-    for (const m of value.matchAll(QUERY_PARAM)) {
-      const param = m[1].toLowerCase();
-      if (param === "sig" || param === "signature" || param.endsWith("-signature")) return true;
-      if (isSecretName(m[1])) return true;
-    }
+  for (const m of value.matchAll(SETTING)) {
+    const name = m[1].toLowerCase();
+    if (name === "sig" || name === "signature" || name.endsWith("-signature")) return true;
+    if (isSecretName(m[1])) return true;
   }
   return TOKEN_SHAPES.some((re) => re.test(value));
 }

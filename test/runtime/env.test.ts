@@ -224,6 +224,9 @@ test("values: a URL with a password, a secret query parameter or a known token s
     ],
     ["SOMETHING", "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----"],
     ["HEADERS", "Authorization: Bearer abcdefghijklmnopqrstuvwxyz"],
+    ["PG_CONN", "host=db.example user=app password=hunter2 dbname=app"],
+    ["JAVA_TOOL_OPTIONS", "-Dhttps.proxyHost=p -Dhttps.proxyPassword=hunter2"],
+    ["TOOL_ARGS", "--verbose --token=abc123"],
     ["GIT_REMOTE", "https://ghp_0123456789abcdefghijABCDEFGHIJ012345@github.com/o/r.git"],
   ];
   const passing: [string, string][] = [
@@ -238,6 +241,10 @@ test("values: a URL with a password, a secret query parameter or a known token s
     ["PATH", "/usr/local/bin:/usr/bin:/bin"],
     ["DESC", "risk-assessment-of-the-quarterly-numbers"],
     ["GPG_KEY", "A035C8C19219BA821ECEA86B64E628F8D684696D"],
+    ["NODE_OPTIONS", "--max-old-space-size=4096 --enable-source-maps"],
+    ["MAKEFLAGS", "-j4 V=1"],
+    ["PG_CONN", "host=db.example user=app dbname=app"],
+    ["PYTEST_ADDOPTS", "-p no:cacheprovider --tb=short"],
   ];
   assert.deepEqual(
     withheld.filter(([n, v]) => !isSecret(n, v)),
