@@ -1,5 +1,17 @@
 export { CallAbortedError, CallTimeoutError, Deadline, raceDeadline } from "./deadline.js";
-export { filterSecrets, kernelEnv, SECRET_DENY_PATTERNS, secretMatcher, sessionEnv } from "./env.js";
+export {
+  ALLOW_ENV_VARIABLE,
+  buildKernelEnv,
+  filterSecrets,
+  isSecretName,
+  type KernelEnv,
+  kernelEnv,
+  SECRET_NAME_PATTERNS,
+  secretMatcher,
+  sessionEnv,
+  splitSecrets,
+  valueCarriesSecret,
+} from "./env.js";
 export { initScript, STREAM_FLUSH_CHARS, streamGuardScript } from "./init.js";
 export { PRELUDE_PATH, type PreludeHelper, preludeHelpers, preludeSource } from "./prelude.js";
 export { FifoLock } from "./queue.js";
@@ -18,4 +30,6 @@ export {
   type SessionCallOptions,
   type SessionLease,
   type SessionMode,
+  type SlotHolder,
+  SlotWaitTimeoutError,
 } from "./sessions.js";

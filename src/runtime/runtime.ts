@@ -8,7 +8,7 @@ import { createLocalBackend } from "../kernel/index.js";
 import type { Kernel, KernelBackend } from "../kernel/types.js";
 import { ArtifactStore, DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
-import { kernelEnv, type SecretFilterOptions } from "./env.js";
+import { buildKernelEnv, type KernelEnv, type SecretFilterOptions } from "./env.js";
 import type { SessionSpec } from "./session.js";
 import {
   KernelSessions,
@@ -30,7 +30,10 @@ export interface RuntimeOptions extends KernelSessionsOptions, SecretFilterOptio
   stateRoot?: string;
   /** The host's session state file, exported as PI_SESSION_FILE (default <session dir>/session.json). */
   sessionFile?: string;
-  /** Host environment to start kernels from (default process.env); secrets are filtered out. */
+  /**
+   * Host environment to start kernels from (default process.env); secrets are filtered out
+   * (docs/secrets.md), except names matching `allow` or its NBAGENT_ALLOW_ENV.
+   */
   hostEnv?: NodeJS.ProcessEnv;
   /** Extra variables for every kernel (not filtered). */
   env?: Record<string, string>;
@@ -61,6 +64,8 @@ export interface Runtime {
   ): Promise<{ name: string; display_name: string; language: string } | undefined>;
   /** The environment a kernel for this session gets (secrets filtered, session entries added). */
   kernelEnv(spec: SessionSpec): Record<string, string>;
+  /** The same, with the names of the host variables withheld as secrets. */
+  kernelEnvWithWithheld(spec: SessionSpec): KernelEnv;
   withSession<T>(
     spec: SessionSpec,
     options: SessionCallOptions,
@@ -98,8 +103,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return backend;
   };
 
-  const envFor = (spec: SessionSpec) =>
-    kernelEnv({
+  const envFor = (spec: SessionSpec): KernelEnv =>
+    buildKernelEnv({
       hostEnv: options.hostEnv,
       allow: options.allow,
       deny: options.deny,
@@ -114,7 +119,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       kernelName: spec.kernelName ?? options.kernelName,
       python: options.python,
       cwd: spec.cwd,
-      env: envFor(spec),
+      env: envFor(spec).env,
       signal,
       startTimeoutMs: Math.max(1, Math.min(deadline.remainingMs(), options.startTimeoutMs ?? 60_000)),
     });
@@ -140,7 +145,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     artifacts,
     artifactsPruned,
     defaultSessionId,
-    kernelEnv: envFor,
+    kernelEnv: (spec) => envFor(spec).env,
+    kernelEnvWithWithheld: envFor,
     kernelSpecNames: () => getBackend().kernelSpecNames({ python: options.python }),
     async kernelSpecInfo(name = options.kernelName ?? "python3") {
       const info = await getBackend().kernelSpecInfo?.(name, { python: options.python });

@@ -14,6 +14,7 @@
  */
 import type { ExecuteOptions, ExecuteResult, Kernel } from "../kernel/types.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
+import type { KernelEnv } from "./env.js";
 import { initScript } from "./init.js";
 import { FifoLock } from "./queue.js";
 import type { RetiredSession } from "./sessions.js";
@@ -82,6 +83,11 @@ export class KernelSession {
   refs = 0;
   /** The session this key had before, shut down while unused; reported by the next lease. */
   replaced?: RetiredSession;
+  /** A lease was handed out (the first one carries the once-per-session notes). */
+  leased = false;
+  /** Host variables withheld from this kernel's environment (names). */
+  readonly withheldEnv: readonly string[];
+  private readonly env: Record<string, string>;
   private kernel?: Kernel;
   private initialised = false;
   private restartsInRow = 0;
@@ -92,9 +98,11 @@ export class KernelSession {
   constructor(
     readonly spec: SessionSpec,
     private readonly starter: KernelStarter,
-    private readonly env: Record<string, string>,
+    kernelEnv: KernelEnv,
   ) {
     this.key = spec.key ?? sessionKey(spec.sessionId, spec.cwd);
+    this.env = kernelEnv.env;
+    this.withheldEnv = kernelEnv.withheld;
   }
 
   get busy(): boolean {

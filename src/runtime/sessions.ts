@@ -11,9 +11,14 @@
  * - A session shut down by the sweep or by eviction leaves a record (RetiredSession); the next call
  *   on the same key gets a fresh kernel and its lease carries that record, so the tool can say the
  *   state is gone, why and when. Python sessions and notebook kernels share the one limit.
+ * - A call whose deadline passes while it waits for a free slot fails with SlotWaitTimeoutError,
+ *   which names the sessions holding the slots.
+ * - The first lease of a session carries the host variables withheld from its kernel's environment
+ *   (names only), so the tool can say so once per session (docs/secrets.md).
  */
 import type { ExecuteOptions, Kernel } from "../kernel/types.js";
-import { type Deadline, raceDeadline } from "./deadline.js";
+import { CallTimeoutError, type Deadline, raceDeadline } from "./deadline.js";
+import type { KernelEnv } from "./env.js";
 import {
   type CallContext,
   KernelSession,
@@ -47,6 +52,25 @@ export interface RetiredSession {
   maxSessions?: number;
 }
 
+/** A kept session that held a slot while a call waited for one. */
+export type SlotHolder =
+  | { kind: "python"; session: string; cwd: string }
+  | { kind: "notebook"; path: string };
+
+/** The deadline passed while the call waited for a free session slot (all maxSessions busy). */
+export class SlotWaitTimeoutError extends CallTimeoutError {
+  constructor(
+    seconds: number,
+    readonly maxSessions: number,
+    /** The busy sessions holding the slots when the wait ended. */
+    readonly holders: SlotHolder[],
+  ) {
+    super(seconds);
+    this.message = `${this.message} while waiting for a free kernel slot (all ${maxSessions} busy)`;
+    this.name = "SlotWaitTimeoutError";
+  }
+}
+
 /** What fn gets: the session's kernel and an execute with the restart/retry rules. */
 export interface SessionLease {
   readonly key: string;
@@ -59,6 +83,14 @@ export interface SessionLease {
   readonly kernelStarted: boolean;
   /** The kept session this key had before, shut down by the sweep or eviction (reported once). */
   readonly replaced?: RetiredSession;
+  /**
+   * The first call on this session (a new one, or one that replaced a retired one; every per-call
+   * session): once-per-session notes belong to its result. A reset or a restart after a death
+   * keeps the session.
+   */
+  readonly firstLease: boolean;
+  /** Host variables withheld from the kernel's environment as secrets (names, sorted). */
+  readonly withheldEnv: readonly string[];
   /** The live kernel (after start/restart/init). */
   kernel(): Kernel;
   execute(code: string, options?: ExecuteOptions): Promise<SessionExecuteResult>;
@@ -83,7 +115,7 @@ export class KernelSessions {
 
   constructor(
     private readonly starter: KernelStarter,
-    private readonly envFor: (spec: SessionSpec) => Record<string, string>,
+    private readonly envFor: (spec: SessionSpec) => KernelEnv,
     options: KernelSessionsOptions = {},
   ) {
     this.maxSessions = Math.max(1, options.maxSessions ?? 4);
@@ -147,12 +179,16 @@ export class KernelSessions {
     await session.ready(ctx);
     const replaced = session.replaced;
     session.replaced = undefined;
+    const firstLease = !session.leased;
+    session.leased = true;
     return fn({
       key: session.key,
       spec: session.spec,
       mode,
       kernelStarted,
       replaced,
+      firstLease,
+      withheldEnv: session.withheldEnv,
       kernel: () => session.currentKernel!,
       execute: (code, execOptions) => session.execute(code, ctx, execOptions),
     });
@@ -161,6 +197,37 @@ export class KernelSessions {
   /** Finds or creates the session and takes a reference on it (so it cannot be evicted). */
   private async acquireSession(spec: SessionSpec, ctx: CallContext): Promise<KernelSession> {
     const key = spec.key ?? sessionKey(spec.sessionId, spec.cwd);
+    let waited = false;
+    try {
+      return await this.findOrCreate(spec, key, ctx, () => {
+        waited = true;
+      });
+    } catch (err) {
+      if (!waited || !(err instanceof CallTimeoutError)) throw err;
+      throw new SlotWaitTimeoutError(err.seconds, this.maxSessions, this.holders());
+    }
+  }
+
+  /** The busy kept sessions, least recently used first, as the tools name them. */
+  private holders(): SlotHolder[] {
+    return [...this.sessions.values()]
+      .filter((s) => s.busy)
+      .sort((a, b) => a.lastUsed - b.lastUsed)
+      .map(
+        (s): SlotHolder =>
+          // A notebook's session key is `notebook\0<real path>` (notebook-session.ts).
+          s.key.startsWith("notebook\0")
+            ? { kind: "notebook", path: s.key.slice("notebook\0".length) }
+            : { kind: "python", session: s.spec.sessionId, cwd: s.spec.cwd },
+      );
+  }
+
+  private async findOrCreate(
+    spec: SessionSpec,
+    key: string,
+    ctx: CallContext,
+    onWait: () => void,
+  ): Promise<KernelSession> {
     for (;;) {
       ctx.deadline.check(ctx.signal);
       const existing = this.sessions.get(key);
@@ -177,6 +244,7 @@ export class KernelSessions {
         this.sessions.set(key, session);
         return session;
       }
+      onWait();
       await this.waitForIdle(ctx.deadline, ctx.signal);
     }
   }

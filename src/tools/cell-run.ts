@@ -16,6 +16,7 @@ import {
   type SessionExecuteResult,
   TooManyRestartsError,
 } from "../runtime/session.js";
+import { SlotWaitTimeoutError } from "../runtime/sessions.js";
 import { LatestImages } from "./cell-images.js";
 import { type CellAbort, inlineNotice } from "./kernel-text.js";
 import { displayModelText, type OutputTextCell, outputText } from "./output-text.js";
@@ -187,7 +188,14 @@ export class CellRunRecorder {
     const started = current > 0 && this.details.cells[current - 1]?.status === "running";
     const cell = this.details.cells[Math.max(0, current - 1)];
     let abort: CellAbort | undefined;
-    if (err instanceof CallTimeoutError)
+    if (err instanceof SlotWaitTimeoutError)
+      abort = {
+        kind: "timeout",
+        seconds: err.seconds,
+        beforeStart: true,
+        slot: { maxSessions: err.maxSessions, holders: err.holders },
+      };
+    else if (err instanceof CallTimeoutError)
       abort = { kind: "timeout", seconds: err.seconds, beforeStart: !started };
     else if (err instanceof CallAbortedError)
       abort = { kind: "cancelled", reason: err.message, beforeStart: !started };

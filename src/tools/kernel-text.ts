@@ -5,7 +5,7 @@
  */
 import type { ExecutionNotice } from "../kernel/types.js";
 import type { SessionEvent } from "../runtime/session.js";
-import type { RetiredSession } from "../runtime/sessions.js";
+import type { RetiredSession, SlotHolder } from "../runtime/sessions.js";
 
 /** S27's notice, written into the output where the kernel asked. */
 export const STDIN_NOTICE =
@@ -14,7 +14,13 @@ export const STDIN_NOTICE =
 /** Why a cell did not finish. */
 export type CellAbort =
   /** beforeStart: the time ran out while waiting for the session's queue or a kernel start. */
-  | { kind: "timeout"; seconds: number; beforeStart?: boolean }
+  | {
+      kind: "timeout";
+      seconds: number;
+      beforeStart?: boolean;
+      /** It was waiting for a free kernel slot (all maxSessions busy with these holders). */
+      slot?: { maxSessions: number; holders: SlotHolder[] };
+    }
   | { kind: "cancelled"; reason?: string; beforeStart?: boolean }
   | { kind: "kernel-died"; reason: string }
   | { kind: "restarts-exhausted" }
@@ -66,6 +72,45 @@ function owner(o: KernelOwner): string {
   return o === "notebook" ? "The notebook's kernel" : "This session's kernel";
 }
 
+/**
+ * What the model is told once per session, on the result of its first call (again when a replaced
+ * session starts over; every per-call kernel): facts about the kernel it will keep using. Each
+ * field gives at most one line (docs/secrets.md).
+ */
+export interface SessionStartFacts {
+  /** Host variables withheld from the kernel's environment as secrets (names, never values). */
+  withheldEnv: readonly string[];
+}
+
+/** Names listed in the withheld note before "and N more". */
+const MAX_WITHHELD_LISTED = 30;
+
+/** The once-per-session lines, in order (none when there is nothing to say). */
+export function sessionStartNotes(facts: SessionStartFacts, o: KernelOwner): string[] {
+  const notes: string[] = [];
+  const withheld = withheldEnvNote(facts.withheldEnv, o);
+  if (withheld) notes.push(withheld);
+  return notes;
+}
+
+/** Which host variables the kernel did not get, by name, and how the user lets one through. */
+export function withheldEnvNote(names: readonly string[], o: KernelOwner): string | undefined {
+  if (names.length === 0) return undefined;
+  const listed = names.slice(0, MAX_WITHHELD_LISTED).join(", ");
+  const more = names.length > MAX_WITHHELD_LISTED ? ` and ${names.length - MAX_WITHHELD_LISTED} more` : "";
+  const whose = o === "notebook" ? "the notebook's kernel" : "this session's kernel";
+  const what =
+    names.length === 1
+      ? `This host environment variable looks like a secret and was not passed to ${whose}`
+      : `These host environment variables look like secrets and were not passed to ${whose}`;
+  return `Note: ${what} (os.environ does not have ${names.length === 1 ? "it" : "them"}): ${listed}${more}. To let one through, the user must restart nbagent with NBAGENT_ALLOW_ENV=NAME[,NAME] in its environment.`;
+}
+
+/** "python session "default" in /w", "the kernel of /w/n.ipynb". */
+function holderText(h: SlotHolder): string {
+  return h.kind === "notebook" ? `the kernel of ${h.path}` : `python session "${h.session}" in ${h.cwd}`;
+}
+
 /** The note for a kept kernel that was shut down while unused (sweep, eviction, death). */
 export function replacedText(r: RetiredSession, o: KernelOwner, now = Date.now()): string {
   const why =
@@ -100,6 +145,10 @@ export function abortText(a: CellAbort, label: string, restartedAfterInterrupt: 
     : "the kernel keeps its state";
   switch (a.kind) {
     case "timeout":
+      if (a.beforeStart && a.slot) {
+        const holders = a.slot.holders.length ? `: ${a.slot.holders.map(holderText).join("; ")}` : "";
+        return `${Label} did not run: the call's timeout of ${plural(a.seconds, "second")} ran out while it waited for a free kernel slot (at most ${a.slot.maxSessions} kernels are kept, python sessions and notebook kernels together, and all were busy with other calls${holders}). Nothing ran; call again when one of them has finished, or with a larger timeout.`;
+      }
       if (a.beforeStart)
         return `${Label} did not run: the call's timeout of ${plural(a.seconds, "second")} ran out while it waited for the kernel (another call's turn, or the kernel's start). Nothing ran; call again, with a larger timeout if the kernel is busy with long work.`;
       return `${Label} timed out: the call's timeout of ${plural(a.seconds, "second")} ran out and the cell was interrupted; ${state}. Pass a larger timeout for long work.`;

@@ -142,6 +142,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
           async (lease) => {
             base.replaced = lease.replaced;
             base.kernelStarted = lease.kernelStarted;
+            if (lease.firstLease) base.sessionStart = { withheldEnv: [...lease.withheldEnv] };
             const earlier = codeCellsBefore(nb, runnable[0]);
             if (lease.kernelStarted && earlier.length > 0) {
               const notes = base.notes ?? [];

@@ -14,6 +14,8 @@ import {
   eventText,
   type KernelOwner,
   replacedText,
+  type SessionStartFacts,
+  sessionStartNotes,
 } from "./kernel-text.js";
 
 export type CellStatus = "pending" | "running" | "ok" | "error" | "aborted" | "skipped";
@@ -102,6 +104,8 @@ export interface PythonToolDetails {
   kernelStarted?: boolean;
   /** The kept kernel this session had before was shut down while unused (sweep, eviction). */
   replaced?: RetiredSession;
+  /** Set on the session's first call: what the model is told once per session (withheld env). */
+  sessionStart?: SessionStartFacts;
   /** Extra lines for the top of the text (e.g. a kernelspec that was replaced). */
   notes?: string[];
 }
@@ -246,6 +250,7 @@ function cap(s: string): string {
 export function leadingNotes(d: PythonToolDetails): string[] {
   const notes: string[] = [];
   if (d.replaced) notes.push(replacedText(d.replaced, d.kernelOwner ?? "session"));
+  if (d.sessionStart) notes.push(...sessionStartNotes(d.sessionStart, d.kernelOwner ?? "session"));
   notes.push(...(d.notes ?? []));
   return notes;
 }

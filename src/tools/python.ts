@@ -108,7 +108,8 @@ function describe(maxBytes: number): string {
     "(matplotlib, PIL, IPython.display) come back as images. There is no stdin: input() returns '' once, then raises EOFError.",
     "Use timeout (seconds, default 30) for long work, mode 'per-call' for a throwaway kernel, session to keep separate",
     "kernels, notebook_path to inspect a notebook's own kernel (no helpers there: it behaves as in Jupyter).",
-    "The kernel's environment has no secrets of the host (API keys, tokens, passwords are removed).",
+    "Host environment variables that look like secrets (API keys, tokens, passwords, URLs with credentials) are not",
+    "passed to the kernel; a session's first result names them, and only the user can let one through.",
     "",
     "Helpers preloaded in the kernel:",
     helpers,
@@ -201,6 +202,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
             async (lease) => {
               details.replaced = lease.replaced;
               details.kernelStarted = lease.kernelStarted;
+              if (lease.firstLease) details.sessionStart = { withheldEnv: [...lease.withheldEnv] };
               if (params.notebook_path !== undefined && lease.kernelStarted && !lease.replaced) {
                 details.notes = [
                   `Note: ${params.notebook_path}'s kernel was started for this call: none of the notebook's cells have run in it, so their variables do not exist. Run them first with the notebook tool (action run).`,
