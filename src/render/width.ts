@@ -22,9 +22,11 @@ export function truncateToWidth(line: string, width: number, ellipsis = "…"): 
   if (width <= 0) return "";
   if (visibleWidth(line) <= width) return line;
   const room = Math.max(0, width - visibleWidth(ellipsis));
-  let cut = sliceAnsi(line, 0, room);
-  // a wide character at the edge may still overflow by one column
-  while (cut.length > 0 && visibleWidth(cut) > room) cut = sliceAnsi(cut, 0, visibleWidth(cut) - 1);
+  let end = room;
+  let cut = sliceAnsi(line, 0, end);
+  // a wide character at the edge may still overflow by one column: end before it
+  while (end > 0 && visibleWidth(cut) > room) cut = sliceAnsi(line, 0, --end);
+  if (visibleWidth(cut) > room) cut = "";
   return `${cut}${ellipsis}`;
 }
 
@@ -47,7 +49,7 @@ export function wrapLines(lines: string[], width: number): string[] {
  * (a carriage return keeps what was written last, as a terminal shows it), tabs as spaces.
  */
 export function cleanText(text: string): string {
-  let t = stripVTControlCharacters(text);
+  let t = stripVTControlCharacters(text.replace(IMAGE_SEQUENCES, ""));
   if (t.includes("\r")) {
     t = t
       .replace(/\r\n/g, "\n")
