@@ -115,29 +115,37 @@ test("detectImageProtocol: kitty, iTerm2, sixel terminals; none in tmux, unknown
 
 const imageFixture = JSON.parse(readFileSync("test/render/fixtures/python-image.json", "utf8"));
 
-test("images: kitty and iTerm2 draw inline in reserved rows; otherwise a placeholder with size and type", () => {
+test("images: kitty, iTerm2 and sixel draw inline in reserved rows; otherwise a placeholder with size and type", () => {
   assert.equal(imagePlaceholder({ mimeType: "image/png", width: 640, height: 480 }), "[image 640×480 PNG]");
   const base = { width: 60, expanded: false, theme: plainTheme(), now: 0 };
   const none = renderToolResult("python", imageFixture.result, base);
   assert.ok(none.includes("  [image 537×421 PNG]"), none.join("\n"));
-  assert.deepEqual(renderToolResult("python", imageFixture.result, { ...base, images: "sixel" }), none);
   const data: string = imageFixture.result.content[1].data;
-  for (const protocol of ["kitty", "iterm2"] as const) {
+  const starts = { kitty: "\x1b_G", iterm2: "\x1b]1337;", sixel: "\x1bP" };
+  for (const protocol of ["kitty", "iterm2", "sixel"] as const) {
     const lines = renderToolResult("python", imageFixture.result, { ...base, images: protocol });
-    const at = lines.findIndex((l) => l.includes(protocol === "kitty" ? "\x1b_G" : "\x1b]1337;"));
+    const at = lines.findIndex((l) => l.includes(starts[protocol]));
     assert.ok(at > 0, protocol);
-    const rows = Number(/(?:r=|height=)(\d+)/.exec(lines[at])?.[1]);
+    const rows = at - lines.findIndex((l) => l === "  ") + 1;
+    if (protocol !== "sixel") assert.equal(Number(/(?:r=|height=)(\d+)/.exec(lines[at])?.[1]), rows);
     assert.ok(rows > 1 && rows <= 24);
     // rows-1 reserved lines, then the cursor goes up and the image is drawn
     assert.deepEqual(lines.slice(at - rows + 1, at), Array(rows - 1).fill("  "));
     assert.ok(lines[at].startsWith(`  \x1b[${rows - 1}A`));
+    for (const l of lines) assert.ok(visibleWidth(l) <= 60);
+    if (protocol === "sixel") {
+      // the picture fits the rows reserved for it (16 pixels a row at most) and the columns (8 a column)
+      const [, , , pw, ph] = /"(\d+);(\d+);(\d+);(\d+)/.exec(lines[at])!.map(Number);
+      assert.ok(ph <= rows * 16 && pw <= 58 * 8, `${pw}x${ph} in ${rows} rows`);
+      assert.ok(lines[at].endsWith("\x1b\\"));
+      continue;
+    }
     const payload =
       protocol === "kitty"
         ? [...lines[at].matchAll(/;([^;\x1b]*)\x1b\\/g)].map((m) => m[1])
         : [lines[at].split(":")[1].replace("\x07", "")];
     assert.equal(payload.join(""), data, "the whole image is sent");
     if (protocol === "kitty") assert.ok(payload.every((p) => p.length <= 4096));
-    for (const l of lines) assert.ok(visibleWidth(l) <= 60);
   }
 });
 
