@@ -298,6 +298,11 @@ export function pythonResultLines(
   for (const l of envelope.tail) out.push(...wrapLine(t.fg("dim", cleanText(l)), o.width));
   if (!o.expanded && d.durationMs) out.push(t.fg("dim", `took ${duration(d.durationMs)}`));
   else if (d.durationMs)
-    out.push(t.fg("dim", `took ${duration(d.durationMs)} · session ${d.session} · ${d.mode}`));
+    out.push(
+      t.fg(
+        "dim",
+        `took ${duration(d.durationMs)} · session ${d.session} (${d.mode === "per-call" ? "per-call kernel" : "kept kernel"})`,
+      ),
+    );
   return out;
 }

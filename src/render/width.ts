@@ -30,18 +30,21 @@ export function truncateToWidth(line: string, width: number, ellipsis = "…"): 
   return `${cut}${ellipsis}`;
 }
 
-/** Wraps one line to `width` columns (hard: long words break), colours kept. */
-export function wrapLine(line: string, width: number): string[] {
+/**
+ * Wraps one line to `width` columns (hard: long words break), colours kept. Prose (`trim`, the
+ * default) loses the spaces at the breaks; content (output, code) keeps every character.
+ */
+export function wrapLine(line: string, width: number, trim = true): string[] {
   if (width <= 0) return [""];
   if (visibleWidth(line) <= width) return [line];
-  const out = wrapAnsi(line, width, { hard: true, trim: false, wordWrap: true }).split("\n");
+  const out = wrapAnsi(line, width, { hard: true, trim, wordWrap: true }).split("\n");
   // wrap-ansi may leave a line a column wide with wide characters at the edge: cut those
   return out.map((l) => (visibleWidth(l) > width ? truncateToWidth(l, width) : l));
 }
 
-/** Wraps every line of a block to `width`. */
+/** Wraps every line of a block of content to `width`, keeping every character. */
 export function wrapLines(lines: string[], width: number): string[] {
-  return lines.flatMap((l) => wrapLine(l, width));
+  return lines.flatMap((l) => wrapLine(l, width, false));
 }
 
 /**

@@ -126,7 +126,7 @@ test("images: kitty, iTerm2 and sixel draw inline in reserved rows; otherwise a 
     const lines = renderToolResult("python", imageFixture.result, { ...base, images: protocol });
     const at = lines.findIndex((l) => l.includes(starts[protocol]));
     assert.ok(at > 0, protocol);
-    const rows = at - lines.findIndex((l) => l === "  ") + 1;
+    const rows = at - lines.indexOf("  ") + 1;
     if (protocol !== "sixel") assert.equal(Number(/(?:r=|height=)(\d+)/.exec(lines[at])?.[1]), rows);
     assert.ok(rows > 1 && rows <= 24);
     // rows-1 reserved lines, then the cursor goes up and the image is drawn
