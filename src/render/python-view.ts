@@ -229,7 +229,10 @@ export function pythonResultLines(
     if (body?.length) {
       out.push(
         ...block(
-          body.map((l) => outputLine(l, t)),
+          // a separator rule (IPython's 75 dashes) is drawn to the width, not wrapped
+          body.map((l) =>
+            outputLine(/^([-=_─━])\1{9,}$/.test(l) ? l.slice(0, Math.max(10, o.width - 2)) : l, t),
+          ),
           o,
           COLLAPSED.output,
           { from: "tail" },
