@@ -32,7 +32,11 @@ function base(minor = 5): Nb {
     { cell_type: "code", execution_count: 1, metadata: {}, outputs: [], source: ["x = 1"] },
     { cell_type: "code", execution_count: null, metadata: {}, outputs: [], source: ["y = 2"] },
   ];
-  if (minor >= 5) cells.forEach((c, i) => (c.id = `c${i}`));
+  if (minor >= 5) {
+    cells.forEach((c, i) => {
+      c.id = `c${i}`;
+    });
+  }
   return { cells, metadata: {}, nbformat: 4, nbformat_minor: minor };
 }
 
