@@ -80,51 +80,56 @@ export const batchCommand: Command = {
           lines.close();
         });
         let n = 0;
-        for await (const line of lines) {
-          n++;
-          if (signal.aborted) break;
-          // A write that hit EPIPE destroyed stdout: no one reads on, so no call starts.
-          if (stdoutClosed()) {
-            interrupted = OUTPUT_CLOSED_EXIT;
-            break;
+        try {
+          for await (const line of lines) {
+            n++;
+            if (signal.aborted) break;
+            // A write that hit EPIPE destroyed stdout: no one reads on, so no call starts.
+            if (stdoutClosed()) {
+              interrupted = OUTPUT_CLOSED_EXIT;
+              break;
+            }
+            if (!line.trim()) continue;
+            let call: { tool?: unknown; params?: unknown };
+            try {
+              call = JSON.parse(line);
+            } catch (err) {
+              answer(
+                JSON.stringify({
+                  error: `line ${n} is not JSON (${(err as Error).message}); each line is ${shape}`,
+                  line: n,
+                }),
+              );
+              worst = 2;
+              continue;
+            }
+            const tool = toolbox.tools.find((t) => t.name === call?.tool);
+            if (
+              !tool ||
+              typeof call.params !== "object" ||
+              call.params === null ||
+              Array.isArray(call.params)
+            ) {
+              const why =
+                call === null || typeof call !== "object" || Array.isArray(call)
+                  ? "is not a JSON object"
+                  : typeof call.tool !== "string"
+                    ? 'has no "tool"'
+                    : !tool
+                      ? `names an unknown tool "${call.tool}"`
+                      : '"params" is not a JSON object';
+              answer(JSON.stringify({ error: `line ${n} ${why}; each line is ${shape}`, line: n }));
+              worst = 2;
+              continue;
+            }
+            const result = await tool.execute(`batch-${process.pid}`, call.params, signal);
+            answer(resultJson(result));
+            if (result.isError) worst = Math.max(worst, 1);
+            if (stdoutClosed()) break;
           }
-          if (!line.trim()) continue;
-          let call: { tool?: unknown; params?: unknown };
-          try {
-            call = JSON.parse(line);
-          } catch (err) {
-            answer(
-              JSON.stringify({
-                error: `line ${n} is not JSON (${(err as Error).message}); each line is ${shape}`,
-                line: n,
-              }),
-            );
-            worst = 2;
-            continue;
-          }
-          const tool = toolbox.tools.find((t) => t.name === call?.tool);
-          if (
-            !tool ||
-            typeof call.params !== "object" ||
-            call.params === null ||
-            Array.isArray(call.params)
-          ) {
-            const why =
-              call === null || typeof call !== "object" || Array.isArray(call)
-                ? "is not a JSON object"
-                : typeof call.tool !== "string"
-                  ? 'has no "tool"'
-                  : !tool
-                    ? `names an unknown tool "${call.tool}"`
-                    : '"params" is not a JSON object';
-            answer(JSON.stringify({ error: `line ${n} ${why}; each line is ${shape}`, line: n }));
-            worst = 2;
-            continue;
-          }
-          const result = await tool.execute(`batch-${process.pid}`, call.params, signal);
-          answer(resultJson(result));
-          if (result.isError) worst = Math.max(worst, 1);
-          if (stdoutClosed()) break;
+        } finally {
+          // Leaving the loop early does not close the interface: stdin would keep the process alive.
+          lines.close();
         }
       });
     } finally {

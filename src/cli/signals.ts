@@ -8,14 +8,17 @@
 export const OUTPUT_CLOSED_EXIT = 141;
 
 let watching = false;
+let outputClosed = false;
 const closedListeners = new Set<() => void>();
 
 /**
- * Whether stdout can no longer be written (its reader went away). A failed write destroys the stream
- * at once, so this is true right after the write that hit EPIPE returns.
+ * Whether stdout can no longer be written (its reader went away). A write that hits EPIPE marks the
+ * stream errored at once (it is destroyed a tick later), so this is true as soon as that write returns.
  */
 export function stdoutClosed(): boolean {
-  return process.stdout.destroyed;
+  // Latched: the stream's own error state is cleared again once it is torn down.
+  if (process.stdout.destroyed || process.stdout.errored != null) outputClosed = true;
+  return outputClosed;
 }
 
 /**
@@ -27,6 +30,7 @@ export function watchStdout(): void {
   watching = true;
   process.stdout.on("error", () => {
     // Any error on stdout means no more output can reach the reader: treat it as closed.
+    outputClosed = true;
     for (const listener of [...closedListeners]) listener();
   });
 }
