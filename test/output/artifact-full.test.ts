@@ -8,10 +8,12 @@
  */
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { mkdir, mkdtemp } from "node:fs/promises";
+import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
+import { OutputSink } from "../../src/output/sink.js";
+import { outputText } from "../../src/tools/output-text.js";
 
 const ROOT = resolve(new URL("../..", import.meta.url).pathname);
 const MAIN = join(ROOT, "src/cli/main.ts");
@@ -153,4 +155,29 @@ test("a disk that fills up keeps the artifact's first bytes, and every reader is
     child.stdin.end();
     await exited;
   }
+});
+
+test("an artifact that cannot even be created gets no id: the notice says only what is shown is left", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "nbagent-artifact-nodir-"));
+  // A file where the artifacts directory should be: creating the artifact fails for real (EEXIST).
+  const blocker = join(dir, "artifacts");
+  await writeFile(blocker, "not a directory");
+  const sink = new OutputSink({
+    maxBytes: 1024,
+    artifact: { id: "mx0-0123456789", path: join(blocker, "a.log") },
+  });
+  for (let i = 0; i < 200; i++) sink.push(`row ${i}\n`);
+  const dump = sink.end();
+  assert.equal(dump.truncated, true);
+  assert.equal(dump.artifactId, undefined);
+  assert.equal(dump.artifactIncomplete, undefined);
+  assert.match(dump.artifactError ?? "", /^EEXIST: file already exists, mkdir/);
+  const notice = outputText(dump, [{ name: "cell 1", okWhenEmpty: true }])
+    .split("\n")
+    .at(-1);
+  assert.equal(
+    notice,
+    `[cell 1: 200 lines (1 KB); showing lines 1-38 and 153-200. The output could not be saved (writing it failed: EEXIST: file already exists, mkdir '${blocker}'); only what is shown here is left.]`,
+  );
+  assert.doesNotMatch(notice ?? "", /artifact:\/\//);
 });
