@@ -8,10 +8,11 @@
  */
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { test } from "node:test";
+import { ArtifactStore } from "../../src/output/artifacts.js";
 import { OutputSink } from "../../src/output/sink.js";
 import { outputText } from "../../src/tools/output-text.js";
 
@@ -180,4 +181,16 @@ test("an artifact that cannot even be created gets no id: the notice says only w
     `[cell 1: 200 lines (1 KB); showing lines 1-38 and 153-200. The output could not be saved (writing it failed: EEXIST: file already exists, mkdir '${blocker}'); only what is shown here is left.]`,
   );
   assert.doesNotMatch(notice ?? "", /artifact:\/\//);
+});
+
+test("pruning an old incomplete artifact removes its marker too (a link to nowhere is still ours)", async () => {
+  const root = await mkdtemp(join(tmpdir(), "nbagent-prune-incomplete-"));
+  const store = new ArtifactStore({ root });
+  const ref = store.create("s1");
+  await writeFile(ref.path, "kept start\n");
+  await symlink("ENOSPC", ref.path.replace(/\.log$/, ".incomplete"));
+  assert.deepEqual(store.incomplete(ref.path), { reason: "ENOSPC" });
+  assert.equal(await store.prune(0, Date.now() + 60_000), 2);
+  assert.deepEqual(await readdir(store.artifactsDir("s1")), []);
+  assert.equal(store.incomplete(ref.path), undefined);
 });
