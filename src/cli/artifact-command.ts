@@ -6,6 +6,7 @@ import { createReadStream } from "node:fs";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { ArtifactReadError, ArtifactStore } from "../output/index.js";
+import { saveFailure } from "../tools/output-text.js";
 import type { Command } from "./commands.js";
 
 const HELP = `nbagent artifact — print a full output kept as artifact://<id>, whole or a page at a time
@@ -19,7 +20,8 @@ is printed on stderr ("Next: nbagent artifact …"), with --column (the 1-based 
 where the next page starts). Paging that way returns every byte exactly once.
 
 options:
-  --offset LINE   first line, 1-based (past the last line: an error, exit 1)
+  --offset LINE   first line, 1-based (past the last line: an error that says where the artifact
+                  ends, and when it is known incomplete that the rest was not saved; exit 1)
   --column BYTE   1-based byte within the --offset line to start at (continues a cut line)
   --limit LINES   lines per page at most
   --json          the page as one JSON object (text, startLine, endLine, lines, next, …)
@@ -70,6 +72,12 @@ export const artifactCommand: Command = {
         const path = store.resolve(ref);
         if (!path) throw new ArtifactReadError("not_found", `Artifact not found: ${ref}`);
         await pipeline(createReadStream(path), process.stdout, { end: false });
+        const incomplete = store.incomplete(path);
+        if (incomplete) {
+          process.stderr.write(
+            `(${ref} holds only the start of its output; the rest was not saved: ${saveFailure(incomplete.message, incomplete.reason)})\n`,
+          );
+        }
         return 0;
       }
       const page = await store.read(ref, counts);
@@ -90,6 +98,10 @@ export const artifactCommand: Command = {
         if (counts.limit !== undefined) next.push(`--limit ${counts.limit}`);
         if (values.root !== undefined) next.push(`--root ${shellQuote(values.root)}`);
         process.stderr.write(`Next: nbagent artifact ${page.id} ${next.join(" ")}\n`);
+      } else if (page.incomplete) {
+        process.stderr.write(
+          `(end of ${ref} at ${page.sizeBytes} bytes; the rest of the output was not saved: ${saveFailure(page.incomplete.message, page.incomplete.reason)})\n`,
+        );
       }
       return 0;
     } catch (err) {
@@ -112,10 +124,15 @@ function describeError(err: unknown, ref: string, root: string): string {
   switch (err.code) {
     case "not_found":
       return `Artifact not found: ${ref}. Give the artifact://<id> from a tool result; artifacts live under ${root} (NBAGENT_STATE_DIR) and are removed after 7 days.`;
-    case "past_end":
+    case "past_end": {
+      const ends = f.sizeBytes === undefined ? "" : `; it ends after ${f.sizeBytes} bytes`;
+      const cut = f.incomplete
+        ? `; the rest of the output was not saved (${saveFailure(f.incomplete.message, f.incomplete.reason)})`
+        : "";
       return f.lines === 0
-        ? `--offset ${f.offset} is past the end: ${ref} is empty.`
-        : `--offset ${f.offset} is past the end: ${ref} has ${f.lines} line${f.lines === 1 ? "" : "s"}.`;
+        ? `--offset ${f.offset} is past the end: ${ref} is empty${cut}.`
+        : `--offset ${f.offset} is past the end: ${ref} has ${f.lines} line${f.lines === 1 ? "" : "s"}${ends}${cut}.`;
+    }
     case "column_past_end":
       return `--column ${f.column} is past the end of line ${f.line}, which has ${f.lineBytes} byte${f.lineBytes === 1 ? "" : "s"}.`;
     default:

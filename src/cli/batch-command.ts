@@ -12,7 +12,7 @@ import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
 import { resultJson } from "./output.js";
-import { interruptExitCode, withInterruptSignal } from "./signals.js";
+import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./signals.js";
 
 const HELP = `nbagent batch — run tool calls from stdin, one JSON object per line, in one process
 
@@ -33,8 +33,11 @@ exit (the highest that applies):
   1    every line was a call, and at least one result was an error (isError)
   2    at least one line was not a call (not JSON, not {"tool","params"}, unknown tool) and got
        {"error":…}; or bad options (nothing was read)
-  130  interrupted by SIGINT (143: SIGTERM): the running call ends with its (cancelled) result,
-       later lines are not read; stderr says how many lines were answered
+  130  interrupted by SIGINT (143: SIGTERM), also while waiting for a line: the running call ends
+       with its (cancelled) result, later lines are not read, the kernels are shut down; stderr
+       says how many lines were answered
+  141  stdout was closed by its reader (EPIPE, e.g. | head): the batch ends quietly, kernels shut
+       down, later lines not read
 
 example:
   printf '%s\\n' \\
@@ -64,8 +67,9 @@ export const batchCommand: Command = {
     let interrupted: number | undefined;
     let answered = 0;
     const answer = (text: string) => {
+      if (stdoutClosed()) return;
       process.stdout.write(`${text}\n`);
-      answered++;
+      if (!stdoutClosed()) answered++;
     };
     try {
       await withInterruptSignal(async (signal) => {
@@ -76,50 +80,64 @@ export const batchCommand: Command = {
           lines.close();
         });
         let n = 0;
-        for await (const line of lines) {
-          n++;
-          if (!line.trim()) continue;
-          if (signal.aborted) break;
-          let call: { tool?: unknown; params?: unknown };
-          try {
-            call = JSON.parse(line);
-          } catch (err) {
-            answer(
-              JSON.stringify({
-                error: `line ${n} is not JSON (${(err as Error).message}); each line is ${shape}`,
-                line: n,
-              }),
-            );
-            worst = 2;
-            continue;
+        try {
+          for await (const line of lines) {
+            n++;
+            if (signal.aborted) break;
+            // A write that hit EPIPE destroyed stdout: no one reads on, so no call starts.
+            if (stdoutClosed()) {
+              interrupted = OUTPUT_CLOSED_EXIT;
+              break;
+            }
+            if (!line.trim()) continue;
+            let call: { tool?: unknown; params?: unknown };
+            try {
+              call = JSON.parse(line);
+            } catch (err) {
+              answer(
+                JSON.stringify({
+                  error: `line ${n} is not JSON (${(err as Error).message}); each line is ${shape}`,
+                  line: n,
+                }),
+              );
+              worst = 2;
+              continue;
+            }
+            const tool = toolbox.tools.find((t) => t.name === call?.tool);
+            if (
+              !tool ||
+              typeof call.params !== "object" ||
+              call.params === null ||
+              Array.isArray(call.params)
+            ) {
+              const why =
+                call === null || typeof call !== "object" || Array.isArray(call)
+                  ? "is not a JSON object"
+                  : typeof call.tool !== "string"
+                    ? 'has no "tool"'
+                    : !tool
+                      ? `names an unknown tool "${call.tool}"`
+                      : '"params" is not a JSON object';
+              answer(JSON.stringify({ error: `line ${n} ${why}; each line is ${shape}`, line: n }));
+              worst = 2;
+              continue;
+            }
+            const result = await tool.execute(`batch-${process.pid}`, call.params, signal);
+            answer(resultJson(result));
+            if (result.isError) worst = Math.max(worst, 1);
+            if (stdoutClosed()) break;
           }
-          const tool = toolbox.tools.find((t) => t.name === call?.tool);
-          if (
-            !tool ||
-            typeof call.params !== "object" ||
-            call.params === null ||
-            Array.isArray(call.params)
-          ) {
-            const why =
-              call === null || typeof call !== "object" || Array.isArray(call)
-                ? "is not a JSON object"
-                : typeof call.tool !== "string"
-                  ? 'has no "tool"'
-                  : !tool
-                    ? `names an unknown tool "${call.tool}"`
-                    : '"params" is not a JSON object';
-            answer(JSON.stringify({ error: `line ${n} ${why}; each line is ${shape}`, line: n }));
-            worst = 2;
-            continue;
-          }
-          const result = await tool.execute(`batch-${process.pid}`, call.params, signal);
-          answer(resultJson(result));
-          if (result.isError) worst = Math.max(worst, 1);
+        } finally {
+          // Leaving the loop early does not close the interface: stdin would keep the process alive.
+          lines.close();
         }
       });
     } finally {
       await toolbox.dispose();
     }
+    if (interrupted === undefined && stdoutClosed()) interrupted = OUTPUT_CLOSED_EXIT;
+    // Closed output ends the batch quietly: the reader chose to stop.
+    if (interrupted === OUTPUT_CLOSED_EXIT) return interrupted;
     if (interrupted !== undefined) {
       process.stderr.write(
         `nbagent batch: interrupted; ${answered} line${answered === 1 ? "" : "s"} answered, the rest not read\n`,

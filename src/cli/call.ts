@@ -9,7 +9,7 @@ import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
 import { resultJson, resultText } from "./output.js";
 import { readParams, UsageError } from "./params.js";
-import { interruptExitCode, withInterruptSignal } from "./signals.js";
+import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./signals.js";
 
 const USAGE = "usage: nbagent call <tool> <params|@FILE|-> [--cwd DIR] [--json]";
 
@@ -27,7 +27,8 @@ options:
               as an agent receives it (default: the text; an image as a one-line placeholder)
 
 exit: 0 the result is not an error; 1 it is (isError; its text starts with "Error:");
-      2 usage (unknown tool, params not a JSON object); 130/143 interrupted (SIGINT/SIGTERM).
+      2 usage (unknown tool, params not a JSON object); 130/143 interrupted (SIGINT/SIGTERM);
+      141 stdout closed by its reader (EPIPE).
 
 examples:
   nbagent call python '{"cells":[{"code":"x = 41"},{"code":"x + 1","title":"answer"}]}'
@@ -63,6 +64,8 @@ export const callCommand: Command = {
         return tool.execute(`cli-${process.pid}`, params, signal);
       });
       process.stdout.write(`${json ? resultJson(result) : resultText(result)}\n`);
+      // The reader closed stdout (EPIPE): end quietly (docs/cli.md).
+      if (stdoutClosed()) return OUTPUT_CLOSED_EXIT;
       return interrupted ?? (result.isError ? 1 : 0);
     } finally {
       await toolbox.dispose();

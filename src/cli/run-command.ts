@@ -14,7 +14,7 @@ import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import type { Command } from "./commands.js";
 import { formatCellFailure } from "./run-failure.js";
-import { withInterruptSignal } from "./signals.js";
+import { interruptExitCode, withInterruptSignal } from "./signals.js";
 
 const USAGE =
   "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [--prestart N] [--quiet]";
@@ -118,8 +118,12 @@ export const runCommand: Command = {
       }
     };
     try {
-      const results = await withInterruptSignal((signal) =>
-        runNotebooks({
+      let interrupted: number | undefined;
+      const results = await withInterruptSignal((signal) => {
+        signal.addEventListener("abort", () => {
+          interrupted = interruptExitCode(signal);
+        });
+        return runNotebooks({
           jobs,
           backend,
           cwd: values.cwd ? resolve(values.cwd) : undefined,
@@ -136,8 +140,8 @@ export const runCommand: Command = {
             process.stderr.write(`${short(job)}: ${notice}\n`);
           },
           onCellEnd: progress,
-        }),
-      );
+        });
+      });
       if (tty) process.stderr.write("\r\x1b[2K");
       let failed = unreadable.length > 0;
       for (const r of results) {
@@ -158,7 +162,8 @@ export const runCommand: Command = {
         }
         if (!values.quiet || r.error) process.stderr.write(`${line}\n`);
       }
-      return failed ? 1 : 0;
+      // Interrupted: the notebooks were written as far as they ran; say so in the status (docs/cli.md).
+      return interrupted ?? (failed ? 1 : 0);
     } finally {
       await backend.dispose();
     }

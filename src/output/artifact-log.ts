@@ -6,7 +6,7 @@
  * Writes are encoded into one preallocated batch buffer and written with synchronous `write`s: the
  * producer (IOPub callbacks) cannot be paused, so unwritten data never piles up behind a stream.
  */
-import { closeSync, mkdirSync, openSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 
 const SPILL_BATCH = 1024 * 1024;
@@ -14,6 +14,25 @@ const SPILL_BATCH = 1024 * 1024;
 export interface SinkArtifact {
   id: string;
   path: string;
+}
+
+/**
+ * An artifact that could not be written whole (disk full, quota, file size limit, I/O error): its
+ * file holds the first `keptBytes` of the output, lines 1 to `keptLines` (the last one cut when
+ * `lastLinePartial`), and the rest is lost. `reason` is the error's code ("ENOSPC", "EDQUOT",
+ * "EFBIG", …) when it has one.
+ */
+export interface ArtifactIncomplete {
+  keptBytes: number;
+  keptLines: number;
+  lastLinePartial: boolean;
+  reason?: string;
+  message: string;
+}
+
+/** The marker beside an artifact that is known to be incomplete (docs/artifacts.md). */
+export function incompleteMarkerPath(artifactPath: string): string {
+  return artifactPath.replace(/\.log$/, "") + ".incomplete";
 }
 
 export class ArtifactLog {
@@ -27,7 +46,12 @@ export class ArtifactLog {
   private batch?: Buffer;
   private batchUsed = 0;
   private opened = false;
+  /** The file was created (it exists unless something else removed it). */
+  private created = false;
+  /** Bytes that reached the file. */
+  private written = 0;
   private error?: string;
+  private incompleteInfo?: ArtifactIncomplete;
   private closed = false;
 
   constructor(
@@ -53,12 +77,18 @@ export class ArtifactLog {
     return this.endsWithNewline;
   }
 
+  /** The artifact's id once its file exists (none when it could not even be created). */
   get id(): string | undefined {
-    return this.opened ? this.artifact?.id : undefined;
+    return this.opened && this.created ? this.artifact?.id : undefined;
   }
 
   get failure(): string | undefined {
     return this.error;
+  }
+
+  /** Set when the file stopped taking writes: what it kept and why. */
+  get incomplete(): ArtifactIncomplete | undefined {
+    return this.incompleteInfo;
   }
 
   /** Appends sanitised text (`size` and `newlines` when the caller counted them already). */
@@ -84,6 +114,7 @@ export class ArtifactLog {
     try {
       mkdirSync(dirname(this.artifact.path), { recursive: true });
       this.fd = openSync(this.artifact.path, "w", 0o600);
+      this.created = true;
     } catch (err) {
       this.fail(err);
     }
@@ -110,10 +141,12 @@ export class ArtifactLog {
     }
     this.batch = undefined;
     if (!keep && this.opened && this.artifact) {
-      try {
-        unlinkSync(this.artifact.path);
-      } catch {
-        /* never created, or already gone */
+      for (const path of [this.artifact.path, incompleteMarkerPath(this.artifact.path)]) {
+        try {
+          unlinkSync(path);
+        } catch {
+          /* never created, or already gone */
+        }
       }
       this.opened = false;
     }
@@ -142,12 +175,17 @@ export class ArtifactLog {
     if (this.fd === undefined) return;
     try {
       let done = 0;
-      while (done < buf.length) done += writeSync(this.fd, buf, done, buf.length - done);
+      while (done < buf.length) {
+        const n = writeSync(this.fd, buf, done, buf.length - done);
+        done += n;
+        this.written += n;
+      }
     } catch (err) {
       this.fail(err);
     }
   }
 
+  /** Stops writing; a file that exists keeps what reached it and gets its marker. */
   private fail(err: unknown): void {
     this.error = (err as Error).message ?? String(err);
     if (this.fd !== undefined) {
@@ -158,5 +196,58 @@ export class ArtifactLog {
     this.fd = undefined;
     this.batch = undefined;
     this.batchUsed = 0;
+    if (!this.created || !this.artifact) return;
+    const reason = (err as NodeJS.ErrnoException).code;
+    const kept = keptLines(this.artifact.path, this.written);
+    this.incompleteInfo = {
+      keptBytes: this.written,
+      keptLines: kept.lines,
+      lastLinePartial: kept.partial,
+      reason: typeof reason === "string" ? reason : undefined,
+      message: this.error,
+    };
+    writeMarker(this.artifact.path, this.incompleteInfo);
   }
+}
+
+/**
+ * Marks an artifact incomplete for readers in any process: a symbolic link beside it whose target is
+ * the error code (e.g. "ENOSPC"). A short link needs no data block, so it can be made on the very
+ * disk that just filled up; an empty file, the fallback, says "incomplete" without the reason.
+ */
+function writeMarker(path: string, info: ArtifactIncomplete): void {
+  const marker = incompleteMarkerPath(path);
+  try {
+    symlinkSync(info.reason && /^[A-Z0-9]{1,32}$/.test(info.reason) ? info.reason : "error", marker);
+    return;
+  } catch {}
+  try {
+    closeSync(openSync(marker, "w", 0o600));
+  } catch {
+    /* no marker: readers see only the file */
+  }
+}
+
+/** Lines in the first `bytes` of a file, and whether the last has no newline (none when unreadable). */
+function keptLines(path: string, bytes: number): { lines: number; partial: boolean } {
+  let fd: number | undefined;
+  let newlines = 0;
+  let last = 10;
+  try {
+    fd = openSync(path, "r");
+    const buf = Buffer.allocUnsafe(Math.min(bytes, SPILL_BATCH) || 1);
+    for (let pos = 0; pos < bytes; ) {
+      const n = readSync(fd, buf, 0, Math.min(buf.length, bytes - pos), pos);
+      if (n <= 0) break;
+      for (let i = buf.indexOf(10); i >= 0 && i < n; i = buf.indexOf(10, i + 1)) newlines++;
+      last = buf[n - 1];
+      pos += n;
+    }
+  } catch {
+    return { lines: 0, partial: false };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  const partial = last !== 10;
+  return { lines: newlines + (partial ? 1 : 0), partial };
 }

@@ -38,6 +38,9 @@ export class ArtifactReadError extends Error {
       lineBytes?: number;
       offset?: number;
       column?: number;
+      /** Past the end: the artifact's size, and set when it is known to hold only part of its output. */
+      sizeBytes?: number;
+      incomplete?: { reason?: string; message?: string };
     } = {},
   ) {
     super(message);

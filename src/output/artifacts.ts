@@ -10,10 +10,11 @@
  * ARTIFACTS directory belongs to the user's code and is never touched.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
-import { readdir, stat, unlink } from "node:fs/promises";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync } from "node:fs";
+import { lstat, readdir, stat, unlink } from "node:fs/promises";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { incompleteMarkerPath } from "./artifact-log.js";
 import {
   type ArtifactPage,
   ArtifactReadError,
@@ -31,8 +32,8 @@ export const DEFAULT_PAGE_BYTES = 50 * 1024;
 
 export const ARTIFACT_SCHEME = "artifact://";
 const ID_RE = /^[A-Za-z0-9_-]{1,80}$/;
-/** The files `create` names: `<time base36>-<10 hex>.log`. */
-const OWN_FILE_RE = /^[0-9a-z]+-[0-9a-f]{10}\.log$/;
+/** The files `create` names: `<time base36>-<10 hex>.log`, and the marker of an incomplete one. */
+const OWN_FILE_RE = /^[0-9a-z]+-[0-9a-f]{10}\.(log|incomplete)$/;
 /** Artifacts older than this are removed when a runtime starts (NBAGENT_ARTIFACT_DAYS overrides; 0 keeps all). */
 export const DEFAULT_ARTIFACT_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 
@@ -78,11 +79,22 @@ export interface ArtifactReadOptions {
   maxBytes?: number;
 }
 
+/**
+ * An artifact known to hold only the start of its output (its writer failed: disk full, …). What it
+ * kept is the file (`sizeBytes`); `reason` is the error code ("ENOSPC", …) when the writer recorded it.
+ */
+export interface StoredIncomplete {
+  reason?: string;
+  message?: string;
+}
+
 export interface ArtifactSlice extends ArtifactPage {
   id: string;
   path: string;
   /** `data` as text. */
   text: string;
+  /** Set when the artifact is known to be incomplete (the rest of the output was not saved). */
+  incomplete?: StoredIncomplete;
 }
 
 export interface ArtifactSearchOptions {
@@ -146,7 +158,7 @@ export class ArtifactStore {
         if (!OWN_FILE_RE.test(file)) continue;
         const path = join(dir, file);
         try {
-          if (now - (await stat(path)).mtimeMs <= maxAgeMs) continue;
+          if (now - (await lstat(path)).mtimeMs <= maxAgeMs) continue;
           await unlink(path);
           removed++;
         } catch {
@@ -175,16 +187,44 @@ export class ArtifactStore {
     return undefined;
   }
 
-  /** One page from line `offset`, byte `column` (ArtifactReadError when not found or past the end). */
+  /**
+   * One page from line `offset`, byte `column` (ArtifactReadError when not found or past the end;
+   * past the end, its facts carry the artifact's size and whether it is known incomplete).
+   */
   async read(ref: string, options: ArtifactReadOptions = {}): Promise<ArtifactSlice> {
     const { id, path, index } = await this.open(ref);
-    const page = await readPage(path, index, {
-      offset: whole(options.offset, 1),
-      column: whole(options.column, 1),
-      limit: whole(options.limit, 2000),
-      maxBytes: whole(options.maxBytes, DEFAULT_PAGE_BYTES),
-    });
-    return { ...page, id, path, text: page.data.toString("utf8") };
+    const incomplete = this.incomplete(path);
+    let page: ArtifactPage;
+    try {
+      page = await readPage(path, index, {
+        offset: whole(options.offset, 1),
+        column: whole(options.column, 1),
+        limit: whole(options.limit, 2000),
+        maxBytes: whole(options.maxBytes, DEFAULT_PAGE_BYTES),
+      });
+    } catch (err) {
+      if (err instanceof ArtifactReadError && err.code === "past_end") {
+        throw new ArtifactReadError(err.code, err.message, {
+          ...err.facts,
+          sizeBytes: index.size,
+          ...(incomplete ? { incomplete } : {}),
+        });
+      }
+      throw err;
+    }
+    return { ...page, id, path, text: page.data.toString("utf8"), incomplete };
+  }
+
+  /** Whether the artifact at `path` is known to be incomplete, and why when recorded. */
+  incomplete(path: string): StoredIncomplete | undefined {
+    const marker = incompleteMarkerPath(path);
+    try {
+      if (!lstatSync(marker).isSymbolicLink()) return {}; // an empty marker: reason unknown
+      const reason = readlinkSync(marker);
+      return reason === "error" ? {} : { reason };
+    } catch {
+      return undefined;
+    }
   }
 
   /** The lines matching `pattern` (see parsePattern), listed from line `offset` within bounds. */

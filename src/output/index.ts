@@ -20,11 +20,13 @@ export {
   DEFAULT_PAGE_BYTES,
   defaultStateRoot,
   parseArtifactId,
+  type StoredIncomplete,
   sessionDirName,
 } from "./artifacts.js";
 export { applyOverwrites, sanitise, stripAnsi } from "./sanitise.js";
 export type { ShownLine } from "./select.js";
 export {
+  type ArtifactIncomplete,
   type CellDump,
   type ChunkKind,
   DEFAULT_CLEAR_MARKER,

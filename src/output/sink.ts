@@ -5,11 +5,11 @@
  * with the cell headers and a marker where output was cleared, goes to one artifact for the whole
  * call, written to its file as soon as the model's view cuts anything.
  */
-import { ArtifactLog, type SinkArtifact } from "./artifact-log.js";
+import { type ArtifactIncomplete, ArtifactLog, type SinkArtifact } from "./artifact-log.js";
 import { allocate } from "./budget.js";
 import { type CellRender, CellView, type ChunkKind } from "./cell-view.js";
 
-export type { SinkArtifact } from "./artifact-log.js";
+export type { ArtifactIncomplete, SinkArtifact } from "./artifact-log.js";
 export type { ChunkKind } from "./cell-view.js";
 
 export const DEFAULT_MAX_BYTES = 50 * 1024;
@@ -46,6 +46,11 @@ export interface OutputDump {
   artifactId?: string;
   /** Set when writing the artifact failed (it is then missing or incomplete). */
   artifactError?: string;
+  /**
+   * Set when the artifact exists but holds only the start of the output (`artifactId` is set): the
+   * bytes and lines it kept and why the rest is not there.
+   */
+  artifactIncomplete?: ArtifactIncomplete;
 }
 
 interface SinkCell {
@@ -140,6 +145,7 @@ export class OutputSink {
       totalBytes: this.log.totalBytes,
       artifactId: this.log.id,
       artifactError: this.log.failure,
+      artifactIncomplete: this.log.incomplete,
     };
   }
 
@@ -149,6 +155,11 @@ export class OutputSink {
     this.ended = true;
     const dump = this.dump();
     this.log.close(dump.truncated);
-    return { ...dump, artifactId: this.log.id, artifactError: this.log.failure };
+    return {
+      ...dump,
+      artifactId: this.log.id,
+      artifactError: this.log.failure,
+      artifactIncomplete: this.log.incomplete,
+    };
   }
 }

@@ -14,6 +14,7 @@ import {
   DEFAULT_PAGE_BYTES,
   parseArtifactId,
 } from "../output/index.js";
+import { saveFailure } from "./output-text.js";
 import { errorResult, type Tool, type ToolResult } from "./types.js";
 
 export const DEFAULT_ARTIFACT_LINES = 200;
@@ -75,6 +76,8 @@ export interface ArtifactToolDetails {
   next?: ArtifactCall;
   /** Why the call failed. */
   error?: string;
+  /** The artifact holds only the start of its output (its writer failed: disk full, …). */
+  incomplete?: { sizeBytes?: number; reason?: string; message?: string };
 }
 
 export interface ArtifactToolOptions {
@@ -202,8 +205,16 @@ function pageResult(page: ArtifactSlice, given: ArtifactParams): ToolResult<Arti
       nextLine += ` — or skip the rest of line ${n(page.next.offset)}: ${call({ id: page.id, offset: page.next.offset + 1, ...limit })}`;
     }
     lines.push(nextLine);
+  } else if (page.incomplete) {
+    lines.push(`End of ${uri} — ${notSaved(page.sizeBytes, page.incomplete)}`);
   } else lines.push(`End of ${uri}.`);
+  if (page.incomplete) details.incomplete = { sizeBytes: page.sizeBytes, ...page.incomplete };
   return { content: [{ type: "text", text: lines.join("\n") }], details };
+}
+
+/** "it ends at 1,048,576 bytes: the rest of the output was not saved (the disk is full: …)." */
+function notSaved(sizeBytes: number, incomplete: { reason?: string; message?: string }): string {
+  return `it ends at ${plural(sizeBytes, "byte")}: the rest of the output was not saved (${saveFailure(incomplete.message, incomplete.reason)}).`;
 }
 
 function searchResult(found: ArtifactSearchResult, offset: number): ToolResult<ArtifactToolDetails> {
@@ -262,11 +273,14 @@ function readError(err: ArtifactReadError, params: ArtifactParams, id: string): 
     case "not_found":
       return `${uri} not found. Pass the id exactly as a result printed it (artifact://<id>); artifacts older than 7 days are removed.`;
     case "past_end": {
-      if (!f.lines) return `offset ${n(params.offset ?? 1)} is past the end: ${uri} is empty.`;
+      const cut = f.incomplete
+        ? `; the rest of the output was not saved (${saveFailure(undefined, f.incomplete.reason)})`
+        : "";
+      if (!f.lines) return `offset ${n(params.offset ?? 1)} is past the end: ${uri} is empty${cut}.`;
       const last = Math.max(1, f.lines - DEFAULT_ARTIFACT_LINES + 1);
       const again =
         params.pattern === undefined ? { id, offset: last } : { id, pattern: params.pattern, offset: 1 };
-      return `offset ${n(params.offset ?? 1)} is past the end: ${uri} has ${plural(f.lines, "line")}. ${params.pattern === undefined ? "Its last page" : "Search from the top"}: ${call(again)}`;
+      return `offset ${n(params.offset ?? 1)} is past the end: ${uri} has ${plural(f.lines, "line")}${f.sizeBytes === undefined ? "" : ` (${plural(f.sizeBytes, "byte")})`}${cut}. ${params.pattern === undefined ? "Its last page" : "Search from the top"}: ${call(again)}`;
     }
     case "column_past_end":
       return `column ${n(f.column ?? 0)} is past the end of line ${n(f.line ?? 0)} of ${uri}, which has ${plural(f.lineBytes ?? 0, "byte")}. Read the line from its start: ${call({ id, offset: f.line ?? 1 })}`;

@@ -6,7 +6,7 @@
  */
 import { displayTextSource, unseenOutputs } from "../kernel/display.js";
 import type { DisplayOutput } from "../kernel/types.js";
-import type { CellDump, OutputDump } from "../output/sink.js";
+import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import { shownRanges } from "./python-result.js";
 
 export function count(n: number): string {
@@ -51,12 +51,15 @@ export function cutNotice(cell: CellDump, name: string, dump: OutputDump): strin
   if (!allShown) parts.push(`; showing ${rangeList(ranges)}`);
   if (cutLines.length) parts.push(`; ${plural(cutLines.length, "long line")} cut`);
   parts.push(".");
-  if (dump.artifactError) {
-    parts.push(` The whole output could not be saved: ${dump.artifactError}]`);
-    return parts.join("");
-  }
-  if (!dump.artifactId) return `${parts.join("")}]`;
   const id = dump.artifactId;
+  if (!id) {
+    if (dump.artifactError) {
+      parts.push(
+        ` The output could not be saved (${saveFailure(dump.artifactError)}); only what is shown here is left.`,
+      );
+    }
+    return `${parts.join("")}]`;
+  }
   const first = cell.firstArtifactLine;
   const last = first + cell.lines - 1;
   // read from the first line not shown, or the first cut line
@@ -65,11 +68,46 @@ export function cutNotice(cell: CellDump, name: string, dump: OutputDump): strin
     if (l.n !== hidden || l.cutChars > 0) break;
     hidden++;
   }
+  const readFrom = first + hidden - 1;
+  const incomplete = dump.artifactIncomplete;
+  if (incomplete) {
+    parts.push(` ${keptWords(id, incomplete, dump.totalBytes)}`);
+    if (readFrom <= incomplete.keptLines) {
+      parts.push(` Read what was kept with the artifact tool: ${JSON.stringify({ id, offset: readFrom })}]`);
+    } else {
+      parts.push(` The lines of ${name} not shown here were not saved.]`);
+    }
+    return parts.join("");
+  }
   const where = first === last ? `line ${count(first)}` : `lines ${count(first)}-${count(last)}`;
   parts.push(
-    ` All of it: artifact://${id}, ${where}. Read it with the artifact tool: ${JSON.stringify({ id, offset: first + hidden - 1 })}]`,
+    ` All of it: artifact://${id}, ${where}. Read it with the artifact tool: ${JSON.stringify({ id, offset: readFrom })}]`,
   );
   return parts.join("");
+}
+
+/** Why an artifact stopped taking writes, in words: "the disk is full (ENOSPC: …)". */
+export function saveFailure(message: string | undefined, reason?: string): string {
+  const code = reason ?? /^([A-Z][A-Z0-9]+):/.exec(message ?? "")?.[1];
+  const why =
+    code === "ENOSPC"
+      ? "the disk is full"
+      : code === "EDQUOT"
+        ? "the disk quota is used up"
+        : code === "EFBIG"
+          ? "the file size limit was reached"
+          : "writing it failed";
+  return message ? `${why}: ${message}` : why;
+}
+
+/** "Only the first 1,048,576 of the output's 1,600,000 bytes were saved, to artifact://… (lines 1-20,561, the last in part) — …" */
+function keptWords(id: string, incomplete: ArtifactIncomplete, totalBytes: number): string {
+  const { keptBytes, keptLines, lastLinePartial } = incomplete;
+  const lines =
+    keptLines === 0
+      ? "nothing"
+      : `${keptLines === 1 ? "line 1" : `lines 1-${count(keptLines)}`}${lastLinePartial ? ", the last in part" : ""}`;
+  return `Only the first ${count(keptBytes)} of the output's ${count(totalBytes)} bytes were saved, to artifact://${id} (${lines}) — ${saveFailure(incomplete.message, incomplete.reason)}; the rest is lost.`;
 }
 
 export interface OutputTextCell {

@@ -4,7 +4,7 @@
  * body with its per-cell cut notices comes from output-text.ts (docs/output.md).
  */
 import type { StatusEvent } from "../kernel/types.js";
-import type { CellDump, OutputDump } from "../output/sink.js";
+import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import type { SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SessionMode } from "../runtime/sessions.js";
 import {
@@ -83,6 +83,8 @@ export interface PythonOutputDetails {
   artifactId?: string;
   artifactUri?: string;
   artifactError?: string;
+  /** The artifact holds only the start of the output: its bytes and lines, and why the rest is lost. */
+  artifactIncomplete?: ArtifactIncomplete;
 }
 
 export interface PythonToolDetails {
@@ -140,6 +142,7 @@ export function outputDetails(dump: OutputDump, maxBytes: number): PythonOutputD
     artifactId: dump.artifactId,
     artifactUri: dump.artifactId ? `artifact://${dump.artifactId}` : undefined,
     artifactError: dump.artifactError,
+    artifactIncomplete: dump.artifactIncomplete,
   };
 }
 

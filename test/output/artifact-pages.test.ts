@@ -103,7 +103,7 @@ test("past the end, and a column past its line's end, are errors with the facts"
   await assert.rejects(store.read(id, { offset: 3 }), (err: unknown) => {
     assert.ok(err instanceof ArtifactReadError);
     assert.equal(err.code, "past_end");
-    assert.deepEqual(err.facts, { lines: 2, offset: 3 });
+    assert.deepEqual(err.facts, { lines: 2, offset: 3, sizeBytes: 8 });
     return true;
   });
   await assert.rejects(store.read(id, { offset: 2, column: 4 }), (err: unknown) => {

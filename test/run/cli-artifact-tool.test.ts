@@ -89,5 +89,8 @@ test("batch: python spills to an artifact; the artifact tool pages and searches 
   );
   const past = await nbagent(["call", "artifact", JSON.stringify({ id, offset: 20001 })], { env });
   assert.equal(past.code, 1);
-  assert.match(past.stdout, /^Error: offset 20,001 is past the end: artifact:\/\/\S+ has 20,000 lines\./);
+  assert.match(
+    past.stdout,
+    /^Error: offset 20,001 is past the end: artifact:\/\/\S+ has 20,000 lines \([\d,]+ bytes\)\./,
+  );
 });

@@ -192,7 +192,7 @@ test("every bad call is an Error: that says what to do, and the artifact stays a
     [
       { id, offset: 3 },
       new RegExp(
-        `^Error: offset 3 is past the end: artifact://${id} has 2 lines\\. Its last page: \\{"id":"${id}","offset":1\\}$`,
+        `^Error: offset 3 is past the end: artifact://${id} has 2 lines \\(\\d+ bytes\\)\\. Its last page: \\{"id":"${id}","offset":1\\}$`,
       ),
     ],
     [
