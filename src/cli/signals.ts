@@ -63,6 +63,8 @@ export async function withInterruptSignal<T>(work: (signal: AbortSignal) => Prom
 
 /** The reason a signal aborts the work with. */
 export class InterruptError extends Error {
+  /** The command exits after this abort and its kernels go with it (tools/ say the state is lost). */
+  readonly hostExiting = true;
   constructor(readonly signal: NodeJS.Signals) {
     super(`received ${signal}`);
   }
@@ -70,6 +72,7 @@ export class InterruptError extends Error {
 
 /** The reason the work is aborted with when stdout's reader went away. */
 export class OutputClosedError extends Error {
+  readonly hostExiting = true;
   constructor() {
     super("stdout was closed by its reader (EPIPE)");
   }

@@ -11,9 +11,20 @@ export class CallTimeoutError extends Error {
 }
 
 export class CallAbortedError extends Error {
+  /**
+   * True when the abort reason says the host process is exiting (it carries `hostExiting: true`, as
+   * the CLI's signal reasons do): the kernels go down with it, so their state does not survive.
+   */
+  readonly hostExiting: boolean;
   constructor(reason?: unknown) {
-    super(reason instanceof Error ? reason.message : typeof reason === "string" ? reason : "Aborted");
+    // A bare controller.abort() gives a DOMException "AbortError" whose message says nothing more.
+    const said = reason instanceof Error && reason.name !== "AbortError";
+    super(said ? reason.message : typeof reason === "string" ? reason : "Aborted");
     this.name = "CallAbortedError";
+    this.hostExiting =
+      typeof reason === "object" &&
+      reason !== null &&
+      (reason as { hostExiting?: unknown }).hostExiting === true;
   }
 }
 

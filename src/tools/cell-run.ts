@@ -150,7 +150,13 @@ export class CellRunRecorder {
   }
 
   /** Records cell `i`'s result; returns false when the run should stop (error or abort). */
-  finishCell(i: number, r: ExecResult, deadline: Deadline, allowError = false): boolean {
+  finishCell(
+    i: number,
+    r: ExecResult,
+    deadline: Deadline,
+    allowError = false,
+    signal?: AbortSignal,
+  ): boolean {
     const d = this.details.cells[i - 1];
     d.durationMs = Date.now() - this.cellStarted;
     d.executionCount = r.executionCount;
@@ -167,7 +173,7 @@ export class CellRunRecorder {
       const died = r.notices.find((x) => x.kind === "kernel-died" || x.kind === "kernel-not-running");
       d.abort = r.kernelDied
         ? { kind: "kernel-died", reason: died && "reason" in died ? died.reason : "unknown" }
-        : { kind: "cancelled" };
+        : cancelled(signal?.aborted ? new CallAbortedError(signal.reason) : undefined, false);
     } else if (r.status === "error") {
       d.status = "error";
       if (r.error) d.error = { name: r.error.name, value: r.error.value };
@@ -197,8 +203,7 @@ export class CellRunRecorder {
       };
     else if (err instanceof CallTimeoutError)
       abort = { kind: "timeout", seconds: err.seconds, beforeStart: !started };
-    else if (err instanceof CallAbortedError)
-      abort = { kind: "cancelled", reason: err.message, beforeStart: !started };
+    else if (err instanceof CallAbortedError) abort = cancelled(err, !started);
     else if (err instanceof TooManyRestartsError) abort = { kind: "restarts-exhausted" };
     else if (err instanceof SessionClosedError) abort = { kind: "session-closed" };
     else if (current === 0) return err;
@@ -334,4 +339,14 @@ export class CellRunRecorder {
     if (failed) result.isError = true;
     return result;
   }
+}
+
+/** A cancelled cell's abort, with why when the caller's signal said (docs/kernel-state.md). */
+function cancelled(err: CallAbortedError | undefined, beforeStart: boolean): CellAbort {
+  return {
+    kind: "cancelled",
+    ...(err ? { reason: err.message } : {}),
+    ...(beforeStart ? { beforeStart } : {}),
+    ...(err?.hostExiting ? { hostExiting: true } : {}),
+  };
 }

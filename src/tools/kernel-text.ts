@@ -21,7 +21,7 @@ export type CellAbort =
       /** It was waiting for a free kernel slot (all maxSessions busy with these holders). */
       slot?: { maxSessions: number; holders: SlotHolder[] };
     }
-  | { kind: "cancelled"; reason?: string; beforeStart?: boolean }
+  | { kind: "cancelled"; reason?: string; beforeStart?: boolean; hostExiting?: boolean }
   | { kind: "kernel-died"; reason: string }
   | { kind: "restarts-exhausted" }
   | { kind: "session-closed" }
@@ -154,6 +154,8 @@ export function abortText(a: CellAbort, label: string, restartedAfterInterrupt: 
       return `${Label} timed out: the call's timeout of ${plural(a.seconds, "second")} ran out and the cell was interrupted; ${state}. Pass a larger timeout for long work.`;
     case "cancelled":
       if (a.beforeStart) return `${Label} did not run: the call was cancelled before it started.`;
+      if (a.hostExiting)
+        return `${Label} was interrupted: nbagent is exiting${a.reason ? ` (${a.reason})` : ""} and shuts its kernels down, so this kernel's state is lost.`;
       return `${Label} was interrupted: the call was cancelled${a.reason && a.reason !== "Aborted" ? ` (${a.reason})` : ""}; ${state}.`;
     case "kernel-died":
       return `${Label} did not finish: the kernel died (${a.reason}).`;

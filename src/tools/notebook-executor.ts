@@ -172,7 +172,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
                   const k = position.get(report.index) ?? 0;
                   const tags = (nb.cells[report.index].metadata as { tags?: unknown }).tags;
                   const raises = Array.isArray(tags) && tags.includes(RAISES_TAG);
-                  recorder.finishCell(k, report.result, deadline, allowErrors || raises);
+                  recorder.finishCell(k, report.result, deadline, allowErrors || raises, runSignal);
                   if (typeof report.id === "string") base.updatedCellIds.push(report.id);
                 }
                 base.ranCells.push({

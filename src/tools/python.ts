@@ -212,7 +212,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
                 current = i + 1;
                 recorder.startCell(current);
                 const r = await lease.execute(cell.code, recorder.hooks(current));
-                if (!recorder.finishCell(current, r, deadline)) break;
+                if (!recorder.finishCell(current, r, deadline, false, runSignal)) break;
               }
             },
           );

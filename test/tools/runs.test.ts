@@ -107,7 +107,7 @@ describe("runs that outlive a call", { concurrency: true }, () => {
     assert.match(text, /KeyboardInterrupt/);
     assert.match(
       text,
-      /\nCell 1 was interrupted: the call was cancelled; the kernel keeps its state\.\nCell 2 did not run\.$/,
+      /\nCell 1 was interrupted: the call was cancelled \(interrupted through the runs tool\); the kernel keeps its state\.\nCell 2 did not run\.$/,
     );
     assert.equal(resultText(await py({ cells: [{ code: "print(kept)" }] })), "yes");
   });
