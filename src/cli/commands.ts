@@ -5,6 +5,7 @@ import { callCommand } from "./call.js";
 import { demoCommand } from "./demo-command.js";
 import { doctorCommand } from "./doctor-command.js";
 import { mcpCommand } from "./mcp-command.js";
+import { pythonCommand } from "./python-command.js";
 import { runCommand } from "./run-command.js";
 
 export interface Command {
@@ -18,6 +19,7 @@ export interface Command {
 export const COMMANDS: Record<string, Command> = {
   call: callCommand,
   batch: batchCommand,
+  python: pythonCommand,
   run: runCommand,
   artifact: artifactCommand,
   doctor: doctorCommand,
