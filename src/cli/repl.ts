@@ -21,96 +21,138 @@ const MORE = "... ";
 const LEAVE = new Set(["exit", "exit()", "quit", "quit()"]);
 
 export async function runRepl(tool: AnyTool, options: ReplOptions): Promise<number> {
-  const rl = createInterface({ input: process.stdin, output: process.stdout, terminal: true });
+  const stdin = process.stdin;
   process.stdout.write(
     "nbagent python: one kernel, its state kept between inputs. Ctrl-C interrupts a running cell; Ctrl-D leaves.\n",
   );
-  let running: { controller: AbortController; view?: StreamView } | undefined;
-  let buffer: string[] = [];
-  let sigintAtPrompt = false;
-  /** The REPL was left by a command or Ctrl-C, not by the end of input (Ctrl-D). */
-  let left = false;
+  const history: string[] = [];
+  const typeahead: Typeahead = { lines: [], partial: "" };
+  for (;;) {
+    const code = await readInput(history, typeahead);
+    if (code === undefined) return 0;
+    if (!code.trim()) continue;
+    // While the cell runs the keyboard is ours: Ctrl-C interrupts, other keys wait for the next prompt.
+    const controller = new AbortController();
+    let view: StreamView | undefined;
+    const onSignal = (sig: NodeJS.Signals) => {
+      if (controller.signal.aborted) process.exit(sig === "SIGINT" ? 130 : 143);
+      controller.abort(new InterruptError(sig));
+      view?.markInterrupted();
+    };
+    const onData = (data: Buffer) => {
+      const keys = data.toString("utf8");
+      if (keys.includes("\x03")) return onSignal("SIGINT");
+      const parts = (typeahead.partial + keys.replace(/\r\n?/g, "\n")).split("\n");
+      typeahead.partial = parts.pop() ?? "";
+      typeahead.lines.push(...parts);
+    };
+    const onInt = () => onSignal("SIGINT");
+    const onTerm = () => onSignal("SIGTERM");
+    stdin.setRawMode(true);
+    stdin.on("data", onData);
+    stdin.resume();
+    process.on("SIGINT", onInt);
+    process.on("SIGTERM", onTerm);
+    try {
+      await executeShown(
+        tool,
+        { ...options.base, cells: [{ code }] },
+        {
+          json: options.json,
+          expanded: options.expanded,
+          signal: controller.signal,
+          onView: (v) => {
+            view = v;
+          },
+        },
+      );
+    } finally {
+      stdin.off("data", onData);
+      stdin.pause();
+      stdin.setRawMode(false);
+      process.off("SIGINT", onInt);
+      process.off("SIGTERM", onTerm);
+    }
+  }
+}
 
-  const prompt = () => {
-    rl.setPrompt(buffer.length ? MORE : PROMPT);
-    rl.prompt();
-  };
-  const onSignal = (sig: NodeJS.Signals) => {
-    if (running) {
-      if (running.controller.signal.aborted) process.exit(sig === "SIGINT" ? 130 : 143);
-      running.controller.abort(new InterruptError(sig));
-      running.view?.markInterrupted();
-      return;
-    }
-    if (sig === "SIGTERM") process.exit(143);
-    if (buffer.length || rl.line) {
-      // Drop the input being typed, as Python's REPL does.
-      buffer = [];
-      sigintAtPrompt = false;
-      rl.write(null, { ctrl: true, name: "u" });
-      process.stdout.write("^C\n");
-      prompt();
-      return;
-    }
-    if (sigintAtPrompt) {
-      left = true;
-      process.stdout.write("\n");
+/** Keys typed while a cell ran: whole lines are taken as inputs, in order, then the rest is edited. */
+interface Typeahead {
+  lines: string[];
+  partial: string;
+}
+
+/**
+ * Reads one input (several lines for a block) at the prompt; undefined when the person leaves
+ * (Ctrl-D, exit, quit, or Ctrl-C twice in a row).
+ */
+function readInput(history: string[], typeahead: Typeahead): Promise<string | undefined> {
+  return new Promise((resolveInput) => {
+    const rl = createInterface({
+      input: process.stdin,
+      output: process.stdout,
+      terminal: true,
+      history,
+      historySize: 1000,
+      removeHistoryDuplicates: true,
+    });
+    let buffer: string[] = [];
+    let sigint = false;
+    let done = false;
+    const finish = (code: string | undefined, newline = false) => {
+      if (done) return;
+      done = true;
+      // The interface's history (newest first) is kept for the next prompt.
+      const kept = (rl as unknown as { history?: string[] }).history;
+      if (kept && kept !== history) history.splice(0, history.length, ...kept);
       rl.close();
-      return;
-    }
-    sigintAtPrompt = true;
-    process.stdout.write("^C\n(Ctrl-C again, or Ctrl-D, leaves)\n");
-    prompt();
-  };
-  rl.on("SIGINT", () => onSignal("SIGINT"));
-  const onTerm = () => onSignal("SIGTERM");
-  process.on("SIGTERM", onTerm);
-
-  try {
-    prompt();
-    for await (const line of rl) {
-      sigintAtPrompt = false;
+      if (newline) process.stdout.write("\n");
+      resolveInput(code);
+    };
+    const prompt = () => {
+      rl.setPrompt(buffer.length ? MORE : PROMPT);
+      rl.prompt();
+    };
+    /** Takes one line; true when it ended the input. */
+    const take = (line: string): boolean => {
+      sigint = false;
       if (!buffer.length && LEAVE.has(line.trim())) {
-        left = true;
-        break;
+        finish(undefined);
+        return true;
       }
       buffer.push(line);
-      if (needsMore(buffer)) {
-        prompt();
-        continue;
+      if (needsMore(buffer)) return false;
+      finish(buffer.join("\n"));
+      return true;
+    };
+    rl.on("line", (line) => {
+      if (!take(line)) prompt();
+    });
+    rl.on("SIGINT", () => {
+      if (buffer.length || rl.line) {
+        // Drop the input being typed, as Python's REPL does.
+        buffer = [];
+        sigint = false;
+        rl.write(null, { ctrl: true, name: "u" });
+        process.stdout.write("^C\n");
+        return prompt();
       }
-      const code = buffer.join("\n");
-      buffer = [];
-      if (code.trim()) {
-        const controller = new AbortController();
-        running = { controller };
-        const current = running;
-        try {
-          await executeShown(
-            tool,
-            { ...options.base, cells: [{ code }] },
-            {
-              json: options.json,
-              expanded: options.expanded,
-              signal: controller.signal,
-              onView: (view) => {
-                current.view = view;
-              },
-            },
-          );
-        } finally {
-          running = undefined;
-        }
-      }
+      if (sigint) return finish(undefined, true);
+      sigint = true;
+      process.stdout.write("^C\n(Ctrl-C again, or Ctrl-D, leaves)\n");
       prompt();
+    });
+    // Ctrl-D (end of input) leaves the cursor after the prompt.
+    rl.on("close", () => finish(undefined, true));
+    while (typeahead.lines.length) {
+      const line = typeahead.lines.shift() ?? "";
+      process.stdout.write(`${buffer.length ? MORE : PROMPT}${line}\n`);
+      if (take(line)) return;
     }
-    // Ctrl-D leaves the cursor after the prompt.
-    if (!left) process.stdout.write("\n");
-  } finally {
-    process.off("SIGTERM", onTerm);
-    rl.close();
-  }
-  return 0;
+    prompt();
+    if (typeahead.partial) rl.write(typeahead.partial);
+    typeahead.partial = "";
+  });
 }
 
 /**

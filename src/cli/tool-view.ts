@@ -1,11 +1,20 @@
 /**
  * How the person-facing commands (`nbagent python`, `nbagent notebook`) show a tool call and its
- * result: the same result the model gets, drawn by the renderers, streamed while it runs.
- * Streaming is append-only: each progress update prints the lines it adds to what is already on
- * screen; the final result then prints what the stream has not shown (notes, summary lines). When
+ * result: the same result the model gets, drawn by the renderers (src/render/) on a terminal, or
+ * as the model's own text when piped. While a call runs its output streams in, append-only: each
+ * progress update prints the output lines it adds (on a terminal, in the view's `│ ` gutter); the
+ * final view then prints what the stream has not shown (cell status, closing lines, images). When
  * an update no longer starts with what was printed (a clear_output, a cut), the rest of the stream
  * is not shown and the whole final view follows, under a rule. Rules: docs/cli.md.
  */
+import {
+  detectImageProtocol,
+  plainTheme,
+  type RenderTheme,
+  renderToolCall,
+  renderToolResult,
+  themeFromEnv,
+} from "../render/index.js";
 import type { AnyTool } from "../tools/index.js";
 import type { ToolResult } from "../tools/types.js";
 import { resultJson, resultText } from "./output.js";
@@ -13,35 +22,66 @@ import { resultJson, resultText } from "./output.js";
 export interface ViewOptions {
   /** Terminal columns (default 80). */
   width: number;
-  /** Show long outputs whole instead of collapsed. */
+  /** Show long parts whole instead of collapsed. */
   expanded: boolean;
-  /** ANSI colours (a terminal, NO_COLOR unset). */
-  color: boolean;
+  /** Drawn views on a terminal; the model's plain text when piped. */
+  terminal: boolean;
+  theme: RenderTheme;
+  /** When the call started (for running times). */
+  startedAt?: number;
 }
 
-/** The lines that show a call before it runs (the code, the notebook action). */
-export function callView(toolName: string, args: unknown, options: ViewOptions): string[] {
-  void toolName;
-  void args;
-  void options;
-  return [];
+/** The view options of this terminal (or pipe). */
+export function viewOptions(expanded: boolean, stream: NodeJS.WriteStream = process.stdout): ViewOptions {
+  const terminal = stream.isTTY === true;
+  return {
+    width: stream.columns || 80,
+    expanded,
+    terminal,
+    theme: terminal ? themeFromEnv(process.env) : plainTheme(),
+  };
+}
+
+/** The lines that show a call before it runs (the code, the notebook action); none when piped. */
+export function callView(toolName: string, args: unknown, o: ViewOptions): string[] {
+  if (!o.terminal) return [];
+  return renderToolCall(toolName, args, { width: o.width, expanded: o.expanded, theme: o.theme });
 }
 
 /** The lines of a result (`partial`: a progress update of a call still running). */
-export function resultView(
-  toolName: string,
-  result: ToolResult,
-  options: ViewOptions,
-  partial = false,
-): string[] {
-  void toolName;
-  void options;
-  void partial;
-  const text = resultText(result);
-  return text === "" ? [] : text.split("\n");
+export function resultView(toolName: string, result: ToolResult, o: ViewOptions, partial = false): string[] {
+  if (!o.terminal) {
+    const text = resultText(result);
+    return text === "" ? [] : text.split("\n");
+  }
+  return renderToolResult(toolName, result, {
+    width: o.width,
+    expanded: o.expanded,
+    theme: o.theme,
+    images: detectImageProtocol(process.env),
+    startedAt: o.startedAt,
+    partial,
+  });
+}
+
+/**
+ * The lines of a progress view that are streamed output: on a terminal, the gutter lines of the
+ * output blocks (status lines change as cells run); piped, every line.
+ */
+export function outputLines(lines: string[], o: ViewOptions): string[] {
+  if (!o.terminal) return lines;
+  const gutter = o.theme.fg("border", "│ ");
+  return lines.filter((l) => l.startsWith(gutter));
 }
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/** How a StreamView draws: the view of a result, and which of its lines are streamed output. */
+export interface StreamDrawing {
+  /** `whole`: long parts not collapsed (what streamed is shown whole). */
+  view(result: ToolResult, partial: boolean, whole: boolean): string[];
+  output(lines: string[]): string[];
+}
 
 /**
  * A call's view as it streams. `write` gets whole lines (each ending in "\n"). On a terminal (`live`)
@@ -60,8 +100,8 @@ export class StreamView {
 
   constructor(
     private readonly write: (text: string) => void,
-    private readonly view: (result: ToolResult, partial: boolean) => string[],
-    private readonly live: { color: boolean; width: number } | undefined,
+    private readonly drawing: StreamDrawing,
+    private readonly live: { theme: RenderTheme; width: number } | undefined,
   ) {
     if (live) {
       this.timer = setInterval(() => this.redraw(), 100);
@@ -70,16 +110,16 @@ export class StreamView {
     }
   }
 
-  /** A progress update: prints the finished lines it adds. */
+  /** A progress update: prints the finished output lines it adds. */
   update(partial: ToolResult): void {
     if (this.diverged) return;
-    const lines = this.view(partial, true);
+    const lines = this.drawing.output(this.drawing.view(partial, true, true));
     // The last line may still grow (no newline yet): it is only drawn live, not printed.
     const finished = lines.slice(0, -1);
     if (!startsWith(finished, this.printed)) {
       this.diverged = true;
-      this.emit([this.dim("⋯ the output above was replaced (cleared or cut); the whole result follows")]);
       this.pending = "";
+      this.emit([this.dim("⋯ the output above was replaced (cleared or cut); the whole result follows")]);
       return;
     }
     this.emit(finished.slice(this.printed.length));
@@ -97,14 +137,16 @@ export class StreamView {
   /** The final result: prints what the stream has not shown. */
   finish(result: ToolResult): void {
     this.stop();
-    const lines = this.view(result, false);
-    const at = this.diverged ? -1 : indexOfBlock(lines, this.printed);
-    if (at < 0) {
-      if (this.printed.length) this.emit([this.dim("─".repeat(20))]);
-      this.emit(lines);
+    const streamed = this.printed.length > 0 || this.diverged;
+    const lines = this.drawing.view(result, false, streamed);
+    const rest = this.diverged
+      ? undefined
+      : withoutSubsequence(lines, this.printed, (l) => this.drawing.output([l]).length === 1);
+    if (!rest) {
+      this.emit([this.dim("─".repeat(20)), ...lines]);
       return;
     }
-    this.emit([...lines.slice(0, at), ...lines.slice(at + this.printed.length)]);
+    this.emit(rest);
   }
 
   /** Stops the live drawing (also when the call threw). */
@@ -138,7 +180,7 @@ export class StreamView {
     const secs = Math.floor((Date.now() - this.started) / 1000);
     this.frame = (this.frame + 1) % SPINNER.length;
     const what = this.interrupted ? "interrupting… (Ctrl-C again exits)" : "running · Ctrl-C interrupts";
-    const status = this.dim(`${SPINNER[this.frame]} ${what} · ${secs}s`);
+    const status = this.live.theme.fg("accent", `${SPINNER[this.frame]} ${what} · ${secs}s`);
     // Each live line fits one row, so clearing knows how many rows to go up.
     const lines = (this.pending ? [this.pending, status] : [status]).map((l) => fit(l, this.live?.width));
     this.write(lines.join("\n"));
@@ -146,8 +188,34 @@ export class StreamView {
   }
 
   private dim(s: string): string {
-    return this.live?.color ? `\x1b[2m${s}\x1b[22m` : s;
+    return this.live ? this.live.theme.fg("dim", s) : s;
   }
+}
+
+/**
+ * `lines` without the lines of `taken`, matched in order; undefined when not all of them match.
+ * The output lines right after the last one taken (the streamed output's end) come first, so the
+ * output reads on where the stream stopped.
+ */
+function withoutSubsequence(
+  lines: string[],
+  taken: string[],
+  isOutput: (line: string) => boolean,
+): string[] | undefined {
+  const before: string[] = [];
+  const after: string[] = [];
+  let k = 0;
+  let lastAt = -1;
+  lines.forEach((l, i) => {
+    if (k < taken.length && l === taken[k]) {
+      k++;
+      lastAt = i;
+    } else (lastAt >= 0 && k === taken.length ? after : before).push(l);
+  });
+  if (k < taken.length) return undefined;
+  let n = 0;
+  while (n < after.length && isOutput(after[n])) n++;
+  return [...after.slice(0, n), ...before, ...after.slice(n)];
 }
 
 const ANSI = /\x1b\[[0-9;]*[A-Za-z]/g;
@@ -161,24 +229,6 @@ function fit(line: string, width = 80): string {
 function startsWith(lines: string[], prefix: string[]): boolean {
   if (prefix.length > lines.length) return false;
   return prefix.every((l, i) => lines[i] === l);
-}
-
-/** Where `block` appears whole in `lines` (0 for an empty block), or -1. */
-function indexOfBlock(lines: string[], block: string[]): number {
-  if (!block.length) return 0;
-  for (let i = 0; i + block.length <= lines.length; i++) {
-    if (block.every((l, k) => lines[i + k] === l)) return i;
-  }
-  return -1;
-}
-
-/** The view options of this terminal (or pipe). */
-export function viewOptions(expanded: boolean, stream: NodeJS.WriteStream = process.stdout): ViewOptions {
-  return {
-    width: stream.columns || 80,
-    expanded,
-    color: stream.isTTY === true && !process.env.NO_COLOR,
-  };
 }
 
 export interface ShowOptions {
@@ -207,11 +257,15 @@ export async function executeShown(
     out.write(`${resultJson(result)}\n`);
     return result;
   }
-  const vo = viewOptions(options.expanded, out);
+  const vo = { ...viewOptions(options.expanded, out), startedAt: Date.now() };
   const view = new StreamView(
     (text) => out.write(text),
-    (result, partial) => resultView(tool.name, result, vo, partial),
-    out.isTTY ? { color: vo.color, width: vo.width } : undefined,
+    {
+      view: (result, partial, whole) =>
+        resultView(tool.name, result, whole ? { ...vo, expanded: true } : vo, partial),
+      output: (lines) => outputLines(lines, vo),
+    },
+    vo.terminal ? { theme: vo.theme, width: vo.width } : undefined,
   );
   options.onView?.(view);
   try {

@@ -98,9 +98,10 @@ describe("nbagent python in a terminal", { skip: hasTmux() ? false : "tmux is no
     await term.type("while True:");
     await term.type('    print("tick", i, flush=True); i += 1; time.sleep(0.2)');
     await term.type("");
-    const streaming = await term.until("tick 1", (s) => /^tick 1$/m.test(s));
+    // Output lines are drawn in the python view's gutter.
+    const streaming = await term.until("tick 1", (s) => /^│ tick 1$/m.test(s));
     const afterLoop = streaming.slice(streaming.lastIndexOf(">>> while True:"));
-    assert.match(afterLoop, /^tick 0$/m, streaming);
+    assert.match(afterLoop, /^│ tick 0$/m, streaming);
     assert.equal(prompts(afterLoop), 1, `no prompt came back while the cell runs:\n${streaming}`);
     assert.match(afterLoop, /running · Ctrl-C interrupts/, "the live status line is drawn while it runs");
 
@@ -110,11 +111,14 @@ describe("nbagent python in a terminal", { skip: hasTmux() ? false : "tmux is no
     assert.match(tail, /KeyboardInterrupt/);
     assert.match(tail, /Cell 1 was interrupted: .*the kernel keeps its state\./);
     // The ticks stopped before the prompt: nothing streams in after it.
-    const lastTick = tail.lastIndexOf("\ntick ");
+    const lastTick = tail.lastIndexOf("\n│ tick ");
     assert.ok(lastTick < tail.lastIndexOf("\n>>> "), tail);
 
     await term.type("print(x, i > 1)");
-    const kept = await term.until("the next input's output", (s) => prompts(s) === 5 && /^42 True$/m.test(s));
+    const kept = await term.until(
+      "the next input's output",
+      (s) => prompts(s) === 5 && /^│ 42 True$/m.test(s),
+    );
     assert.ok(kept.lastIndexOf("42 True") > kept.lastIndexOf(">>> print(x, i > 1)"));
 
     await term.key("C-d");
