@@ -18,6 +18,7 @@ test("every subcommand's help says what it does, its usage, options, exit codes 
     "demo",
     "doctor",
     "mcp",
+    "notebook",
     "python",
     "run",
   ]);
