@@ -183,6 +183,26 @@ try {
   });
   await record("notebook-error-action", "notebook", { action: "updte", notebook_path: "analysis.ipynb" });
 
+  // a notebook run that goes on after an (allowed) error, caught while its second cell runs
+  await tool("notebook").execute("fixture", {
+    action: "insert",
+    notebook_path: "slow.ipynb",
+    cell_index: 0,
+    content: "raise ValueError('bad row 7')",
+  });
+  await tool("notebook").execute("fixture", {
+    action: "insert",
+    notebook_path: "slow.ipynb",
+    cell_index: 1,
+    content: "import time\nfor i in range(5):\n    print('chunk', i, flush=True)\n    time.sleep(0.3)",
+  });
+  await record(
+    "notebook-run-allow-errors",
+    "notebook",
+    { action: "run", notebook_path: "slow.ipynb", allow_errors: true },
+    true,
+  );
+
   // artifact
   const id = (long.details as { output: { artifactId?: string } }).output.artifactId;
   await record("artifact-page", "artifact", { id: `artifact://${id}`, offset: 1990, limit: 12 });

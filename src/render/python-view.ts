@@ -229,7 +229,10 @@ export function pythonResultLines(
     if (body?.length) {
       out.push(
         ...block(
-          body.map((l) => outputLine(l, t)),
+          // a separator rule (IPython's 75 dashes) is drawn to the width, not wrapped
+          body.map((l) =>
+            outputLine(/^([-=_─━])\1{9,}$/.test(l) ? l.slice(0, Math.max(10, o.width - 2)) : l, t),
+          ),
           o,
           COLLAPSED.output,
           { from: "tail" },
@@ -298,6 +301,11 @@ export function pythonResultLines(
   for (const l of envelope.tail) out.push(...wrapLine(t.fg("dim", cleanText(l)), o.width));
   if (!o.expanded && d.durationMs) out.push(t.fg("dim", `took ${duration(d.durationMs)}`));
   else if (d.durationMs)
-    out.push(t.fg("dim", `took ${duration(d.durationMs)} · session ${d.session} · ${d.mode}`));
+    out.push(
+      t.fg(
+        "dim",
+        `took ${duration(d.durationMs)} · session ${d.session} (${d.mode === "per-call" ? "per-call kernel" : "kept kernel"})`,
+      ),
+    );
   return out;
 }
