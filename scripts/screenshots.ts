@@ -32,8 +32,11 @@ function ensureChromium(): void {
 }
 
 /** A tmux server of our own, one pane of COLS × rows. */
+let panes = 0;
+
 class Pane {
-  private readonly socket = `nbagent-shots-${process.pid}`;
+  // A socket per scene: the last scene's server may still be exiting.
+  private readonly socket = `nbagent-shots-${process.pid}-${panes++}`;
 
   constructor(
     private readonly cwd: string,
