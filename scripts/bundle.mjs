@@ -23,7 +23,8 @@ await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws"],
+  // sixel is sloppy-mode CommonJS (assigns an undeclared global): bundled into ESM it throws.
+  external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws", "sixel"],
   // Bundled CommonJS code may call require(); give it node's, relative to the bundle.
   banner: {
     js: 'import { createRequire as __nbagentRequire } from "node:module";\nconst require = __nbagentRequire(import.meta.url);',

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PKGS="python3-ipykernel python3-jupyter-server python3-nbformat python3-nbclient python3-matplotlib python3-numpy python3-pandas"
+DEBIAN_PKGS="tmux python3-ipykernel python3-jupyter-server python3-nbformat python3-nbclient python3-matplotlib python3-numpy python3-pandas"
 PIP_PKGS="ipykernel jupyter_server nbformat nbclient matplotlib numpy pandas"
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }

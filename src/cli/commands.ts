@@ -5,6 +5,8 @@ import { callCommand } from "./call.js";
 import { demoCommand } from "./demo-command.js";
 import { doctorCommand } from "./doctor-command.js";
 import { mcpCommand } from "./mcp-command.js";
+import { notebookCommand } from "./notebook-command.js";
+import { pythonCommand } from "./python-command.js";
 import { runCommand } from "./run-command.js";
 
 export interface Command {
@@ -18,6 +20,8 @@ export interface Command {
 export const COMMANDS: Record<string, Command> = {
   call: callCommand,
   batch: batchCommand,
+  python: pythonCommand,
+  notebook: notebookCommand,
   run: runCommand,
   artifact: artifactCommand,
   doctor: doctorCommand,

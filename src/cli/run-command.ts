@@ -14,6 +14,7 @@ import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import type { Command } from "./commands.js";
 import { formatCellFailure } from "./run-failure.js";
+import { RunProgress } from "./run-progress.js";
 import { interruptExitCode, withInterruptSignal } from "./signals.js";
 
 const USAGE =
@@ -98,6 +99,8 @@ export const runCommand: Command = {
     const allowErrors = values["allow-errors"] === true;
     const codeCells = new Map<NotebookJob, number>();
     const done = new Map<NotebookJob, number>();
+    // Per-cell progress on stderr: a live list on a terminal, plain lines otherwise (run-progress.ts).
+    const progressView = new RunProgress({ tty, color, write: (text) => process.stderr.write(text) });
     const progress = (job: NotebookJob, report: CellRunReport) => {
       if (report.status === "skipped" || report.status === "not-run") return;
       const n = (done.get(job) ?? 0) + 1;
@@ -107,14 +110,11 @@ export const runCommand: Command = {
       if (!values.quiet) {
         const error = report.result?.error;
         const what = report.status === "error" && error ? `: ${error.name}: ${firstLine(error.value)}` : "";
-        const secs = (report.durationMs / 1000).toFixed(2);
-        const line = `${short(job)} [${n}/${codeCells.get(job) ?? "?"}] cell ${report.index} ${report.status} ${secs}s${what}`;
-        if (tty) process.stderr.write(`\r\x1b[2K${line}${report.status === "ok" ? "" : "\n"}`);
-        else if (report.status !== "ok") process.stderr.write(`${line}\n`);
+        progressView.cellEnd(short(job), n, codeCells.get(job) ?? 0, report, what);
       }
       if (stops) {
         const source = sources.get(job)?.[report.index] ?? "";
-        process.stderr.write(formatCellFailure(report, { notebook: short(job), source, color }));
+        progressView.print(formatCellFailure(report, { notebook: short(job), source, color }));
       }
     };
     try {
@@ -134,15 +134,17 @@ export const runCommand: Command = {
           prestart: values.prestart === undefined ? undefined : Number(values.prestart),
           cellTimeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
           signal,
-          onNotebookStart: (job, n) => codeCells.set(job, n),
-          onNotice: (job, notice) => {
-            if (tty) process.stderr.write("\r\x1b[2K");
-            process.stderr.write(`${short(job)}: ${notice}\n`);
+          onNotebookStart: (job, n) => {
+            codeCells.set(job, n);
+            if (!values.quiet) progressView.notebookStart(short(job), n);
           },
+          onNotice: (job, notice) => progressView.print(`${short(job)}: ${notice}\n`),
+          onCellStart: (job, index) =>
+            progressView.cellStart(short(job), index, (done.get(job) ?? 0) + 1, codeCells.get(job) ?? 0),
           onCellEnd: progress,
         });
       });
-      if (tty) process.stderr.write("\r\x1b[2K");
+      progressView.stop();
       let failed = unreadable.length > 0;
       for (const r of results) {
         const cells = r.result?.cells ?? [];
@@ -165,6 +167,7 @@ export const runCommand: Command = {
       // Interrupted: the notebooks were written as far as they ran; say so in the status (docs/cli.md).
       return interrupted ?? (failed ? 1 : 0);
     } finally {
+      progressView.stop();
       await backend.dispose();
     }
   },

@@ -18,6 +18,8 @@ test("every subcommand's help says what it does, its usage, options, exit codes 
     "demo",
     "doctor",
     "mcp",
+    "notebook",
+    "python",
     "run",
   ]);
   for (const [name, command] of Object.entries(COMMANDS)) {

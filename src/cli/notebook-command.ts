@@ -1,0 +1,161 @@
+/**
+ * `nbagent notebook <action> <path> [options]`: the notebook tool for a person — its options are
+ * the tool's parameters as flags, its answer the tool's result in the notebook view (a run's output
+ * streams in as it comes). Exit codes: HELP below and docs/cli.md.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { createToolbox } from "../tools/index.js";
+import type { Command } from "./commands.js";
+import { UsageError } from "./params.js";
+import { NO_BOUND_SECONDS } from "./python-command.js";
+import { interruptExitCode, withInterruptSignal } from "./signals.js";
+import { executeShown } from "./tool-view.js";
+
+const ACTIONS = ["read", "edit", "insert", "delete", "move", "clear_outputs", "run"];
+
+const USAGE =
+  "usage: nbagent notebook <action> <path> [--index N | --id ID] [--content TEXT | --content-file F] [--type code|markdown] [options]";
+
+const HELP = `nbagent notebook — read, edit and run a notebook's cells, as the notebook tool does for an agent
+
+${USAGE}
+
+<action> is read, edit, insert, delete, move, clear_outputs or run (clear-outputs works too). The
+answer is the notebook tool's result, drawn as the notebook view on a terminal (the model's text
+when piped); a run's output streams in as it comes, and Ctrl-C interrupts it (a second one exits).
+Bad input changes nothing on disk and answers with an Error: line. Cells are numbered from 0.
+
+options:
+  --index N          the cell (0-based); insert: where the new cell goes
+  --id ID            the cell by its id, instead of --index
+  --content TEXT     edit/insert: the cell's new source
+  --content-file F   edit/insert: the source from a file (- for stdin)
+  --type T           code or markdown (insert: default code; edit: change the cell's type)
+  --to N             move: the new index; run: the last cell of the range from --index
+  --offset N         read: the first cell to list;  --limit N: how many
+  --execute          edit/insert: run the cell after saving it
+  --all              run: every cell (also the default with no cell given)
+  --allow-errors     run: go on after a failing cell
+  --timeout S        run/--execute: seconds for the whole call (default: no bound)
+  --cwd DIR          relative paths resolve against DIR (default: here)
+  --json             print the result as one object {"content":[…],"details":{…},"isError":bool}
+  --expanded         show every cell and output whole instead of collapsed
+
+exit: 0 done; 1 the tool answered with an error (Error: …; nothing was changed); 2 usage;
+      130/143 interrupted (SIGINT/SIGTERM).
+
+examples:
+  nbagent notebook read analysis.ipynb
+  nbagent notebook insert analysis.ipynb --index 0 --content 'import pandas as pd'
+  nbagent notebook edit analysis.ipynb --index 3 --content-file cell.py --execute
+  nbagent notebook run analysis.ipynb --index 2 --to 5
+`;
+
+export const notebookCommand: Command = {
+  summary: "read, edit and run a notebook's cells (the notebook tool, drawn for a person)",
+  help: HELP,
+  async run(args) {
+    let parsed: ReturnType<typeof parse>;
+    try {
+      parsed = parse(args);
+    } catch (err) {
+      process.stderr.write(`nbagent notebook: ${(err as Error).message}\n${USAGE} (--help for more)\n`);
+      return 2;
+    }
+    const toolbox = createToolbox({ cwd: parsed.cwd, waitSeconds: NO_BOUND_SECONDS });
+    try {
+      const tool = toolbox.tools.find((t) => t.name === "notebook");
+      if (!tool) throw new Error("the toolbox has no notebook tool");
+      let interrupted: number | undefined;
+      const result = await withInterruptSignal((signal) =>
+        executeShown(tool, parsed.params, {
+          json: parsed.json,
+          expanded: parsed.expanded,
+          signal,
+          onView: (view) =>
+            signal.addEventListener("abort", () => {
+              interrupted = interruptExitCode(signal);
+              view.markInterrupted();
+            }),
+        }),
+      );
+      return interrupted ?? (result.isError ? 1 : 0);
+    } finally {
+      await toolbox.dispose();
+    }
+  },
+};
+
+function parse(args: string[]) {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      index: { type: "string" },
+      id: { type: "string" },
+      content: { type: "string" },
+      "content-file": { type: "string" },
+      type: { type: "string" },
+      to: { type: "string" },
+      offset: { type: "string" },
+      limit: { type: "string" },
+      execute: { type: "boolean" },
+      all: { type: "boolean" },
+      "allow-errors": { type: "boolean" },
+      timeout: { type: "string" },
+      cwd: { type: "string" },
+      json: { type: "boolean" },
+      expanded: { type: "boolean" },
+    },
+  });
+  const [given, path, ...extra] = positionals;
+  if (!given) throw new UsageError(`missing <action>: one of ${ACTIONS.join(", ")}`);
+  const action = given.replace(/-/g, "_");
+  if (!ACTIONS.includes(action))
+    throw new UsageError(`unknown action '${given}': one of ${ACTIONS.join(", ")}`);
+  if (!path) throw new UsageError("missing <path> of the .ipynb file");
+  if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
+  if (values.content !== undefined && values["content-file"] !== undefined)
+    throw new UsageError("give the content once: --content TEXT or --content-file F");
+  if (values.type !== undefined && values.type !== "code" && values.type !== "markdown")
+    throw new UsageError(`--type must be code or markdown, got ${values.type}`);
+  const params: Record<string, unknown> = { action, notebook_path: path };
+  const whole = (flag: string, v: string | undefined) => {
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v)) throw new UsageError(`${flag} must be a whole number, got ${v}`);
+    return Number(v);
+  };
+  params.cell_index = whole("--index", values.index);
+  params.cell_id = values.id;
+  params.to_index = whole("--to", values.to);
+  params.offset = whole("--offset", values.offset);
+  params.limit = whole("--limit", values.limit);
+  params.cell_type = values.type;
+  const file = values["content-file"];
+  if (file !== undefined) {
+    try {
+      params.content = readFileSync(file === "-" ? 0 : file, "utf8");
+    } catch (err) {
+      throw new UsageError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    }
+  } else params.content = values.content;
+  if (values.execute) params.execute = true;
+  if (values.all) params.all = true;
+  if (values["allow-errors"]) params.allow_errors = true;
+  const runs = action === "run" || values.execute === true;
+  if (values.timeout !== undefined) {
+    const t = Number(values.timeout);
+    if (!(t > 0) || t >= NO_BOUND_SECONDS)
+      throw new UsageError(`--timeout must be a positive number of seconds, got ${values.timeout}`);
+    params.timeout = t;
+  } else if (runs) params.timeout = NO_BOUND_SECONDS;
+  for (const k of Object.keys(params)) if (params[k] === undefined) delete params[k];
+  return {
+    params,
+    cwd: resolve(values.cwd ?? process.cwd()),
+    json: values.json === true,
+    expanded: values.expanded === true,
+  };
+}

@@ -1,0 +1,140 @@
+/**
+ * `nbagent python [-c CODE | FILE | -]`: the python tool for a person. The code runs as one cell in
+ * a kernel and its output streams in as it comes, in the view the model's result is drawn with;
+ * Ctrl-C interrupts the cell (a second one exits). On a terminal with no code: a small REPL on one
+ * kernel (repl.ts). Exit codes: HELP below and docs/cli.md.
+ */
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { createToolbox } from "../tools/index.js";
+import type { Command } from "./commands.js";
+import { UsageError } from "./params.js";
+import { runRepl } from "./repl.js";
+import { interruptExitCode, withInterruptSignal } from "./signals.js";
+import { executeShown } from "./tool-view.js";
+
+/**
+ * A bound no person waits for: a call is waited for to its end (no run id) and, without --timeout,
+ * runs until it ends or Ctrl-C. Below 2^31 ms, the longest timer Node keeps.
+ */
+export const NO_BOUND_SECONDS = 2_000_000;
+
+const USAGE =
+  "usage: nbagent python [-c CODE | FILE | -] [--session NAME] [--cwd DIR] [--timeout S] [--json] [--expanded]";
+
+const HELP = `nbagent python — run Python in a Jupyter kernel and watch its output stream in
+
+${USAGE}
+
+The code runs as one cell in an IPython kernel (%magics and !shell work); its output appears as it
+comes, drawn as the python tool's result that an agent reads, then the closing lines (errors, what
+did not run). CODE comes from -c, from FILE, or from stdin (-, or a pipe). On a terminal with no code,
+a small REPL: each input runs in the same kernel, so variables stay; an input that ends in ':' or
+leaves a bracket open goes on until an empty line; Ctrl-D (or exit) leaves.
+
+Ctrl-C interrupts the running cell (the kernel keeps its state); a second Ctrl-C exits at once.
+
+options:
+  -c CODE        the code to run
+  --session NAME a separate kernel session (default: the main one)
+  --cwd DIR      the kernel's working directory (default: here)
+  --timeout S    seconds the call may take (default: no bound; Ctrl-C stops it)
+  --json         print the result as one object {"content":[…],"details":{…},"isError":bool}, as an
+                 agent receives it, when the call ends (no streaming)
+  --expanded     show long outputs whole instead of collapsed
+
+exit: 0 the cell ran; 1 it failed (its text starts with the error); 2 usage;
+      130/143 interrupted (SIGINT/SIGTERM) — in the REPL an interrupt only stops the cell.
+
+examples:
+  nbagent python -c 'import sys; print(sys.version)'
+  nbagent python analysis.py
+  echo 'print(6 * 7)' | nbagent python --json
+  nbagent python                      # the REPL, on a terminal
+`;
+
+export const pythonCommand: Command = {
+  summary: "run Python in a kernel with its output streaming in; on a terminal with no code, a REPL",
+  help: HELP,
+  async run(args) {
+    let parsed: ReturnType<typeof parse>;
+    try {
+      parsed = parse(args);
+    } catch (err) {
+      process.stderr.write(`nbagent python: ${(err as Error).message}\n${USAGE} (--help for more)\n`);
+      return 2;
+    }
+    const { code, cwd, json, expanded } = parsed;
+    const toolbox = createToolbox({ cwd, waitSeconds: NO_BOUND_SECONDS });
+    const tool = toolbox.tools.find((t) => t.name === "python");
+    if (!tool) throw new Error("the toolbox has no python tool");
+    const base = { timeout: parsed.timeout ?? NO_BOUND_SECONDS, session: parsed.session };
+    try {
+      if (code === undefined) return await runRepl(tool, { base, expanded, json });
+      let interrupted: number | undefined;
+      const result = await withInterruptSignal((signal) =>
+        executeShown(
+          tool,
+          { ...base, cells: [{ code }] },
+          {
+            json,
+            expanded,
+            signal,
+            onView: (view) =>
+              signal.addEventListener("abort", () => {
+                interrupted = interruptExitCode(signal);
+                view.markInterrupted();
+              }),
+          },
+        ),
+      );
+      return interrupted ?? (result.isError ? 1 : 0);
+    } finally {
+      await toolbox.dispose();
+    }
+  },
+};
+
+function parse(args: string[]) {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      c: { type: "string", short: "c" },
+      session: { type: "string" },
+      cwd: { type: "string" },
+      timeout: { type: "string" },
+      json: { type: "boolean" },
+      expanded: { type: "boolean" },
+    },
+  });
+  if (positionals.length > 1) throw new UsageError(`unexpected arguments: ${positionals.slice(1).join(" ")}`);
+  if (values.c !== undefined && positionals.length)
+    throw new UsageError("give the code once: -c CODE, or FILE, or -");
+  let timeout: number | undefined;
+  if (values.timeout !== undefined) {
+    timeout = Number(values.timeout);
+    if (!(timeout > 0) || timeout >= NO_BOUND_SECONDS)
+      throw new UsageError(`--timeout must be a positive number of seconds, got ${values.timeout}`);
+  }
+  const source = values.c !== undefined ? "-c" : positionals[0];
+  let code: string | undefined;
+  if (source === "-c") code = values.c;
+  else if (source === "-" || (source === undefined && !process.stdin.isTTY)) code = readFileSync(0, "utf8");
+  else if (source !== undefined) {
+    try {
+      code = readFileSync(source, "utf8");
+    } catch (err) {
+      throw new UsageError(`cannot read ${source}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+    }
+  }
+  return {
+    code,
+    timeout,
+    session: values.session,
+    cwd: resolve(values.cwd ?? process.cwd()),
+    json: values.json === true,
+    expanded: values.expanded === true,
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * `nbagent notebook` and `nbagent python` from a pipe (docs/cli.md): flags become the tool's
+ * parameters, the answer is the tool's own text (or --json), bad input gets `Error:` or a usage
+ * message and leaves the file byte-identical, and exit codes follow the result.
+ */
+import assert from "node:assert/strict";
+import { readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type Json, nbagent, tempDir } from "./helpers.js";
+
+describe("nbagent notebook", () => {
+  let dir: string;
+  let path: string;
+  before(async () => {
+    dir = await tempDir("nbagent-nbcli-");
+    path = join(dir, "a.ipynb");
+  });
+  after(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("insert creates the notebook, run streams the cells' output, read lists them", async () => {
+    const created = await nbagent(["notebook", "insert", "a.ipynb", "--index", "0", "--content", "x = 41"], {
+      cwd: dir,
+    });
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(
+      created.stdout,
+      /^Created a\.ipynb .*Inserted code cell at position 0 \(id \w+\)\. Notebook now has 1 cell\.\n$/,
+    );
+    await writeFile(join(dir, "cell.py"), "print(x + 1)\n");
+    const second = await nbagent(
+      ["notebook", "insert", "a.ipynb", "--index", "1", "--content-file", "cell.py"],
+      {
+        cwd: dir,
+      },
+    );
+    assert.equal(second.code, 0, second.stderr);
+    const run = await nbagent(["notebook", "run", "a.ipynb"], { cwd: dir });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(
+      run.stdout,
+      /^\[cell 0 \(id \w+\)\]\n\(ok\)\n\[cell 1 \(id \w+\)\]\n42\nRan 2 of 2 code cells selected in a\.ipynb/,
+    );
+    const read = await nbagent(["notebook", "read", "a.ipynb", "--json"], { cwd: dir });
+    assert.equal(read.code, 0, read.stderr);
+    const result = JSON.parse(read.stdout) as Json;
+    assert.equal(result.isError, false);
+    assert.equal(result.details.totalCells, 2);
+    assert.match(result.content[0].text, /## cell 1 · code · id \w+ · execution_count 2\nprint\(x \+ 1\)\n/);
+  });
+
+  it("bad input: Error: from the tool (exit 1) or a usage message (exit 2); the file is unchanged", async () => {
+    const before = await readFile(path);
+    const outOfRange = await nbagent(["notebook", "edit", "a.ipynb", "--index", "7", "--content", "y"], {
+      cwd: dir,
+    });
+    assert.equal(outOfRange.code, 1);
+    assert.equal(outOfRange.stdout, "Error: Cell index 7 out of range (0-1) in a.ipynb\n");
+    for (const args of [
+      ["edit", "a.ipynb", "--index", "x", "--content", "y"],
+      ["frobnicate", "a.ipynb"],
+      ["edit", "a.ipynb", "--index", "0", "--content", "a", "--content-file", "cell.py"],
+      ["insert", "a.ipynb", "--index", "0", "--content", "a", "--type", "raw"],
+    ]) {
+      const r = await nbagent(["notebook", ...args], { cwd: dir });
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.equal(r.stdout, "");
+      assert.match(r.stderr, /^nbagent notebook: .+\nusage: nbagent notebook /);
+    }
+    assert.deepEqual(await readFile(path), before);
+  });
+});
+
+describe("nbagent python from a pipe", () => {
+  it("-c prints the model's text; a failing cell exits 1; --json is the result object", async () => {
+    const ok = await nbagent(["python", "-c", "print(6 * 7)"]);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.equal(ok.stdout, "42\n");
+    const failed = await nbagent(["python", "-c", "1/0"]);
+    assert.equal(failed.code, 1);
+    assert.match(
+      failed.stdout,
+      /ZeroDivisionError: division by zero\nCell 1 failed: ZeroDivisionError: division by zero\.\n$/,
+    );
+    const json = await nbagent(["python", "--json"], { input: "x = 2\nx ** 10" });
+    assert.equal(json.code, 0, json.stderr);
+    const result = JSON.parse(json.stdout) as Json;
+    assert.equal(result.content[0].text, "1024");
+    assert.equal(result.details.cells[0].status, "ok");
+  });
+
+  it("usage errors exit 2 before any kernel starts", async () => {
+    for (const args of [["-c", "1", "file.py"], ["--timeout", "0", "-c", "1"], ["missing-file.py"]]) {
+      const r = await nbagent(["python", ...args]);
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
+      assert.match(r.stderr, /^nbagent python: .+\nusage: nbagent python /);
+    }
+  });
+});
