@@ -34,9 +34,13 @@ export async function runRepl(tool: AnyTool, options: ReplOptions): Promise<numb
     // While the cell runs the keyboard is ours: Ctrl-C interrupts, other keys wait for the next prompt.
     const controller = new AbortController();
     let view: StreamView | undefined;
+    let exitAfter: number | undefined;
     const onSignal = (sig: NodeJS.Signals) => {
       if (controller.signal.aborted) process.exit(sig === "SIGINT" ? 130 : 143);
-      controller.abort(new InterruptError(sig));
+      // Ctrl-C stops the cell and the REPL goes on with the same kernel; SIGTERM ends the REPL too
+      // (its reason says so, and the result then says the kernel's state goes with it).
+      if (sig === "SIGTERM") exitAfter = 143;
+      controller.abort(sig === "SIGTERM" ? new InterruptError(sig) : new Error("Ctrl-C"));
       view?.markInterrupted();
     };
     const onData = (data: Buffer) => {
@@ -73,6 +77,7 @@ export async function runRepl(tool: AnyTool, options: ReplOptions): Promise<numb
       process.off("SIGINT", onInt);
       process.off("SIGTERM", onTerm);
     }
+    if (exitAfter !== undefined) return exitAfter;
   }
 }
 
