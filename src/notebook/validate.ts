@@ -118,18 +118,21 @@ export async function checkNotebook(nb: Notebook, options: CheckOptions): Promis
     const v = await LOADERS[schema]();
     const frame: Finding[] = [];
     const top: JsonObject = {};
-    for (const key of Object.keys(nb)) top[key] = key === "cells" ? [] : plain(nb[key], key, frame);
+    for (const key of Object.keys(nb)) top[key] = key === "cells" ? [] : plainAt(nb[key], key, frame);
     frame.push(...findings(v.notebook, top, ""));
     problems.push(...frame);
     nb.cells.forEach((cell, index) => {
       let found: Finding[];
-      const cached = cellCache.get(cell);
-      if (!options.bulk && (isDeferred(cell, "outputs") || isDeferred(cell, "attachments")))
-        outputsUnchecked = true;
+      // Only an as-loaded (frozen) cell can have fields left as bytes, and only these two.
+      const frozen = Object.isFrozen(cell);
+      const skip =
+        frozen && !options.bulk && (isDeferred(cell, "outputs") || isDeferred(cell, "attachments"));
+      if (skip) outputsUnchecked = true;
+      const cached = frozen ? cellCache.get(cell) : undefined;
       if (cached && cached.schema === schema && (cached.bulk || !options.bulk)) found = cached.findings;
       else {
-        found = checkCell(cell, v, schema === "future", options.bulk);
-        if (Object.isFrozen(cell)) cellCache.set(cell, { schema, bulk: options.bulk, findings: found });
+        found = checkCell(cell, v, schema === "future", skip);
+        if (frozen) cellCache.set(cell, { schema, bulk: options.bulk, findings: found });
       }
       for (const f of found) {
         if (f.kind === "not_json") nonFiniteSeen++;
@@ -168,12 +171,14 @@ export function cellsSharingId(nb: Notebook, id: string): number[] {
   return cells.length > 1 ? cells : [];
 }
 
-function checkCell(cell: Cell, v: Validators, future: boolean, bulk: boolean): Finding[] {
+/** `skipDeferred`: outputs / attachments still left as bytes are checked as empty. */
+function checkCell(cell: Cell, v: Validators, future: boolean, skipDeferred: boolean): Finding[] {
   const out: Finding[] = [];
   const data: JsonObject = {};
   for (const key of Object.keys(cell)) {
-    if (!bulk && isDeferred(cell, key)) data[key] = key === "outputs" ? [] : {};
-    else data[key] = plain(cell[key], key, out);
+    if (skipDeferred && (key === "outputs" || key === "attachments") && isDeferred(cell, key))
+      data[key] = key === "outputs" ? [] : {};
+    else data[key] = plainAt(cell[key], key, out);
   }
   const type = cell.cell_type;
   if (!CELL_TYPES.includes(type)) {
@@ -210,22 +215,76 @@ function checkCell(cell: Cell, v: Validators, future: boolean, bulk: boolean): F
   return out;
 }
 
+/** Set by `plain` when it met a NaN / ±Infinity (then `nonFiniteAt` names where). */
+let sawNonFinite = false;
+
 /**
- * A plain copy for the validator: RawNumbers become numbers; NaN / ±Infinity become NaN (no JSON
- * schema integer, as Python's jsonschema judges them) and are reported as not JSON where they are.
+ * The value as the validator must see it: RawNumbers become numbers; NaN / ±Infinity become NaN (no
+ * JSON schema integer, as Python's jsonschema judges them). Copy on write: a subtree without
+ * RawNumbers is returned as it is (the validators do not change what they check), so a typical
+ * cell costs a walk and no allocation. Sets `sawNonFinite`; no paths are built here.
  */
-function plain(v: JsonValue, path: string, out: Finding[]): JsonValue {
+function plain(v: JsonValue): JsonValue {
+  if (v === null || typeof v !== "object") return v;
   if (v instanceof RawNumber) {
     const n = Number(v.text);
     if (Number.isFinite(n)) return n;
-    out.push({ kind: "not_json", field: path, value: v.text });
+    sawNonFinite = true;
     return Number.NaN;
   }
-  if (v === null || typeof v !== "object") return v;
-  if (Array.isArray(v)) return v.map((x, i) => plain(x, `${path}[${i}]`, out));
-  const o: JsonObject = {};
-  for (const key of Object.keys(v)) o[key] = plain(v[key], join(path, key), out);
-  return o;
+  if (Array.isArray(v)) {
+    let copy: JsonValue[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (x === null || typeof x !== "object") {
+        if (copy) copy.push(x);
+        continue;
+      }
+      const y = plain(x);
+      if (copy) copy.push(y);
+      else if (y !== x) {
+        copy = v.slice(0, i);
+        copy.push(y);
+      }
+    }
+    return copy ?? v;
+  }
+  let copy: JsonObject | undefined;
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    const x = v[keys[i]];
+    if (x === null || typeof x !== "object") {
+      if (copy) copy[keys[i]] = x;
+      continue;
+    }
+    const y = plain(x);
+    if (copy) copy[keys[i]] = y;
+    else if (y !== x) {
+      copy = {};
+      for (let j = 0; j < i; j++) copy[keys[j]] = v[keys[j]];
+      copy[keys[i]] = y;
+    }
+  }
+  return copy ?? v;
+}
+
+/** `plain(v)`, reporting each NaN / ±Infinity in it as not JSON at its path (document order). */
+function plainAt(v: JsonValue, path: string, out: Finding[]): JsonValue {
+  sawNonFinite = false;
+  const p = plain(v);
+  if (sawNonFinite) nonFiniteAt(v, path, out);
+  return p;
+}
+
+/** The slow walk, only for a value known to hold a NaN / ±Infinity: where each one is. */
+function nonFiniteAt(v: JsonValue, path: string, out: Finding[]): void {
+  if (v instanceof RawNumber) {
+    if (!Number.isFinite(Number(v.text))) out.push({ kind: "not_json", field: path, value: v.text });
+  } else if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) nonFiniteAt(v[i], `${path}[${i}]`, out);
+  } else if (v !== null && typeof v === "object") {
+    for (const key of Object.keys(v)) nonFiniteAt(v[key], join(path, key), out);
+  }
 }
 
 function join(path: string, key: string): string {
