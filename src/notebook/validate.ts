@@ -91,8 +91,36 @@ const OUTPUT_TYPES = ["execute_result", "display_data", "stream", "error"];
 
 type Finding = Omit<NotebookProblem, "cell" | "cellId">;
 
-/** Findings of frozen (as-loaded, unchangeable) cells, per schema version. */
-const cellCache = new WeakMap<object, { schema: string; bulk: boolean; findings: Finding[] }>();
+/**
+ * A notebook's last check: its cells then and their findings. Only frozen (as-loaded,
+ * unchangeable) cells' findings are reused. Kept per notebook, not per cell: one entry instead of
+ * thousands of weak ones (a check after a save is the only re-check, on the same notebook).
+ */
+interface LastCheck {
+  schema: string;
+  bulk: boolean;
+  cells: Cell[];
+  findings: Finding[][];
+  /** Built on demand when cells moved since. */
+  byCell?: Map<Cell, Finding[]>;
+}
+const lastChecks = new WeakMap<Notebook, LastCheck>();
+
+function cachedFindings(last: LastCheck | undefined, cell: Cell, index: number): Finding[] | undefined {
+  if (!last) return undefined;
+  if (last.cells[index] === cell) return last.findings[index];
+  if (!last.byCell) {
+    last.byCell = new Map();
+    for (let i = 0; i < last.cells.length; i++) last.byCell.set(last.cells[i], last.findings[i]);
+  }
+  return last.byCell.get(cell);
+}
+
+const CELL_VALIDATORS: Record<string, "code_cell" | "markdown_cell" | "raw_cell"> = {
+  code: "code_cell",
+  markdown: "markdown_cell",
+  raw: "raw_cell",
+};
 
 /** The schema nbformat validates a notebook of this version with (undefined: none — nbformat gives up). */
 function schemaFor(nb: Notebook): string | undefined {
@@ -121,24 +149,26 @@ export async function checkNotebook(nb: Notebook, options: CheckOptions): Promis
     for (const key of Object.keys(nb)) top[key] = key === "cells" ? [] : plainAt(nb[key], key, frame);
     frame.push(...findings(v.notebook, top, ""));
     problems.push(...frame);
-    nb.cells.forEach((cell, index) => {
-      let found: Finding[];
+    const previous = lastChecks.get(nb);
+    const last = previous?.schema === schema && (previous.bulk || !options.bulk) ? previous : undefined;
+    const cells = nb.cells.slice();
+    const cellFindings: Finding[][] = new Array(cells.length);
+    for (let index = 0; index < cells.length; index++) {
+      const cell = cells[index];
       // Only an as-loaded (frozen) cell can have fields left as bytes, and only these two.
       const frozen = Object.isFrozen(cell);
       const skip =
         frozen && !options.bulk && (isDeferred(cell, "outputs") || isDeferred(cell, "attachments"));
       if (skip) outputsUnchecked = true;
-      const cached = frozen ? cellCache.get(cell) : undefined;
-      if (cached && cached.schema === schema && (cached.bulk || !options.bulk)) found = cached.findings;
-      else {
-        found = checkCell(cell, v, schema === "future", skip);
-        if (frozen) cellCache.set(cell, { schema, bulk: options.bulk, findings: found });
-      }
+      let found = frozen ? cachedFindings(last, cell, index) : undefined;
+      if (!found) found = checkCell(cell, v, schema === "future", skip);
+      cellFindings[index] = found;
       for (const f of found) {
         if (f.kind === "not_json") nonFiniteSeen++;
         problems.push({ ...f, cell: index, ...(typeof cell.id === "string" ? { cellId: cell.id } : {}) });
       }
-    });
+    }
+    lastChecks.set(nb, { schema, bulk: options.bulk, cells, findings: cellFindings });
   }
   for (const f of problems) if (f.kind === "not_json" && f.cell === undefined) nonFiniteSeen++;
   const unseen = (options.nonFinite ?? 0) - nonFiniteSeen;
@@ -148,17 +178,29 @@ export async function checkNotebook(nb: Notebook, options: CheckOptions): Promis
 }
 
 function duplicateIds(nb: Notebook): NotebookProblem[] {
+  // A set first: the lists (an array per id) only for ids that do repeat, which is rare.
+  const seen = new Set<string>();
+  let repeated: Set<string> | undefined;
+  for (const cell of nb.cells) {
+    const id = cell.id;
+    if (typeof id !== "string") continue;
+    if (!seen.has(id)) seen.add(id);
+    else {
+      repeated ??= new Set();
+      repeated.add(id);
+    }
+  }
+  if (!repeated) return [];
   const byId = new Map<string, number[]>();
   nb.cells.forEach((cell, i) => {
-    if (typeof cell.id !== "string") return;
-    const list = byId.get(cell.id);
-    if (list) list.push(i);
-    else byId.set(cell.id, [i]);
+    if (typeof cell.id === "string" && repeated.has(cell.id)) {
+      const list = byId.get(cell.id);
+      if (list) list.push(i);
+      else byId.set(cell.id, [i]);
+    }
   });
   const out: NotebookProblem[] = [];
-  for (const [id, cells] of byId) {
-    if (cells.length > 1) out.push({ kind: "duplicate_id", field: "id", value: id, cells });
-  }
+  for (const [id, cells] of byId) out.push({ kind: "duplicate_id", field: "id", value: id, cells });
   return out;
 }
 
@@ -194,7 +236,7 @@ function checkCell(cell: Cell, v: Validators, future: boolean, skipDeferred: boo
   }
   const outputs = data.outputs;
   if (type === "code" && Array.isArray(outputs)) data.outputs = [];
-  out.push(...findings(v[`${type}_cell` as keyof Validators], data, ""));
+  out.push(...findings(v[CELL_VALIDATORS[type]], data, ""));
   if (type === "code" && Array.isArray(outputs)) {
     outputs.forEach((o, k) => {
       const ot =
