@@ -46,25 +46,51 @@ function deferredCell(buf: Buffer, span: CellSpan): JsonObject {
     at = field.end;
   }
   text += buf.toString("utf8", at, span.end);
-  const cell = parseJson(text) as JsonObject;
-  for (const key of Object.keys(cell)) deepFreeze(cell[key]);
-  for (const field of span.bulk) defer(cell, buf, field);
+  const parsed = parseJson(text) as JsonObject;
+  // A fresh object with the keys in the same order, the bulk ones as accessors sharing one getter
+  // per key (their bytes in a hidden field): cells of one shape then share a hidden class, so the
+  // many reads of every cell's fields stay fast (redefining a field as a per-cell closure would
+  // turn each cell into a slow dictionary object).
+  const cell: JsonObject = {};
+  const state: Bytes = { buf, fields: span.bulk, parsed: {} };
+  for (const key of Object.keys(parsed)) {
+    const getter = span.bulk.some((f) => f.key === key) ? GETTERS[key as BulkField["key"]] : undefined;
+    if (getter) Object.defineProperty(cell, key, { enumerable: true, configurable: false, get: getter });
+    else {
+      deepFreeze(parsed[key]);
+      cell[key] = parsed[key];
+    }
+  }
+  Object.defineProperty(cell, BYTES, { value: state });
   Object.freeze(cell);
   return cell;
 }
 
-/** Replaces the placeholder with an enumerable getter (same key order) that parses the bytes once. */
-function defer(cell: JsonObject, buf: Buffer, field: BulkField): void {
-  let parsed: JsonValue | undefined;
-  Object.defineProperty(cell, field.key, {
-    enumerable: true,
-    configurable: false,
-    get() {
-      if (parsed === undefined) {
-        parsed = parseJson(buf.toString("utf8", field.start, field.end));
-        deepFreeze(parsed);
-      }
-      return parsed;
-    },
-  });
+/** Where a deferred cell's bulk fields are, and what reading them parsed. */
+interface Bytes {
+  buf: Buffer;
+  fields: BulkField[];
+  parsed: { [key: string]: JsonValue };
 }
+
+const BYTES = Symbol("bulk bytes");
+
+/** The getter of a deferred field: parses its bytes once (frozen), on first read. */
+function bulkGetter(key: BulkField["key"]): (this: JsonObject) => JsonValue {
+  return function (this: JsonObject): JsonValue {
+    const state = (this as unknown as { [BYTES]: Bytes })[BYTES];
+    let value = state.parsed[key];
+    if (value === undefined) {
+      const field = state.fields.find((f) => f.key === key) as BulkField;
+      value = parseJson(state.buf.toString("utf8", field.start, field.end));
+      deepFreeze(value);
+      state.parsed[key] = value;
+    }
+    return value;
+  };
+}
+
+const GETTERS: Record<BulkField["key"], (this: JsonObject) => JsonValue> = {
+  outputs: bulkGetter("outputs"),
+  attachments: bulkGetter("attachments"),
+};

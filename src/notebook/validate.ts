@@ -91,8 +91,36 @@ const OUTPUT_TYPES = ["execute_result", "display_data", "stream", "error"];
 
 type Finding = Omit<NotebookProblem, "cell" | "cellId">;
 
-/** Findings of frozen (as-loaded, unchangeable) cells, per schema version. */
-const cellCache = new WeakMap<object, { schema: string; bulk: boolean; findings: Finding[] }>();
+/**
+ * A notebook's last check: its cells then and their findings. Only frozen (as-loaded,
+ * unchangeable) cells' findings are reused. Kept per notebook, not per cell: one entry instead of
+ * thousands of weak ones (a check after a save is the only re-check, on the same notebook).
+ */
+interface LastCheck {
+  schema: string;
+  bulk: boolean;
+  cells: Cell[];
+  findings: Finding[][];
+  /** Built on demand when cells moved since. */
+  byCell?: Map<Cell, Finding[]>;
+}
+const lastChecks = new WeakMap<Notebook, LastCheck>();
+
+function cachedFindings(last: LastCheck | undefined, cell: Cell, index: number): Finding[] | undefined {
+  if (!last) return undefined;
+  if (last.cells[index] === cell) return last.findings[index];
+  if (!last.byCell) {
+    last.byCell = new Map();
+    for (let i = 0; i < last.cells.length; i++) last.byCell.set(last.cells[i], last.findings[i]);
+  }
+  return last.byCell.get(cell);
+}
+
+const CELL_VALIDATORS: Record<string, "code_cell" | "markdown_cell" | "raw_cell"> = {
+  code: "code_cell",
+  markdown: "markdown_cell",
+  raw: "raw_cell",
+};
 
 /** The schema nbformat validates a notebook of this version with (undefined: none — nbformat gives up). */
 function schemaFor(nb: Notebook): string | undefined {
@@ -118,24 +146,29 @@ export async function checkNotebook(nb: Notebook, options: CheckOptions): Promis
     const v = await LOADERS[schema]();
     const frame: Finding[] = [];
     const top: JsonObject = {};
-    for (const key of Object.keys(nb)) top[key] = key === "cells" ? [] : plain(nb[key], key, frame);
+    for (const key of Object.keys(nb)) top[key] = key === "cells" ? [] : plainAt(nb[key], key, frame);
     frame.push(...findings(v.notebook, top, ""));
     problems.push(...frame);
-    nb.cells.forEach((cell, index) => {
-      let found: Finding[];
-      const cached = cellCache.get(cell);
-      if (!options.bulk && (isDeferred(cell, "outputs") || isDeferred(cell, "attachments")))
-        outputsUnchecked = true;
-      if (cached && cached.schema === schema && (cached.bulk || !options.bulk)) found = cached.findings;
-      else {
-        found = checkCell(cell, v, schema === "future", options.bulk);
-        if (Object.isFrozen(cell)) cellCache.set(cell, { schema, bulk: options.bulk, findings: found });
-      }
+    const previous = lastChecks.get(nb);
+    const last = previous?.schema === schema && (previous.bulk || !options.bulk) ? previous : undefined;
+    const cells = nb.cells.slice();
+    const cellFindings: Finding[][] = new Array(cells.length);
+    for (let index = 0; index < cells.length; index++) {
+      const cell = cells[index];
+      // Only an as-loaded (frozen) cell can have fields left as bytes, and only these two.
+      const frozen = Object.isFrozen(cell);
+      const skip =
+        frozen && !options.bulk && (isDeferred(cell, "outputs") || isDeferred(cell, "attachments"));
+      if (skip) outputsUnchecked = true;
+      let found = frozen ? cachedFindings(last, cell, index) : undefined;
+      if (!found) found = checkCell(cell, v, schema === "future", skip);
+      cellFindings[index] = found;
       for (const f of found) {
         if (f.kind === "not_json") nonFiniteSeen++;
         problems.push({ ...f, cell: index, ...(typeof cell.id === "string" ? { cellId: cell.id } : {}) });
       }
-    });
+    }
+    lastChecks.set(nb, { schema, bulk: options.bulk, cells, findings: cellFindings });
   }
   for (const f of problems) if (f.kind === "not_json" && f.cell === undefined) nonFiniteSeen++;
   const unseen = (options.nonFinite ?? 0) - nonFiniteSeen;
@@ -145,17 +178,29 @@ export async function checkNotebook(nb: Notebook, options: CheckOptions): Promis
 }
 
 function duplicateIds(nb: Notebook): NotebookProblem[] {
+  // A set first: the lists (an array per id) only for ids that do repeat, which is rare.
+  const seen = new Set<string>();
+  let repeated: Set<string> | undefined;
+  for (const cell of nb.cells) {
+    const id = cell.id;
+    if (typeof id !== "string") continue;
+    if (!seen.has(id)) seen.add(id);
+    else {
+      repeated ??= new Set();
+      repeated.add(id);
+    }
+  }
+  if (!repeated) return [];
   const byId = new Map<string, number[]>();
   nb.cells.forEach((cell, i) => {
-    if (typeof cell.id !== "string") return;
-    const list = byId.get(cell.id);
-    if (list) list.push(i);
-    else byId.set(cell.id, [i]);
+    if (typeof cell.id === "string" && repeated.has(cell.id)) {
+      const list = byId.get(cell.id);
+      if (list) list.push(i);
+      else byId.set(cell.id, [i]);
+    }
   });
   const out: NotebookProblem[] = [];
-  for (const [id, cells] of byId) {
-    if (cells.length > 1) out.push({ kind: "duplicate_id", field: "id", value: id, cells });
-  }
+  for (const [id, cells] of byId) out.push({ kind: "duplicate_id", field: "id", value: id, cells });
   return out;
 }
 
@@ -168,12 +213,14 @@ export function cellsSharingId(nb: Notebook, id: string): number[] {
   return cells.length > 1 ? cells : [];
 }
 
-function checkCell(cell: Cell, v: Validators, future: boolean, bulk: boolean): Finding[] {
+/** `skipDeferred`: outputs / attachments still left as bytes are checked as empty. */
+function checkCell(cell: Cell, v: Validators, future: boolean, skipDeferred: boolean): Finding[] {
   const out: Finding[] = [];
   const data: JsonObject = {};
   for (const key of Object.keys(cell)) {
-    if (!bulk && isDeferred(cell, key)) data[key] = key === "outputs" ? [] : {};
-    else data[key] = plain(cell[key], key, out);
+    if (skipDeferred && (key === "outputs" || key === "attachments") && isDeferred(cell, key))
+      data[key] = key === "outputs" ? [] : {};
+    else data[key] = plainAt(cell[key], key, out);
   }
   const type = cell.cell_type;
   if (!CELL_TYPES.includes(type)) {
@@ -189,7 +236,7 @@ function checkCell(cell: Cell, v: Validators, future: boolean, bulk: boolean): F
   }
   const outputs = data.outputs;
   if (type === "code" && Array.isArray(outputs)) data.outputs = [];
-  out.push(...findings(v[`${type}_cell` as keyof Validators], data, ""));
+  out.push(...findings(v[CELL_VALIDATORS[type]], data, ""));
   if (type === "code" && Array.isArray(outputs)) {
     outputs.forEach((o, k) => {
       const ot =
@@ -210,22 +257,76 @@ function checkCell(cell: Cell, v: Validators, future: boolean, bulk: boolean): F
   return out;
 }
 
+/** Set by `plain` when it met a NaN / ±Infinity (then `nonFiniteAt` names where). */
+let sawNonFinite = false;
+
 /**
- * A plain copy for the validator: RawNumbers become numbers; NaN / ±Infinity become NaN (no JSON
- * schema integer, as Python's jsonschema judges them) and are reported as not JSON where they are.
+ * The value as the validator must see it: RawNumbers become numbers; NaN / ±Infinity become NaN (no
+ * JSON schema integer, as Python's jsonschema judges them). Copy on write: a subtree without
+ * RawNumbers is returned as it is (the validators do not change what they check), so a typical
+ * cell costs a walk and no allocation. Sets `sawNonFinite`; no paths are built here.
  */
-function plain(v: JsonValue, path: string, out: Finding[]): JsonValue {
+function plain(v: JsonValue): JsonValue {
+  if (v === null || typeof v !== "object") return v;
   if (v instanceof RawNumber) {
     const n = Number(v.text);
     if (Number.isFinite(n)) return n;
-    out.push({ kind: "not_json", field: path, value: v.text });
+    sawNonFinite = true;
     return Number.NaN;
   }
-  if (v === null || typeof v !== "object") return v;
-  if (Array.isArray(v)) return v.map((x, i) => plain(x, `${path}[${i}]`, out));
-  const o: JsonObject = {};
-  for (const key of Object.keys(v)) o[key] = plain(v[key], join(path, key), out);
-  return o;
+  if (Array.isArray(v)) {
+    let copy: JsonValue[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      if (x === null || typeof x !== "object") {
+        if (copy) copy.push(x);
+        continue;
+      }
+      const y = plain(x);
+      if (copy) copy.push(y);
+      else if (y !== x) {
+        copy = v.slice(0, i);
+        copy.push(y);
+      }
+    }
+    return copy ?? v;
+  }
+  let copy: JsonObject | undefined;
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    const x = v[keys[i]];
+    if (x === null || typeof x !== "object") {
+      if (copy) copy[keys[i]] = x;
+      continue;
+    }
+    const y = plain(x);
+    if (copy) copy[keys[i]] = y;
+    else if (y !== x) {
+      copy = {};
+      for (let j = 0; j < i; j++) copy[keys[j]] = v[keys[j]];
+      copy[keys[i]] = y;
+    }
+  }
+  return copy ?? v;
+}
+
+/** `plain(v)`, reporting each NaN / ±Infinity in it as not JSON at its path (document order). */
+function plainAt(v: JsonValue, path: string, out: Finding[]): JsonValue {
+  sawNonFinite = false;
+  const p = plain(v);
+  if (sawNonFinite) nonFiniteAt(v, path, out);
+  return p;
+}
+
+/** The slow walk, only for a value known to hold a NaN / ±Infinity: where each one is. */
+function nonFiniteAt(v: JsonValue, path: string, out: Finding[]): void {
+  if (v instanceof RawNumber) {
+    if (!Number.isFinite(Number(v.text))) out.push({ kind: "not_json", field: path, value: v.text });
+  } else if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) nonFiniteAt(v[i], `${path}[${i}]`, out);
+  } else if (v !== null && typeof v === "object") {
+    for (const key of Object.keys(v)) nonFiniteAt(v[key], join(path, key), out);
+  }
 }
 
 function join(path: string, key: string): string {
