@@ -31,3 +31,18 @@ await build({
   sourcemap: true,
   logLevel: "warning",
 });
+
+// The pi extension (`nbagent/pi`, docs/pi.md) as one file, dist/pi/index.js. pi loads extensions
+// through jiti, which maps `@sinclair/typebox` to its own TypeBox 1.x: bundled, our code keeps the
+// TypeBox it was written for, and pi's packages are only ever imported as types.
+await build({
+  entryPoints: { index: "src/pi/extension.ts" },
+  outdir: "dist/pi",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws"],
+  sourcemap: true,
+  logLevel: "warning",
+});
