@@ -7,12 +7,17 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { build } from "esbuild";
 
+// `node scripts/bundle.mjs pi` builds only the pi extension (its tests do, leaving the CLI's alone).
+const only = process.argv[2];
+
 // Chunk names carry a content hash: remove the previous build's so the package holds only this one's.
-for (const name of existsSync("dist/cli") ? readdirSync("dist/cli", { withFileTypes: true }) : []) {
+for (const name of only === "pi" || !existsSync("dist/cli")
+  ? []
+  : readdirSync("dist/cli", { withFileTypes: true })) {
   if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name)) rmSync(`dist/cli/${name.name}`);
 }
 
-await build({
+if (only !== "pi") await build({
   entryPoints: { nbagent: "src/cli/main.ts" },
   outdir: "dist/cli",
   // Code only some commands load (the MCP server and its SDK, ~850 KB) goes to chunks that
