@@ -10,32 +10,32 @@ import { build } from "esbuild";
 // `node scripts/bundle.mjs pi` builds only the pi extension (its tests do, leaving the CLI's alone).
 const only = process.argv[2];
 
-// Chunk names carry a content hash: remove the previous build's so the package holds only this one's.
-for (const name of only === "pi" || !existsSync("dist/cli")
-  ? []
-  : readdirSync("dist/cli", { withFileTypes: true })) {
-  if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name)) rmSync(`dist/cli/${name.name}`);
-}
+if (only !== "pi") {
+  // Chunk names carry a content hash: remove the previous build's so the package holds only this one's.
+  for (const name of existsSync("dist/cli") ? readdirSync("dist/cli", { withFileTypes: true }) : []) {
+    if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name)) rmSync(`dist/cli/${name.name}`);
+  }
 
-if (only !== "pi") await build({
-  entryPoints: { nbagent: "src/cli/main.ts" },
-  outdir: "dist/cli",
-  // Code only some commands load (the MCP server and its SDK, ~850 KB) goes to chunks that
-  // commands import when they run, so every other command starts as fast as before.
-  splitting: true,
-  chunkNames: "nbagent-[name]-[hash]",
-  bundle: true,
-  platform: "node",
-  format: "esm",
-  target: "node20",
-  external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws"],
-  // Bundled CommonJS code may call require(); give it node's, relative to the bundle.
-  banner: {
-    js: 'import { createRequire as __nbagentRequire } from "node:module";\nconst require = __nbagentRequire(import.meta.url);',
-  },
-  sourcemap: true,
-  logLevel: "warning",
-});
+  await build({
+    entryPoints: { nbagent: "src/cli/main.ts" },
+    outdir: "dist/cli",
+    // Code only some commands load (the MCP server and its SDK, ~850 KB) goes to chunks that
+    // commands import when they run, so every other command starts as fast as before.
+    splitting: true,
+    chunkNames: "nbagent-[name]-[hash]",
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws"],
+    // Bundled CommonJS code may call require(); give it node's, relative to the bundle.
+    banner: {
+      js: 'import { createRequire as __nbagentRequire } from "node:module";\nconst require = __nbagentRequire(import.meta.url);',
+    },
+    sourcemap: true,
+    logLevel: "warning",
+  });
+}
 
 // The pi extension (`nbagent/pi`, docs/pi.md) as one file, dist/pi/index.js. pi loads extensions
 // through jiti, which maps `@sinclair/typebox` to its own TypeBox 1.x: bundled, our code keeps the

@@ -65,6 +65,7 @@ test(
     const cwd = await tempDir("nbagent-pi-");
     const p = await pi(cwd, [
       call("python", { cells: [{ code: "import os\nprint(6 * 7, os.getcwd())", title: "answer" }] }),
+      call("python", { cells: [{ code: "print(os.environ['PI_SESSION_FILE'])" }] }),
       echo(),
     ]);
     const names = p.runtime.session.getAllTools().map((t) => t.name);
@@ -72,10 +73,14 @@ test(
       assert.ok(names.includes(name), String(names));
 
     await p.runtime.session.prompt("What is six times seven?");
-    const [result] = toolResults(p);
+    const [result, sessionFile] = toolResults(p);
     assert.equal(result.isError, false);
     assert.equal(textOf(result), `42 ${cwd}`);
-    assert.equal(lastAssistantText(p), `the tool said: 42 ${cwd}`);
+    // The kernel knows pi's session file (PI_SESSION_FILE, as the original pi tools gave it).
+    const file = p.runtime.session.sessionFile;
+    assert.ok(file);
+    assert.equal(textOf(sessionFile), file);
+    assert.equal(lastAssistantText(p), `the tool said: ${file}`);
 
     const lines = drawn(p.rows.get(result.toolCallId));
     // pi's box around the row: one column of padding on the left.

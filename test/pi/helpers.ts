@@ -89,7 +89,8 @@ export async function startPi(
       });
       return { ...created, services, diagnostics: services.diagnostics };
     },
-    { cwd, agentDir, sessionManager: SessionManager.inMemory(cwd) },
+    // Sessions saved under the test's agent dir, as pi saves them under ~/.pi/agent/sessions.
+    { cwd, agentDir, sessionManager: SessionManager.create(cwd, join(agentDir, "sessions")) },
   );
   const pi: Pi = {
     runtime,
