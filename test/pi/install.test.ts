@@ -81,3 +81,16 @@ test("the installed package directory, given to pi as `pi -e` gives it", LONG, a
   const cwd = await tempDir("nbagent-pi-dir-");
   await runsPython(await startPi(cwd, [join(project, "node_modules/nbagent")], script()), cwd);
 });
+
+test(
+  "a project extension file made with createNbagentExtension(options), as the README shows",
+  LONG,
+  async () => {
+    await mkdir(join(project, ".pi/extensions"), { recursive: true });
+    await writeFile(
+      join(project, ".pi/extensions/nbagent.ts"),
+      'import { createNbagentExtension } from "nbagent/pi";\nexport default createNbagentExtension({ waitSeconds: 120 });\n',
+    );
+    await runsPython(await startPi(project, [], script()), project);
+  },
+);
