@@ -22,7 +22,7 @@ export interface RenderOptions {
 }
 
 /** Lines a collapsed block keeps. */
-export const COLLAPSED = { code: 6, output: 8, summary: 3, cells: 6, json: 12 } as const;
+export const COLLAPSED = { code: 6, output: 8, summary: 3, cells: 6, json: 16 } as const;
 
 const SPINNER = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 

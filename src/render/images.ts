@@ -1,10 +1,12 @@
 /**
- * Images in the terminal: drawn inline with the kitty graphics protocol (PNG) or iTerm2's inline
- * images (PNG, JPEG) when the terminal supports them, else a `[image 640×480 PNG]` placeholder.
+ * Images in the terminal: drawn inline with the kitty graphics protocol (PNG), iTerm2's inline
+ * images (PNG, JPEG) or sixel (PNG, sixel.ts) when the terminal supports them, else a
+ * `[image 640×480 PNG]` placeholder.
  * The drawn image takes `rows` lines: rows-1 empty lines are reserved, then the last line moves the
  * cursor up and draws, so a line-based screen keeps its count of lines right.
  */
 import type { ImageProtocol, RenderOptions } from "./format.js";
+import { pngToSixel } from "./sixel.js";
 
 export type { ImageProtocol } from "./format.js";
 
@@ -81,11 +83,16 @@ export function imageLines(img: DrawableImage, o: RenderOptions, maxCols: number
   const protocol = o.images ?? "none";
   const placeholder = (note?: string) => [o.theme.fg("accent", imagePlaceholder(img, note))];
   if (protocol === "none" || !img.data) return placeholder();
-  if (protocol === "sixel") return placeholder(); // no synchronous sixel encoder yet (docs/render.md)
-  if (protocol === "kitty" && img.mimeType !== "image/png") return placeholder();
+  // kitty and sixel take PNG here (JPEG would need decoding first); iTerm2 any format
+  if (protocol !== "iterm2" && img.mimeType !== "image/png") return placeholder();
   const { cols, rows } = imageCells(img, maxCols);
   const seq =
-    protocol === "kitty" ? kittySequence(img.data, cols, rows) : itermSequence(img.data, cols, rows);
+    protocol === "kitty"
+      ? kittySequence(img.data, cols, rows)
+      : protocol === "iterm2"
+        ? itermSequence(img.data, cols, rows)
+        : pngToSixel(img.data, cols, rows);
+  if (seq === undefined) return placeholder("cannot be decoded");
   const up = rows > 1 ? `\x1b[${rows - 1}A` : "";
   return [...Array.from({ length: rows - 1 }, () => ""), up + seq];
 }

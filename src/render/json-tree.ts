@@ -36,16 +36,17 @@ function summary(v: object, t: RenderTheme): string {
     : t.fg("muted", `{…} ${plural(n, "key")}`);
 }
 
-/** A short container drawn on one line, when it holds only scalars. */
+/** A container whose JSON is short, drawn on one line (nested ones too). */
 function inline(v: object, t: RenderTheme): string | undefined {
-  const entries = Array.isArray(v) ? v.map((x) => [undefined, x] as const) : Object.entries(v);
-  if (entries.some(([, x]) => isContainer(x))) return undefined;
   const plain = JSON.stringify(v);
   if (plain === undefined || plain.length > 48) return undefined;
-  const parts = entries.map(([k, x]) =>
-    k === undefined ? scalar(x, t) : `${t.fg("jsonKey", JSON.stringify(k))}: ${scalar(x, t)}`,
-  );
-  return Array.isArray(v) ? `[${parts.join(", ")}]` : `{${parts.join(", ")}}`;
+  const draw = (x: unknown): string => {
+    if (!isContainer(x)) return scalar(x, t);
+    if (Array.isArray(x)) return `[${x.map(draw).join(", ")}]`;
+    const parts = Object.entries(x).map(([k, y]) => `${t.fg("jsonKey", JSON.stringify(k))}: ${draw(y)}`);
+    return `{${parts.join(", ")}}`;
+  };
+  return draw(v);
 }
 
 function walk(v: unknown, label: string, depth: number, lim: Limits, t: RenderTheme, out: string[]): void {

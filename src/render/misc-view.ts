@@ -98,26 +98,11 @@ export function runsResultLines(
   isError: boolean,
   o: RenderOptions,
 ): string[] {
-  const t = o.theme;
-  const texts = content.filter((c) => c.type === "text").map((c) => c.text ?? "");
-  const text = texts.join("\n");
+  const text = content
+    .filter((c) => c.type === "text")
+    .map((c) => c.text ?? "")
+    .join("\n");
   if (!isPythonDetails(details)) return textResultLines(content, isError, o);
-  const d = details as typeof details & { run?: { id?: string; status?: string; what?: string } };
-  const lines = cleanText(text).split("\n");
-  const head: string[] = [];
-  let rest = lines;
-  let tail: string[] = [];
-  if (d.run?.status === "running" && lines.length >= 3) {
-    head.push(lines[0]);
-    rest = lines.slice(2, -1);
-    tail = lines.slice(-1);
-  } else if (/^Run \S+ \(.*\) finished after/.test(lines[0] ?? "")) {
-    head.push(lines[0]);
-    rest = lines.slice(1);
-  }
-  const out = head.flatMap((l) => wrapLine(t.fg("accent", l), o.width));
-  const notebook = Array.isArray((d as unknown as Record<string, unknown>).ranCells);
-  out.push(...pythonResultLines(rest.join("\n"), d, content, o, notebook));
-  for (const l of tail) out.push(...wrapLine(t.fg("dim", l), o.width));
-  return out;
+  const notebook = Array.isArray((details as unknown as Record<string, unknown>).ranCells);
+  return pythonResultLines(text, details, content, o, notebook);
 }

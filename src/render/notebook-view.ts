@@ -65,7 +65,7 @@ function readCellHeader(c: ReadCell, o: RenderOptions): string {
   const parts = [t.fg("accent", `cell ${c.index}`), t.fg("muted", c.cellType)];
   if (c.id) parts.push(t.fg("dim", `id ${c.id}`));
   if (c.cellType === "code") parts.push(t.fg("dim", `[${c.executionCount ?? " "}]`));
-  return parts.join(" ");
+  return parts.join(t.fg("dim", " · "));
 }
 
 /** read of several cells: each cell's header and source, with its output summary lines. */

@@ -179,6 +179,23 @@ function splitText(text: string, d: PythonToolDetails, notebook: boolean): Secti
   return { prefix, cells, footer };
 }
 
+/**
+ * A run that outlived its call (docs/runs.md) wraps the tool's text: `Still running …` and a line
+ * naming what follows, then the output, then the runs call to make; or `Run r1 (…) finished after
+ * N s. Its result:` before the call's own text. Split off, they are drawn as the head and tail.
+ */
+export function runEnvelope(text: string, d: unknown): { head: string[]; body: string; tail: string[] } {
+  const lines = text.split("\n");
+  const run = isObject(d) && isObject(d.run) ? d.run : undefined;
+  if (run?.status === "running" && lines.length >= 3 && lines[0].startsWith("Still running")) {
+    return { head: [lines[0]], body: lines.slice(2, -1).join("\n"), tail: lines.slice(-1) };
+  }
+  if (/^Run \S+ \(.*\) finished after /.test(lines[0] ?? "")) {
+    return { head: [lines[0]], body: lines.slice(1).join("\n"), tail: [] };
+  }
+  return { head: [], body: text, tail: [] };
+}
+
 /** Result view of a python call (or a notebook run: `notebook` names cells by notebook index). */
 export function pythonResultLines(
   text: string,
@@ -188,7 +205,9 @@ export function pythonResultLines(
   notebook = false,
 ): string[] {
   const t = o.theme;
-  const out: string[] = [];
+  const envelope = runEnvelope(text, d);
+  text = envelope.body;
+  const out: string[] = envelope.head.flatMap((l) => wrapLine(t.fg("accent", cleanText(l)), o.width));
   const n = d.cells.length;
   const sections = splitText(text, d, notebook);
   const sent = content.filter((c) => c.type === "image");
@@ -197,17 +216,23 @@ export function pythonResultLines(
     ...img,
     data: img.included ? sent[nextSent++]?.data : undefined,
   }));
+  const notes = new Set(leadingNotes(d).flatMap((x) => x.split("\n")));
   if (sections) {
-    for (const l of sections.prefix) out.push(...wrapLine(t.fg("warning", l), o.width));
+    for (const l of sections.prefix) out.push(...wrapLine(notes.has(l) ? t.fg("warning", l) : l, o.width));
   }
   d.cells.forEach((c, k) => {
     const pos = k + 1;
-    out.push(statusLine(c, pos, n, o, notebook));
-    const body = sections?.cells.get(pos);
+    out.push(...wrapLine(statusLine(c, pos, n, o, notebook), o.width));
+    // a JSON output's text form is drawn as its tree below
+    const jsonText = new Set(d.jsonOutputs.filter((x) => x.cell === pos).map((x) => JSON.stringify(x.data)));
+    const body = sections?.cells.get(pos)?.filter((l) => !jsonText.has(l));
     if (body?.length) {
       out.push(
         ...block(
-          body.map((l) => outputLine(l, t)),
+          // a separator rule (IPython's 75 dashes) is drawn to the width, not wrapped
+          body.map((l) =>
+            outputLine(/^([-=_─━])\1{9,}$/.test(l) ? l.slice(0, Math.max(10, o.width - 2)) : l, t),
+          ),
           o,
           COLLAPSED.output,
           { from: "tail" },
@@ -273,8 +298,14 @@ export function pythonResultLines(
   } else if (whole.artifactError) {
     out.push(...wrapLine(t.fg("error", `⚠ output cut; not saved: ${whole.artifactError}`), o.width));
   }
+  for (const l of envelope.tail) out.push(...wrapLine(t.fg("dim", cleanText(l)), o.width));
   if (!o.expanded && d.durationMs) out.push(t.fg("dim", `took ${duration(d.durationMs)}`));
   else if (d.durationMs)
-    out.push(t.fg("dim", `took ${duration(d.durationMs)} · session ${d.session} · ${d.mode}`));
+    out.push(
+      t.fg(
+        "dim",
+        `took ${duration(d.durationMs)} · session ${d.session} (${d.mode === "per-call" ? "per-call kernel" : "kept kernel"})`,
+      ),
+    );
   return out;
 }

@@ -22,24 +22,29 @@ export function truncateToWidth(line: string, width: number, ellipsis = "…"): 
   if (width <= 0) return "";
   if (visibleWidth(line) <= width) return line;
   const room = Math.max(0, width - visibleWidth(ellipsis));
-  let cut = sliceAnsi(line, 0, room);
-  // a wide character at the edge may still overflow by one column
-  while (cut.length > 0 && visibleWidth(cut) > room) cut = sliceAnsi(cut, 0, visibleWidth(cut) - 1);
+  let end = room;
+  let cut = sliceAnsi(line, 0, end);
+  // a wide character at the edge may still overflow by one column: end before it
+  while (end > 0 && visibleWidth(cut) > room) cut = sliceAnsi(line, 0, --end);
+  if (visibleWidth(cut) > room) cut = "";
   return `${cut}${ellipsis}`;
 }
 
-/** Wraps one line to `width` columns (hard: long words break), colours kept. */
-export function wrapLine(line: string, width: number): string[] {
+/**
+ * Wraps one line to `width` columns (hard: long words break), colours kept. Prose (`trim`, the
+ * default) loses the spaces at the breaks; content (output, code) keeps every character.
+ */
+export function wrapLine(line: string, width: number, trim = true): string[] {
   if (width <= 0) return [""];
   if (visibleWidth(line) <= width) return [line];
-  const out = wrapAnsi(line, width, { hard: true, trim: false, wordWrap: true }).split("\n");
+  const out = wrapAnsi(line, width, { hard: true, trim, wordWrap: true }).split("\n");
   // wrap-ansi may leave a line a column wide with wide characters at the edge: cut those
   return out.map((l) => (visibleWidth(l) > width ? truncateToWidth(l, width) : l));
 }
 
-/** Wraps every line of a block to `width`. */
+/** Wraps every line of a block of content to `width`, keeping every character. */
 export function wrapLines(lines: string[], width: number): string[] {
-  return lines.flatMap((l) => wrapLine(l, width));
+  return lines.flatMap((l) => wrapLine(l, width, false));
 }
 
 /**
@@ -47,7 +52,7 @@ export function wrapLines(lines: string[], width: number): string[] {
  * (a carriage return keeps what was written last, as a terminal shows it), tabs as spaces.
  */
 export function cleanText(text: string): string {
-  let t = stripVTControlCharacters(text);
+  let t = stripVTControlCharacters(text.replace(IMAGE_SEQUENCES, ""));
   if (t.includes("\r")) {
     t = t
       .replace(/\r\n/g, "\n")
