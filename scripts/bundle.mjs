@@ -39,7 +39,8 @@ if (only !== "pi") {
 
 // The pi extension (`nbagent/pi`, docs/pi.md) as one file, dist/pi/index.js. pi loads extensions
 // through jiti, which maps `@sinclair/typebox` to its own TypeBox 1.x: bundled, our code keeps the
-// TypeBox it was written for, and pi's packages are only ever imported as types.
+// TypeBox it was written for, and pi's packages are only ever imported as types. `sixel` stays
+// outside: its bundled copy of UPNG assigns an undeclared global, an error in the bundle's strict ESM.
 await build({
   entryPoints: { index: "src/pi/extension.ts" },
   outdir: "dist/pi",
@@ -47,7 +48,7 @@ await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws"],
+  external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws", "sixel"],
   sourcemap: true,
   logLevel: "warning",
 });
