@@ -4,7 +4,8 @@
 // reads a few modules instead of ~300 (@sinclair/typebox alone is 266 files, ~120 ms to load on this
 // machine), so every short `nbagent call` starts faster. Native and lazily loaded packages stay
 // outside (resolved from node_modules as usual); the .py assets are found by src/assets.ts.
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { build } from "esbuild";
 
 // `node scripts/bundle.mjs pi` builds only the pi extension (its tests do, leaving the CLI's alone).
@@ -41,7 +42,8 @@ if (only !== "pi") {
 // through jiti, which maps `@sinclair/typebox` to its own TypeBox 1.x: bundled, our code keeps the
 // TypeBox it was written for, and pi's packages are only ever imported as types. `sixel` stays
 // outside: its bundled copy of UPNG assigns an undeclared global, an error in the bundle's strict ESM.
-await build({
+// Written through a temporary file and a rename: tests build it while others load it.
+const pi = await build({
   entryPoints: { index: "src/pi/extension.ts" },
   outdir: "dist/pi",
   bundle: true,
@@ -51,4 +53,11 @@ await build({
   external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws", "sixel"],
   sourcemap: true,
   logLevel: "warning",
+  write: false,
 });
+for (const file of pi.outputFiles) {
+  mkdirSync(dirname(file.path), { recursive: true });
+  const tmp = `${file.path}.${process.pid}.tmp`;
+  writeFileSync(tmp, file.contents);
+  renameSync(tmp, file.path);
+}
