@@ -4,31 +4,61 @@
 // reads a few modules instead of ~300 (@sinclair/typebox alone is 266 files, ~120 ms to load on this
 // machine), so every short `nbagent call` starts faster. Native and lazily loaded packages stay
 // outside (resolved from node_modules as usual); the .py assets are found by src/assets.ts.
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
 import { build } from "esbuild";
 
-// Chunk names carry a content hash: remove the previous build's so the package holds only this one's.
-for (const name of existsSync("dist/cli") ? readdirSync("dist/cli", { withFileTypes: true }) : []) {
-  if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name)) rmSync(`dist/cli/${name.name}`);
+// `node scripts/bundle.mjs pi` builds only the pi extension (its tests do, leaving the CLI's alone).
+const only = process.argv[2];
+
+if (only !== "pi") {
+  // Chunk names carry a content hash: remove the previous build's so the package holds only this one's.
+  for (const name of existsSync("dist/cli") ? readdirSync("dist/cli", { withFileTypes: true }) : []) {
+    if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name)) rmSync(`dist/cli/${name.name}`);
+  }
+
+  await build({
+    entryPoints: { nbagent: "src/cli/main.ts" },
+    outdir: "dist/cli",
+    // Code only some commands load (the MCP server and its SDK, ~850 KB) goes to chunks that
+    // commands import when they run, so every other command starts as fast as before.
+    splitting: true,
+    chunkNames: "nbagent-[name]-[hash]",
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    // sixel is sloppy-mode CommonJS (assigns an undeclared global): bundled into ESM it throws.
+    external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws", "sixel"],
+    // Bundled CommonJS code may call require(); give it node's, relative to the bundle.
+    banner: {
+      js: 'import { createRequire as __nbagentRequire } from "node:module";\nconst require = __nbagentRequire(import.meta.url);',
+    },
+    sourcemap: true,
+    logLevel: "warning",
+  });
 }
 
-await build({
-  entryPoints: { nbagent: "src/cli/main.ts" },
-  outdir: "dist/cli",
-  // Code only some commands load (the MCP server and its SDK, ~850 KB) goes to chunks that
-  // commands import when they run, so every other command starts as fast as before.
-  splitting: true,
-  chunkNames: "nbagent-[name]-[hash]",
+// The pi extension (`nbagent/pi`, docs/pi.md) as one file, dist/pi/index.js. pi loads extensions
+// through jiti, which maps `@sinclair/typebox` to its own TypeBox 1.x: bundled, our code keeps the
+// TypeBox it was written for, and pi's packages are only ever imported as types. `sixel` stays
+// outside: its bundled copy of UPNG assigns an undeclared global, an error in the bundle's strict ESM.
+// Written through a temporary file and a rename: tests build it while others load it.
+const pi = await build({
+  entryPoints: { index: "src/pi/extension.ts" },
+  outdir: "dist/pi",
   bundle: true,
   platform: "node",
   format: "esm",
   target: "node20",
-  // sixel is sloppy-mode CommonJS (assigns an undeclared global): bundled into ESM it throws.
   external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws", "sixel"],
-  // Bundled CommonJS code may call require(); give it node's, relative to the bundle.
-  banner: {
-    js: 'import { createRequire as __nbagentRequire } from "node:module";\nconst require = __nbagentRequire(import.meta.url);',
-  },
   sourcemap: true,
   logLevel: "warning",
+  write: false,
 });
+for (const file of pi.outputFiles) {
+  mkdirSync(dirname(file.path), { recursive: true });
+  const tmp = `${file.path}.${process.pid}.tmp`;
+  writeFileSync(tmp, file.contents);
+  renameSync(tmp, file.path);
+}

@@ -1,0 +1,57 @@
+/**
+ * The toolbox of one pi session (docs/pi.md): made on the session's first tool call, when pi's
+ * working directory and session file are known, and shut down — every kernel with it — when pi ends
+ * the session. A call that arrives after the end gets no new kernels.
+ */
+import { createToolbox, type Toolbox, type ToolboxOptions } from "../tools/index.js";
+
+export type SessionToolboxOptions = Omit<ToolboxOptions, "cwd">;
+
+/** What a tool call tells us about the pi session it runs in. */
+export interface PiSessionInfo {
+  cwd: string;
+  /** pi's session file (undefined for an in-memory session): kernels see it as PI_SESSION_FILE. */
+  sessionFile?: string;
+}
+
+export class SessionEndedError extends Error {
+  constructor() {
+    super("the pi session has ended; its kernels are shut down");
+  }
+}
+
+export class SessionToolbox {
+  #toolbox: Toolbox | undefined;
+  #ended = false;
+
+  constructor(
+    private readonly options: SessionToolboxOptions = {},
+    private readonly create: (options: ToolboxOptions) => Toolbox = createToolbox,
+  ) {}
+
+  /** The session's toolbox, made on first use. */
+  get(session: PiSessionInfo): Toolbox {
+    if (this.#ended) throw new SessionEndedError();
+    this.#toolbox ??= this.create({
+      ...this.options,
+      cwd: session.cwd,
+      runtime: {
+        ...(session.sessionFile ? { sessionFile: session.sessionFile } : {}),
+        ...this.options.runtime,
+      },
+    });
+    return this.#toolbox;
+  }
+
+  get started(): boolean {
+    return this.#toolbox !== undefined;
+  }
+
+  /** Ends the session: calls still running are cancelled by the runtime, every kernel shuts down. */
+  async end(): Promise<void> {
+    this.#ended = true;
+    const toolbox = this.#toolbox;
+    this.#toolbox = undefined;
+    await toolbox?.dispose();
+  }
+}

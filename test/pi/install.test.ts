@@ -1,0 +1,96 @@
+/**
+ * The pi extension from the packed package, set up as docs/pi.md tells a user to: `npm pack`, the
+ * tarball installed into a project, then (1) a project extension file that re-exports `nbagent/pi`
+ * (pi discovers .pi/extensions/ by itself) and (2) the installed package directory given to pi as
+ * `pi -e` gives it (its pi manifest names dist/pi/index.js). Both run a scripted python call whose
+ * kernel needs the package's prelude.
+ */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { promisify } from "node:util";
+import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import { drawn, type Pi, ROOT, startPi, tempDir, textOf, toolResults } from "./helpers.js";
+
+const exec = promisify(execFile);
+const LONG = { timeout: 300_000 };
+const npmEnv = {
+  ...process.env,
+  npm_config_audit: "false",
+  npm_config_fund: "false",
+  npm_config_update_notifier: "false",
+};
+let project = "";
+const open: Pi[] = [];
+
+before(async () => {
+  await exec(process.execPath, ["scripts/copy-assets.mjs"], { cwd: ROOT });
+  await exec(process.execPath, ["scripts/bundle.mjs", "pi"], { cwd: ROOT });
+  const work = await tempDir("nbagent-pi-pack-");
+  const { stdout } = await exec("npm", ["pack", "--json", "--pack-destination", work], {
+    cwd: ROOT,
+    env: npmEnv,
+    maxBuffer: 1 << 24,
+  });
+  const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
+  const files = packed.files.map((f) => f.path);
+  for (const needed of ["dist/pi/index.js", "dist/runtime/prelude.py", "dist/kernel/local/forkserver.py"])
+    assert.ok(files.includes(needed), `${needed} missing from the package`);
+  project = join(work, "project");
+  await mkdir(project);
+  await writeFile(join(project, "package.json"), JSON.stringify({ name: "a-project", private: true }));
+  await exec("npm", ["install", "--prefer-offline", join(work, packed.filename)], {
+    cwd: project,
+    env: npmEnv,
+    maxBuffer: 1 << 24,
+  });
+}, LONG);
+
+after(async () => {
+  for (const pi of open) await pi.close();
+});
+
+async function runsPython(p: Pi, cwd: string): Promise<void> {
+  open.push(p);
+  assert.deepEqual(p.loadErrors, []);
+  await p.runtime.session.prompt("Where are you?");
+  const [result] = toolResults(p);
+  assert.equal(result.isError, false, textOf(result));
+  // read() is the prelude's helper: the kernel found prelude.py in the installed package
+  assert.equal(textOf(result), `True ${cwd}`);
+  assert.ok(drawn(p.rows.get(result.toolCallId)).some((l) => l.includes(`True ${cwd}`)));
+}
+
+const script = () => [
+  fauxAssistantMessage(
+    fauxToolCall("python", { cells: [{ code: "import os\nprint(callable(read), os.getcwd())" }] }),
+    { stopReason: "toolUse" },
+  ),
+  fauxAssistantMessage(fauxText("done")),
+];
+
+test("a project extension file re-exporting nbagent/pi is found and loaded by pi", LONG, async () => {
+  await mkdir(join(project, ".pi/extensions"), { recursive: true });
+  await writeFile(join(project, ".pi/extensions/nbagent.ts"), 'export { default } from "nbagent/pi";\n');
+  await runsPython(await startPi(project, [], script()), project);
+});
+
+test("the installed package directory, given to pi as `pi -e` gives it", LONG, async () => {
+  const cwd = await tempDir("nbagent-pi-dir-");
+  await runsPython(await startPi(cwd, [join(project, "node_modules/nbagent")], script()), cwd);
+});
+
+test(
+  "a project extension file made with createNbagentExtension(options), as the README shows",
+  LONG,
+  async () => {
+    await mkdir(join(project, ".pi/extensions"), { recursive: true });
+    await writeFile(
+      join(project, ".pi/extensions/nbagent.ts"),
+      'import { createNbagentExtension } from "nbagent/pi";\nexport default createNbagentExtension({ waitSeconds: 120 });\n',
+    );
+    await runsPython(await startPi(project, [], script()), project);
+  },
+);
