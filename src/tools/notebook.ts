@@ -12,7 +12,7 @@ import {
   NotebookFileError,
   type NotebookKernelSpec,
 } from "../notebook/index.js";
-import { createWithCell, HANDLERS, ToolError } from "./notebook-actions/index.js";
+import { createWithCell, HANDLERS, ToolError, withSaveNotes } from "./notebook-actions/index.js";
 import { notebookDescription } from "./notebook-description.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
@@ -87,7 +87,8 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
         return fail(e.message);
       }
       try {
-        return await HANDLERS[params.action]({ ...common, loaded });
+        const ctx = { ...common, loaded };
+        return withSaveNotes(ctx, await HANDLERS[params.action](ctx));
       } catch (e) {
         if (e instanceof ToolError) return fail(e.message);
         throw e;
