@@ -102,7 +102,7 @@ export async function save(ctx: ActionContext): Promise<void> {
     throw e;
   }
   const notes = saveNotes(result, ctx.shownPath);
-  if (notes.length) (ctx.saveNotes ??= []).push(...notes);
+  if (notes.length) ctx.saveNotes = [...(ctx.saveNotes ?? []), ...notes];
 }
 
 const octal = (mode: number) => mode.toString(8).padStart(4, "0");
