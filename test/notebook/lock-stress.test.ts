@@ -16,10 +16,10 @@ import { sweepLeftovers } from "../../src/notebook/sweep.js";
 import { tempDir } from "./helpers.js";
 
 const WORKER = new URL("./lock-worker.ts", import.meta.url).pathname;
-const WORKERS = 8;
+const WORKERS = 12;
 const ACQUISITIONS = 1_000;
 /** Share of critical sections whose holder kills itself inside. */
-const DIE_INSIDE = 0.03;
+const DIE_INSIDE = 0.2;
 
 interface Span {
   key: string;
@@ -75,7 +75,7 @@ test(`lock stress: ${WORKERS} processes, holders killed at random, no two holder
     await new Promise((r) => setTimeout(r, 200 + Math.random() * 1000));
     const victims = [...live];
     const victim = victims[Math.floor(Math.random() * victims.length)];
-    if (victim && Math.random() < 0.5) {
+    if (victim && Math.random() < 0.3) {
       victim.kill("SIGKILL");
       killedOutside++;
     }
