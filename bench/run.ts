@@ -8,6 +8,7 @@ import type { BenchSection } from "./types.js";
 
 const SECTIONS: Record<string, string> = {
   "notebook-edit": "./notebook-edit.js",
+  "notebook-race": "./notebook-race.js",
   kernel: "./kernel.js",
   "python-tool": "./python-tool.js",
   "cli-cold": "./cli-cold.js",

@@ -1,20 +1,23 @@
 /**
  * Loading and saving .ipynb files: read + fingerprint, parse, structure check; atomic save
- * (temp file in the same directory, fsync, rename, mode kept) that refuses when the file changed
- * on disk since it was read.
+ * (temp file in the same directory, fsync, rename; owner, group and mode kept where the OS allows)
+ * that refuses when the file changed on disk since it was read or the user could not write it.
+ * Rules: docs/notebook-tool.md ("Files").
  */
 
 import { isUtf8 } from "node:buffer";
 import { randomBytes } from "node:crypto";
-import type { BigIntStats } from "node:fs";
-import { type FileHandle, open, readFile, realpath, rename, stat, unlink } from "node:fs/promises";
+import { type BigIntStats, constants, renameSync, statSync } from "node:fs";
+import { access, type FileHandle, open, realpath, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { decodeJson } from "./decode.js";
 import type { JsonValue } from "./json.js";
 import { LockTimeoutError, withFileLock } from "./lock.js";
 import { assertNotebook, type Notebook, NotebookStructureError } from "./model.js";
+import { NotRegularFileError, openRegular } from "./regular-file.js";
 import { JsonSyntaxError } from "./scan.js";
 import { type Layout, layoutOf, render } from "./splice.js";
+import { sweepLeftovers } from "./sweep.js";
 
 /** What a load saw on disk; a save proceeds only if the file still matches it. */
 export interface Fingerprint {
@@ -57,6 +60,7 @@ export interface LoadedNotebook {
 export type NotebookErrorCode =
   | "not_found"
   | "not_a_file"
+  | "read_only"
   | "unreadable"
   | "invalid_json"
   | "invalid_structure"
@@ -113,24 +117,25 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
   let st: BigIntStats;
   try {
     real = await realpath(path);
-    const fh = await open(real, "r");
+    const fh = await openRegular(real);
     try {
       st = await fh.stat({ bigint: true });
-      if (!st.isFile()) {
-        throw new NotebookFileError("not_a_file", `Notebook path is not a file: ${shownPath}`);
-      }
       buf = await readAll(fh, Number(st.size));
     } finally {
       await fh.close();
     }
   } catch (e) {
-    if (e instanceof NotebookFileError) throw e;
+    if (e instanceof NotRegularFileError) {
+      throw new NotebookFileError(
+        "not_a_file",
+        `Notebook path is a ${e.kind}, not a notebook file: ${shownPath}. Nothing was read or written.`,
+        e.kind,
+      );
+    }
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ENOENT" || code === "ENOTDIR") {
       throw new NotebookFileError("not_found", `Notebook not found: ${shownPath}`);
     }
-    if (code === "EISDIR")
-      throw new NotebookFileError("not_a_file", `Notebook path is not a file: ${shownPath}`);
     throw new NotebookFileError("unreadable", `Cannot read notebook ${shownPath}: ${(e as Error).message}`);
   }
   const invalid = (reason: string) =>
@@ -234,6 +239,16 @@ async function writeChunks(fh: FileHandle, chunks: Buffer[]): Promise<void> {
   }
 }
 
+function differs(st: BigIntStats, fp: Fingerprint): boolean {
+  return (
+    Number(st.dev) !== fp.dev ||
+    Number(st.ino) !== fp.ino ||
+    Number(st.size) !== fp.size ||
+    st.mtimeNs !== fp.mtimeNs ||
+    st.ctimeNs !== fp.ctimeNs
+  );
+}
+
 /**
  * Why the file on disk no longer matches what was read, or undefined when it still does. Any write,
  * rename-over or utimes changes ino, size, mtime or ctime; only a same-size in-place write within
@@ -247,61 +262,116 @@ async function changedSince(path: string, fp: Fingerprint): Promise<string | und
   } catch {
     return "it was deleted or moved";
   }
-  if (
-    Number(st.dev) !== fp.dev ||
-    Number(st.ino) !== fp.ino ||
-    Number(st.size) !== fp.size ||
-    st.mtimeNs !== fp.mtimeNs ||
-    st.ctimeNs !== fp.ctimeNs
-  ) {
-    return "it was modified";
+  if (differs(st, fp)) return "it was modified";
+  if (fp.racy) {
+    const fh = await openRegular(path);
+    try {
+      if (!sameBytes(await readAll(fh, fp.size), fp.content)) return "its content changed";
+    } finally {
+      await fh.close();
+    }
   }
-  if (fp.racy && !sameBytes(await readFile(path), fp.content)) return "its content changed";
   return undefined;
 }
 
+/** What a save did besides writing the notebook, for the user to hear about. */
+export interface SaveResult {
+  /** Other names (hard links) the old file had: they keep showing the old version. */
+  otherLinks: number;
+  /** Owner, group or mode bits the new file could not take over from the old one: [was, now]. */
+  notKept: { uid?: [number, number]; gid?: [number, number]; mode?: [number, number] };
+  /** Leftovers of interrupted saves (temp copies, lock debris) removed beside the notebook. */
+  removedLeftovers: string[];
+}
+
+/** Refuses (NotebookFileError "read_only") a file this user could not write in place. */
+async function assertWritable(loaded: LoadedNotebook, shownPath: string): Promise<void> {
+  try {
+    await access(loaded.path, constants.W_OK);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "EROFS") {
+      throw new NotebookFileError(
+        "read_only",
+        `Notebook is on a read-only file system: ${shownPath}. Nothing was written.`,
+        "read-only file system",
+      );
+    }
+    if (code === "EACCES" || code === "EPERM") {
+      const mode = (loaded.mode & 0o7777).toString(8).padStart(4, "0");
+      throw new NotebookFileError(
+        "read_only",
+        `Notebook is read-only for this user: ${shownPath} (mode ${mode}, owner uid ${loaded.uid}, uid here ${process.getuid?.()}). Nothing was written; make it writable first if it should be changed.`,
+        "permission denied",
+      );
+    }
+    // Missing: the change check says so under the lock.
+  }
+}
+
 /**
- * Writes the notebook back atomically. Refuses (NotebookFileError "conflict") when the file changed
- * since it was loaded; on success the fingerprint is updated so the same LoadedNotebook can be
- * saved again later.
+ * Writes the notebook back atomically. Refuses (NotebookFileError) when the file changed since it
+ * was loaded ("conflict") or this user could not write it in place ("read_only"); on success the
+ * fingerprint is updated so the same LoadedNotebook can be saved again later.
  */
-export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.path): Promise<void> {
-  const { chunks, layout } = render(loaded.notebook, loaded.layout);
+export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.path): Promise<SaveResult> {
   const target = loaded.path;
+  await assertWritable(loaded, shownPath);
+  const removedLeftovers = await sweepLeftovers(target).catch(() => []);
+  const { chunks, layout } = render(loaded.notebook, loaded.layout);
   const tmp = join(
     dirname(target),
     `.${basename(target)}.nbagent-${process.pid}-${randomBytes(4).toString("hex")}.tmp`,
   );
+  const notKept: SaveResult["notKept"] = {};
   let written: Fingerprint | undefined;
+  let otherLinks = 0;
   try {
     const fh = await open(tmp, "wx", 0o600);
     try {
       await writeChunks(fh, chunks);
+      // Owner first: a chown clears setuid/setgid, which the chmod after it sets again. Only root
+      // may give a file away; anyone may give it a group they are in.
+      const uid = process.getuid?.();
+      if (uid === 0) await fh.chown(loaded.uid, loaded.gid).catch(() => {});
+      else if (uid !== undefined) await fh.chown(uid, loaded.gid).catch(() => {});
       await fh.chmod(loaded.mode);
-      if (process.getuid?.() === 0) await fh.chown(loaded.uid, loaded.gid).catch(() => {});
+      const got = await fh.stat();
+      if (got.uid !== loaded.uid) notKept.uid = [loaded.uid, got.uid];
+      if (got.gid !== loaded.gid) notKept.gid = [loaded.gid, got.gid];
+      if ((got.mode & 0o7777) !== loaded.mode) notKept.mode = [loaded.mode, got.mode & 0o7777];
       await fh.sync();
     } finally {
       await fh.close();
     }
   } catch (e) {
     await unlink(tmp).catch(() => {});
+    const code = (e as NodeJS.ErrnoException).code;
     throw new NotebookFileError(
       "write_failed",
-      `Cannot write notebook ${shownPath}: ${(e as Error).message}`,
+      code === "EACCES" || code === "EPERM"
+        ? `Cannot write notebook ${shownPath}: its folder is not writable for this user (a save writes a new file beside the notebook and renames it over the old one). Nothing was written.`
+        : `Cannot write notebook ${shownPath}: ${(e as Error).message}. Nothing was written.`,
     );
   }
   try {
     await withFileLock(target, async () => {
       const why = await changedSince(target, loaded.fingerprint);
-      if (why) {
-        throw new NotebookFileError(
-          "conflict",
-          `Notebook changed on disk since it was read (${why}): ${shownPath}. Nothing was written; read it again and redo the change.`,
-        );
+      if (why) throw conflict(why, shownPath);
+      // Once more right before the rename, synchronously, so that only two system calls separate
+      // the last look from the replace: a writer that does not take our lock can slip in only there.
+      let last: BigIntStats;
+      try {
+        last = statSync(target, { bigint: true });
+      } catch {
+        throw conflict("it was deleted or moved", shownPath);
       }
-      await rename(tmp, target);
+      if (differs(last, loaded.fingerprint)) throw conflict("it was modified", shownPath);
+      renameSync(tmp, target);
+      otherLinks = Number(last.nlink) - 1;
       // After the rename (which updates ctime), under the lock: what the next save must find.
-      written = fingerprintOf(await stat(target, { bigint: true }), chunks);
+      const now = await stat(target, { bigint: true }).catch(() => undefined);
+      if (now) written = fingerprintOf(now, chunks);
     });
   } catch (e) {
     await unlink(tmp).catch(() => {});
@@ -314,12 +384,20 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
     }
     throw new NotebookFileError(
       "write_failed",
-      `Cannot write notebook ${shownPath}: ${(e as Error).message}`,
+      `Cannot write notebook ${shownPath}: ${(e as Error).message}. Nothing was written.`,
     );
   }
   await syncDirectory(dirname(target));
   if (written) loaded.fingerprint = written;
   loaded.layout = layout;
+  return { otherLinks, notKept, removedLeftovers };
+}
+
+function conflict(why: string, shownPath: string): NotebookFileError {
+  return new NotebookFileError(
+    "conflict",
+    `Notebook changed on disk since it was read (${why}): ${shownPath}. Nothing was written; read it again and redo the change.`,
+  );
 }
 
 async function syncDirectory(dir: string): Promise<void> {

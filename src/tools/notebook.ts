@@ -13,7 +13,7 @@ import {
   NotebookFileError,
   type NotebookKernelSpec,
 } from "../notebook/index.js";
-import { createWithCell, HANDLERS, ToolError } from "./notebook-actions/index.js";
+import { createWithCell, HANDLERS, ToolError, withSaveNotes } from "./notebook-actions/index.js";
 import { notebookDescription } from "./notebook-description.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
 import { checkLoaded, invalidNote } from "./notebook-problems.js";
@@ -100,7 +100,8 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
       const readFingerprint = loaded.fingerprint;
       let result: Awaited<ReturnType<(typeof HANDLERS)[typeof params.action]>>;
       try {
-        result = await HANDLERS[params.action]({ ...common, loaded, check });
+        const ctx = { ...common, loaded, check };
+        result = withSaveNotes(ctx, await HANDLERS[params.action](ctx));
       } catch (e) {
         if (e instanceof ToolError) return fail(e.message);
         throw e;

@@ -9,6 +9,7 @@ import {
   type LoadedNotebook,
   type NotebookCheck,
   NotebookFileError,
+  type SaveResult,
   saveNotebook,
   supportsCellIds,
 } from "../../notebook/index.js";
@@ -30,6 +31,8 @@ export interface ActionContext {
   check?: NotebookCheck;
   signal?: AbortSignal;
   onUpdate?: ToolUpdate<unknown>;
+  /** What the saves of this call must tell the user besides the change (filled by save()). */
+  saveNotes?: string[];
 }
 
 export type ActionHandler = (ctx: ActionContext) => Promise<ToolResult<NotebookDetails>>;
@@ -89,14 +92,58 @@ export function targetIndex(ctx: ActionContext, forInsert = false): number | und
   return index;
 }
 
-/** Writes the notebook back (atomic; refused when the file changed on disk since it was read). */
+/**
+ * Writes the notebook back (atomic; refused when the file changed on disk since it was read or the
+ * user could not write it). What the new file could not keep is noted for the result text.
+ */
 export async function save(ctx: ActionContext): Promise<void> {
+  let result: SaveResult;
   try {
-    await saveNotebook(ctx.loaded, ctx.shownPath);
+    result = await saveNotebook(ctx.loaded, ctx.shownPath);
   } catch (e) {
     if (e instanceof NotebookFileError) throw new ToolError(e.message);
     throw e;
   }
+  const notes = saveNotes(result, ctx.shownPath);
+  if (notes.length) ctx.saveNotes = [...(ctx.saveNotes ?? []), ...notes];
+}
+
+const octal = (mode: number) => mode.toString(8).padStart(4, "0");
+
+/** The sentences a save result needs (docs/notebook-tool.md, "Files"). */
+export function saveNotes(result: SaveResult, shownPath: string): string[] {
+  const notes: string[] = [];
+  if (result.otherLinks > 0) {
+    const n = result.otherLinks;
+    notes.push(
+      `Note: ${shownPath} had ${n} other hard link${n === 1 ? "" : "s"}; the save wrote a new file, so ${n === 1 ? "that name still shows" : "those names still show"} the old version.`,
+    );
+  }
+  const { uid, gid, mode } = result.notKept;
+  const lost = [
+    ...(uid ? [`owner uid ${uid[1]} (was ${uid[0]})`] : []),
+    ...(gid ? [`group gid ${gid[1]} (was ${gid[0]})`] : []),
+    ...(mode ? [`mode ${octal(mode[1])} (was ${octal(mode[0])})`] : []),
+  ];
+  if (lost.length) {
+    notes.push(
+      `Note: the saved file has ${lost.join(", ")}: this user may not give a file that ${lost.length === 1 ? "attribute" : "ownership and mode"}.`,
+    );
+  }
+  return notes;
+}
+
+/** The result with the save notes after its first paragraph (the change's summary). */
+export function withSaveNotes(
+  ctx: ActionContext,
+  result: ToolResult<NotebookDetails>,
+): ToolResult<NotebookDetails> {
+  const first = result.content[0];
+  if (!ctx.saveNotes?.length || first?.type !== "text") return result;
+  return {
+    ...result,
+    content: [{ ...first, text: `${first.text}\n${ctx.saveNotes.join("\n")}` }, ...result.content.slice(1)],
+  };
 }
 
 /** With `execute: true`: runs cell `index` after the save and appends the run's result. */

@@ -19,5 +19,5 @@ export const HANDLERS: Record<NotebookAction, ActionHandler> = {
   run,
 };
 
-export { type ActionContext, type ActionHandler, ToolError } from "./context.js";
+export { type ActionContext, type ActionHandler, ToolError, withSaveNotes } from "./context.js";
 export { createWithCell } from "./create.js";
