@@ -6,6 +6,7 @@ import { dirname } from "node:path";
 for (const [from, to] of [
   ["src/runtime/prelude.py", "dist/runtime/prelude.py"],
   ["src/kernel/local/forkserver.py", "dist/kernel/local/forkserver.py"],
+  ["src/kernel/local/pidns.py", "dist/kernel/local/pidns.py"],
 ]) {
   if (!existsSync(from)) continue;
   mkdirSync(dirname(to), { recursive: true });
