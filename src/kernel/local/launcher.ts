@@ -170,6 +170,8 @@ export class LocalKernelProcess implements LaunchedKernel {
       this.stdout = (this.stdout + chunk.toString("utf8")).slice(-STDERR_TAIL);
       const line = parseIsolationLine(this.stdout);
       if (!line) return;
+      // The wrapper's report is not the kernel's output (which stderrTail() shows in errors).
+      this.stderr = this.stderr.replace(/\n?NBAGENT_ISOLATION [^\n]*\n/, "");
       const { kernel, ...isolation } = line;
       if (typeof kernel === "number" && this.running) {
         this.kernelPid = kernel;
