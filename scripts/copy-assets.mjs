@@ -8,6 +8,7 @@ for (const [from, to] of [
   ["src/kernel/local/forkserver.py", "dist/kernel/local/forkserver.py"],
   // The nbformat schemas' licence: the validators compiled from them ship in dist.
   ["src/notebook/schema/LICENSE.md", "dist/notebook/schema/LICENSE.md"],
+  ["src/kernel/local/pidns.py", "dist/kernel/local/pidns.py"],
 ]) {
   if (!existsSync(from)) continue;
   mkdirSync(dirname(to), { recursive: true });

@@ -7,19 +7,35 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PKGS="tmux python3-ipykernel python3-jupyter-server python3-nbformat python3-nbclient python3-matplotlib python3-numpy python3-pandas"
+DEBIAN_PKGS="python3-ipykernel python3-jupyter-server python3-nbformat python3-nbclient python3-matplotlib python3-numpy python3-pandas"
+# bubblewrap: the opt-in kernel sandbox (--sandbox, docs/isolation.md). A system package: installed
+# only as root on Debian; without it everything else works and `nbagent doctor` says --sandbox is off.
+# tmux: the terminal test of `nbagent python` (skipped without it).
+SYSTEM_PKGS="bubblewrap tmux"
 PIP_PKGS="ipykernel jupyter_server nbformat nbclient matplotlib numpy pandas"
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
+setup_system() {
+  if command -v bwrap >/dev/null && command -v tmux >/dev/null; then return; fi
+  if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] && command -v apt-get >/dev/null; then
+    log "installing Debian packages: $SYSTEM_PKGS"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $SYSTEM_PKGS >/dev/null
+  else
+    log "not installed (needs root): $SYSTEM_PKGS — without bubblewrap --sandbox is unavailable, without tmux its test is skipped"
+  fi
+}
+
 setup_python() {
   if [ -n "${NBAGENT_PYTHON:-}" ]; then
     log "using NBAGENT_PYTHON=$NBAGENT_PYTHON as given"
+    setup_system
     return
   fi
   if [ "$(id -u)" = 0 ] && [ -f /etc/debian_version ] && command -v apt-get >/dev/null; then
     local missing=""
-    for p in $DEBIAN_PKGS; do
+    for p in $DEBIAN_PKGS $SYSTEM_PKGS; do
       dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
     done
     if [ -n "$missing" ]; then
@@ -31,6 +47,7 @@ setup_python() {
     fi
     return
   fi
+  setup_system
   if [ ! -x .venv/bin/python ]; then
     log "creating ./.venv"
     python3 -m venv .venv

@@ -47,6 +47,44 @@ export function usage(): string {
   ].join("\n");
 }
 
+/** The commands whose kernels the sandbox applies to (docs/isolation.md). */
+const SANDBOXED = new Set(["call", "batch", "mcp", "demo"]);
+
+/**
+ * Takes `--sandbox` / `--sandbox=net-off` out of a command's arguments (before a `--`) into
+ * NBAGENT_SANDBOX, which the runtime reads, and checks NBAGENT_SANDBOX's value. Returns the
+ * remaining arguments, or an error text (usage, exit 2).
+ */
+export function takeSandboxFlag(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { args: string[] } | { error: string } {
+  const rest: string[] = [];
+  let given: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") {
+      rest.push(...args.slice(i));
+      break;
+    }
+    if (a === "--sandbox") given = "1";
+    else if (a.startsWith("--sandbox=")) given = a.slice("--sandbox=".length);
+    else rest.push(a);
+  }
+  if (given !== undefined && !SANDBOXED.has(name)) {
+    return { error: `--sandbox applies to ${[...SANDBOXED].join(", ")}, not to ${name}` };
+  }
+  const value = given ?? env.NBAGENT_SANDBOX;
+  if (value !== undefined && !["", "0", "off", "1", "on", "net-off"].includes(value.trim().toLowerCase())) {
+    return {
+      error: `${given !== undefined ? "--sandbox=" : "NBAGENT_SANDBOX="}${value} is not one of 1 (on), net-off, 0 (off)`,
+    };
+  }
+  if (given !== undefined) env.NBAGENT_SANDBOX = given;
+  return { args: rest };
+}
+
 /** `--help` or `-h` among a command's own arguments (before a `--`). */
 export function asksForHelp(args: string[]): boolean {
   for (const a of args) {

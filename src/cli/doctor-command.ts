@@ -8,7 +8,9 @@ usage: nbagent doctor [--json] [--cwd DIR]
 
 Says which interpreter runs the kernels (NBAGENT_PYTHON, an active VIRTUAL_ENV, ./.venv, python3 on
 PATH, /usr/bin/python3: the first that can import ipykernel), whether ipykernel, nbformat and
-jupyter_server import, and the exact command that installs each missing one.
+jupyter_server import, and the exact command that installs each missing one. Also which isolation
+kernels get here, tried for real: a PID namespace of their own (no host process visible) or none and
+why, and whether --sandbox (bubblewrap) is available (docs/isolation.md).
 
 options:
   --json      the report as one JSON object

@@ -1,10 +1,13 @@
 /**
  * `nbagent doctor`: which interpreter will run kernels, and whether what nbagent needs is importable,
- * with the exact command that fixes each missing piece.
+ * with the exact command that fixes each missing piece; and which isolation kernels get here
+ * (docs/isolation.md), probed for real.
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
+import { findBwrap, probeIsolation } from "../kernel/index.js";
 import { candidateInterpreters, findInterpreter, probeInterpreter } from "../kernel/interpreter.js";
+import type { KernelIsolation } from "../kernel/types.js";
 
 export interface DoctorCheck {
   name: string;
@@ -19,6 +22,10 @@ export interface DoctorReport {
   ok: boolean;
   interpreter: { path: string; source: string; version: string } | null;
   checks: DoctorCheck[];
+  /** What a kernel started now gets (null without an interpreter). */
+  isolation: KernelIsolation | null;
+  /** What a kernel started with --sandbox=net-off gets (null without an interpreter). */
+  sandbox: KernelIsolation | null;
 }
 
 const PY_MODULES: { module: string; debian: string; pip: string; required: boolean; why: string }[] = [
@@ -77,6 +84,8 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
   }
 
   let interpreter: DoctorReport["interpreter"] = null;
+  let isolation: KernelIsolation | null = null;
+  let sandbox: KernelIsolation | null = null;
   try {
     const choice = await findInterpreter({ cwd, fresh: true });
     interpreter = { path: choice.path, source: choice.source, version: choice.version };
@@ -100,6 +109,11 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
         required: m.required,
       });
     }
+    [isolation, sandbox] = await Promise.all([
+      probeIsolation(choice.path),
+      findBwrap() ? probeIsolation(choice.path, { writable: [], network: false }) : Promise.resolve(null),
+    ]);
+    checks.push(...isolationChecks(isolation, sandbox));
   } catch (err) {
     const tried = candidateInterpreters({ cwd }).map((c) => c.path);
     checks.push({
@@ -113,7 +127,50 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
       required: true,
     });
   }
-  return { ok: checks.every((c) => c.ok || !c.required), interpreter, checks };
+  return { ok: checks.every((c) => c.ok || !c.required), interpreter, checks, isolation, sandbox };
+}
+
+/** The two isolation lines: the default PID namespace, and the opt-in sandbox. Neither is required. */
+export function isolationChecks(isolation: KernelIsolation, sandbox: KernelIsolation | null): DoctorCheck[] {
+  const pid: DoctorCheck = isolation.pidNamespace
+    ? {
+        name: "isolation",
+        ok: true,
+        detail: `kernels run in a PID namespace of their own (via ${isolation.via}): no other process, the host's included, is visible to them, and what they start ends with them`,
+        required: false,
+      }
+    : {
+        name: "isolation",
+        ok: false,
+        detail: `none: kernels can see every process of this user, the host included, and read its environment (/proc/<pid>/environ) — ${isolation.reason ?? "reason unknown"}`,
+        fix: "allow user namespaces (sysctl kernel.unprivileged_userns_clone=1 / user.max_user_namespaces > 0), or run on Linux",
+        required: false,
+      };
+  let box: DoctorCheck;
+  if (!sandbox) {
+    box = {
+      name: "sandbox",
+      ok: false,
+      detail: "--sandbox is unavailable: bubblewrap (bwrap) is not installed",
+      fix: "apt-get install -y bubblewrap (as root; or your distribution's bubblewrap package)",
+      required: false,
+    };
+  } else if (sandbox.reason && !sandbox.pidNamespace && /sandbox/.test(sandbox.reason)) {
+    box = {
+      name: "sandbox",
+      ok: false,
+      detail: `--sandbox is unavailable: ${sandbox.reason}`,
+      required: false,
+    };
+  } else {
+    box = {
+      name: "sandbox",
+      ok: true,
+      detail: `--sandbox available (bubblewrap at ${findBwrap()}): read-only filesystem except the working directory, a private temp dir and the artifacts; --sandbox=net-off also cuts the network${sandbox.pidNamespace ? "" : ` (but no PID namespace inside: ${sandbox.reason})`}`,
+      required: false,
+    };
+  }
+  return [pid, box];
 }
 
 export function formatDoctor(report: DoctorReport): string {

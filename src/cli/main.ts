@@ -3,7 +3,7 @@
  * The nbagent command line: a thin adapter over the tool objects. Subcommands are registered in
  * commands.ts; `nbagent --help` lists them and `nbagent <command> --help` describes one.
  */
-import { asksForHelp, COMMANDS, usage } from "./commands.js";
+import { asksForHelp, COMMANDS, takeSandboxFlag, usage } from "./commands.js";
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -39,7 +39,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(command.help);
     return 0;
   }
-  return command.run(rest);
+  const sandbox = takeSandboxFlag(name, rest);
+  if ("error" in sandbox) {
+    process.stderr.write(`nbagent ${name}: Error: ${sandbox.error}\n`);
+    return 2;
+  }
+  return command.run(sandbox.args);
 }
 
 main(process.argv.slice(2)).then(

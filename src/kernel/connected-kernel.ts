@@ -8,7 +8,14 @@ import { KernelClient, StartStalledError } from "./client.js";
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
-import type { ExecuteOptions, ExecuteResult, Kernel, KernelDeathListener, KernelInfo } from "./types.js";
+import type {
+  ExecuteOptions,
+  ExecuteResult,
+  Kernel,
+  KernelDeathListener,
+  KernelInfo,
+  KernelIsolation,
+} from "./types.js";
 
 export interface ConnectedKernelOptions {
   startTimeoutMs?: number;
@@ -37,6 +44,8 @@ export class ConnectedKernel implements Kernel {
     banner: "",
   };
   client!: KernelClient;
+  /** What the running kernel is kept from (docs/isolation.md), as its launch reported it. */
+  isolation?: KernelIsolation;
   private launched?: LaunchedKernel;
   private readonly provisioner: KernelProvisioner;
   private readonly options: ConnectedKernelOptions;
@@ -142,6 +151,8 @@ export class ConnectedKernel implements Kernel {
       } finally {
         if (onAbort) this.options.signal?.removeEventListener("abort", onAbort);
       }
+      // Reported before the kernel could answer (or resolved by its exit): never waits long.
+      this.isolation = await launched.isolation;
       this.attach(launched, client);
       return;
     }

@@ -3,6 +3,7 @@
  * interrupt by signal, kill. ConnectedKernel does everything else, the same for every backend.
  */
 import type { KernelTransport } from "./transport.js";
+import type { KernelIsolation } from "./types.js";
 
 export interface LaunchedKernel {
   readonly transport: KernelTransport;
@@ -23,6 +24,8 @@ export interface LaunchedKernel {
   retryable?(): boolean;
   /** Recent stderr of the kernel process, for error messages. */
   stderrTail?(): string;
+  /** What the kernel is kept from, once the launch has reported it (before the kernel answers). */
+  readonly isolation?: Promise<KernelIsolation>;
   /** CPU time the kernel process has used so far, when it can be read (a slow start vs a hung one). */
   cpuTimeMs?(): number | undefined;
 }

@@ -153,6 +153,30 @@ export interface KernelInfo {
   languageInfo?: Record<string, unknown>;
 }
 
+/**
+ * What the kernel process is kept from (docs/isolation.md), as the launched kernel reported it.
+ * `pidNamespace: false` means the kernel can see (and read /proc/<pid>/environ of) every other
+ * process of this user, the host included; `reason` says why it could not be had.
+ */
+export interface KernelIsolation {
+  /** The kernel sees only its own processes, which all end with it. */
+  pidNamespace: boolean;
+  /** How the namespace was made (the unshare(2) system call, from the kernel's wrapper). */
+  via?: "unshare";
+  /** Present when the kernel runs in the filesystem/network sandbox (bubblewrap). */
+  sandbox?: { writable: string[]; network: boolean };
+  /** Why the PID namespace (or the sandbox asked for) could not be had. */
+  reason?: string;
+}
+
+/** The opt-in sandbox (docs/isolation.md): read-only filesystem except these paths, optional network. */
+export interface KernelSandbox {
+  /** Writable besides the kernel's cwd, a private temp dir and the connection-file directory. */
+  writable: string[];
+  /** false: no network at all (the kernel is then reached over unix sockets). */
+  network: boolean;
+}
+
 export interface KernelStartOptions {
   /** Kernelspec name (default "python3"). */
   kernelName?: string;
@@ -169,6 +193,8 @@ export interface KernelStartOptions {
   startStallMs?: number;
   /** Appended to the kernelspec's argv (e.g. `--HistoryManager.hist_file=:memory:`, as nbclient passes). */
   extraArguments?: string[];
+  /** Run the kernel in the sandbox (local backend; refused with an Error: where bubblewrap is missing). */
+  sandbox?: KernelSandbox;
 }
 
 export type KernelDeathListener = (reason: string) => void;
@@ -177,6 +203,8 @@ export interface Kernel {
   readonly id: string;
   readonly backend: "local" | "gateway";
   readonly info: KernelInfo;
+  /** What the kernel is kept from; undefined when the backend cannot tell (remote kernels). */
+  readonly isolation?: KernelIsolation;
   /** Process state, heartbeat, and status: dead/restarting messages (S17). */
   isAlive(): boolean;
   onDeath(listener: KernelDeathListener): () => void;

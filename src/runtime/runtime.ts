@@ -3,9 +3,10 @@
  * backend, the kept kernel sessions and the artifact store, and is shared by the python tool and
  * (later) the notebook tool. `dispose()` shuts every kernel down.
  */
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { createLocalBackend } from "../kernel/index.js";
-import type { Kernel, KernelBackend } from "../kernel/types.js";
+import type { Kernel, KernelBackend, KernelSandbox } from "../kernel/types.js";
 import { ArtifactStore, DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
 import { buildKernelEnv, type KernelEnv, type SecretFilterOptions } from "./env.js";
@@ -44,6 +45,23 @@ export interface RuntimeOptions extends KernelSessionsOptions, SecretFilterOptio
    * NBAGENT_ARTIFACT_DAYS; 0 keeps them all).
    */
   artifactMaxAgeMs?: number;
+  /**
+   * Run kernels in the sandbox (docs/isolation.md): false/undefined no, true with network,
+   * { network: false } without. Default: NBAGENT_SANDBOX of hostEnv (see sandboxFromEnv).
+   */
+  sandbox?: boolean | { network: boolean };
+}
+
+/**
+ * NBAGENT_SANDBOX: unset, "", "0", "off" → no sandbox; "1", "on" → sandbox with network;
+ * "net-off" → sandbox without network. Anything else is an Error: (nothing starts).
+ */
+export function sandboxFromEnv(env: NodeJS.ProcessEnv): { network: boolean } | undefined {
+  const v = env.NBAGENT_SANDBOX?.trim().toLowerCase() ?? "";
+  if (v === "" || v === "0" || v === "off") return undefined;
+  if (v === "1" || v === "on") return { network: true };
+  if (v === "net-off") return { network: false };
+  throw new Error(`Error: NBAGENT_SANDBOX=${env.NBAGENT_SANDBOX} is not one of 0, 1, net-off`);
 }
 
 export interface Runtime {
@@ -113,9 +131,23 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       artifactsDir: artifacts.artifactsDir(spec.sessionId),
     });
 
+  const sandboxMode =
+    options.sandbox === undefined
+      ? sandboxFromEnv(options.hostEnv ?? process.env)
+      : options.sandbox === true
+        ? { network: true }
+        : options.sandbox || undefined;
+  const sandboxFor = (spec: SessionSpec): KernelSandbox | undefined => {
+    if (!sandboxMode) return undefined;
+    const dir = artifacts.artifactsDir(spec.sessionId);
+    mkdirSync(dir, { recursive: true, mode: 0o700 }); // bound writable: it must exist
+    return { writable: [dir], network: sandboxMode.network };
+  };
+
   const start = (spec: SessionSpec, deadline: Deadline, signal?: AbortSignal): Promise<Kernel> => {
     if (signal?.aborted) throw new CallAbortedError(signal.reason);
     return getBackend().startKernel({
+      sandbox: sandboxFor(spec),
       kernelName: spec.kernelName ?? options.kernelName,
       python: options.python,
       cwd: spec.cwd,

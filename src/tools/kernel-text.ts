@@ -3,7 +3,7 @@
  * (ExecutionNotice, SessionEvent, RetiredSession, abort causes); this file alone turns them into
  * the sentences the model reads. The rules behind them are in docs/kernel-state.md.
  */
-import type { ExecutionNotice } from "../kernel/types.js";
+import type { ExecutionNotice, KernelIsolation } from "../kernel/types.js";
 import type { SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SlotHolder } from "../runtime/sessions.js";
 
@@ -26,6 +26,17 @@ export type CellAbort =
   | { kind: "restarts-exhausted" }
   | { kind: "session-closed" }
   | { kind: "failed"; message: string };
+
+/**
+ * A line for the first result of a kernel that can see the host's processes (docs/isolation.md),
+ * since the host's secrets are then one /proc read away; undefined when the kernel is isolated or
+ * the backend cannot tell.
+ */
+export function isolationNote(isolation: KernelIsolation | undefined): string | undefined {
+  if (!isolation || isolation.pidNamespace) return undefined;
+  const why = isolation.reason ? ` (no PID namespace: ${isolation.reason})` : "";
+  return `Note: this kernel can see the other processes of this user, the host's included, and could read their environment (/proc/<pid>/environ) with its API keys and tokens${why}. Do not read other processes' /proc entries; \`nbagent doctor\` says how to isolate kernels on this machine.`;
+}
 
 /** The text written into the output stream for a notice, or undefined when the summary says it. */
 export function inlineNotice(n: ExecutionNotice): string | undefined {

@@ -17,6 +17,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { SessionSpec } from "../runtime/session.js";
 import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
+import { isolationNote } from "./kernel-text.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
 import type { RunRegistry } from "./runs.js";
@@ -203,8 +204,11 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
               details.replaced = lease.replaced;
               details.kernelStarted = lease.kernelStarted;
               if (lease.firstLease) details.sessionStart = { withheldEnv: [...lease.withheldEnv] };
+              const exposed = lease.kernelStarted ? isolationNote(lease.kernel().isolation) : undefined;
+              if (exposed) details.notes = [...(details.notes ?? []), exposed];
               if (params.notebook_path !== undefined && lease.kernelStarted && !lease.replaced) {
                 details.notes = [
+                  ...(details.notes ?? []),
                   `Note: ${params.notebook_path}'s kernel was started for this call: none of the notebook's cells have run in it, so their variables do not exist. Run them first with the notebook tool (action run).`,
                 ];
               }

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { type ConnectedKernel, createLocalBackend, resolveKernelSpec } from "../../src/kernel/index.js";
 import { forkPlan, startupSignature } from "../../src/kernel/local/forkserver.js";
 import { ForkedKernelProcess } from "../../src/kernel/local/forkserver-kernel.js";
-import { exitMidExecution, groupMembers, pidAlive, waitUntil } from "./helpers.js";
+import { childrenOf, exitMidExecution, groupMembers, pidAlive, waitUntil } from "./helpers.js";
 
 const HOST = fileURLToPath(new URL("./fixtures/forkserver-host.ts", import.meta.url));
 const backend = createLocalBackend({ forkServer: true });
@@ -21,6 +21,12 @@ after(() => backend.dispose());
 function ppidOf(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+}
+
+/** The host that spawned a kernel: its parent, or its relay's parent when it has a PID namespace (docs/isolation.md). */
+function spawnerOf(pid: number): number {
+  const parent = ppidOf(pid);
+  return /NSpid:.*\t1\s*$/m.test(readFileSync(`/proc/${pid}/status`, "utf8")) ? ppidOf(parent) : parent;
 }
 
 function hostEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -55,11 +61,11 @@ describe("fork server", { concurrency: true }, () => {
       const dirs = await Promise.all([0, 1, 2, 3].map(() => mkdtemp(join(tmpdir(), "nbagent-fork-"))));
       const started = await timedStart({ cwd: dirs[0] });
       first = started.kernel;
-      assert.equal(ppidOf(first.pid!), process.pid, "the first kernel is spawned by the host");
+      assert.equal(spawnerOf(first.pid!), process.pid, "the first kernel is spawned by the host");
       assert.deepEqual(backend.forkServerPids(), [], "one kernel never starts a server");
       // The server warms up with the second kernel's environment; forked kernels must not inherit it.
       const second = await backend.startKernel({ env: hostEnv({ WARM_ONLY_SECRET: "hunter2" }) });
-      assert.equal(ppidOf(second.pid!), process.pid, "the second kernel is spawned by the host");
+      assert.equal(spawnerOf(second.pid!), process.pid, "the second kernel is spawned by the host");
       assert.equal(backend.forkServerPids().length, 1, "the second kernel starts the server");
       await second.shutdown();
       const times: number[] = [];
@@ -86,13 +92,14 @@ describe("fork server", { concurrency: true }, () => {
             "print(sys.argv[0].endswith('ipykernel_launcher.py'), sys.argv[1] == '-f')",
           ].join("\n"),
         );
-        const pid = kernel.pid;
+        // In its PID namespace (docs/isolation.md) the kernel is pid 1 and leads its group and session.
+        const pid = kernel.isolation?.pidNamespace ? 1 : kernel.pid;
         assert.equal(
           r.text,
           `${pid} ${pid} ${pid}\n${dirs[i + 1]}\nk${i + 1} False\n0\nTrue True\n`,
           `kernel ${i + 1}`,
         );
-        assert.deepEqual(groupMembers(pid!), [pid], "alone in its process group");
+        assert.deepEqual(groupMembers(kernel.pid!), [kernel.pid], "alone in its process group");
       }
       for (const [i, kernel] of forked.entries()) {
         assert.equal((await kernel.execute("x")).displays[0]?.text, String(i + 1), "state is per kernel");
@@ -154,10 +161,9 @@ describe("fork server", { concurrency: true }, () => {
 
     test("the fork server SIGKILLed: its kernels and their subprocesses die, the host notices", async () => {
       const kernel = forked[0];
-      const r = await kernel.execute(
-        "import subprocess\np = subprocess.Popen(['sleep', '300'])\nprint(p.pid)",
-      );
-      const child = Number(r.text.trim());
+      await kernel.execute("import subprocess\np = subprocess.Popen(['sleep', '300'])");
+      // The host's pid for it (inside, pids are the kernel's namespace's).
+      const child = childrenOf(kernel.pid!)[0];
       const [server] = backend.forkServerPids();
       assert.ok(pidAlive(child) && server);
       process.kill(server, "SIGKILL");
@@ -240,11 +246,12 @@ describe("fork server", { concurrency: true }, () => {
   }
 
   test("a forked kernel runs the launcher module as `python -m` would (one shadowed on PYTHONPATH too)", async () => {
-    const mark = "open(os.path.join(os.environ['FAKE_DIR'], 'ran-%d' % os.getpid()), 'w').close()";
+    // (each test has its own FAKE_DIR; the kernel's own pid is 1 in its PID namespace)
+    const mark = "open(os.path.join(os.environ['FAKE_DIR'], 'ran'), 'w').close()";
     await withShadowedLauncher([mark], async (shadowed, env, dir) => {
       const kernel = await shadowed.startKernel({ env });
       assert.ok(shadowed.forkServerPids().includes(ppidOf(kernel.pid!)), "forked");
-      assert.ok(existsSync(join(dir, `ran-${kernel.pid}`)), "the shadowing launcher ran in the kernel");
+      assert.ok(existsSync(join(dir, "ran")), "the shadowing launcher ran in the kernel");
       assert.equal((await kernel.execute("6 * 7")).displays[0]?.text, "42");
     });
   });
@@ -279,7 +286,7 @@ describe("fork server", { concurrency: true }, () => {
       const env = hostEnv({ PYTHONPATH: join(dir, "site") });
       for (let i = 0; i < 3; i++) {
         const kernel = await broken.startKernel({ env });
-        assert.equal(ppidOf(kernel.pid!), process.pid, `kernel ${i} launched by the host`);
+        assert.equal(spawnerOf(kernel.pid!), process.pid, `kernel ${i} launched by the host`);
         assert.equal((await kernel.execute("1 + 2")).displays[0]?.text, "3");
         await kernel.shutdown();
       }

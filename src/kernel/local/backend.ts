@@ -12,8 +12,10 @@ import type { HeartbeatOptions } from "./zmq-transport.js";
 
 export interface LocalBackendOptions {
   heartbeat?: HeartbeatOptions;
-  /** Directory for connection files (default os.tmpdir()). */
+  /** Directory for connection files (default: `kernels` in the per-user state directory). */
   runtimeDir?: string;
+  /** Kernels in a PID namespace of their own where possible (default true; NBAGENT_PIDNS=0: off). */
+  pidNamespace?: boolean;
   /** Default interrupt grace etc. are per execution; this bounds startups without their own timeout. */
   startTimeoutMs?: number;
   /** Override the kernelspec's interrupt_mode ("message": interrupt_request on the control channel). */
@@ -48,7 +50,7 @@ export class LocalBackend implements KernelBackend {
   async prewarm(options: KernelStartOptions = {}): Promise<void> {
     if (!this.forkServers) return;
     const spec = await resolveKernelSpec(options.kernelName ?? "python3", options.python);
-    this.forkServers.prewarm(spec, { cwd: options.cwd, env: options.env });
+    this.forkServers.prewarm(spec, { cwd: options.cwd, env: options.env, sandbox: options.sandbox });
   }
 
   private async launch(spec: KernelSpec, options: LaunchOptions) {
@@ -78,6 +80,8 @@ export class LocalBackend implements KernelBackend {
       env: options.env,
       heartbeat: this.options.heartbeat,
       runtimeDir: this.options.runtimeDir,
+      pidNamespace: this.options.pidNamespace,
+      sandbox: options.sandbox,
     };
     const provisioner: KernelProvisioner = {
       backend: "local",

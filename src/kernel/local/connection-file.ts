@@ -1,17 +1,21 @@
 /**
- * Connection files for local kernels: a random HMAC key and five free TCP ports on 127.0.0.1.
+ * Connection files for local kernels: a random HMAC key and five free TCP ports on 127.0.0.1 (or,
+ * for a kernel without network, five unix sockets next to the file).
+ * They live in the per-user state directory, `<NBAGENT_STATE_DIR or $TMPDIR/nbagent-<uid>>/kernels`
+ * (mode 0700), named after the host's pid; files of hosts that are gone (a SIGKILLed host cannot
+ * clean up) are swept when the next host writes its first file (docs/isolation.md).
  * Ports are chosen by letting the OS pick (bind to port 0) and releasing them; the remaining race
  * (someone takes a port before the kernel binds it) is handled by the launcher, which recognises
  * the kernel's "Address already in use" exit and starts again with fresh ports.
  */
 import { randomBytes, randomUUID } from "node:crypto";
-import { rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
-import { tmpdir } from "node:os";
+import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 
 export interface ConnectionInfo {
-  transport: "tcp";
+  transport: "tcp" | "ipc";
   ip: string;
   shell_port: number;
   iopub_port: number;
@@ -44,10 +48,68 @@ async function freePorts(count: number, host: string): Promise<number[]> {
   }
 }
 
-export async function createConnectionInfo(kernelName: string, ip = "127.0.0.1"): Promise<ConnectionInfo> {
-  const [shell, iopub, stdin, control, hb] = await freePorts(5, ip);
+/** The per-user state directory's `kernels` folder (kernel/ cannot import output/'s copy of the rule). */
+export function defaultRuntimeDir(): string {
+  const configured = process.env.NBAGENT_STATE_DIR?.trim();
+  if (configured) return join(configured, "kernels");
+  let uid: string;
+  try {
+    uid = String(userInfo().uid);
+  } catch {
+    uid = process.env.USER ?? "user";
+  }
+  return join(tmpdir(), `nbagent-${uid}`, "kernels");
+}
+
+/** Files this module names: `kernel-<host pid>-<uuid>` + `.json`, `.log` or `-ipc-<n>`. */
+const OWN_FILE = /^kernel-(\d+)-[0-9a-f-]{36}(\.json|\.log|-ipc-\d+)$/;
+const swept = new Set<string>();
+
+function hostAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Removes the files of hosts that are gone; returns how many. */
+export async function sweepStaleFiles(dir: string): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const m = OWN_FILE.exec(name);
+    if (!m || Number(m[1]) === process.pid || hostAlive(Number(m[1]))) continue;
+    await rm(join(dir, name), { force: true });
+    removed++;
+  }
+  return removed;
+}
+
+/** Makes the directory (0700: the files hold signing keys) and sweeps it once per process. */
+async function prepareDir(dir: string): Promise<void> {
+  if (swept.has(dir)) return;
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  swept.add(dir);
+  await sweepStaleFiles(dir);
+}
+
+export async function createConnectionInfo(
+  kernelName: string,
+  ip = "127.0.0.1",
+  transport: "tcp" | "ipc" = "tcp",
+): Promise<ConnectionInfo> {
+  // ipc: `ip` is the socket path prefix and the "ports" only tell the five sockets apart.
+  const [shell, iopub, stdin, control, hb] = transport === "ipc" ? [1, 2, 3, 4, 5] : await freePorts(5, ip);
   return {
-    transport: "tcp",
+    transport,
     ip,
     shell_port: shell,
     iopub_port: iopub,
@@ -60,17 +122,28 @@ export async function createConnectionInfo(kernelName: string, ip = "127.0.0.1")
   };
 }
 
-/** Writes the file (mode 0600: it holds the signing key) and returns its path. */
-export async function writeConnectionFile(info: ConnectionInfo, dir = tmpdir()): Promise<string> {
-  const path = join(dir, `nbagent-kernel-${randomUUID()}.json`);
+/** A fresh `<dir>/kernel-<host pid>-<uuid>` (the directory made and swept first). */
+export async function newConnectionPath(dir = defaultRuntimeDir()): Promise<string> {
+  await prepareDir(dir);
+  return join(dir, `kernel-${process.pid}-${randomUUID()}`);
+}
+
+/** Writes `<base>.json` (mode 0600: it holds the signing key) and returns its path. */
+export async function writeConnectionFile(info: ConnectionInfo, base: string): Promise<string> {
+  const path = `${base}.json`;
   await writeFile(path, JSON.stringify(info), { mode: 0o600 });
   return path;
 }
 
-export async function removeConnectionFile(path: string): Promise<void> {
+/** Removes the file and, for ipc, the kernel's sockets. */
+export async function removeConnectionFile(path: string, info?: ConnectionInfo): Promise<void> {
   await rm(path, { force: true });
+  if (info?.transport === "ipc") {
+    const ports = [info.shell_port, info.iopub_port, info.stdin_port, info.control_port, info.hb_port];
+    await Promise.all(ports.map((p) => rm(`${info.ip}-${p}`, { force: true })));
+  }
 }
 
 export function endpoint(info: ConnectionInfo, port: number): string {
-  return `${info.transport}://${info.ip}:${port}`;
+  return info.transport === "ipc" ? `ipc://${info.ip}-${port}` : `${info.transport}://${info.ip}:${port}`;
 }

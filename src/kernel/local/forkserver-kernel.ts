@@ -3,20 +3,30 @@
  * ConnectedKernel, like LocalKernelProcess but without a spawn of its own. Its pid is the leader of its
  * own process group (interrupt and kill go to the group); its exit comes from the server's reports;
  * its stdout/stderr go to a log file next to the connection file (read for the stderr tail).
+ * In a PID namespace (docs/isolation.md) the pid is the kernel itself (pid 1 of its namespace, which
+ * ignores SIGTERM: kill goes straight to SIGKILL) or, without root, the kernel's relay (its only child).
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { LaunchedKernel } from "../provisioner.js";
+import type { KernelIsolation } from "../types.js";
 import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
-import { killGroup, processCpuMs } from "./launcher.js";
+import { firstChild, killGroup, processCpuMs } from "./launcher.js";
 import type { ZmqTransport } from "./zmq-transport.js";
 
 const STDERR_TAIL = 16 * 1024;
 
 export class ForkedKernelProcess implements LaunchedKernel {
   readonly exited: Promise<string>;
+  readonly isolation: Promise<KernelIsolation>;
   private running = true;
   private resolveExit!: (reason: string) => void;
+  private resolveIsolation!: (isolation: KernelIsolation) => void;
+  private reported?: KernelIsolation;
+  /** The kernel is outside reach, below a relay (the pid is the relay's). */
+  private relay = false;
+  /** The kernel is pid 1 of its namespace: SIGTERM from outside does not reach it. */
+  private nsInit = false;
 
   constructor(
     readonly pid: number,
@@ -29,12 +39,25 @@ export class ForkedKernelProcess implements LaunchedKernel {
     this.exited = new Promise((resolve) => {
       this.resolveExit = resolve;
     });
+    this.isolation = new Promise((resolve) => {
+      this.resolveIsolation = resolve;
+    });
+  }
+
+  /** What the forked child reported (the server passes it on); the first report counts. */
+  reportIsolation(isolation: KernelIsolation, relay = false): void {
+    if (this.reported) return;
+    this.reported = isolation;
+    this.relay = relay && !!isolation.via;
+    this.nsInit = !relay && !!isolation.via;
+    this.resolveIsolation(isolation);
   }
 
   /** Called by the server on the kernel's exit report, or when the server itself is gone. */
   markExited(reason: string): void {
     if (!this.running) return;
     this.running = false;
+    this.reportIsolation({ pidNamespace: false, reason: `the kernel exited before it said (${reason})` });
     killGroup(this.pid, "SIGKILL"); // sweep what the kernel left in its group
     this.resolveExit(reason);
   }
@@ -49,7 +72,7 @@ export class ForkedKernelProcess implements LaunchedKernel {
 
   async kill(graceMs: number): Promise<void> {
     if (!this.running) return;
-    if (graceMs > 0 && killGroup(this.pid, "SIGTERM")) {
+    if (graceMs > 0 && !this.nsInit && killGroup(this.pid, "SIGTERM")) {
       await Promise.race([this.exited, delay(graceMs)]);
     }
     if (this.running) killGroup(this.pid, "SIGKILL");
@@ -57,7 +80,7 @@ export class ForkedKernelProcess implements LaunchedKernel {
   }
 
   async cleanup(): Promise<void> {
-    await removeConnectionFile(this.connectionFile);
+    await removeConnectionFile(this.connectionFile, this.connection);
     await rm(this.logFile, { force: true });
   }
 
@@ -70,7 +93,7 @@ export class ForkedKernelProcess implements LaunchedKernel {
   }
 
   cpuTimeMs(): number | undefined {
-    return processCpuMs(this.pid);
+    return processCpuMs(this.relay ? firstChild(this.pid) : this.pid);
   }
 }
 

@@ -9,7 +9,14 @@ ipykernel's kernel application once, then serves JSON-line requests on stdin:
 For each request it forks. The child becomes the kernel exactly as `python -m <module> <args>`
 would run it (own session and process group, the given cwd and environment, stdin from /dev/null,
 stdout/stderr into the request's log file), so every kernel is a real, separate ipykernel process
-that starts without paying for the imports again. The server answers {"id", "pid"} (or
+that starts without paying for the imports again. With "pidns": true the kernel gets a PID namespace of
+its own (docs/isolation.md). Where the server may (root): it unshares the namespace for its next child
+just before the fork and steps back right after, so the forked child itself is pid 1 there ("direct",
+no extra fork). Otherwise the forked child stays outside as the kernel's relay and forks the kernel
+into a new user + PID namespace (pidns.py). Either way the child that knows the outcome reports
+{"isolation": <host pid>, "info": {...}, "relay": bool} on stdout.
+The server is started with the minimum environment (what keys it), since a forked kernel's
+/proc/self/environ shows the server's. The server answers {"id", "pid"} (or
 {"id", "error"}) on stdout, reports {"exit": pid, "code"|"signal"} when a kernel ends, and when its
 stdin reaches EOF (the host is gone, however it went) or it gets SIGTERM it ends every kernel's
 process group and exits. Kernels die with the server (PR_SET_PDEATHSIG).
@@ -31,6 +38,19 @@ if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.a
 
 SERVER_PID = os.getpid()
 PR_SET_PDEATHSIG = 1
+
+
+def _load_pidns():
+    import importlib.util
+
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pidns.py")
+    spec = importlib.util.spec_from_file_location("_nbagent_pidns", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+pidns = _load_pidns()
 
 
 def _warm():
@@ -80,6 +100,12 @@ def _libc():
         return None
 
 
+def ctypes_errno():
+    import ctypes
+
+    return ctypes.get_errno()
+
+
 def _write(line):
     data = (json.dumps(line) + "\n").encode()
     while data:
@@ -103,7 +129,13 @@ def _safe_to_fork():
 class Server:
     def __init__(self):
         self.children = set()
+        self.direct = set()  # children that are pid 1 of their namespace (SIGTERM would not reach)
         self.libc = _libc()
+        # None: not tried yet; else whether the server can unshare a PID namespace for its children.
+        self.can_unshare = None
+        self.own_pidns = None
+        # Never written: a child that finds it at EOF knows the server died before its PR_SET_PDEATHSIG.
+        self.life_r, self.life_w = os.pipe()
         self.wake_r, self.wake_w = os.pipe()
         os.set_blocking(self.wake_r, False)
         os.set_blocking(self.wake_w, False)
@@ -160,15 +192,19 @@ class Server:
         except (OSError, KeyError) as err:
             self.reply({"id": rid, "error": "cannot open the kernel log: %s" % err})
             return None
+        direct = bool(req.get("pidns")) and self.unshare_for_child()
         try:
             pid = os.fork()
         except OSError as err:
             os.close(log_fd)
             self.reply({"id": rid, "error": "fork failed: %s" % err})
             return None
+        finally:
+            if direct and os.getpid() == SERVER_PID:
+                self.step_back()
         if pid == 0:
             try:
-                self.become_child(req, log_fd)
+                self.become_child(req, log_fd, direct)
             except BaseException:
                 try:
                     os.write(2, traceback.format_exc().encode())
@@ -177,15 +213,42 @@ class Server:
             return req
         os.close(log_fd)
         self.children.add(pid)
+        if direct:
+            self.direct.add(pid)
         self.reply({"id": rid, "pid": pid})
         return None
 
-    def become_child(self, req, log_fd):
+    def unshare_for_child(self):
+        """Makes the next fork's child pid 1 of a new PID namespace; False when not allowed here."""
+        if self.can_unshare is False or self.libc is None:
+            return False
+        try:
+            if self.own_pidns is None:
+                self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY)
+            ok = self.libc.unshare(pidns.CLONE_NEWPID) == 0
+        except OSError:
+            ok = False
+        self.can_unshare = ok
+        return ok
+
+    def step_back(self):
+        """The server's own later children are born in its own namespace again."""
+        if self.libc.setns(self.own_pidns, pidns.CLONE_NEWPID) != 0:
+            os.write(2, b"nbagent fork server: cannot return to its own PID namespace\n")
+            os._exit(1)
+
+    def become_child(self, req, log_fd, direct=False):
         os.setsid()
+        os.close(self.life_w)
         if self.libc is not None:
             self.libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != SERVER_PID:  # the server died before prctl took effect
+        import select
+
+        if select.select([self.life_r], [], [], 0)[0]:  # the server died before prctl took effect
             os._exit(1)
+        os.close(self.life_r)
+        if self.own_pidns is not None:
+            os.close(self.own_pidns)
         signal.set_wakeup_fd(-1)
         os.close(self.wake_r)
         os.close(self.wake_w)
@@ -195,6 +258,28 @@ class Server:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
+        if direct:
+            me = int(os.readlink("/proc/self"))  # the host's pid for it (before /proc is its own)
+            problem = None
+            if self.libc.unshare(pidns.CLONE_NEWNS) != 0:
+                problem = "cannot unshare a mount namespace (%s)" % os.strerror(ctypes_errno())
+            else:
+                problem = pidns._mount_proc(self.libc)
+            info = {"pidNamespace": problem is None, "via": "unshare"}
+            if problem:
+                info["reason"] = problem
+            os.write(1, (json.dumps({"isolation": me, "info": info, "relay": False}) + "\n").encode())
+        elif req.get("pidns"):
+            info, kernel = pidns.enter()
+            if kernel is not None or "via" not in info:
+                # The relay (or the kernel itself, when there is no namespace) reports to the host.
+                me = os.getpid()
+                os.write(1, (json.dumps({"isolation": me, "info": info, "relay": kernel is not None}) + "\n").encode())
+            if kernel is not None:
+                os.dup2(log_fd, 1)
+                os.dup2(log_fd, 2)
+                os.close(log_fd)
+                pidns.relay(kernel)
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         os.close(log_fd)
@@ -208,6 +293,7 @@ class Server:
         except Exception:
             pass
         self.children.clear()
+        self.direct.clear()
 
     def reap(self):
         while self.children:
@@ -218,6 +304,7 @@ class Server:
             if pid == 0:
                 return
             self.children.discard(pid)
+            self.direct.discard(pid)
             try:
                 os.killpg(pid, signal.SIGKILL)  # sweep what the kernel left in its group
             except OSError:
@@ -240,7 +327,8 @@ class Server:
         import time
 
         for pid in self.children:
-            _killpg(pid, signal.SIGTERM)
+            # pid 1 of a namespace ignores SIGTERM (no handler): SIGKILL, as SIGTERM would do to Python.
+            _killpg(pid, signal.SIGKILL if pid in self.direct else signal.SIGTERM)
         deadline = time.monotonic() + 1.0
         while self.children and time.monotonic() < deadline:
             try:

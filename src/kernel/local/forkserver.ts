@@ -13,6 +13,10 @@
  * - a server that fails to start or dies twice is not used again (normal launches from then on).
  * Orphans: the server reads the host's pipe on stdin and ends every kernel's group at EOF (host exit,
  * SIGTERM, SIGKILL); kernels die with the server (PR_SET_PDEATHSIG) and the host sweeps their groups.
+ * Isolation (docs/isolation.md): each forked kernel gets a PID namespace of its own (the forked
+ * child stays outside as its relay, pidns.py); the server itself starts with only the variables
+ * that key it, because a forked kernel's /proc/self/environ shows the server's start environment.
+ * Sandboxed kernels are never forked (they start the normal way, under bubblewrap).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -21,10 +25,17 @@ import { rm } from "node:fs/promises";
 import { createInterface } from "node:readline";
 import { assetPath } from "../../assets.js";
 import type { LaunchedKernel } from "../provisioner.js";
-import { createConnectionInfo, removeConnectionFile, writeConnectionFile } from "./connection-file.js";
+import type { KernelIsolation } from "../types.js";
+import {
+  createConnectionInfo,
+  defaultRuntimeDir,
+  newConnectionPath,
+  removeConnectionFile,
+  writeConnectionFile,
+} from "./connection-file.js";
 import { ForkedKernelProcess } from "./forkserver-kernel.js";
 import type { KernelSpec } from "./kernelspec.js";
-import { killGroup, type LaunchOptions } from "./launcher.js";
+import { killGroup, type LaunchOptions, wantsPidNamespace } from "./launcher.js";
 import { ZmqTransport } from "./zmq-transport.js";
 
 export const FORKSERVER_PY = assetPath("kernel/local/forkserver.py");
@@ -89,6 +100,13 @@ export function kernelEnvironment(spec: KernelSpec, options: LaunchOptions): Rec
   return env;
 }
 
+/** The server's own environment: only what keys it (a forked kernel can read it in /proc/self/environ). */
+export function serverEnvironment(env: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (STARTUP_ENV.test(k)) out[k] = v;
+  return out;
+}
+
 export function startupSignature(env: Record<string, string>): string {
   return Object.keys(env)
     .filter((k) => STARTUP_ENV.test(k))
@@ -112,6 +130,7 @@ export class ForkServer {
   private readonly pending = new Map<number, Pending>();
   private readonly kernels = new Map<number, ForkedKernelProcess>();
   private readonly earlyExits = new Map<number, string>();
+  private readonly earlyIsolation = new Map<number, { info: KernelIsolation; relay: boolean }>();
   private nextId = 1;
   private holds = 0;
   private stderr = "";
@@ -122,7 +141,7 @@ export class ForkServer {
   ) {
     this.child = spawn(python, [FORKSERVER_PY], {
       cwd: "/",
-      env,
+      env: serverEnvironment(env),
       detached: true, // its own group: a terminal's Ctrl-C reaches neither it nor its kernels
       stdio: ["pipe", "pipe", "pipe"],
     });
@@ -192,6 +211,13 @@ export class ForkServer {
       }
     } else if ("fatal" in msg) {
       failStart(new Error(`Error: the kernel fork server could not start:\n${msg.fatal}`));
+    } else if ("isolation" in msg) {
+      const pid = Number(msg.isolation);
+      const info = msg.info as KernelIsolation;
+      const relay = msg.relay === true;
+      const kernel = this.kernels.get(pid);
+      if (kernel) kernel.reportIsolation(info, relay);
+      else this.earlyIsolation.set(pid, { info, relay });
     } else if ("exit" in msg) {
       const pid = Number(msg.exit);
       const reason = msg.signal ? `signal ${msg.signal}` : `exit code ${msg.code}`;
@@ -241,8 +267,10 @@ export class ForkServer {
     options: LaunchOptions,
   ): Promise<LaunchedKernel> {
     const info = await createConnectionInfo(spec.name);
-    const file = await writeConnectionFile(info, options.runtimeDir);
-    const log = file.replace(/\.json$/, ".log");
+    const base = await newConnectionPath(options.runtimeDir ?? defaultRuntimeDir());
+    const file = await writeConnectionFile(info, base);
+    const log = `${base}.log`;
+    const pidns = wantsPidNamespace(options);
     const transport = new ZmqTransport(info, randomUUID(), options.heartbeat);
     try {
       const args = plan.args.map((a) =>
@@ -254,8 +282,13 @@ export class ForkServer {
         module: plan.module,
         args,
         log,
+        pidns,
       });
       const kernel = new ForkedKernelProcess(pid, transport, spec.interruptMode, info, file, log);
+      if (!pidns) kernel.reportIsolation({ pidNamespace: false, reason: "turned off (NBAGENT_PIDNS=0)" });
+      const isolation = this.earlyIsolation.get(pid);
+      this.earlyIsolation.delete(pid);
+      if (isolation) kernel.reportIsolation(isolation.info, isolation.relay);
       const early = this.earlyExits.get(pid);
       this.earlyExits.delete(pid);
       if (early) kernel.markExited(early);
@@ -302,7 +335,7 @@ export class ForkServerPool {
   /** A forked kernel, or undefined when this launch should go the normal way. */
   async launch(spec: KernelSpec, options: LaunchOptions): Promise<LaunchedKernel | undefined> {
     const plan = forkPlan(spec);
-    if (!plan || this.disposed) return undefined;
+    if (!plan || this.disposed || options.sandbox) return undefined;
     if (options.cwd && !existsSync(options.cwd)) return undefined; // the normal path reports it
     if (!hasFdHeadroom()) return undefined;
     const env = kernelEnvironment(spec, options);
@@ -324,7 +357,7 @@ export class ForkServerPool {
 
   /** Starts the server for kernels like this one now (a caller that knows several will follow). */
   prewarm(spec: KernelSpec, options: LaunchOptions): void {
-    if (!forkPlan(spec) || this.disposed) return;
+    if (!forkPlan(spec) || this.disposed || options.sandbox) return;
     const env = kernelEnvironment(spec, options);
     const key = `${spec.python}\0${startupSignature(env)}`;
     this.seen.add(key);

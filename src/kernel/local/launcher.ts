@@ -2,20 +2,26 @@
  * Starts one local kernel process: connection file, sockets connected first, then the kernel spawned
  * through the watchdog wrapper in its own process group (detached), env given at spawn, stdout/stderr
  * drained into a small tail buffer (a full pipe would block the kernel). Kills by process group.
+ * The wrapper puts the kernel in a PID namespace of its own where it can, under bubblewrap when a
+ * sandbox is asked for, and says what it achieved (docs/isolation.md).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { basename } from "node:path";
+import { basename, dirname } from "node:path";
 import type { LaunchedKernel } from "../provisioner.js";
+import type { KernelIsolation, KernelSandbox } from "../types.js";
 import {
   type ConnectionInfo,
   createConnectionInfo,
+  defaultRuntimeDir,
+  newConnectionPath,
   removeConnectionFile,
   writeConnectionFile,
 } from "./connection-file.js";
 import type { KernelSpec } from "./kernelspec.js";
-import { WATCHDOG_PY } from "./watchdog.js";
+import { bwrapArgs, findBwrap, NO_BWRAP, writablePaths } from "./sandbox.js";
+import { parseIsolationLine, watchdogSource } from "./watchdog.js";
 import { type HeartbeatOptions, ZmqTransport } from "./zmq-transport.js";
 
 export interface LaunchOptions {
@@ -23,8 +29,27 @@ export interface LaunchOptions {
   /** Full environment of the kernel (the caller filters secrets); default process.env. */
   env?: Record<string, string>;
   heartbeat?: HeartbeatOptions;
-  /** Directory for the connection file (default os.tmpdir()). */
+  /** Directory for the connection file (default: the per-user state directory's `kernels`). */
   runtimeDir?: string;
+  /** Run under bubblewrap (docs/isolation.md); the launch fails with an Error: without bwrap. */
+  sandbox?: KernelSandbox;
+  /** A PID namespace of its own (default true; NBAGENT_PIDNS=0 turns it off). */
+  pidNamespace?: boolean;
+}
+
+/** Whether kernels get a PID namespace: the option, else NBAGENT_PIDNS (anything but 0 is on). */
+export function wantsPidNamespace(options: { pidNamespace?: boolean }): boolean {
+  return options.pidNamespace ?? process.env.NBAGENT_PIDNS !== "0";
+}
+
+/** The first child of `pid` (the kernel under its relay), read from /proc; undefined if none. */
+export function firstChild(pid: number): number | undefined {
+  try {
+    const first = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ")[0];
+    return first ? Number(first) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const STDERR_TAIL = 16 * 1024;
@@ -63,11 +88,12 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-function wrapperArgs(spec: KernelSpec, argv: string[]): { command: string; args: string[] } {
+function wrapperArgs(spec: KernelSpec, argv: string[], pidns: boolean): { command: string; args: string[] } {
+  const flag = pidns ? "--pidns" : "--no-pidns";
   if (/^python[0-9.]*$/.test(basename(argv[0]))) {
-    return { command: argv[0], args: ["-c", WATCHDOG_PY, ...argv.slice(1)] };
+    return { command: argv[0], args: ["-c", watchdogSource(), flag, ...argv.slice(1)] };
   }
-  return { command: spec.python, args: ["-c", WATCHDOG_PY, "--exec", ...argv] };
+  return { command: spec.python, args: ["-c", watchdogSource(), flag, "--exec", ...argv] };
 }
 
 export class LocalKernelProcess implements LaunchedKernel {
@@ -76,9 +102,14 @@ export class LocalKernelProcess implements LaunchedKernel {
   readonly exited: Promise<string>;
   readonly connectionFile: string;
   readonly connection: ConnectionInfo;
+  readonly isolation: Promise<KernelIsolation>;
   private readonly child: ChildProcess;
   private running = true;
   private stderr = "";
+  private stdout = "";
+  private reported?: KernelIsolation;
+  /** The kernel's own pid when it runs below its relay (pid 1 of its namespace, own group). */
+  private kernelPid?: number;
 
   private constructor(spec: KernelSpec, info: ConnectionInfo, file: string, options: LaunchOptions) {
     this.connection = info;
@@ -88,7 +119,23 @@ export class LocalKernelProcess implements LaunchedKernel {
     const argv = spec.argv.map((a) =>
       a.replaceAll("{connection_file}", file).replaceAll("{resource_dir}", spec.resourceDir ?? ""),
     );
-    const { command, args } = wrapperArgs(spec, argv);
+    const wrapped = wrapperArgs(spec, argv, wantsPidNamespace(options));
+    let { command, args } = wrapped;
+    const sandbox = options.sandbox;
+    if (sandbox) {
+      const bwrap = findBwrap();
+      if (!bwrap) throw new Error(`Error: the sandbox was asked for, but ${NO_BWRAP}`);
+      const cwd = options.cwd ?? process.cwd();
+      const writable = writablePaths(sandbox, cwd, dirname(file));
+      args = [...bwrapArgs(sandbox, writable, cwd), command, ...args];
+      command = bwrap;
+    }
+    const sandboxReport = sandbox
+      ? {
+          writable: writablePaths(sandbox, options.cwd ?? process.cwd(), dirname(file)),
+          network: sandbox.network,
+        }
+      : undefined;
     const env: Record<string, string> = {
       ...((options.env ?? process.env) as Record<string, string>),
       ...spec.env,
@@ -106,10 +153,32 @@ export class LocalKernelProcess implements LaunchedKernel {
       void this.transport.close();
       throw err;
     }
+    let reportIsolation!: (isolation: KernelIsolation) => void;
+    this.isolation = new Promise((resolve) => {
+      reportIsolation = (isolation) => {
+        if (this.reported) return;
+        this.reported = sandboxReport ? { ...isolation, sandbox: sandboxReport } : isolation;
+        resolve(this.reported);
+      };
+    });
     const keep = (chunk: Buffer) => {
       this.stderr = (this.stderr + chunk.toString("utf8")).slice(-STDERR_TAIL);
     };
-    this.child.stdout?.on("data", keep);
+    this.child.stdout?.on("data", (chunk: Buffer) => {
+      keep(chunk);
+      if (this.reported) return;
+      this.stdout = (this.stdout + chunk.toString("utf8")).slice(-STDERR_TAIL);
+      const line = parseIsolationLine(this.stdout);
+      if (!line) return;
+      // The wrapper's report is not the kernel's output (which stderrTail() shows in errors).
+      this.stderr = this.stderr.replace(/\n?NBAGENT_ISOLATION [^\n]*\n/, "");
+      const { kernel, ...isolation } = line;
+      if (typeof kernel === "number" && this.running) {
+        this.kernelPid = kernel;
+        liveGroups.add(kernel);
+      }
+      reportIsolation(isolation as unknown as KernelIsolation);
+    });
     this.child.stderr?.on("data", keep);
     // The stdin pipe is the watchdog's lifeline: never written, closed only when this host dies.
     this.child.stdin?.on("error", () => {});
@@ -117,9 +186,10 @@ export class LocalKernelProcess implements LaunchedKernel {
       const done = (reason: string) => {
         if (!this.running) return;
         this.running = false;
-        if (this.child.pid) {
-          liveGroups.delete(this.child.pid);
-          killGroup(this.child.pid, "SIGKILL"); // sweep what the kernel left in its group
+        reportIsolation({ pidNamespace: false, reason: `the kernel exited before it said (${reason})` });
+        for (const pid of this.groups()) {
+          liveGroups.delete(pid);
+          killGroup(pid, "SIGKILL"); // sweep what the kernel left in its group
         }
         resolve(reason);
       };
@@ -141,22 +211,32 @@ export class LocalKernelProcess implements LaunchedKernel {
         `Error: the kernel's working directory ${options.cwd} does not exist; create it or pass another cwd`,
       );
     }
-    const info = await createConnectionInfo(spec.name);
-    const file = await writeConnectionFile(info, options.runtimeDir);
+    const base = await newConnectionPath(options.runtimeDir ?? defaultRuntimeDir());
+    const info =
+      options.sandbox && !options.sandbox.network
+        ? await createConnectionInfo(spec.name, `${base}-ipc`, "ipc")
+        : await createConnectionInfo(spec.name);
+    const file = await writeConnectionFile(info, base);
     try {
       return new LocalKernelProcess(spec, info, file, options);
     } catch (err) {
-      await removeConnectionFile(file);
+      await removeConnectionFile(file, info);
       throw err;
     }
+  }
+
+  /** The spawned process's group (the relay's, or bwrap's), and the kernel's own when it has one. */
+  private groups(): number[] {
+    return [this.child.pid, this.kernelPid].filter((p): p is number => p !== undefined);
   }
 
   cpuTimeMs(): number | undefined {
     return processCpuMs(this.pid);
   }
 
+  /** The kernel's pid as the host sees it (below its relay and bwrap when isolated). */
   get pid(): number | undefined {
-    return this.child.pid;
+    return this.kernelPid ?? this.child.pid;
   }
 
   isRunning(): boolean {
@@ -164,21 +244,27 @@ export class LocalKernelProcess implements LaunchedKernel {
   }
 
   signalInterrupt(): void {
-    if (this.running && this.child.pid) killGroup(this.child.pid, "SIGINT");
+    const pid = this.kernelPid ?? this.child.pid;
+    if (this.running && pid) killGroup(pid, "SIGINT");
   }
 
+  /** SIGTERM reaches an isolated kernel through its relay (pid 1 of a namespace ignores it). */
   async kill(graceMs: number): Promise<void> {
-    const pid = this.child.pid;
-    if (!this.running || !pid) return;
-    if (graceMs > 0 && killGroup(pid, "SIGTERM")) {
+    if (!this.running || !this.child.pid) return;
+    if (
+      graceMs > 0 &&
+      this.groups()
+        .map((p) => killGroup(p, "SIGTERM"))
+        .some(Boolean)
+    ) {
       await Promise.race([this.exited, delay(graceMs)]);
     }
-    if (this.running) killGroup(pid, "SIGKILL");
+    if (this.running) for (const p of this.groups()) killGroup(p, "SIGKILL");
     await Promise.race([this.exited, delay(2000)]);
   }
 
   async cleanup(): Promise<void> {
-    await removeConnectionFile(this.connectionFile);
+    await removeConnectionFile(this.connectionFile, this.connection);
   }
 
   retryable(): boolean {

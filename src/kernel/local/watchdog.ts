@@ -1,51 +1,77 @@
 /**
- * The Python wrapper every local kernel starts through. It forks a tiny watchdog that reads the
- * host's pipe on its stdin: when the host goes away for any reason (normal exit, SIGINT/SIGTERM,
- * SIGKILL) the pipe reaches EOF and the watchdog ends the kernel's whole process group (SIGTERM, then
- * SIGKILL). The watchdog sits in a process group of its own, so signals aimed at the kernel's group
- * (interrupts, shutdown) never reach it and ipykernel's shutdown does not wait for it as a child;
- * it dies with the kernel (PR_SET_PDEATHSIG, plus a getppid() check).
- * The kernel itself then runs in the wrapper's process — `-m module` through runpy (no second
- * interpreter start), anything else through exec — so the spawned pid IS the kernel's pid.
+ * The Python wrapper every spawned local kernel starts through (docs/isolation.md).
+ *
+ * With a PID namespace (the default where the machine allows, pidns.py): the spawned process is the
+ * relay — it reads the host's pipe on its stdin and kills the kernel at EOF (host exit, SIGTERM,
+ * SIGKILL), turns SIGTERM into SIGKILL of the kernel and exits as the kernel did. The kernel is pid 1
+ * of its namespace and leads a session and process group of its own (interrupts go to that group);
+ * everything it starts ends with it. The relay prints one line `NBAGENT_ISOLATION {json}` on stdout:
+ * what was achieved, and the kernel's pid as the host sees it ("kernel").
+ *
+ * Without (`--no-pidns`, or the namespace refused): as before — a tiny watchdog forked into a process
+ * group of its own reads the host's pipe and ends the kernel's whole group at EOF (SIGTERM, then
+ * SIGKILL); it dies with the kernel (PR_SET_PDEATHSIG, plus a getppid() check). The kernel runs in
+ * the wrapper's process (the spawned pid IS the kernel's pid); the line has no "kernel".
+ *
+ * Either way the kernel runs `-m module` through runpy (no second interpreter start), anything else
+ * through exec.
  */
-export const WATCHDOG_PY = `
-import os, sys, signal
+import { readFileSync } from "node:fs";
+import { assetPath } from "../../assets.js";
+
+export const ISOLATION_LINE = "NBAGENT_ISOLATION ";
+
+const MAIN = `
+import json, os, sys, signal
 a = sys.argv[1:]
-kpid = os.getpid()
-if os.fork() == 0:
-    os.setpgid(0, 0)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None)
-        libc.prctl(1, 9)
-    except Exception:
-        libc = None
-    import select, time
-    while os.getppid() == kpid:
-        if not select.select([0], [], [], 1.0)[0]:
-            continue
+if a and a[0] == "--no-pidns":
+    isolation, kernel = {"pidNamespace": False, "reason": "turned off (NBAGENT_PIDNS=0)"}, None
+else:
+    isolation, kernel = enter()
+if a and a[0] in ("--pidns", "--no-pidns"):
+    a = a[1:]
+if kernel is not None:
+    os.write(1, ("\\n${ISOLATION_LINE}" + json.dumps(dict(isolation, kernel=kernel)) + "\\n").encode())
+    relay(kernel, 0)
+if "via" in isolation:
+    os.setsid()
+else:
+    os.write(1, ("\\n${ISOLATION_LINE}" + json.dumps(isolation) + "\\n").encode())
+    kpid = os.getpid()
+    if os.fork() == 0:
+        os.setpgid(0, 0)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
-            if os.read(0, 512):
+            import ctypes
+            libc = ctypes.CDLL(None)
+            libc.prctl(1, 9)
+        except Exception:
+            libc = None
+        import select, time
+        while os.getppid() == kpid:
+            if not select.select([0], [], [], 1.0)[0]:
                 continue
-        except OSError:
-            pass
-        if libc is not None:
-            libc.prctl(1, 0)
-        try:
-            os.killpg(kpid, signal.SIGTERM)
-        except OSError:
-            break
-        for _ in range(40):
-            if os.getppid() != kpid:
+            try:
+                if os.read(0, 512):
+                    continue
+            except OSError:
+                pass
+            if libc is not None:
+                libc.prctl(1, 0)
+            try:
+                os.killpg(kpid, signal.SIGTERM)
+            except OSError:
                 break
-            time.sleep(0.025)
-        try:
-            os.killpg(kpid, signal.SIGKILL)
-        except OSError:
-            pass
-        break
-    os._exit(0)
+            for _ in range(40):
+                if os.getppid() != kpid:
+                    break
+                time.sleep(0.025)
+            try:
+                os.killpg(kpid, signal.SIGKILL)
+            except OSError:
+                pass
+            break
+        os._exit(0)
 fd = os.open(os.devnull, os.O_RDONLY)
 os.dup2(fd, 0)
 os.close(fd)
@@ -58,3 +84,24 @@ elif a and a[0] == "-m":
 else:
     os.execv(sys.executable, [sys.executable] + a)
 `;
+
+let source: string | undefined;
+
+/** The wrapper's source: pidns.py, then the wrapper itself. */
+export function watchdogSource(): string {
+  source ??= `${readFileSync(assetPath("kernel/local/pidns.py"), "utf8")}\n${MAIN}`;
+  return source;
+}
+
+/** Parses the wrapper's `NBAGENT_ISOLATION {json}` line out of stdout text (undefined until seen). */
+export function parseIsolationLine(text: string): Record<string, unknown> | undefined {
+  const at = text.indexOf(ISOLATION_LINE);
+  if (at < 0) return undefined;
+  const end = text.indexOf("\n", at);
+  if (end < 0) return undefined;
+  try {
+    return JSON.parse(text.slice(at + ISOLATION_LINE.length, end));
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * The opt-in sandbox and the isolation probe (docs/isolation.md).
+ * The sandbox runs the kernel's wrapper under bubblewrap: the whole filesystem read-only, except the
+ * kernel's cwd, the connection-file directory and the paths the caller names; a private temp dir
+ * (tmpfs on $TMPDIR and /dev/shm); with `network: false` a network namespace of its own (nothing
+ * but a loopback nobody else shares — the host then talks to the kernel over unix sockets). The PID
+ * namespace is still made by the wrapper inside (pidns.py), so the relay, the watchdog and the
+ * signals work as without the sandbox.
+ */
+import { spawn } from "node:child_process";
+import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, join, resolve } from "node:path";
+import { assetPath } from "../../assets.js";
+import type { KernelIsolation, KernelSandbox } from "../types.js";
+
+/** The bubblewrap executable on PATH (or NBAGENT_BWRAP), else undefined. */
+export function findBwrap(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const explicit = env.NBAGENT_BWRAP?.trim();
+  const candidates = explicit
+    ? [explicit]
+    : (env.PATH ?? "/usr/bin:/bin").split(delimiter).map((d) => join(d, "bwrap"));
+  for (const c of candidates) {
+    try {
+      accessSync(c, constants.X_OK);
+      return c;
+    } catch {
+      // next
+    }
+  }
+  return undefined;
+}
+
+export const NO_BWRAP =
+  "bubblewrap (bwrap) is not installed: apt-get install -y bubblewrap (Debian/Ubuntu), or your distribution's bubblewrap package";
+
+/** The paths a sandboxed kernel may write, deduplicated, existing ones only. */
+export function writablePaths(sandbox: KernelSandbox, cwd: string, runtimeDir: string): string[] {
+  const out: string[] = [];
+  for (const p of [cwd, runtimeDir, ...sandbox.writable]) {
+    const abs = resolve(p);
+    if (!out.includes(abs) && existsSync(abs)) out.push(abs);
+  }
+  return out;
+}
+
+/** bwrap's arguments up to (not including) the command. */
+export function bwrapArgs(sandbox: KernelSandbox, writable: string[], cwd: string): string[] {
+  const args = ["--die-with-parent", "--ro-bind", "/", "/", "--dev-bind", "/dev", "/dev"];
+  // Writable /proc: the wrapper writes its user-namespace maps there when not root.
+  args.push("--bind", "/proc", "/proc", "--tmpfs", "/dev/shm", "--tmpfs", resolve(tmpdir()));
+  for (const p of writable) args.push("--bind", p, p);
+  if (!sandbox.network) args.push("--unshare-net");
+  args.push("--chdir", resolve(cwd), "--");
+  return args;
+}
+
+/** Python that reports what pidns.enter() achieves here, as one JSON line (the doctor's probe). */
+function probeSource(): string {
+  return `${readFileSync(assetPath("kernel/local/pidns.py"), "utf8")}
+import json
+info, kernel = enter()
+if kernel is None and "via" in info:
+    os._exit(0)
+if kernel is not None:
+    os.waitpid(kernel, 0)
+print(json.dumps(info), flush=True)
+`;
+}
+
+/**
+ * Runs the probe with `python` (inside the sandbox when asked): the isolation a kernel started now
+ * would get. Never throws: a probe that cannot run reports pidNamespace false with the reason.
+ */
+export async function probeIsolation(python: string, sandbox?: KernelSandbox): Promise<KernelIsolation> {
+  let command = python;
+  let args = ["-c", probeSource()];
+  if (sandbox) {
+    const bwrap = findBwrap();
+    if (!bwrap) return { pidNamespace: false, reason: NO_BWRAP };
+    const cwd = process.cwd();
+    const writable = writablePaths(sandbox, cwd, cwd);
+    args = [...bwrapArgs(sandbox, writable, cwd), python, ...args];
+    command = bwrap;
+  }
+  return new Promise((resolveProbe) => {
+    let out = "";
+    let err = "";
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"] });
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.once("error", (e) =>
+      resolveProbe({ pidNamespace: false, reason: `cannot run ${command}: ${e.message}` }),
+    );
+    child.once("close", (code) => {
+      try {
+        const info = JSON.parse(out.trim().split("\n").pop() ?? "") as KernelIsolation;
+        resolveProbe(
+          sandbox ? { ...info, sandbox: { writable: sandbox.writable, network: sandbox.network } } : info,
+        );
+      } catch {
+        const why = err.trim().split("\n").pop() || `exit code ${code}`;
+        resolveProbe({
+          pidNamespace: false,
+          reason: `${sandbox ? "the sandbox" : "the probe"} failed: ${why}`,
+        });
+      }
+    });
+  });
+}
