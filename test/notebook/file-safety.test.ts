@@ -207,7 +207,7 @@ describe("leftovers of a killed save", () => {
     const dir = await tempDir();
     // Big enough that the writer is caught while its temp file exists.
     const big = "x".repeat(1 << 20); // 20 cells of 1 MB
-    const path = await writeNotebook(
+    await writeNotebook(
       join(dir, "nb.ipynb"),
       Array.from({ length: 20 }, (_, i) => ({ source: `${i}${big}` })),
     );
