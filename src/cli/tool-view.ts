@@ -87,6 +87,11 @@ export interface StreamDrawing {
  * A call's view as it streams. `write` gets whole lines (each ending in "\n"). On a terminal (`live`)
  * the line still being written and a status line ("running 3s · Ctrl-C interrupts") are drawn below
  * the printed lines and redrawn in place; elsewhere only finished lines are printed.
+ *
+ * With `live.inPlace` (a call of several cells on a terminal) nothing is printed while it runs:
+ * the whole progress view (its last rows, so that it fits the terminal) is redrawn in place above
+ * the status line, so each cell's output stays under its own heading; the final view is printed
+ * whole at the end.
  */
 export class StreamView {
   private printed: string[] = [];
@@ -97,11 +102,15 @@ export class StreamView {
   private frame = 0;
   private readonly started = Date.now();
   private interrupted = false;
+  /** The progress view drawn in place (inPlace mode). */
+  private progress: string[] = [];
 
   constructor(
     private readonly write: (text: string) => void,
     private readonly drawing: StreamDrawing,
-    private readonly live: { theme: RenderTheme; width: number } | undefined,
+    private readonly live:
+      | { theme: RenderTheme; width: number; rows?: number; inPlace?: boolean }
+      | undefined,
   ) {
     if (live) {
       this.timer = setInterval(() => this.redraw(), 100);
@@ -112,6 +121,11 @@ export class StreamView {
 
   /** A progress update: prints the finished output lines it adds. */
   update(partial: ToolResult): void {
+    if (this.live?.inPlace) {
+      this.progress = this.drawing.view(partial, true, false);
+      this.redraw();
+      return;
+    }
     if (this.diverged) return;
     const lines = this.drawing.output(this.drawing.view(partial, true, true));
     // The last line may still grow (no newline yet): it is only drawn live, not printed.
@@ -137,6 +151,10 @@ export class StreamView {
   /** The final result: prints what the stream has not shown. */
   finish(result: ToolResult): void {
     this.stop();
+    if (this.live?.inPlace) {
+      this.emit(this.drawing.view(result, false, false));
+      return;
+    }
     const streamed = this.printed.length > 0 || this.diverged;
     const lines = this.drawing.view(result, false, streamed);
     const rest = this.diverged
@@ -182,7 +200,12 @@ export class StreamView {
     const what = this.interrupted ? "interrupting… (Ctrl-C again exits)" : "running · Ctrl-C interrupts";
     const status = this.live.theme.fg("accent", `${SPINNER[this.frame]} ${what} · ${secs}s`);
     // Each live line fits one row, so clearing knows how many rows to go up.
-    const lines = (this.pending ? [this.pending, status] : [status]).map((l) => fit(l, this.live?.width));
+    const above = this.live.inPlace
+      ? this.progress.slice(-Math.max(1, (this.live.rows ?? 24) - 2))
+      : this.pending
+        ? [this.pending]
+        : [];
+    const lines = [...above, status].map((l) => fit(l, this.live?.width));
     this.write(lines.join("\n"));
     this.liveLines = lines.length;
   }
@@ -265,7 +288,9 @@ export async function executeShown(
         resultView(tool.name, result, whole ? { ...vo, expanded: true } : vo, partial),
       output: (lines) => outputLines(lines, vo),
     },
-    vo.terminal ? { theme: vo.theme, width: vo.width } : undefined,
+    vo.terminal
+      ? { theme: vo.theme, width: vo.width, rows: out.rows, inPlace: severalCells(tool.name, params) }
+      : undefined,
   );
   options.onView?.(view);
   try {
@@ -277,4 +302,11 @@ export async function executeShown(
   } finally {
     view.stop();
   }
+}
+
+/** A call that runs more than one cell (its outputs are drawn per cell, in place: StreamView). */
+function severalCells(toolName: string, params: unknown): boolean {
+  const p = params as { cells?: unknown[]; action?: string; execute?: boolean };
+  if (toolName === "python") return Array.isArray(p.cells) && p.cells.length > 1;
+  return toolName === "notebook" && p.action === "run";
 }

@@ -7,10 +7,13 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { createToolbox } from "../../src/tools/index.js";
+import { holdProbeCode, kernelHostPid } from "../run/helpers.js";
 import { readNb, textOf, validate, writeNb } from "./helpers.js";
 
 const LONG = { timeout: 120_000 };
@@ -266,14 +269,15 @@ export function alive(pid: number): boolean {
   }
 }
 
+/** The host pid of the session's kernel (it is pid 1 of its own namespace: found by a file it holds). */
 export async function kernelPid(client: Client, session?: string): Promise<number> {
+  const probe = join(await mkdtemp(join(tmpdir(), "nbagent-probe-")), "probe");
   const r = await client.callTool({
     name: "python",
-    arguments: { ...(session ? { session } : {}), cells: [{ code: "import os; print(os.getpid())" }] },
+    arguments: { ...(session ? { session } : {}), cells: [{ code: holdProbeCode(probe) }] },
   });
-  const pid = Number(textOf(r).trim());
-  assert.ok(Number.isInteger(pid) && pid > 0, textOf(r));
-  return pid;
+  assert.equal(textOf(r).trim(), "held", textOf(r));
+  return kernelHostPid(probe);
 }
 
 /**

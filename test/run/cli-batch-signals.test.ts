@@ -1,7 +1,8 @@
 /**
  * `nbagent batch` (the bundled command, as installed) ended from outside: real SIGTERM and SIGINT,
  * and a reader that closes stdout (EPIPE). Each case must end the batch with its exit status
- * (docs/cli.md) and shut its kernels down: the kernel's own pid (os.getpid() in a call) is gone.
+ * (docs/cli.md) and shut its kernels down: the kernel's process (found on the host by a file it
+ * holds open: inside its PID namespace os.getpid() is 1) is gone.
  */
 import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
@@ -10,7 +11,7 @@ import { join } from "node:path";
 import { before, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { promisify } from "node:util";
-import { type Json, ROOT, resultText, tempDir } from "./helpers.js";
+import { holdProbeCode, type Json, kernelHostPid, ROOT, resultText, tempDir } from "./helpers.js";
 
 const exec = promisify(execFile);
 const BUNDLE = join(ROOT, "dist/cli/nbagent.js");
@@ -94,15 +95,20 @@ async function fileAppears(path: string): Promise<void> {
   while (!existsSync(path)) await delay(20);
 }
 
-const pidCall = { tool: "python", params: { cells: [{ code: "import os; os.getpid()" }] } };
+/** Makes the kernel hold a probe file in `dir`; kernelOf(dir) then gives its host pid. */
+const pidCall = (dir: string) => ({
+  tool: "python",
+  params: { cells: [{ code: holdProbeCode(join(dir, "probe")) }] },
+});
+const kernelOf = (dir: string) => kernelHostPid(join(dir, "probe"));
 
 test("SIGTERM while batch waits for its next line ends it with 143 and shuts its kernel down", async () => {
   const b = await startBatch();
-  b.send(pidCall);
+  b.send(pidCall(b.dir));
   const first = await b.nextResult();
   assert.equal(first.isError, false, resultText(first));
-  const kernelPid = Number(resultText(first).trim());
-  assert.ok(kernelPid > 0 && !gone(kernelPid), `a live kernel pid, got ${resultText(first)}`);
+  const kernelPid = await kernelOf(b.dir);
+  assert.ok(!gone(kernelPid), `a live kernel pid, got ${kernelPid}`);
   // stdin stays open: batch is idle, waiting for a line that never comes.
   b.child.kill("SIGTERM");
   const { code, signal } = await b.exited;
@@ -114,9 +120,9 @@ test("SIGTERM while batch waits for its next line ends it with 143 and shuts its
 
 test("SIGINT during a running call interrupts it, writes its partial result, exits 130, kernel gone", async () => {
   const b = await startBatch();
-  b.send(pidCall);
-  const kernelPid = Number(resultText(await b.nextResult()).trim());
-  assert.ok(kernelPid > 0);
+  b.send(pidCall(b.dir));
+  assert.equal(resultText(await b.nextResult()).trim(), "held");
+  const kernelPid = await kernelOf(b.dir);
   const marker = join(b.dir, "started");
   b.send({
     tool: "python",
@@ -150,18 +156,14 @@ test("SIGINT during a running call interrupts it, writes its partial result, exi
 
 test("a reader closing stdout (EPIPE) ends batch quietly with 141 and shuts its kernel down", async () => {
   const b = await startBatch();
-  const pidFile = join(b.dir, "kernel.pid");
-  b.send({
-    tool: "python",
-    params: { cells: [{ code: `import os\nopen(${JSON.stringify(pidFile)}, "w").write(str(os.getpid()))` }] },
-  });
+  b.send(pidCall(b.dir));
   // Like `| head -c 1`: read one byte of the first answer, then close the pipe.
   await new Promise<void>((resolve) => b.child.stdout.once("data", () => resolve()));
+  const kernelPid = await kernelOf(b.dir);
   const closed = new Promise((resolve) => b.child.stdout.once("close", resolve));
   b.child.stdout.destroy();
   await closed;
-  const kernelPid = Number(readFileSync(pidFile, "utf8"));
-  assert.ok(kernelPid > 0 && !gone(kernelPid));
+  assert.ok(!gone(kernelPid));
   // The next answer hits the closed pipe.
   b.send({ tool: "python", params: { cells: [{ code: "print('to nobody')" }] } });
   b.send({ tool: "python", params: { cells: [{ code: "open('not-run', 'w').close()" }] } });

@@ -6,7 +6,7 @@
 import { execFile, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, readlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -206,6 +206,42 @@ export async function pidsWithEnv(name: string, value: string): Promise<number[]
     }
   }
   return pids;
+}
+
+/**
+ * Python code that makes the kernel keep `probe` open (and print "held"). A kernel is pid 1 of its
+ * own PID namespace (docs/isolation.md), so its os.getpid() says nothing on the host: the host finds
+ * the kernel's process by the file it holds (kernelHostPid).
+ */
+export function holdProbeCode(probe: string): string {
+  return `_nbagent_probe = open(${JSON.stringify(probe)}, "w")\nprint("held")`;
+}
+
+/** The live processes holding `path` open (see holdProbeCode). */
+export async function pidsHolding(path: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const entry of await readdir("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      for (const fd of await readdir(`/proc/${entry}/fd`)) {
+        if ((await readlink(`/proc/${entry}/fd/${fd}`).catch(() => "")) !== path) continue;
+        const stat = await readFile(`/proc/${entry}/stat`, "latin1");
+        if (!/^\d+ \(.*\) Z /.test(stat)) pids.push(Number(entry));
+        break;
+      }
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return pids;
+}
+
+/** The host pid of the one process holding `path` open (a kernel that ran holdProbeCode). */
+export async function kernelHostPid(path: string): Promise<number> {
+  const pids = await pidsHolding(path);
+  if (pids.length !== 1)
+    throw new Error(`expected one process holding ${path}, found ${pids.join(", ") || "none"}`);
+  return pids[0];
 }
 
 /** Polls `check` until it returns a truthy value or the deadline passes (then throws with `what`). */

@@ -193,7 +193,19 @@ export class LocalKernelProcess implements LaunchedKernel {
         }
         resolve(reason);
       };
-      this.child.once("exit", (code, signal) => done(signal ? `signal ${signal}` : `exit code ${code}`));
+      // 'exit' can come before the last of its stderr is read ("Address already in use" decides a
+      // retry): wait for the pipe to drain, but not for a grandchild that may hold it open.
+      this.child.once("exit", (code, signal) => {
+        const reason = signal ? `signal ${signal}` : `exit code ${code}`;
+        const stderr = this.child.stderr;
+        if (!stderr || stderr.readableEnded || stderr.destroyed) return done(reason);
+        const timer = setTimeout(() => done(reason), STDERR_DRAIN_MS);
+        timer.unref();
+        stderr.once("close", () => {
+          clearTimeout(timer);
+          done(reason);
+        });
+      });
       this.child.once("error", (err) => done(`could not start ${command}: ${err.message}`));
     });
     if (this.child.pid) liveGroups.add(this.child.pid);
@@ -275,6 +287,9 @@ export class LocalKernelProcess implements LaunchedKernel {
     return this.stderr;
   }
 }
+
+/** How long an exited kernel's stderr may take to drain before the exit is reported anyway. */
+const STDERR_DRAIN_MS = 500;
 
 function delay(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms).unref());
