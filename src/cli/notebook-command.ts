@@ -10,8 +10,7 @@ import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
 import { UsageError } from "./params.js";
 import { NO_BOUND_SECONDS } from "./python-command.js";
-import { interruptExitCode, withInterruptSignal } from "./signals.js";
-import { executeShown } from "./tool-view.js";
+import { runShownCall } from "./tool-view.js";
 
 const ACTIONS = ["read", "edit", "insert", "delete", "move", "clear_outputs", "run"];
 
@@ -68,20 +67,7 @@ export const notebookCommand: Command = {
     try {
       const tool = toolbox.tools.find((t) => t.name === "notebook");
       if (!tool) throw new Error("the toolbox has no notebook tool");
-      let interrupted: number | undefined;
-      const result = await withInterruptSignal((signal) =>
-        executeShown(tool, parsed.params, {
-          json: parsed.json,
-          expanded: parsed.expanded,
-          signal,
-          onView: (view) =>
-            signal.addEventListener("abort", () => {
-              interrupted = interruptExitCode(signal);
-              view.markInterrupted();
-            }),
-        }),
-      );
-      return interrupted ?? (result.isError ? 1 : 0);
+      return await runShownCall(tool, parsed.params, { json: parsed.json, expanded: parsed.expanded });
     } finally {
       await toolbox.dispose();
     }

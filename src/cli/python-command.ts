@@ -11,8 +11,7 @@ import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
 import { UsageError } from "./params.js";
 import { runRepl } from "./repl.js";
-import { interruptExitCode, withInterruptSignal } from "./signals.js";
-import { executeShown } from "./tool-view.js";
+import { runShownCall } from "./tool-view.js";
 
 /**
  * A bound no person waits for: a call is waited for to its end (no run id) and, without --timeout,
@@ -72,24 +71,7 @@ export const pythonCommand: Command = {
     const base = { timeout: parsed.timeout ?? NO_BOUND_SECONDS, session: parsed.session };
     try {
       if (code === undefined) return await runRepl(tool, { base, expanded, json });
-      let interrupted: number | undefined;
-      const result = await withInterruptSignal((signal) =>
-        executeShown(
-          tool,
-          { ...base, cells: [{ code }] },
-          {
-            json,
-            expanded,
-            signal,
-            onView: (view) =>
-              signal.addEventListener("abort", () => {
-                interrupted = interruptExitCode(signal);
-                view.markInterrupted();
-              }),
-          },
-        ),
-      );
-      return interrupted ?? (result.isError ? 1 : 0);
+      return await runShownCall(tool, { ...base, cells: [{ code }] }, { json, expanded });
     } finally {
       await toolbox.dispose();
     }

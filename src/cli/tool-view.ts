@@ -18,6 +18,7 @@ import {
 import type { AnyTool } from "../tools/index.js";
 import type { ToolResult } from "../tools/types.js";
 import { resultJson, resultText } from "./output.js";
+import { interruptExitCode, withInterruptSignal } from "./signals.js";
 
 export interface ViewOptions {
   /** Terminal columns (default 80). */
@@ -309,4 +310,28 @@ function severalCells(toolName: string, params: unknown): boolean {
   const p = params as { cells?: unknown[]; action?: string; execute?: boolean };
   if (toolName === "python") return Array.isArray(p.cells) && p.cells.length > 1;
   return toolName === "notebook" && p.action === "run";
+}
+
+/**
+ * One shown call as a command's whole work: SIGINT/SIGTERM interrupt it (the status line says so)
+ * and give 130/143; otherwise 1 when the result is an error, else 0 (docs/cli.md).
+ */
+export async function runShownCall(
+  tool: AnyTool,
+  params: unknown,
+  options: { json: boolean; expanded: boolean },
+): Promise<number> {
+  let interrupted: number | undefined;
+  const result = await withInterruptSignal((signal) =>
+    executeShown(tool, params, {
+      ...options,
+      signal,
+      onView: (view) =>
+        signal.addEventListener("abort", () => {
+          interrupted = interruptExitCode(signal);
+          view.markInterrupted();
+        }),
+    }),
+  );
+  return interrupted ?? (result.isError ? 1 : 0);
 }
