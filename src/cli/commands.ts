@@ -48,7 +48,7 @@ export function usage(): string {
 }
 
 /** The commands whose kernels the sandbox applies to (docs/isolation.md). */
-const SANDBOXED = new Set(["call", "batch", "mcp", "demo"]);
+const SANDBOXED = new Set(["call", "batch", "mcp", "demo", "python", "notebook", "run"]);
 
 /**
  * Takes `--sandbox` / `--sandbox=net-off` out of a command's arguments (before a `--`) into

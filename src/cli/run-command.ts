@@ -12,6 +12,7 @@ import { createLocalBackend } from "../kernel/index.js";
 import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
+import { sandboxFromEnv } from "../runtime/runtime.js";
 import type { Command } from "./commands.js";
 import { formatCellFailure } from "./run-failure.js";
 import { RunProgress } from "./run-progress.js";
@@ -131,6 +132,7 @@ export const runCommand: Command = {
           python: values.python,
           env,
           allowErrors,
+          sandbox: sandboxFromEnv(process.env),
           prestart: values.prestart === undefined ? undefined : Number(values.prestart),
           cellTimeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
           signal,

@@ -30,6 +30,8 @@ export interface RunNotebooksOptions {
   python?: string;
   /** Environment for the kernels. */
   env?: Record<string, string>;
+  /** Run the kernels in the sandbox (docs/isolation.md): writable only their cwd and a temp dir. */
+  sandbox?: { network: boolean };
   allowErrors?: boolean;
   /** How many notebooks ahead get their kernel started while one runs (default 1). */
   prestart?: number;
@@ -77,6 +79,7 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       cwd: options.cwd ?? dirname(job.input),
       env: options.env,
       signal: options.signal,
+      ...(options.sandbox ? { sandbox: { writable: [], network: options.sandbox.network } } : {}),
     });
     kernel.catch(() => {}); // awaited below; avoid an unhandled rejection while it waits its turn
     return { loaded, kernel, kernelNotice: choice.notice };

@@ -10,7 +10,16 @@
 import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -338,5 +347,42 @@ describe("the sandbox", { concurrency: false, skip: !HAS_BWRAP && "bubblewrap is
       await waitUntil(() => ![outer, kernel, child].some(pidAlive), 10_000),
       `left: ${[outer, kernel, child].filter(pidAlive)}`,
     );
+  });
+
+  test("nbagent run --sandbox: the notebook's cells cannot write outside its folder; the output is still written", () => {
+    const dir = mkdtempSync(join(tmpdir(), "nbagent-run-sandbox-"));
+    // Not under TMPDIR: inside the sandbox that is a private (writable) tmpfs.
+    const outsideDir = mkdtempSync("/var/tmp/nbagent-outside-");
+    const outside = join(outsideDir, "escaped");
+    const cell = (source: string, id: string) => ({
+      cell_type: "code",
+      id,
+      execution_count: null,
+      metadata: {},
+      outputs: [],
+      source,
+    });
+    const nb = {
+      cells: [
+        cell("open('inside', 'w').write('ok')", "in"),
+        cell(`open(${JSON.stringify(outside)}, 'w')`, "out"),
+      ],
+      metadata: { kernelspec: { name: "python3", display_name: "Python 3", language: "python" } },
+      nbformat: 4,
+      nbformat_minor: 5,
+    };
+    writeFileSync(join(dir, "nb.ipynb"), JSON.stringify(nb));
+    const r = spawnSync(
+      process.execPath,
+      ["--import", "tsx", CLI, "run", "--sandbox", join(dir, "nb.ipynb"), "-o", join(dir, "out.ipynb")],
+      { encoding: "utf8" },
+    );
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /Read-only file system/);
+    assert.equal(readFileSync(join(dir, "inside"), "utf8"), "ok");
+    assert.equal(existsSync(outside), false);
+    const out = JSON.parse(readFileSync(join(dir, "out.ipynb"), "utf8"));
+    assert.equal(out.cells[1].outputs[0].ename, "OSError");
+    rmSync(outsideDir, { recursive: true, force: true });
   });
 });
