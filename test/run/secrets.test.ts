@@ -136,7 +136,7 @@ describe("secrets and slots, as the model reads them", { concurrency: true }, ()
         holding = resolve;
       });
       const done = call((u) => {
-        if (JSON.stringify(u.content).includes("holding\\n")) holding(); // its output, not its code
+        if (/^holding$/m.test(resultText(u))) holding(); // its output line, not its code
       });
       return { held, done };
     };
