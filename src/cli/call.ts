@@ -7,6 +7,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
+import { parsedOrUsage } from "./usage.js";
 import { resultJson, resultText } from "./output.js";
 import { readParams, UsageError } from "./params.js";
 import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./signals.js";
@@ -40,13 +41,8 @@ export const callCommand: Command = {
   summary: "run one tool call (notebook, python, artifact) and print its result",
   help: HELP,
   async run(args) {
-    let parsed: ReturnType<typeof parse>;
-    try {
-      parsed = parse(args);
-    } catch (err) {
-      process.stderr.write(`nbagent call: ${(err as Error).message}\n${USAGE} (--help for more)\n`);
-      return 2;
-    }
+    const parsed = parsedOrUsage("call", USAGE, parse, args);
+    if (parsed === undefined) return 2;
     const { toolName, params, cwd, json } = parsed;
     const toolbox = createToolbox({ cwd });
     try {

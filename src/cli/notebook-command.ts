@@ -8,6 +8,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
+import { parsedOrUsage } from "./usage.js";
 import { UsageError } from "./params.js";
 import { NO_BOUND_SECONDS } from "./python-command.js";
 import { runShownCall } from "./tool-view.js";
@@ -56,13 +57,8 @@ export const notebookCommand: Command = {
   summary: "read, edit and run a notebook's cells (the notebook tool, drawn for a person)",
   help: HELP,
   async run(args) {
-    let parsed: ReturnType<typeof parse>;
-    try {
-      parsed = parse(args);
-    } catch (err) {
-      process.stderr.write(`nbagent notebook: ${(err as Error).message}\n${USAGE} (--help for more)\n`);
-      return 2;
-    }
+    const parsed = parsedOrUsage("notebook", USAGE, parse, args);
+    if (parsed === undefined) return 2;
     const toolbox = createToolbox({ cwd: parsed.cwd, waitSeconds: NO_BOUND_SECONDS });
     try {
       const tool = toolbox.tools.find((t) => t.name === "notebook");

@@ -9,6 +9,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
+import { parsedOrUsage } from "./usage.js";
 import { UsageError } from "./params.js";
 import { runRepl } from "./repl.js";
 import { runShownCall } from "./tool-view.js";
@@ -57,13 +58,8 @@ export const pythonCommand: Command = {
   summary: "run Python in a kernel with its output streaming in; on a terminal with no code, a REPL",
   help: HELP,
   async run(args) {
-    let parsed: ReturnType<typeof parse>;
-    try {
-      parsed = parse(args);
-    } catch (err) {
-      process.stderr.write(`nbagent python: ${(err as Error).message}\n${USAGE} (--help for more)\n`);
-      return 2;
-    }
+    const parsed = parsedOrUsage("python", USAGE, parse, args);
+    if (parsed === undefined) return 2;
     const { code, cwd, json, expanded } = parsed;
     const toolbox = createToolbox({ cwd, waitSeconds: NO_BOUND_SECONDS });
     const tool = toolbox.tools.find((t) => t.name === "python");

@@ -14,6 +14,7 @@ import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import { sandboxFromEnv } from "../runtime/runtime.js";
 import type { Command } from "./commands.js";
+import { parsedOrUsage } from "./usage.js";
 import { formatCellFailure } from "./run-failure.js";
 import { RunProgress } from "./run-progress.js";
 import { interruptExitCode, withInterruptSignal } from "./signals.js";
@@ -57,13 +58,8 @@ export const runCommand: Command = {
   summary: "run whole notebooks top to bottom in fresh kernels, writing outputs back (like nbclient)",
   help: HELP,
   async run(args) {
-    let parsed: ReturnType<typeof parse>;
-    try {
-      parsed = parse(args);
-    } catch (err) {
-      process.stderr.write(`nbagent run: ${(err as Error).message}\n${USAGE} (--help for more)\n`);
-      return 2;
-    }
+    const parsed = parsedOrUsage("run", USAGE, parse, args);
+    if (parsed === undefined) return 2;
     const { values } = parsed;
     const shown = new Map(parsed.jobs.map((job, i) => [job, parsed.given[i]]));
     // An unreadable input is named as given; progress and results name a notebook by its file name.
