@@ -7,10 +7,10 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
-import { parsedOrUsage } from "./usage.js";
 import { resultJson, resultText } from "./output.js";
 import { readParams, UsageError } from "./params.js";
 import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./signals.js";
+import { parsedOrUsage } from "./usage.js";
 
 const USAGE = "usage: nbagent call <tool> <params|@FILE|-> [--cwd DIR] [--json]";
 

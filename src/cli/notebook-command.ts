@@ -8,10 +8,10 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
-import { parsedOrUsage } from "./usage.js";
 import { UsageError } from "./params.js";
 import { NO_BOUND_SECONDS } from "./python-command.js";
 import { runShownCall } from "./tool-view.js";
+import { parsedOrUsage } from "./usage.js";
 
 const ACTIONS = ["read", "edit", "insert", "delete", "move", "clear_outputs", "run"];
 

@@ -9,10 +9,10 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
-import { parsedOrUsage } from "./usage.js";
 import { UsageError } from "./params.js";
 import { runRepl } from "./repl.js";
 import { runShownCall } from "./tool-view.js";
+import { parsedOrUsage } from "./usage.js";
 
 /**
  * A bound no person waits for: a call is waited for to its end (no run id) and, without --timeout,

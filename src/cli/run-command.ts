@@ -14,10 +14,10 @@ import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import { sandboxFromEnv } from "../runtime/runtime.js";
 import type { Command } from "./commands.js";
-import { parsedOrUsage } from "./usage.js";
 import { formatCellFailure } from "./run-failure.js";
 import { RunProgress } from "./run-progress.js";
 import { interruptExitCode, withInterruptSignal } from "./signals.js";
+import { parsedOrUsage } from "./usage.js";
 
 const USAGE =
   "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [--prestart N] [--quiet]";
