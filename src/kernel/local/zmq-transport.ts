@@ -29,6 +29,12 @@ export class ZmqTransport implements KernelTransport {
   private closed = false;
   private hbTimer?: NodeJS.Timeout;
   private hbOutstanding = 0;
+  /**
+   * Messages waiting for their socket: zeromq allows one send in flight per socket (a second one
+   * throws EBUSY), and a send stays in flight while the kernel is not reading yet (during its start
+   * the kernel_info request is repeated). Present while the socket has a send in flight.
+   */
+  private readonly outbox = new Map<zmq.Dealer, Buffer[][]>();
   private readonly hbOptions: Required<HeartbeatOptions>;
 
   constructor(info: ConnectionInfo, identity: string, heartbeat: HeartbeatOptions = {}) {
@@ -81,9 +87,28 @@ export class ZmqTransport implements KernelTransport {
   send(channel: OutgoingChannel, msg: JupyterMessage): void {
     if (this.closed) return;
     const socket = channel === "shell" ? this.shell : channel === "control" ? this.control : this.stdin;
-    socket.send(this.codec.serialize(msg)).catch(() => {
-      // closed while queued: the kernel is going away, liveness reports it
-    });
+    const frames = this.codec.serialize(msg);
+    const waiting = this.outbox.get(socket);
+    if (waiting) {
+      waiting.push(frames);
+      return;
+    }
+    this.outbox.set(socket, []);
+    void this.drain(socket, frames);
+  }
+
+  /** Sends `frames`, then whatever queued behind it on this socket, one at a time, in order. */
+  private async drain(socket: zmq.Dealer, frames: Buffer[]): Promise<void> {
+    let next: Buffer[] | undefined = frames;
+    while (next && !this.closed) {
+      try {
+        await socket.send(next);
+      } catch {
+        // closed while queued: the kernel is going away, liveness reports it
+      }
+      next = this.outbox.get(socket)?.shift();
+    }
+    this.outbox.delete(socket);
   }
 
   onMessage(handler: (msg: JupyterMessage) => void): void {
