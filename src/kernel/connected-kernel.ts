@@ -94,20 +94,38 @@ export class ConnectedKernel implements Kernel {
     return { ...t, unrouted: this.client?.unrouted ?? 0 };
   }
 
+  /** The server's id for this kernel (gateway backends): what another process can attach to. */
+  get kernelId(): string | undefined {
+    return this.launched?.kernelId;
+  }
+
   /** Starts the kernel (spawn/connect + kernel_info); shutdown() during a start waits for it, then stops. */
   start(): Promise<void> {
-    const started = this.launchAndWait();
+    const started = this.launchAndWait(() => this.provisioner.launch(), true);
     this.lifecycle = started;
     return started;
   }
 
-  private async launchAndWait(): Promise<void> {
-    const attempts = this.options.startAttempts ?? 3;
+  /**
+   * Joins a kernel another process started (gateway backends), by the server's id, and waits until it
+   * answers kernel_info. A failed attach leaves that kernel alone (it is not ours to stop).
+   */
+  attachTo(kernelId: string): Promise<void> {
+    const attach = this.provisioner.attach;
+    if (!attach)
+      return Promise.reject(new Error(`Error: the ${this.backend} backend cannot attach to kernels`));
+    const attached = this.launchAndWait(() => attach.call(this.provisioner, kernelId), false);
+    this.lifecycle = attached;
+    return attached;
+  }
+
+  private async launchAndWait(launch: () => Promise<LaunchedKernel>, owned: boolean): Promise<void> {
+    const attempts = owned ? (this.options.startAttempts ?? 3) : 1;
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
     const deadline = Date.now() + timeoutMs;
     for (let attempt = 1; ; attempt++) {
       this.options.signal?.throwIfAborted();
-      const launched = await this.provisioner.launch();
+      const launched = await launch();
       const client = new KernelClient(launched.transport, new MessageFactory());
       let onAbort: (() => void) | undefined;
       const failed = new Promise<Error>((resolve) => {
@@ -137,6 +155,10 @@ export class ConnectedKernel implements Kernel {
           // Still running, so its output is not in the error yet: add it (before cleanup removes it).
           const tail = launched.stderrTail?.().trim();
           if (tail) err.message = `${err.message}; its output:\n${tail}`;
+        }
+        if (!owned) {
+          await launched.transport.close();
+          throw err;
         }
         await launched.kill(0);
         // Retried: a kernel that lost a port race ("Address already in use"), and one that stayed
@@ -227,8 +249,7 @@ export class ConnectedKernel implements Kernel {
   async interrupt(): Promise<void> {
     const launched = this.launched;
     if (!launched || !this.isAlive()) return;
-    if (launched.interruptMode === "signal" && launched.signalInterrupt) launched.signalInterrupt();
-    else this.client.send("control", this.client.factory.interruptRequest());
+    await launched.interrupt();
   }
 
   restart(): Promise<void> {
@@ -241,8 +262,14 @@ export class ConnectedKernel implements Kernel {
     const next = (fromExecution ? Promise.resolve() : this.lifecycle.catch(() => {})).then(async () => {
       this.expectingExit = true;
       try {
-        await this.stop(graceMs, "the kernel was restarted");
-        await this.launchAndWait();
+        const launched = this.launched;
+        const restart = launched?.restart;
+        if (launched && restart && launched.isRunning())
+          await this.restartInPlace(launched, () => restart.call(launched));
+        else {
+          await this.stop(graceMs, "the kernel was restarted");
+          await this.launchAndWait(() => this.provisioner.launch(), true);
+        }
       } catch (err) {
         this.dead = `restart failed: ${(err as Error).message.replace(/^Error: /, "")}`;
         throw err;
@@ -252,6 +279,40 @@ export class ConnectedKernel implements Kernel {
     });
     this.lifecycle = next;
     return next;
+  }
+
+  /** Restart keeping the kernel's identity (a gateway kernel's id): same transport, a new kernel_info. */
+  private async restartInPlace(launched: LaunchedKernel, restart: () => Promise<void>): Promise<void> {
+    this.markDead("the kernel was restarted", launched);
+    await restart();
+    const timeoutMs = this.options.startTimeoutMs ?? 60_000;
+    const failed = launched.exited.then(
+      (reason) => new Error(`Error: the kernel ended during its restart (${reason})`),
+    );
+    this.info = await this.client.waitReady(timeoutMs, failed);
+    this.dead = null;
+  }
+
+  /**
+   * Lets go of the kernel without stopping it (a named session on a gateway lives on for a later
+   * process to attach to): closes the connection, and this object is done.
+   */
+  detach(): Promise<void> {
+    if (this.shuttingDown) return this.shuttingDown;
+    this.expectingExit = true;
+    this.closed = true;
+    this.options.onShutdown?.();
+    const done = this.lifecycle
+      .catch(() => {})
+      .then(async () => {
+        const launched = this.launched;
+        if (!launched) return;
+        this.markDead("the connection to the kernel was closed", launched);
+        await launched.transport.close();
+      });
+    this.lifecycle = done;
+    this.shuttingDown = done;
+    return done;
   }
 
   /** Stops the current process: shutdown_request (if graceMs), SIGTERM, SIGKILL; closes the transport. */

@@ -1,22 +1,37 @@
 /**
- * Where and how a kernel runs (jupyter_client's "provisioner"): start it and hand back a transport,
- * interrupt by signal, kill. ConnectedKernel does everything else, the same for every backend.
+ * Where and how a kernel runs (jupyter_client's "provisioner"): start it (or join one another process
+ * started) and hand back a transport; interrupt, restart and stop it by the backend's own means (a
+ * signal, a control message, a REST call). ConnectedKernel does everything else, the same for every
+ * backend (docs/backends.md).
  */
 import type { KernelTransport } from "./transport.js";
 import type { KernelIsolation } from "./types.js";
 
 export interface LaunchedKernel {
   readonly transport: KernelTransport;
-  /** "message": interrupt_request on control; "signal": `signalInterrupt()`. */
-  readonly interruptMode: "signal" | "message";
   /** Process id when there is a local process (tests and diagnostics). */
   readonly pid?: number;
-  /** Resolves (never rejects) with a human reason once the kernel process is gone. */
+  /** The server's id for the kernel (gateway backends): what another process attaches to. */
+  readonly kernelId?: string;
+  /**
+   * Resolves (never rejects) with a human reason once the kernel is gone: its process ended, or the
+   * server says it no longer exists. A lost connection that is being re-established is not an exit.
+   */
   readonly exited: Promise<string>;
   isRunning(): boolean;
-  /** SIGINT to the kernel's process group (signal mode). */
-  signalInterrupt?(): void;
-  /** SIGTERM (bounded by graceMs, 0 = skip), then SIGKILL of the process group; resolves when gone. */
+  /**
+   * Interrupts the running code by the backend's means: SIGINT to the process group, an
+   * interrupt_request on the control channel (kernelspec interrupt_mode "message"), or the
+   * gateway's REST interrupt. Resolves once the interrupt was delivered (not once the kernel is idle).
+   */
+  interrupt(): Promise<void>;
+  /**
+   * Restarts the kernel keeping its identity (the same gateway kernel id; state is lost) and resolves
+   * once it was asked to; the transport stays usable. Absent: ConnectedKernel stops this kernel and
+   * launches a new one.
+   */
+  restart?(): Promise<void>;
+  /** Stops the kernel: SIGTERM (bounded by graceMs, 0 = skip) then SIGKILL, or DELETE; resolves when gone. */
   kill(graceMs: number): Promise<void>;
   /** Remove what the launch left behind (connection file). Idempotent. */
   cleanup(): Promise<void>;
@@ -33,4 +48,6 @@ export interface LaunchedKernel {
 export interface KernelProvisioner {
   readonly backend: "local" | "gateway";
   launch(): Promise<LaunchedKernel>;
+  /** Joins a running kernel by its server id (gateway backends); absent where kernels cannot be shared. */
+  attach?(kernelId: string): Promise<LaunchedKernel>;
 }

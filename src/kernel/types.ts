@@ -216,6 +216,10 @@ export interface Kernel {
   restart(): Promise<void>;
   /** shutdown_request, then SIGTERM, then SIGKILL, each bounded; idempotent. */
   shutdown(): Promise<void>;
+  /** The server's id for the kernel on a gateway backend (what a later process attaches to). */
+  readonly kernelId?: string;
+  /** Closes the connection and leaves the kernel running (gateway backends); idempotent. */
+  detach?(): Promise<void>;
 }
 
 export interface KernelBackend {
@@ -228,6 +232,11 @@ export interface KernelBackend {
     name: string,
     options?: { python?: string },
   ): Promise<{ name: string; displayName: string; language: string }>;
+  /** Joins a running kernel by its server id (gateway backends only). */
+  attachKernel?(
+    kernelId: string,
+    options?: { signal?: AbortSignal; startTimeoutMs?: number },
+  ): Promise<Kernel>;
   /** Stop everything this backend started (kernels, helper processes). */
   dispose(): Promise<void>;
 }

@@ -11,7 +11,7 @@ import { rm } from "node:fs/promises";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation } from "../types.js";
 import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
-import { firstChild, killGroup, processCpuMs } from "./launcher.js";
+import { firstChild, killGroup, processCpuMs, sendInterruptRequest } from "./launcher.js";
 import type { ZmqTransport } from "./zmq-transport.js";
 
 const STDERR_TAIL = 16 * 1024;
@@ -66,7 +66,8 @@ export class ForkedKernelProcess implements LaunchedKernel {
     return this.running;
   }
 
-  signalInterrupt(): void {
+  async interrupt(): Promise<void> {
+    if (this.interruptMode === "message") return sendInterruptRequest(this.transport);
     if (this.running) killGroup(this.pid, "SIGINT");
   }
 

@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
+import { MessageFactory } from "../messages.js";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation, KernelSandbox } from "../types.js";
 import {
@@ -77,6 +78,11 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Interrupt by message (kernelspec interrupt_mode "message"): interrupt_request on control. */
+export async function sendInterruptRequest(transport: ZmqTransport): Promise<void> {
+  transport.send("control", new MessageFactory().interruptRequest());
 }
 
 export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
@@ -255,7 +261,8 @@ export class LocalKernelProcess implements LaunchedKernel {
     return this.running;
   }
 
-  signalInterrupt(): void {
+  async interrupt(): Promise<void> {
+    if (this.interruptMode === "message") return sendInterruptRequest(this.transport);
     const pid = this.kernelPid ?? this.child.pid;
     if (this.running && pid) killGroup(pid, "SIGINT");
   }
