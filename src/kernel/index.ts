@@ -1,6 +1,6 @@
 /** The kernel layer's public surface: the Kernel contract, the local backend, and shared pieces. */
 
-export { KernelClient } from "./client.js";
+export { KernelClient, type RequestOptions, StartStalledError, type WaitReadyOptions } from "./client.js";
 export { ConnectedKernel } from "./connected-kernel.js";
 export { convertDisplay, htmlToMarkdown, LEGACY_STATUS_MIME, STATUS_MIME } from "./display.js";
 export { type ExecutionHost, runExecution } from "./execution.js";
