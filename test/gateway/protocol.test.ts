@@ -2,8 +2,8 @@
 // offers it, the legacy JSON protocol when it does not (or when forced); binary buffers both ways.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type ConnectedKernel, GatewayBackend, type JupyterMessage } from "../../src/kernel/index.js";
 import { decodeMessage, encodeMessage } from "../../src/kernel/gateway/index.js";
+import { type ConnectedKernel, GatewayBackend, type JupyterMessage } from "../../src/kernel/index.js";
 import { type JupyterServerHandle, startJupyterServer } from "./helpers.js";
 
 let modern: JupyterServerHandle;
