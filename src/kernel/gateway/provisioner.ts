@@ -162,13 +162,35 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
   }
 
   async restart(): Promise<void> {
-    const r = await this.rest.request("POST", this.path("/restart"), {
-      accept: [404],
-      timeoutMs: this.rest.launchTimeoutMs,
-    });
+    const post = () =>
+      this.rest.request("POST", this.path("/restart"), {
+        accept: [404],
+        timeoutMs: this.rest.launchTimeoutMs,
+      });
+    let r: Awaited<ReturnType<typeof post>>;
+    try {
+      r = await post();
+    } catch (err) {
+      // jupyter_server answers 500 while its own automatic restart (after the kernel died) is still
+      // under way: wait until that one is over, then ask once more.
+      if (!(err instanceof GatewayHttpError) || err.status < 500) throw err;
+      await this.settled();
+      r = await post();
+    }
     if (r.status === 404) {
       this.markGone(this.goneReason());
       throw new KernelGoneError(`Error: ${this.goneReason()}`, this.kernelId);
+    }
+  }
+
+  /** Waits (bounded by the launch timeout) until the server no longer reports the kernel starting. */
+  private async settled(): Promise<void> {
+    const deadline = Date.now() + this.rest.launchTimeoutMs;
+    for (let pause = 50; Date.now() < deadline; pause = Math.min(pause * 2, 1000)) {
+      const r = await this.rest.request("GET", this.path(), { accept: [404] });
+      const state = (r.json as { execution_state?: string } | undefined)?.execution_state;
+      if (r.status === 404 || (state !== "starting" && state !== "restarting")) return;
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 
