@@ -10,6 +10,7 @@ import https from "node:https";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { GatewayBackend, type KernelBackend } from "../../src/kernel/index.js";
 
 export const SERVER_PYTHON = "/usr/bin/python3";
 
@@ -288,4 +289,25 @@ export async function startProxy(target: string, options: { fail503?: number } =
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   handle.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return handle;
+}
+
+/**
+ * The backend a parametrised suite runs on: NBAGENT_TEST_BACKEND=gateway → a GatewayBackend on a
+ * jupyter_server started for it (stopped by dispose()); anything else → `local()`.
+ */
+export async function backendForTests<B extends KernelBackend>(
+  local: () => B,
+): Promise<B | (GatewayBackend & { server: JupyterServerHandle })> {
+  if (process.env.NBAGENT_TEST_BACKEND !== "gateway") return local();
+  const server = await startJupyterServer();
+  const backend = new GatewayBackend({ url: server.url, token: server.token }) as GatewayBackend & {
+    server: JupyterServerHandle;
+  };
+  backend.server = server;
+  const dispose = backend.dispose.bind(backend);
+  backend.dispose = async () => {
+    await dispose();
+    await server.stop();
+  };
+  return backend;
 }
