@@ -174,7 +174,7 @@ export interface ProxyHandle {
   /** How many POST /api/kernels were answered 503 by the proxy. */
   failures: number;
   /** Every request the proxy saw (method and path), WebSocket upgrades included. */
-  requests: { method: string; path: string; upgrade: boolean }[];
+  requests: { method: string; path: string; upgrade: boolean; headers: http.IncomingHttpHeaders }[];
   /** Channel WebSockets currently piped through the proxy. */
   openChannels(): number;
   /** Closes every live channels WebSocket (both sides of the TCP connection, abruptly). */
@@ -224,7 +224,7 @@ export async function startProxy(target: string, options: { fail503?: number } =
   };
   const server = http.createServer((req, res) => {
     const path = req.url ?? "/";
-    handle.requests.push({ method: req.method ?? "", path, upgrade: false });
+    handle.requests.push({ method: req.method ?? "", path, upgrade: false, headers: req.headers });
     if (req.method === "POST" && /^\/api\/kernels\/?(\?|$)/.test(path) && toFail > 0) {
       toFail--;
       handle.failures++;
@@ -258,7 +258,7 @@ export async function startProxy(target: string, options: { fail503?: number } =
   });
   server.on("upgrade", (req, client, head) => {
     const path = req.url ?? "/";
-    handle.requests.push({ method: req.method ?? "", path, upgrade: true });
+    handle.requests.push({ method: req.method ?? "", path, upgrade: true, headers: req.headers });
     if (refusing) {
       client.end("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
       return;

@@ -161,6 +161,26 @@ describe("what counts as dead", () => {
   });
 });
 
+describe("headers", () => {
+  test("the token and extra headers go on every REST call and on the WebSocket upgrade", async () => {
+    const b = new GatewayBackend({
+      url: proxy.url,
+      token: server.token,
+      headers: { "X-Nbagent-Test": "yes" },
+    });
+    const from = proxy.requests.length;
+    const kernel = await b.startKernel({});
+    await kernel.execute("1");
+    await b.dispose();
+    const seen = proxy.requests.slice(from);
+    assert.ok(seen.some((r) => r.upgrade) && seen.some((r) => r.method === "DELETE"));
+    for (const r of seen) {
+      assert.equal(r.headers["x-nbagent-test"], "yes", `${r.method} ${r.path}`);
+      assert.equal(r.headers.authorization, `token ${server.token}`, `${r.method} ${r.path}`);
+    }
+  });
+});
+
 describe("authentication", () => {
   test("a request without the token is refused, and the error says so without leaking anything", async () => {
     const anonymous = new GatewayBackend({ url: server.url });
