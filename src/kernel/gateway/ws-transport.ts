@@ -61,6 +61,7 @@ export class GatewayWsTransport implements KernelTransport {
   private wake?: () => void;
   private pollTimer?: NodeJS.Timeout;
   private polling = false;
+  private watching = false;
   private malformed = 0;
   private nudging = false;
 
@@ -184,6 +185,14 @@ export class GatewayWsTransport implements KernelTransport {
       this.malformed++;
       return;
     }
+    // ipykernel announces on IOPub that it is shutting down (someone DELETEd it, or it is culled):
+    // ask the server soon instead of at the next periodic check.
+    if (
+      msg.channel === "iopub" &&
+      msg.header.msg_type === "shutdown_reply" &&
+      !(msg.content as { restart?: boolean }).restart
+    )
+      void this.watchShutdown();
     this.handler(msg);
   }
 
@@ -272,6 +281,20 @@ export class GatewayWsTransport implements KernelTransport {
       // unreachable or refused for now: a lost socket starts the reconnect rule, which decides
     } finally {
       this.polling = false;
+    }
+  }
+
+  /** After the kernel said it is shutting down: check often (bounded) until the server drops it. */
+  private async watchShutdown(): Promise<void> {
+    if (this.watching) return;
+    this.watching = true;
+    try {
+      for (let i = 0; i < 50 && !this.closed && !this.lost; i++) {
+        await this.pause(200);
+        await this.poll();
+      }
+    } finally {
+      this.watching = false;
     }
   }
 
