@@ -58,6 +58,22 @@ describe("S21: kernel creation answered with HTTP 5xx", () => {
   });
 });
 
+describe("the channels WebSocket refused at the start", () => {
+  test("a clear Error with the status, and the kernel just created is deleted again", async () => {
+    const kernelsBefore = (await backend.listKernels()).length;
+    proxy.refuseUpgrades(true);
+    try {
+      await assert.rejects(backend.startKernel({}), {
+        message:
+          /^Error: the gateway at http:\/\/127\.0\.0\.1:\d+ refused the kernel's WebSocket \(GET \/api\/kernels\/[0-9a-f-]{36}\/channels\): HTTP 503 Service Unavailable$/,
+      });
+    } finally {
+      proxy.refuseUpgrades(false);
+    }
+    assert.equal((await backend.listKernels()).length, kernelsBefore);
+  });
+});
+
 describe("a dropped channels WebSocket is not a dead kernel", () => {
   test("dropped mid-cell: reconnects, and the cell's whole output and result arrive", async () => {
     const kernel = await backend.startKernel({});

@@ -114,20 +114,19 @@ export class GatewayWsTransport implements KernelTransport {
       let opened = false;
       const path = `GET ${new URL(this.channelsUrl()).pathname}`;
       ws.on("unexpected-response", (_req, res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          const body = Buffer.concat(chunks).toString("utf8");
-          reject(
-            new GatewayHttpError(
-              `Error: the gateway at ${this.rest.display} refused the kernel's WebSocket (${path}): HTTP ${res.statusCode}`,
-              res.statusCode ?? 0,
-              "GET",
-              path.slice(4),
-              body,
-            ),
-          );
-        });
+        // Rejected first: terminate() makes ws report a generic error, which then changes nothing.
+        reject(
+          new GatewayHttpError(
+            `Error: the gateway at ${this.rest.display} refused the kernel's WebSocket (${path}): HTTP ${res.statusCode}${
+              res.statusMessage ? ` ${res.statusMessage}` : ""
+            }`,
+            res.statusCode ?? 0,
+            "GET",
+            path.slice(4),
+            "",
+          ),
+        );
+        res.resume();
         ws.terminate();
       });
       ws.on("error", (err) => {
