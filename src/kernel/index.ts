@@ -11,6 +11,15 @@ export {
   type FutureRouter,
   RequestFuture,
 } from "./future.js";
+export {
+  GatewayBackend,
+  type GatewayBackendOptions,
+  GatewayHttpError,
+  type GatewayKernel,
+  type GatewayOptions,
+  GatewayUnreachableError,
+  KernelGoneError,
+} from "./gateway/index.js";
 export { findInterpreter } from "./interpreter.js";
 export { createLocalBackend, LocalBackend, type LocalBackendOptions } from "./local/backend.js";
 export { type KernelSpec, listKernelSpecNames, resolveKernelSpec } from "./local/kernelspec.js";
