@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -20,8 +20,16 @@ const TSX = import.meta.resolve("tsx");
 // biome-ignore lint/suspicious/noExplicitAny: worker lines are arbitrary JSON
 type Line = any;
 
-function worker(stateRoot: string): { child: ChildProcessWithoutNullStreams; next: () => Promise<Line> } {
-  const child = spawn(process.execPath, ["--import", TSX, WORKER, stateRoot, PYTHON], { stdio: "pipe" });
+function worker(
+  stateRoot: string,
+  asUser?: string[],
+): { child: ChildProcessWithoutNullStreams; next: () => Promise<Line> } {
+  const argv = [process.execPath, "--import", TSX, WORKER, stateRoot, PYTHON];
+  const [command, ...args] = asUser ? [...asUser, ...argv] : argv;
+  const child = spawn(command, args, {
+    stdio: "pipe",
+    env: asUser ? { ...process.env, HOME: stateRoot, TMPDIR: stateRoot } : process.env,
+  });
   const queue: Line[] = [];
   const waiting: ((l: Line) => void)[] = [];
   let stderr = "";
@@ -77,4 +85,29 @@ test("two processes asking at once get one server; SIGKILL of one leaves the ser
   assert.equal((await b.next()).text, "42\n", "the other process still executes code through it");
   assert.equal((await rest(ia, "GET", "/api/kernels", undefined, "")).status, 403, "no token, no access");
   b.child.stdin.write("exit\n");
+});
+
+const root = process.getuid?.() === 0;
+test("as a non-root user (setpriv nobody): the server starts, its kernel runs code", {
+  skip: root ? false : "needs root to switch to nobody",
+}, async (t) => {
+  // Not under the test run's TMPDIR: that one is 0700 root, which nobody cannot enter.
+  const dir = mkdtempSync("/tmp/nbagent-gw-nobody-");
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  chmodSync(dir, 0o777);
+  const asNobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"];
+  const w = worker(dir, asNobody);
+  t.after(() => w.child.kill("SIGKILL"));
+  const ready = await w.next();
+  assert.ok(ready.ready, JSON.stringify(ready));
+  w.child.stdin.write("go\n");
+  const info = await w.next();
+  assert.ok(info.pid, JSON.stringify(info));
+  t.after(async () => {
+    await stopLocalGateway({ python: PYTHON, stateRoot: dir });
+  });
+  assert.equal(statSync(`/proc/${info.pid}`).uid, 65534, "the server runs as nobody");
+  w.child.stdin.write("run\n");
+  assert.equal((await w.next()).text, "42\n");
+  w.child.stdin.write("exit\n");
 });

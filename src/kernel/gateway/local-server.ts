@@ -22,8 +22,8 @@ import { createHash, randomBytes } from "node:crypto";
 import {
   accessSync,
   chmodSync,
-  constants,
   closeSync,
+  constants,
   existsSync,
   lstatSync,
   mkdirSync,
