@@ -93,8 +93,12 @@ test("as a non-root user (setpriv nobody): the server starts, its kernel runs co
 }, async (t) => {
   // Not under the test run's TMPDIR: that one is 0700 root, which nobody cannot enter.
   const dir = mkdtempSync("/tmp/nbagent-gw-nobody-");
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
   chmodSync(dir, 0o777);
+  // One hook, in order: the server is stopped (through its info.json) before the directory goes.
+  t.after(async () => {
+    await stopLocalGateway({ python: PYTHON, stateRoot: dir });
+    rmSync(dir, { recursive: true, force: true });
+  });
   const asNobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"];
   const w = worker(dir, asNobody);
   t.after(() => w.child.kill("SIGKILL"));
@@ -103,9 +107,6 @@ test("as a non-root user (setpriv nobody): the server starts, its kernel runs co
   w.child.stdin.write("go\n");
   const info = await w.next();
   assert.ok(info.pid, JSON.stringify(info));
-  t.after(async () => {
-    await stopLocalGateway({ python: PYTHON, stateRoot: dir });
-  });
   assert.equal(statSync(`/proc/${info.pid}`).uid, 65534, "the server runs as nobody");
   w.child.stdin.write("run\n");
   assert.equal((await w.next()).text, "42\n");
