@@ -183,10 +183,13 @@ export function interpreterKey(python: string): string {
   return current;
 }
 
-/** `<stateRoot>/gateway/<hash of the interpreter key>`. */
+/**
+ * `<stateRoot>/gateway/<hash of the interpreter key>`, absolute (the server runs in it, and its
+ * kernels find the lifeline FIFO by this path from any working directory).
+ */
 export function gatewayDir(stateRoot: string, python: string): string {
   const hash = createHash("sha256").update(interpreterKey(python)).digest("hex").slice(0, 16);
-  return join(stateRoot, "gateway", hash);
+  return join(resolve(stateRoot), "gateway", hash);
 }
 
 /**
