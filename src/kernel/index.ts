@@ -4,6 +4,15 @@ export { KernelClient } from "./client.js";
 export { ConnectedKernel } from "./connected-kernel.js";
 export { convertDisplay, htmlToMarkdown, LEGACY_STATUS_MIME, STATUS_MIME } from "./display.js";
 export { type ExecutionHost, runExecution } from "./execution.js";
+export {
+  GatewayBackend,
+  type GatewayBackendOptions,
+  GatewayHttpError,
+  type GatewayKernel,
+  type GatewayOptions,
+  GatewayUnreachableError,
+  KernelGoneError,
+} from "./gateway/index.js";
 export { findInterpreter } from "./interpreter.js";
 export { createLocalBackend, LocalBackend, type LocalBackendOptions } from "./local/backend.js";
 export { type KernelSpec, listKernelSpecNames, resolveKernelSpec } from "./local/kernelspec.js";
