@@ -143,13 +143,18 @@ export interface Runtime {
   dispose(): Promise<void>;
 }
 
-/** EMFILE / ENFILE / "Too many open files" (S22). */
+/**
+ * EMFILE / ENFILE / "Too many open files" (S22): here, or in a gateway's answer (jupyter_server puts
+ * the Python traceback, `OSError: [Errno 24] Too many open files`, in its 500 reply's body).
+ */
 export function isFdExhaustion(err: unknown): boolean {
-  const e = err as { code?: string; message?: string } | undefined;
+  const e = err as { code?: string; message?: string; body?: string } | undefined;
+  const text = /too many open files|EMFILE|ENFILE|\[Errno 2[34]\]/i;
   return (
     e?.code === "EMFILE" ||
     e?.code === "ENFILE" ||
-    /too many open files|EMFILE|ENFILE/i.test(e?.message ?? "")
+    text.test(e?.message ?? "") ||
+    (typeof e?.body === "string" && text.test(e.body))
   );
 }
 
