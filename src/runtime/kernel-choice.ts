@@ -126,6 +126,8 @@ export interface ResolvedKernelChoice {
   backend: KernelBackend;
   /** What named sessions are keyed by: the gateway's URL; for the shared gateway, its interpreter. */
   identity: string;
+  /** The shared gateway's log (its failures, e.g. running out of file descriptors, are written there). */
+  logFile?: string;
 }
 
 /**
@@ -169,6 +171,7 @@ export async function resolveKernelChoice(
         },
         backend: createGatewayBackend({ url: info.url, token: info.token }),
         identity: `shared:${info.python}`,
+        logFile: info.logFile,
       };
     }
   }

@@ -4,7 +4,7 @@
  * (named-sessions.ts) and the artifact store, and is shared by the python tool and the notebook tool.
  * `dispose()` shuts every kernel down, except named sessions' kernels, which are detached and live on.
  */
-import { mkdirSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Kernel, KernelBackend, KernelSandbox } from "../kernel/types.js";
 import { ArtifactStore, DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
@@ -137,13 +137,44 @@ export interface Runtime {
   dispose(): Promise<void>;
 }
 
+const FD_EXHAUSTION_TEXT = /too many open files|EMFILE|ENFILE|\[Errno 2[34]\]/i;
+
+/** A log file's size now (0 when absent). */
+function logSize(file: string | undefined): number {
+  try {
+    return file ? statSync(file).size : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** The log has a line matching `re` past byte `from` (read at most its last 64 KiB). */
+function logSays(file: string | undefined, from: number, re: RegExp): boolean {
+  if (!file) return false;
+  try {
+    const size = statSync(file).size;
+    const start = Math.max(from, size - 64 * 1024);
+    if (size <= start) return false;
+    const fd = openSync(file, "r");
+    try {
+      const buf = Buffer.alloc(size - start);
+      readSync(fd, buf, 0, buf.length, start);
+      return re.test(buf.toString("utf8"));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+}
+
 /**
  * EMFILE / ENFILE / "Too many open files" (S22): here, or in a gateway's answer (jupyter_server puts
  * the Python traceback, `OSError: [Errno 24] Too many open files`, in its 500 reply's body).
  */
 export function isFdExhaustion(err: unknown): boolean {
   const e = err as { code?: string; message?: string; body?: string } | undefined;
-  const text = /too many open files|EMFILE|ENFILE|\[Errno 2[34]\]/i;
+  const text = FD_EXHAUSTION_TEXT;
   return (
     e?.code === "EMFILE" ||
     e?.code === "ENFILE" ||
@@ -180,6 +211,8 @@ interface Resolved {
   backend: KernelBackend;
   /** What the named-session registry is keyed by (the URL; for the shared gateway its interpreter). */
   identity: string;
+  /** The shared gateway's log. */
+  logFile?: string;
   owned: boolean;
 }
 
@@ -309,13 +342,18 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     signal?: AbortSignal,
   ): Promise<Kernel | StartedKernel> => {
     deadline.check(signal);
+    const before = await resolving?.catch(() => undefined);
+    const logFrom = logSize(before?.logFile);
     try {
       return await start(spec, deadline, signal);
     } catch (err) {
       deadline.check(signal);
       const r = await resolving?.catch(() => undefined);
       const shared = r?.choice.kind === "gateway" && r.choice.shared;
-      if (isFdExhaustion(err)) {
+      // The shared gateway may run out of descriptors anywhere (creating the kernel, opening its
+      // channels); its own log says so even when the error we got does not.
+      const gatewayOutOfFds = shared && r === before && logSays(r?.logFile, logFrom, FD_EXHAUSTION_TEXT);
+      if (isFdExhaustion(err) || gatewayOutOfFds) {
         // S22: let go of every idle kernel; on the shared gateway also stop the gateway itself
         // (its process is out of descriptors); the retry starts a new one on demand.
         await sessions.releaseIdle();
