@@ -192,3 +192,43 @@ test("list shows each named session's kernel, idle time, state and memory (busy:
   );
   assert.ok(existsSync(join(state, "named-sessions")));
 });
+
+test("NBAGENT_GATEWAY_URL + NBAGENT_GATEWAY_TOKEN: kernels run on that server; an unnamed session ends with the runtime", async () => {
+  const state = stateDir("env");
+  const rt = createRuntime({
+    stateRoot: state,
+    artifactMaxAgeMs: 0,
+    hostEnv: { ...process.env, NBAGENT_GATEWAY_URL: `${server.url}/`, NBAGENT_GATEWAY_TOKEN: server.token },
+  });
+  assert.equal(rt.usesGateway, true);
+  const choice = await rt.kernelChoice();
+  assert.equal(choice.kind === "gateway" && !choice.shared && choice.url, server.url);
+  const before = await kernelIds();
+  const tool = createPythonTool({ cwd, runtime: rt });
+  const r = await tool.execute("call", { cells: [{ code: "import os; os.getcwd()" }] }, undefined, undefined);
+  const text = r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+  assert.ok(text.includes(cwd), text);
+  assert.doesNotMatch(text, /named session/); // no session named: an in-process session
+  assert.match(text, /not passed to this session's kernel .*: NBAGENT_GATEWAY_TOKEN\./); // the token stays out
+  const started = (await kernelIds()).filter((id) => !before.includes(id));
+  assert.equal(started.length, 1, "the kernel runs on the configured server");
+  await rt.dispose();
+  assert.ok(!(await kernelIds()).includes(started[0]), "an unnamed session's kernel is shut down");
+});
+
+test("two processes starting the same new name at once end up on one kernel, recorded once", async () => {
+  const state = stateDir("race");
+  const [a, b] = await Promise.all([
+    otherProcess(state, "both", "import os; os.getpid()"),
+    otherProcess(state, "both", "import os; os.getpid()"),
+  ]);
+  const ids = [a, b].map((t) => t.match(/kernel ([0-9a-f-]{36})/)?.[1]);
+  assert.ok(ids[0] && ids[0] === ids[1], `${a}\n---\n${b}`);
+  const pids = [a, b].map((t) => t.match(/^(\d+)$/m)?.[1]);
+  assert.equal(pids[0], pids[1], "both ran in the same kernel process");
+  const rt = runtime(state);
+  assert.deepEqual(
+    (await rt.namedSessions.list()).map((s) => [s.name, s.kernelId]),
+    [["both", ids[0]]],
+  );
+});
