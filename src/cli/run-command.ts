@@ -20,7 +20,7 @@ import { interruptExitCode, withInterruptSignal } from "./signals.js";
 import { parsedOrUsage } from "./usage.js";
 
 const USAGE =
-  "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [--prestart N] [--quiet]";
+  "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [-j N] [--prestart N] [--quiet]";
 
 const HELP = `nbagent run — run whole notebooks top to bottom in fresh kernels, writing outputs back (like nbclient)
 
@@ -43,6 +43,8 @@ options:
   --cwd DIR         the kernels' working directory (default: each notebook's folder)
   --kernel NAME     this kernelspec instead of each notebook's own
   --python PATH     the interpreter for Python kernels (default: the one nbagent doctor names)
+  -j, --jobs N      run N notebooks at once, each in its own kernel (default 1; at most the
+                    number of notebooks); progress lines then name their notebook
   --prestart N      kernels started ahead for the next notebooks while one runs (default 1)
   -q, --quiet       no progress and no summary: only errors
 
@@ -52,6 +54,7 @@ exit: 0 every notebook ran and no cell failed; 1 a cell failed, a cell timed out
 examples:
   nbagent run analysis.ipynb
   nbagent run --timeout 600 -o executed/ a.ipynb b.ipynb
+  nbagent run -j 4 notebooks/*.ipynb
 `;
 
 export const runCommand: Command = {
@@ -97,7 +100,14 @@ export const runCommand: Command = {
     const codeCells = new Map<NotebookJob, number>();
     const done = new Map<NotebookJob, number>();
     // Per-cell progress on stderr: a live list on a terminal, plain lines otherwise (run-progress.ts).
-    const progressView = new RunProgress({ tty, color, write: (text) => process.stderr.write(text) });
+    const concurrency = values.jobs === undefined ? 1 : Math.min(Number(values.jobs), jobs.length);
+    const progressView = new RunProgress({
+      tty,
+      color,
+      write: (text) => process.stderr.write(text),
+      parallel: concurrency > 1,
+      columns: process.stderr.columns,
+    });
     const progress = (job: NotebookJob, report: CellRunReport) => {
       if (report.status === "skipped" || report.status === "not-run") return;
       const n = (done.get(job) ?? 0) + 1;
@@ -130,6 +140,7 @@ export const runCommand: Command = {
           allowErrors,
           sandbox: sandboxFromEnv(process.env),
           prestart: values.prestart === undefined ? undefined : Number(values.prestart),
+          concurrency,
           cellTimeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
           signal,
           onNotebookStart: (job, n) => {
@@ -185,6 +196,7 @@ function parse(args: string[]) {
       python: { type: "string" },
       quiet: { type: "boolean", short: "q" },
       prestart: { type: "string" },
+      jobs: { type: "string", short: "j" },
     },
   });
   if (positionals.length === 0) throw new Error("no notebook given");
@@ -194,6 +206,9 @@ function parse(args: string[]) {
   }
   if (values.prestart !== undefined && !/^\d+$/.test(values.prestart)) {
     throw new Error(`--prestart must be a whole number of notebooks, got ${values.prestart}`);
+  }
+  if (values.jobs !== undefined && !/^[1-9]\d*$/.test(values.jobs)) {
+    throw new Error(`-j must be a whole number of notebooks (1 or more), got ${values.jobs}`);
   }
   if (values.cwd && !isDir(values.cwd)) throw new Error(`--cwd is not a directory: ${values.cwd}`);
   for (const p of positionals) {
