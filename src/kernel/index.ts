@@ -14,3 +14,12 @@ export type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
 export type { KernelTransport, OutgoingChannel, TransportStats } from "./transport.js";
 export * from "./types.js";
 export { WireCodec } from "./wire.js";
+export {
+  GatewayBackend,
+  type GatewayBackendOptions,
+  GatewayHttpError,
+  type GatewayKernel,
+  type GatewayOptions,
+  GatewayUnreachableError,
+  KernelGoneError,
+} from "./gateway/index.js";

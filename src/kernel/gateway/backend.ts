@@ -1,0 +1,142 @@
+/**
+ * The gateway backend: kernels on a Jupyter server or Enterprise Gateway, reached over REST and the
+ * channels WebSocket, run through the same ConnectedKernel + runExecution as local kernels
+ * (docs/backends.md).
+ */
+import { ConnectedKernel } from "../connected-kernel.js";
+import type { KernelBackend, KernelStartOptions } from "../types.js";
+import {
+  type GatewayKernel,
+  type GatewayKernelSpec,
+  GatewayProvisioner,
+  toGatewayKernel,
+} from "./provisioner.js";
+import { type GatewayOptions, GatewayRest } from "./rest.js";
+
+export interface GatewayBackendOptions extends GatewayOptions {
+  /** "json" forces the legacy JSON framing on the channels socket (default: binary when offered). */
+  wsProtocol?: "auto" | "json";
+  /** Give up on an unreachable gateway after this long without a connection (default 2 min). */
+  reconnectGiveUpMs?: number;
+}
+
+export class GatewayBackend implements KernelBackend {
+  readonly name = "gateway";
+  readonly rest: GatewayRest;
+  private readonly options: GatewayBackendOptions;
+  /** Kernels this backend started or attached to and still holds (dispose() ends the started ones). */
+  private readonly kernels = new Map<ConnectedKernel, { owned: boolean }>();
+
+  constructor(options: GatewayBackendOptions) {
+    this.options = options;
+    this.rest = new GatewayRest(options);
+  }
+
+  /** The gateway's URL as shown in messages (no token). */
+  get url(): string {
+    return this.rest.display;
+  }
+
+  private spec(o: { kernelName?: string; env?: Record<string, string>; cwd?: string; signal?: AbortSignal }) {
+    const spec: GatewayKernelSpec = {
+      kernelName: o.kernelName ?? "python3",
+      env: o.env,
+      cwd: o.cwd,
+      signal: o.signal,
+      transport: { protocol: this.options.wsProtocol, giveUpMs: this.options.reconnectGiveUpMs },
+    };
+    return spec;
+  }
+
+  private track(kernel: ConnectedKernel, owned: boolean): ConnectedKernel {
+    this.kernels.set(kernel, { owned });
+    // detach() and shutdown() both call onShutdown: forget the kernel either way.
+    return kernel;
+  }
+
+  async startKernel(o: KernelStartOptions = {}): Promise<ConnectedKernel> {
+    const provisioner = new GatewayProvisioner(this.rest, this.spec(o));
+    const kernel: ConnectedKernel = new ConnectedKernel(provisioner, {
+      startTimeoutMs: o.startTimeoutMs ?? this.rest.launchTimeoutMs,
+      startStallMs: o.startStallMs,
+      signal: o.signal,
+      onShutdown: () => this.kernels.delete(kernel),
+    });
+    this.track(kernel, true);
+    try {
+      await kernel.start();
+    } catch (err) {
+      this.kernels.delete(kernel);
+      throw err;
+    }
+    return kernel;
+  }
+
+  async attachKernel(
+    kernelId: string,
+    o: { signal?: AbortSignal; startTimeoutMs?: number } = {},
+  ): Promise<ConnectedKernel> {
+    const provisioner = new GatewayProvisioner(this.rest, this.spec({ signal: o.signal }));
+    const kernel: ConnectedKernel = new ConnectedKernel(provisioner, {
+      startTimeoutMs: o.startTimeoutMs ?? this.rest.launchTimeoutMs,
+      signal: o.signal,
+      onShutdown: () => this.kernels.delete(kernel),
+    });
+    this.track(kernel, false);
+    try {
+      await kernel.attachTo(kernelId);
+    } catch (err) {
+      this.kernels.delete(kernel);
+      throw err;
+    }
+    return kernel;
+  }
+
+  async listKernels(): Promise<GatewayKernel[]> {
+    const r = await this.rest.request("GET", "api/kernels");
+    return Array.isArray(r.json) ? r.json.map(toGatewayKernel) : [];
+  }
+
+  async getKernel(id: string): Promise<GatewayKernel | undefined> {
+    const r = await this.rest.request("GET", `api/kernels/${encodeURIComponent(id)}`, { accept: [404] });
+    return r.status === 404 ? undefined : toGatewayKernel(r.json);
+  }
+
+  /** Shuts a kernel down on the server (404: already gone, fine). */
+  async deleteKernel(id: string): Promise<void> {
+    await this.rest.request("DELETE", `api/kernels/${encodeURIComponent(id)}`, { accept: [404] });
+  }
+
+  private async specs(): Promise<{ default?: string; kernelspecs: Record<string, unknown> }> {
+    const r = await this.rest.request("GET", "api/kernelspecs");
+    const j = (r.json ?? {}) as { default?: string; kernelspecs?: Record<string, unknown> };
+    return { default: j.default, kernelspecs: j.kernelspecs ?? {} };
+  }
+
+  async kernelSpecNames(): Promise<string[]> {
+    return Object.keys((await this.specs()).kernelspecs).sort();
+  }
+
+  async kernelSpecInfo(name: string): Promise<{ name: string; displayName: string; language: string }> {
+    const specs = (await this.specs()).kernelspecs;
+    const entry = specs[name] as { spec?: { display_name?: string; language?: string } } | undefined;
+    if (!entry)
+      throw new Error(
+        `Error: the gateway at ${this.rest.display} has no kernelspec "${name}" (it has: ${
+          Object.keys(specs).sort().join(", ") || "none"
+        })`,
+      );
+    return {
+      name,
+      displayName: entry.spec?.display_name ?? name,
+      language: entry.spec?.language ?? "",
+    };
+  }
+
+  /** Shuts down the kernels this backend started and still holds; attached ones are only closed. */
+  async dispose(): Promise<void> {
+    await Promise.all(
+      [...this.kernels].map(([k, { owned }]) => (owned ? k.shutdown() : (k.detach() ?? Promise.resolve()))),
+    );
+  }
+}

@@ -1,0 +1,527 @@
+/**
+ * The shared local gateway (docs/backends.md, "Shared local gateway"): one jupyter_server per user
+ * and interpreter, started on demand by whichever nbagent process needs it first and found by the
+ * others through `<state>/gateway/<key>/info.json`.
+ *
+ * - started as `<python> -c <launcher> <dir> …` (the launcher takes the token out of the environment
+ *   so kernels never see it, then runs jupyter_server), bound to 127.0.0.1 on a free port, with a
+ *   random token (never unauthenticated), root dir "/", no user or system Jupyter config
+ *   (JUPYTER_NO_CONFIG), in a session of its own so it outlives the process that started it; its
+ *   output goes to `server.log` (a file, not a pipe that can fill);
+ * - its python3 kernelspec (JUPYTER_PATH → `<dir>/share/jupyter`) runs the same watchdog / PID
+ *   namespace wrapper as local kernels, with interrupts by message (the wrapper's relay ignores
+ *   SIGINT);
+ * - `lock` is held while starting or stopping, so racing processes start one server; a stale lock
+ *   (holder dead or pid reused), a dead pid in info.json, a pid that is alive but not this server, or
+ *   an interpreter that does not match are all answered by starting a fresh server;
+ * - idle kernels are culled by the server itself (cull_idle_timeout), so named-session kernels with no
+ *   client go away even when no nbagent process runs.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { createServer } from "node:net";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { findInterpreter } from "../interpreter.js";
+import { defaultRuntimeDir } from "../local/connection-file.js";
+import { watchdogSource } from "../local/watchdog.js";
+import { processAlive, processArgs } from "./process-info.js";
+import { acquireLock } from "./start-lock.js";
+
+export interface LocalGatewayInfo {
+  url: string;
+  token: string;
+  pid: number;
+  /** The interpreter the server (and its python3 kernels) runs, as chosen. */
+  python: string;
+  logFile: string;
+  /** ISO time the server became ready. */
+  startedAt: string;
+  /** jupyter_server's version (GET /api). */
+  serverVersion?: string;
+  /** The idle-kernel cull timeout it was started with (seconds; absent = no culling). */
+  idleCullSeconds?: number;
+}
+
+export interface LocalGatewayOptions {
+  /** Interpreter (default: findInterpreter's choice: NBAGENT_PYTHON, VIRTUAL_ENV, ./.venv, PATH). */
+  python?: string;
+  /** The per-user state directory (default NBAGENT_STATE_DIR or $TMPDIR/nbagent-<uid>). */
+  stateRoot?: string;
+}
+
+export interface EnsureLocalGatewayOptions extends LocalGatewayOptions {
+  /**
+   * The server's (and so its kernels') environment. The caller passes a secret-filtered one
+   * (docs/secrets.md); without it only a small list of ordinary variables is passed (PATH, HOME, …).
+   */
+  env?: Record<string, string>;
+  /** Kernels idle (and without a client) this long are shut down by the server; 0/absent = never. */
+  idleCullSeconds?: number;
+  /** How long the server may take to answer /api/status (default 60 s). */
+  startTimeoutMs?: number;
+}
+
+const INFO = "info.json";
+const LOCK = "lock";
+const LOG = "server.log";
+const DEFAULT_START_TIMEOUT_MS = 60_000;
+const PROBE_TIMEOUT_MS = 5_000;
+const TOKEN_ENV = "NBAGENT_GATEWAY_TOKEN_FOR_SERVER";
+
+/**
+ * Runs jupyter_server with the token given in the environment (popped, so kernels do not inherit
+ * it). argv[1] is the gateway's state directory: it marks the process as this gateway's server
+ * (checked through /proc/<pid>/cmdline before it is ever signalled).
+ */
+const LAUNCHER = `
+import os, sys
+token = os.environ.pop("${TOKEN_ENV}", "")
+if len(token) < 32:
+    sys.exit("nbagent: no token given; refusing to start an unauthenticated server")
+sys.argv = ["nbagent-gateway"] + sys.argv[2:]
+from jupyter_server.serverapp import ServerApp
+ServerApp.launch_instance(token=token)
+`;
+
+/** Ordinary variables a server gets when the caller passes no environment. */
+const PLAIN_ENV =
+  /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV|CONDA_PREFIX|PYTHONPATH|NBAGENT_PIDNS|LC_[A-Z]+|XDG_[A-Z_]+)$/;
+
+function plainEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && PLAIN_ENV.test(k)) out[k] = v;
+  return out;
+}
+
+/** NBAGENT_STATE_DIR or $TMPDIR/nbagent-<uid> (the parent of the kernels' connection-file dir). */
+export function defaultGatewayStateRoot(): string {
+  return dirname(defaultRuntimeDir());
+}
+
+/**
+ * What identifies an interpreter's environment: its path with symlinks followed, but never out of a
+ * virtual environment (a venv's bin/python links to the base interpreter, yet is another environment).
+ */
+export function interpreterKey(python: string): string {
+  let current = resolve(python);
+  for (let hops = 0; hops < 40; hops++) {
+    let dir: string;
+    try {
+      dir = realpathSync(dirname(current));
+    } catch {
+      return current;
+    }
+    current = join(dir, basename(current));
+    if (existsSync(join(dirname(dir), "pyvenv.cfg"))) return current;
+    try {
+      if (!lstatSync(current).isSymbolicLink()) return current;
+      const target = readlinkSync(current);
+      current = isAbsolute(target) ? target : resolve(dir, target);
+    } catch {
+      return current;
+    }
+  }
+  return current;
+}
+
+/** `<stateRoot>/gateway/<hash of the interpreter key>`. */
+export function gatewayDir(stateRoot: string, python: string): string {
+  const hash = createHash("sha256").update(interpreterKey(python)).digest("hex").slice(0, 16);
+  return join(stateRoot, "gateway", hash);
+}
+
+async function chosenPython(python: string | undefined): Promise<string> {
+  return (await findInterpreter(python ? { python } : {})).path;
+}
+
+function readInfo(dir: string): LocalGatewayInfo | undefined {
+  try {
+    const info = JSON.parse(readFileSync(join(dir, INFO), "utf8")) as LocalGatewayInfo;
+    return typeof info.url === "string" && typeof info.token === "string" && typeof info.pid === "number"
+      ? info
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeInfo(dir: string, info: LocalGatewayInfo): void {
+  const file = join(dir, INFO);
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+}
+
+function removeInfo(dir: string, pid: number): void {
+  if (readInfo(dir)?.pid !== pid) return;
+  try {
+    unlinkSync(join(dir, INFO));
+  } catch {
+    /* gone */
+  }
+}
+
+/** True when /proc shows `pid` is this directory's server (the launcher's argv[1]); undefined if unreadable. */
+function isOurServer(pid: number, dir: string): boolean | undefined {
+  const args = processArgs(pid);
+  if (!args) return undefined;
+  return args.includes(dir) && args.includes("-c");
+}
+
+async function fetchJson(
+  url: string,
+  token: string,
+  init: { method?: string; timeoutMs?: number } = {},
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, {
+    method: init.method ?? "GET",
+    headers: { Authorization: `token ${token}` },
+    signal: AbortSignal.timeout(init.timeoutMs ?? PROBE_TIMEOUT_MS),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return { status: res.status, body };
+}
+
+/** The server answers /api/status with this token. */
+async function answers(info: LocalGatewayInfo): Promise<boolean> {
+  try {
+    return (await fetchJson(`${info.url}/api/status`, info.token)).status === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** info.json describes a live server of this interpreter that answers with its token. */
+async function healthy(info: LocalGatewayInfo | undefined, dir: string, key: string): Promise<boolean> {
+  if (!info || !processAlive(info.pid)) return false;
+  if (interpreterKey(info.python) !== key) return false;
+  if (isOurServer(info.pid, dir) === false) return false;
+  return answers(info);
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", fail);
+    server.listen(0, "127.0.0.1", () => {
+      const addr = server.address();
+      server.close(() => (addr && typeof addr === "object" ? done(addr.port) : fail(new Error("no port"))));
+    });
+  });
+}
+
+function logTail(file: string, lines = 15): string {
+  try {
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+/** The server's python3 kernelspec: the local backend's wrapper around ipykernel_launcher. */
+function writeKernelSpec(dir: string, python: string, env: Record<string, string>): string {
+  const share = join(dir, "share", "jupyter");
+  const specDir = join(share, "kernels", "python3");
+  mkdirSync(specDir, { recursive: true, mode: 0o700 });
+  const flag = (env.NBAGENT_PIDNS ?? process.env.NBAGENT_PIDNS) === "0" ? "--no-pidns" : "--pidns";
+  const spec = {
+    argv: [python, "-c", watchdogSource(), flag, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+    display_name: "Python 3 (ipykernel)",
+    language: "python",
+    interrupt_mode: "message",
+    metadata: { debugger: true },
+  };
+  writeFileSync(join(specDir, "kernel.json"), JSON.stringify(spec, null, 1), { mode: 0o600 });
+  return share;
+}
+
+function serverArgs(dir: string, port: number, idleCullSeconds: number | undefined): string[] {
+  const args = [
+    "-c",
+    LAUNCHER,
+    dir,
+    "--ServerApp.ip=127.0.0.1",
+    `--ServerApp.port=${port}`,
+    "--ServerApp.port_retries=0",
+    "--ServerApp.open_browser=False",
+    "--ServerApp.root_dir=/",
+  ];
+  if (process.getuid?.() === 0) args.push("--ServerApp.allow_root=True");
+  if (idleCullSeconds && idleCullSeconds > 0) {
+    const interval = Math.max(1, Math.min(60, Math.floor(idleCullSeconds / 2)));
+    args.push(
+      `--MappingKernelManager.cull_idle_timeout=${Math.ceil(idleCullSeconds)}`,
+      `--MappingKernelManager.cull_interval=${interval}`,
+    );
+  }
+  return args;
+}
+
+/** Keeps one previous log (server.log.1); the new server writes a fresh server.log. */
+function openLog(file: string): number {
+  if (existsSync(file)) {
+    try {
+      renameSync(file, `${file}.1`);
+    } catch {
+      /* keep appending */
+    }
+  }
+  return openSync(file, "a", 0o600);
+}
+
+interface Started {
+  info: LocalGatewayInfo;
+}
+
+async function startServer(
+  dir: string,
+  python: string,
+  options: EnsureLocalGatewayOptions,
+): Promise<Started> {
+  const base = options.env ?? plainEnv(process.env);
+  const share = writeKernelSpec(dir, python, base);
+  const runtimeDir = join(dir, "runtime");
+  mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
+  const logFile = join(dir, LOG);
+  const timeoutMs = options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+  for (let attempt = 1; ; attempt++) {
+    const token = randomBytes(32).toString("hex");
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const env: Record<string, string> = {
+      ...base,
+      [TOKEN_ENV]: token,
+      JUPYTER_NO_CONFIG: "1",
+      JUPYTER_RUNTIME_DIR: runtimeDir,
+      JUPYTER_PATH: [share, base.JUPYTER_PATH].filter(Boolean).join(":"),
+      PYDEVD_DISABLE_FILE_VALIDATION: base.PYDEVD_DISABLE_FILE_VALIDATION ?? "1",
+    };
+    const fd = openLog(logFile);
+    let child: ChildProcess;
+    try {
+      child = spawn(python, serverArgs(dir, port, options.idleCullSeconds), {
+        cwd: dir,
+        env,
+        detached: true,
+        stdio: ["ignore", fd, fd],
+      });
+    } finally {
+      closeSync(fd);
+    }
+    let exited: string | undefined;
+    child.once("exit", (code, signal) => {
+      exited = signal ? `signal ${signal}` : `exit code ${code}`;
+    });
+    child.once("error", (err) => {
+      exited = `could not start ${python}: ${err.message}`;
+    });
+    child.unref();
+    const pid = child.pid ?? 0;
+    const deadline = Date.now() + timeoutMs;
+    let version: string | undefined;
+    let ready = false;
+    while (exited === undefined && Date.now() < deadline) {
+      try {
+        const status = await fetchJson(`${url}/api/status`, token, { timeoutMs: 2000 });
+        if (status.status === 200) {
+          ready = true;
+          break;
+        }
+      } catch {
+        /* not listening yet */
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    if (ready) {
+      try {
+        const api = await fetchJson(`${url}/api`, token);
+        version = (api.body as { version?: string }).version;
+      } catch {
+        /* version unknown */
+      }
+      const info: LocalGatewayInfo = {
+        url,
+        token,
+        pid,
+        python,
+        logFile,
+        startedAt: new Date().toISOString(),
+        ...(version ? { serverVersion: version } : {}),
+        ...(options.idleCullSeconds && options.idleCullSeconds > 0
+          ? { idleCullSeconds: options.idleCullSeconds }
+          : {}),
+      };
+      return { info };
+    }
+    if (exited === undefined) killGroupHard(pid);
+    const tail = logTail(logFile);
+    if (exited !== undefined && attempt < 3 && /already in use|Errno 98/i.test(tail)) continue;
+    const why =
+      exited !== undefined
+        ? `exited (${exited}) before it answered`
+        : `did not answer ${url}/api/status within ${Math.round(timeoutMs / 1000)} s`;
+    const hint = /No module named .?jupyter_server/.test(tail)
+      ? `\nFix: install jupyter_server for ${python} (Debian: apt-get install python3-jupyter-server; venv: pip install jupyter_server).`
+      : "";
+    throw new Error(
+      `Error: the shared local gateway (${python} -m jupyter_server) ${why}; log ${logFile}:\n${tail}${hint}`,
+    );
+  }
+}
+
+function killGroupHard(pid: number): void {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/** Ends a server that is alive but does not answer (or is being replaced): its group, hard. */
+async function endServer(pid: number, dir: string, graceMs: number): Promise<void> {
+  if (!processAlive(pid) || isOurServer(pid, dir) === false) return;
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, "SIGTERM");
+      break;
+    } catch {
+      /* try the next */
+    }
+  }
+  if (await waitGone(pid, graceMs)) return;
+  killGroupHard(pid);
+  await waitGone(pid, 5000);
+}
+
+async function waitGone(pid: number, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (processAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+function prepareDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+}
+
+/**
+ * The live shared gateway for this interpreter, started when there is none (or the recorded one is
+ * dead, not ours, or of another interpreter). Concurrent callers get the same server.
+ */
+export async function ensureLocalGateway(options: EnsureLocalGatewayOptions = {}): Promise<LocalGatewayInfo> {
+  const python = await chosenPython(options.python);
+  const key = interpreterKey(python);
+  const dir = gatewayDir(options.stateRoot ?? defaultGatewayStateRoot(), python);
+  prepareDir(dir);
+  const found = readInfo(dir);
+  if (await healthy(found, dir, key)) return found!;
+  const release = await acquireLock(join(dir, LOCK), {
+    timeoutMs: (options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS) + 30_000,
+  });
+  try {
+    // Another process may have started it while this one waited for the lock.
+    const current = readInfo(dir);
+    if (await healthy(current, dir, key)) return current!;
+    if (current) await endServer(current.pid, dir, 3000);
+    const { info } = await startServer(dir, python, options);
+    writeInfo(dir, info);
+    return info;
+  } finally {
+    release?.();
+  }
+}
+
+/** The running shared gateway of this interpreter, or undefined (none, dead, not answering). */
+export async function localGatewayStatus(
+  options: LocalGatewayOptions = {},
+): Promise<LocalGatewayInfo | undefined> {
+  const python = await chosenPython(options.python);
+  const dir = gatewayDir(options.stateRoot ?? defaultGatewayStateRoot(), python);
+  const info = readInfo(dir);
+  return (await healthy(info, dir, interpreterKey(python))) ? info : undefined;
+}
+
+/**
+ * Shuts this interpreter's shared gateway down (POST /api/shutdown, which ends its kernels; then
+ * SIGTERM / SIGKILL of its process group if it lingers) and removes info.json. True when one was running.
+ */
+export async function stopLocalGateway(options: LocalGatewayOptions = {}): Promise<boolean> {
+  const python = await chosenPython(options.python);
+  const dir = gatewayDir(options.stateRoot ?? defaultGatewayStateRoot(), python);
+  if (!existsSync(dir)) return false;
+  const release = await acquireLock(join(dir, LOCK), { timeoutMs: DEFAULT_START_TIMEOUT_MS + 30_000 });
+  try {
+    const info = readInfo(dir);
+    if (!info) return false;
+    const running = processAlive(info.pid) && isOurServer(info.pid, dir) !== false;
+    if (running) {
+      let asked = false;
+      try {
+        asked = (await fetchJson(`${info.url}/api/shutdown`, info.token, { method: "POST" })).status < 300;
+      } catch {
+        /* not answering: signals below */
+      }
+      if (!asked || !(await waitGone(info.pid, 10_000))) await endServer(info.pid, dir, 3000);
+    }
+    removeInfo(dir, info.pid);
+    return running;
+  } finally {
+    release?.();
+  }
+}
+
+/** Every shared gateway under the state root whose server process is alive. */
+export async function listLocalGateways(options: { stateRoot?: string } = {}): Promise<LocalGatewayInfo[]> {
+  const root = join(options.stateRoot ?? defaultGatewayStateRoot(), "gateway");
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return [];
+  }
+  const out: LocalGatewayInfo[] = [];
+  for (const name of names.sort()) {
+    const dir = join(root, name);
+    const info = readInfo(dir);
+    if (info && processAlive(info.pid) && isOurServer(info.pid, dir) !== false) out.push(info);
+  }
+  return out;
+}
+
+/** The kernels a gateway runs now (GET /api/kernels), or undefined when it does not answer. */
+export async function localGatewayKernelCount(info: LocalGatewayInfo): Promise<number | undefined> {
+  try {
+    const res = await fetchJson(`${info.url}/api/kernels`, info.token);
+    return res.status === 200 && Array.isArray(res.body) ? res.body.length : undefined;
+  } catch {
+    return undefined;
+  }
+}

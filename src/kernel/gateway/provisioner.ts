@@ -1,0 +1,194 @@
+/**
+ * Kernels on a Jupyter server or gateway: created with POST /api/kernels (retried once on an HTTP
+ * 5xx, S21), joined by id, interrupted/restarted/stopped over REST; messages travel on the channels
+ * WebSocket (ws-transport.ts). Everything else is the shared ConnectedKernel (docs/backends.md).
+ */
+import type { KernelProvisioner, LaunchedKernel } from "../provisioner.js";
+import { GatewayHttpError, type GatewayRest } from "./rest.js";
+import { GatewayWsTransport, type WsTransportOptions } from "./ws-transport.js";
+
+/** The server says this kernel does not exist (any more). */
+export class KernelGoneError extends Error {
+  readonly kernelId: string;
+  constructor(message: string, kernelId: string) {
+    super(message);
+    this.name = "KernelGoneError";
+    this.kernelId = kernelId;
+  }
+}
+
+export interface GatewayKernelSpec {
+  kernelName: string;
+  env?: Record<string, string>;
+  /** The kernel's working directory (sent as `path`; the runtime's init script also changes to it). */
+  cwd?: string;
+  signal?: AbortSignal;
+  transport?: Pick<WsTransportOptions, "protocol" | "giveUpMs" | "maxBackoffMs">;
+}
+
+/** What the server tells about one of its kernels (GET /api/kernels). */
+export interface GatewayKernel {
+  id: string;
+  name: string;
+  lastActivity: Date | undefined;
+  executionState: string;
+  connections: number;
+}
+
+export function toGatewayKernel(raw: unknown): GatewayKernel {
+  const r = (raw ?? {}) as Record<string, unknown>;
+  const last = typeof r.last_activity === "string" ? new Date(r.last_activity) : undefined;
+  return {
+    id: String(r.id ?? ""),
+    name: String(r.name ?? ""),
+    lastActivity: last && !Number.isNaN(last.getTime()) ? last : undefined,
+    executionState: String(r.execution_state ?? "unknown"),
+    connections: typeof r.connections === "number" ? r.connections : 0,
+  };
+}
+
+export class GatewayProvisioner implements KernelProvisioner {
+  readonly backend = "gateway" as const;
+  private readonly rest: GatewayRest;
+  private readonly spec: GatewayKernelSpec;
+
+  constructor(rest: GatewayRest, spec: GatewayKernelSpec) {
+    this.rest = rest;
+    this.spec = spec;
+  }
+
+  async launch(): Promise<LaunchedKernel> {
+    const body: Record<string, unknown> = { name: this.spec.kernelName };
+    if (this.spec.env) body.env = this.spec.env;
+    if (this.spec.cwd) body.path = this.spec.cwd;
+    const model = toGatewayKernel(await this.create(body));
+    if (!model.id)
+      throw new Error(`Error: the gateway at ${this.rest.display} created a kernel but sent no id`);
+    try {
+      return await this.connect(model.id);
+    } catch (err) {
+      // Ours and unusable: do not leave it running on the server.
+      await this.rest
+        .request("DELETE", `api/kernels/${encodeURIComponent(model.id)}`, { accept: [404] })
+        .catch(() => {});
+      throw err;
+    }
+  }
+
+  /** POST /api/kernels; one more try after an HTTP 5xx (a gateway busy or restarting, S21). */
+  private async create(body: Record<string, unknown>): Promise<unknown> {
+    const post = () =>
+      this.rest.request("POST", "api/kernels", {
+        body,
+        signal: this.spec.signal,
+        timeoutMs: this.rest.launchTimeoutMs,
+      });
+    try {
+      return (await post()).json;
+    } catch (err) {
+      if (!(err instanceof GatewayHttpError) || err.status < 500) throw err;
+      try {
+        return (await post()).json;
+      } catch (again) {
+        if (again instanceof GatewayHttpError)
+          again.message = `${again.message} (tried twice: the first attempt got HTTP ${err.status} too)`;
+        throw again;
+      }
+    }
+  }
+
+  async attach(kernelId: string): Promise<LaunchedKernel> {
+    const r = await this.rest.request("GET", `api/kernels/${encodeURIComponent(kernelId)}`, {
+      accept: [404],
+      signal: this.spec.signal,
+    });
+    if (r.status === 404)
+      throw new KernelGoneError(
+        `Error: the gateway at ${this.rest.display} has no kernel ${kernelId} (it was shut down or culled)`,
+        kernelId,
+      );
+    return this.connect(kernelId);
+  }
+
+  private async connect(kernelId: string): Promise<LaunchedKernel> {
+    const kernel = new GatewayLaunchedKernel(this.rest, kernelId);
+    const transport = await GatewayWsTransport.connect(this.rest, kernelId, {
+      ...this.spec.transport,
+      onGone: (reason) => kernel.markGone(reason),
+      onShutdownRequest: () => void kernel.kill(1),
+    });
+    kernel.transport = transport;
+    return kernel;
+  }
+}
+
+export class GatewayLaunchedKernel implements LaunchedKernel {
+  transport!: GatewayWsTransport;
+  readonly kernelId: string;
+  readonly exited: Promise<string>;
+  private readonly rest: GatewayRest;
+  private gone = false;
+  private resolveExit!: (reason: string) => void;
+  private deleting?: Promise<void>;
+
+  constructor(rest: GatewayRest, kernelId: string) {
+    this.rest = rest;
+    this.kernelId = kernelId;
+    this.exited = new Promise((resolve) => {
+      this.resolveExit = resolve;
+    });
+  }
+
+  private path(action = ""): string {
+    return `api/kernels/${encodeURIComponent(this.kernelId)}${action}`;
+  }
+
+  markGone(reason: string): void {
+    if (this.gone) return;
+    this.gone = true;
+    this.resolveExit(reason);
+  }
+
+  isRunning(): boolean {
+    return !this.gone;
+  }
+
+  async interrupt(): Promise<void> {
+    const r = await this.rest.request("POST", this.path("/interrupt"), { accept: [404] });
+    if (r.status === 404) this.markGone(this.goneReason());
+  }
+
+  async restart(): Promise<void> {
+    const r = await this.rest.request("POST", this.path("/restart"), {
+      accept: [404],
+      timeoutMs: this.rest.launchTimeoutMs,
+    });
+    if (r.status === 404) {
+      this.markGone(this.goneReason());
+      throw new KernelGoneError(`Error: ${this.goneReason()}`, this.kernelId);
+    }
+  }
+
+  private goneReason(): string {
+    return `the gateway at ${this.rest.display} says kernel ${this.kernelId} no longer exists`;
+  }
+
+  /** DELETE /api/kernels/{id} (404: already gone, fine). The server stops the process itself. */
+  kill(_graceMs: number): Promise<void> {
+    if (this.gone) return Promise.resolve();
+    this.deleting ??= this.rest.request("DELETE", this.path(), { accept: [404] }).then(
+      () => this.markGone("shut down through the gateway"),
+      (err: Error) =>
+        this.markGone(
+          `shutdown asked, but the gateway did not confirm: ${err.message.replace(/^Error: /, "")}`,
+        ),
+    );
+    return this.deleting;
+  }
+
+  async cleanup(): Promise<void> {}
+
+  retryable(): boolean {
+    return false;
+  }
+}

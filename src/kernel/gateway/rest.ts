@@ -1,0 +1,241 @@
+/**
+ * A small REST client for a Jupyter server / Enterprise Gateway: `Authorization: token <t>`, extra
+ * headers, a private CA for https, a bound on connecting and one on the whole request. Failures are
+ * worded `Error: …` and name the gateway's URL, never the token (docs/backends.md).
+ */
+import http from "node:http";
+import https from "node:https";
+
+export interface GatewayOptions {
+  /** http(s)://host:port[/base] */
+  url: string;
+  /** Sent as `Authorization: token <t>`. */
+  token?: string;
+  /** Extra headers on every request and on the WebSocket. */
+  headers?: Record<string, string>;
+  /** PEM of a private CA for https/wss. */
+  ca?: string | Buffer;
+  /** Bound on opening a TCP/TLS connection or a WebSocket (default 10 s). */
+  connectTimeoutMs?: number;
+  /** Bound on one REST call (default 30 s). */
+  requestTimeoutMs?: number;
+  /** Bound on POST /api/kernels plus the first kernel_info (default 60 s; cluster kernels need more). */
+  launchTimeoutMs?: number;
+}
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+export const DEFAULT_LAUNCH_TIMEOUT_MS = 60_000;
+
+/** The gateway answered with an HTTP error status. */
+export class GatewayHttpError extends Error {
+  readonly status: number;
+  readonly method: string;
+  readonly path: string;
+  readonly body: string;
+  constructor(message: string, status: number, method: string, path: string, body: string) {
+    super(message);
+    this.name = "GatewayHttpError";
+    this.status = status;
+    this.method = method;
+    this.path = path;
+    this.body = body;
+  }
+}
+
+/** The gateway could not be reached (refused, reset, DNS, TLS, timeout): no HTTP status at all. */
+export class GatewayUnreachableError extends Error {
+  readonly method: string;
+  readonly path: string;
+  readonly code?: string;
+  constructor(message: string, method: string, path: string, code?: string) {
+    super(message);
+    this.name = "GatewayUnreachableError";
+    this.method = method;
+    this.path = path;
+    this.code = code;
+  }
+}
+
+export interface RestResponse {
+  status: number;
+  body: string;
+  /** The body parsed as JSON, when it is JSON. */
+  json: unknown;
+}
+
+export interface RestRequestOptions {
+  body?: unknown;
+  signal?: AbortSignal;
+  /** Overrides requestTimeoutMs for this call. */
+  timeoutMs?: number;
+  /** Statuses that are answers, not errors (e.g. 404 for "already gone"). */
+  accept?: number[];
+}
+
+const BODY_IN_ERROR = 300;
+
+export class GatewayRest {
+  /** The base URL with a trailing slash, credentials and query removed (safe to show). */
+  readonly baseUrl: URL;
+  readonly options: GatewayOptions;
+  readonly connectTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly launchTimeoutMs: number;
+
+  constructor(options: GatewayOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.url);
+    } catch {
+      throw new Error(`Error: the gateway URL ${JSON.stringify(options.url)} is not a valid URL`);
+    }
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      throw new Error(`Error: the gateway URL must start with http:// or https:// (got ${url.protocol}//…)`);
+    url.search = "";
+    url.hash = "";
+    url.username = "";
+    url.password = "";
+    if (!url.pathname.endsWith("/")) url.pathname += "/";
+    this.baseUrl = url;
+    this.options = options;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.launchTimeoutMs = options.launchTimeoutMs ?? DEFAULT_LAUNCH_TIMEOUT_MS;
+  }
+
+  /** The gateway as shown in messages: scheme, host, port and base path (never the token). */
+  get display(): string {
+    return this.baseUrl.href.replace(/\/$/, "");
+  }
+
+  /** An absolute URL for an API path ("api/kernels", no leading slash needed). */
+  url(path: string): URL {
+    return new URL(path.replace(/^\//, ""), this.baseUrl);
+  }
+
+  /** Headers for every request and the WebSocket upgrade. */
+  headers(): Record<string, string> {
+    const h: Record<string, string> = { ...(this.options.headers ?? {}) };
+    if (this.options.token) h.Authorization = `token ${this.options.token}`;
+    return h;
+  }
+
+  async request(method: string, path: string, o: RestRequestOptions = {}): Promise<RestResponse> {
+    const url = this.url(path);
+    const shown = `${method} ${url.pathname}`;
+    const timeoutMs = o.timeoutMs ?? this.requestTimeoutMs;
+    const payload = o.body === undefined ? undefined : Buffer.from(JSON.stringify(o.body));
+    const headers: Record<string, string> = { Accept: "application/json", ...this.headers() };
+    if (payload) {
+      headers["Content-Type"] = "application/json";
+      headers["Content-Length"] = String(payload.length);
+    }
+    const res = await new Promise<{ status: number; body: string; statusText: string }>((resolve, reject) => {
+      const mod = url.protocol === "https:" ? https : http;
+      let settled = false;
+      let connectTimer: NodeJS.Timeout | undefined;
+      const fail = (message: string, code?: string) => {
+        if (settled) return;
+        settled = true;
+        cleanup();
+        req.destroy();
+        reject(new GatewayUnreachableError(message, method, url.pathname, code));
+      };
+      const onAbort = () =>
+        fail(`Error: ${shown} to the gateway at ${this.display} was cancelled`, "ABORT_ERR");
+      const total = setTimeout(
+        () =>
+          fail(
+            `Error: the gateway at ${this.display} did not answer ${shown} within ${timeoutMs} ms`,
+            "ETIMEDOUT",
+          ),
+        timeoutMs,
+      );
+      const cleanup = () => {
+        clearTimeout(total);
+        clearTimeout(connectTimer);
+        o.signal?.removeEventListener("abort", onAbort);
+      };
+      const req = mod.request(url, { method, headers, ca: this.options.ca, agent: false }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (c: Buffer) => chunks.push(c));
+        response.on("error", (err) => fail(this.unreachable(shown, err), errCode(err)));
+        response.on("end", () => {
+          if (settled) return;
+          settled = true;
+          cleanup();
+          resolve({
+            status: response.statusCode ?? 0,
+            statusText: response.statusMessage ?? "",
+            body: Buffer.concat(chunks).toString("utf8"),
+          });
+        });
+      });
+      req.on("socket", (socket) => {
+        if (!socket.connecting) return;
+        connectTimer = setTimeout(
+          () =>
+            fail(
+              `Error: could not connect to the gateway at ${this.display} within ${this.connectTimeoutMs} ms`,
+              "ETIMEDOUT",
+            ),
+          this.connectTimeoutMs,
+        );
+        socket.once(url.protocol === "https:" ? "secureConnect" : "connect", () =>
+          clearTimeout(connectTimer),
+        );
+      });
+      req.on("error", (err) => fail(this.unreachable(shown, err), errCode(err)));
+      if (o.signal?.aborted) return onAbort();
+      o.signal?.addEventListener("abort", onAbort, { once: true });
+      req.end(payload);
+    });
+    let json: unknown;
+    try {
+      json = res.body ? JSON.parse(res.body) : undefined;
+    } catch {
+      json = undefined;
+    }
+    if ((res.status >= 200 && res.status < 300) || o.accept?.includes(res.status))
+      return { status: res.status, body: res.body, json };
+    throw new GatewayHttpError(
+      `Error: the gateway at ${this.display} answered ${shown} with HTTP ${res.status}${
+        res.statusText ? ` ${res.statusText}` : ""
+      }${authHint(res.status)}${bodyHint(res.body, json)}`,
+      res.status,
+      method,
+      url.pathname,
+      res.body,
+    );
+  }
+
+  private unreachable(shown: string, err: Error): string {
+    const code = errCode(err);
+    return `Error: could not reach the gateway at ${this.display} (${shown}): ${err.message}${
+      code && !err.message.includes(code) ? ` (${code})` : ""
+    }`;
+  }
+}
+
+function errCode(err: Error): string | undefined {
+  return (err as NodeJS.ErrnoException).code;
+}
+
+function authHint(status: number): string {
+  return status === 401 || status === 403 ? " (the token was missing or refused)" : "";
+}
+
+/** The server's own message, short: Jupyter servers answer errors as {"message": …, "reason": …}. */
+function bodyHint(body: string, json: unknown): string {
+  const j = json as { message?: unknown; reason?: unknown } | undefined;
+  let text = typeof j?.message === "string" && j.message ? j.message : "";
+  if (!text && typeof j?.reason === "string") text = j.reason;
+  if (!text && json === undefined)
+    text = body
+      .replace(/<[^>]*>/g, " ")
+      .replace(/\s+/g, " ")
+      .trim();
+  if (!text) return "";
+  return `: ${text.length > BODY_IN_ERROR ? `${text.slice(0, BODY_IN_ERROR)}…` : text}`;
+}

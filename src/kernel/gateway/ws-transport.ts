@@ -1,0 +1,303 @@
+/**
+ * A KernelTransport over a Jupyter server's channels WebSocket (/api/kernels/{id}/channels).
+ *
+ * A closed socket is not a dead kernel (docs/backends.md): the transport reconnects with backoff
+ * (0.1 s, 0.2 s, … capped at 5 s) under the SAME session_id, so the server replays what the kernel
+ * sent while we were away; sends made meanwhile are queued and go out on reconnect. The kernel
+ * counts as lost only when the server says it no longer exists (GET /api/kernels/{id} → 404), or
+ * when the gateway stayed unreachable past a bounded give-up time.
+ */
+import { randomUUID } from "node:crypto";
+import WebSocket from "ws";
+import type { KernelTransport, OutgoingChannel, TransportStats } from "../transport.js";
+import type { JupyterMessage } from "../types.js";
+import { GatewayHttpError, type GatewayRest } from "./rest.js";
+import { decodeMessage, encodeMessage, V1_PROTOCOL, type WsProtocol } from "./ws-codec.js";
+
+export interface WsTransportOptions {
+  /** "auto" (default): offer the binary v1 subprotocol, fall back to JSON when the server refuses it. */
+  protocol?: "auto" | "json";
+  /** Give up reconnecting after this long without reaching the gateway (default 2 min). */
+  giveUpMs?: number;
+  /** Cap on the pause between reconnect attempts (default 5 s). */
+  maxBackoffMs?: number;
+  /** Called once, with the reason, when the server says the kernel no longer exists. */
+  onGone?: (reason: string) => void;
+  /**
+   * Called instead of sending a shutdown_request (not a restart): a gateway must stop its kernel
+   * itself (DELETE), or it restarts a kernel that exits behind its back.
+   */
+  onShutdownRequest?: () => void;
+}
+
+const FIRST_BACKOFF_MS = 100;
+const DEFAULT_GIVE_UP_MS = 120_000;
+const DEFAULT_MAX_BACKOFF_MS = 5000;
+const NO_SUBPROTOCOL = /no subprotocol/i;
+
+export class GatewayWsTransport implements KernelTransport {
+  readonly kernelId: string;
+  /** The session_id this transport connects with; the server keys its replay buffer on it. */
+  readonly sessionId = randomUUID();
+  /** How messages are framed on the socket: negotiated at the first connect. */
+  protocol: WsProtocol;
+  /** How many times the socket was re-established after a loss. */
+  reconnects = 0;
+  private readonly rest: GatewayRest;
+  private readonly options: WsTransportOptions;
+  private socket?: WebSocket;
+  private readonly outbox: (Buffer | string)[] = [];
+  private handler: (msg: JupyterMessage) => void = () => {};
+  private lostHandler: (reason: string) => void = () => {};
+  private readonly reconnectListeners = new Set<() => void>();
+  private closed = false;
+  private lost = false;
+  private reconnecting = false;
+  private wake?: () => void;
+  private malformed = 0;
+
+  private constructor(rest: GatewayRest, kernelId: string, options: WsTransportOptions) {
+    this.rest = rest;
+    this.kernelId = kernelId;
+    this.options = options;
+    this.protocol = options.protocol === "json" ? "json" : "v1";
+  }
+
+  /** Opens the channels socket (bounded by the gateway's connect timeout). */
+  static async connect(
+    rest: GatewayRest,
+    kernelId: string,
+    options: WsTransportOptions = {},
+  ): Promise<GatewayWsTransport> {
+    const t = new GatewayWsTransport(rest, kernelId, options);
+    await t.open(true);
+    return t;
+  }
+
+  private channelsUrl(): string {
+    const url = this.rest.url(`api/kernels/${encodeURIComponent(this.kernelId)}/channels`);
+    url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+    url.searchParams.set("session_id", this.sessionId);
+    return url.href;
+  }
+
+  /** Opens a socket and makes it the current one; rejects with what went wrong. */
+  private async open(first: boolean): Promise<void> {
+    try {
+      await this.openWith(this.protocol);
+    } catch (err) {
+      // A server that does not speak the binary protocol answers without a subprotocol.
+      if (!(first && this.protocol === "v1" && NO_SUBPROTOCOL.test((err as Error).message))) throw err;
+      this.protocol = "json";
+      await this.openWith("json");
+    }
+  }
+
+  private openWith(protocol: WsProtocol): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(this.channelsUrl(), protocol === "v1" ? [V1_PROTOCOL] : [], {
+        headers: this.rest.headers(),
+        ca: this.rest.options.ca,
+        handshakeTimeout: this.rest.connectTimeoutMs,
+        perMessageDeflate: false,
+        maxPayload: 0,
+      });
+      let opened = false;
+      const path = `GET ${new URL(this.channelsUrl()).pathname}`;
+      ws.on("unexpected-response", (_req, res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const body = Buffer.concat(chunks).toString("utf8");
+          reject(
+            new GatewayHttpError(
+              `Error: the gateway at ${this.rest.display} refused the kernel's WebSocket (${path}): HTTP ${res.statusCode}`,
+              res.statusCode ?? 0,
+              "GET",
+              path.slice(4),
+              body,
+            ),
+          );
+        });
+        ws.terminate();
+      });
+      ws.on("error", (err) => {
+        if (!opened)
+          reject(
+            new Error(
+              `Error: could not open the kernel's WebSocket at ${this.rest.display} (${path}): ${err.message}`,
+            ),
+          );
+      });
+      ws.on("open", () => {
+        opened = true;
+        if (this.closed) {
+          ws.terminate();
+          reject(new Error("Error: the connection to the kernel was closed"));
+          return;
+        }
+        this.socket = ws;
+        ws.on("message", (data, isBinary) => this.receive(data, isBinary));
+        ws.on("close", () => this.onClose(ws));
+        // flush what was queued while away, in order
+        for (const frame of this.outbox.splice(0)) ws.send(frame);
+        resolve();
+      });
+    });
+  }
+
+  private receive(data: WebSocket.RawData, isBinary: boolean): void {
+    const buf = Array.isArray(data)
+      ? Buffer.concat(data)
+      : Buffer.isBuffer(data)
+        ? data
+        : Buffer.from(data as ArrayBuffer);
+    const msg = decodeMessage(this.protocol, buf, isBinary);
+    if (!msg) {
+      this.malformed++;
+      return;
+    }
+    this.handler(msg);
+  }
+
+  private onClose(ws: WebSocket): void {
+    if (this.socket !== ws) return;
+    this.socket = undefined;
+    if (this.closed || this.lost) return;
+    void this.reconnect();
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      timer.unref();
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  private async reconnect(): Promise<void> {
+    if (this.reconnecting) return;
+    this.reconnecting = true;
+    const since = Date.now();
+    let backoff = FIRST_BACKOFF_MS;
+    let lastError = "";
+    const giveUpMs = this.options.giveUpMs ?? DEFAULT_GIVE_UP_MS;
+    try {
+      while (!this.closed && !this.lost) {
+        await this.pause(backoff);
+        backoff = Math.min(backoff * 2, this.options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS);
+        if (this.closed) return;
+        try {
+          const r = await this.rest.request("GET", `api/kernels/${encodeURIComponent(this.kernelId)}`, {
+            accept: [404],
+            timeoutMs: this.rest.connectTimeoutMs,
+          });
+          if (r.status === 404) {
+            this.lose(
+              `the gateway at ${this.rest.display} says kernel ${this.kernelId} no longer exists`,
+              true,
+            );
+            return;
+          }
+          await this.open(false);
+          this.reconnects++;
+          for (const l of [...this.reconnectListeners]) l();
+          return;
+        } catch (err) {
+          lastError = (err as Error).message.replace(/^Error: /, "");
+        }
+        if (Date.now() - since >= giveUpMs) {
+          this.lose(
+            `the gateway at ${this.rest.display} stayed unreachable for ${Math.round(
+              (Date.now() - since) / 1000,
+            )} s after the kernel's connection was lost (last: ${lastError})`,
+            false,
+          );
+          return;
+        }
+      }
+    } finally {
+      this.reconnecting = false;
+    }
+  }
+
+  private lose(reason: string, gone: boolean): void {
+    if (this.lost || this.closed) return;
+    this.lost = true;
+    this.outbox.length = 0;
+    this.lostHandler(reason);
+    if (gone) this.options.onGone?.(reason);
+  }
+
+  /** Called after every re-established connection (tests and diagnostics). */
+  onReconnect(listener: () => void): () => void {
+    this.reconnectListeners.add(listener);
+    return () => this.reconnectListeners.delete(listener);
+  }
+
+  /** The socket is open right now (false while reconnecting). */
+  get connected(): boolean {
+    return this.socket?.readyState === WebSocket.OPEN;
+  }
+
+  /** Drops the current socket without closing the transport (a reconnect follows; for tests). */
+  dropConnection(): void {
+    this.socket?.terminate();
+  }
+
+  send(channel: OutgoingChannel, msg: JupyterMessage): void {
+    if (this.closed || this.lost) return;
+    if (
+      channel === "control" &&
+      msg.header.msg_type === "shutdown_request" &&
+      !(msg.content as { restart?: boolean }).restart &&
+      this.options.onShutdownRequest
+    ) {
+      this.options.onShutdownRequest();
+      return;
+    }
+    const frame = encodeMessage(this.protocol, channel, msg);
+    const ws = this.socket;
+    if (ws && ws.readyState === WebSocket.OPEN && this.outbox.length === 0) ws.send(frame);
+    else this.outbox.push(frame);
+  }
+
+  onMessage(handler: (msg: JupyterMessage) => void): void {
+    this.handler = handler;
+  }
+
+  onLost(handler: (reason: string) => void): void {
+    this.lostHandler = handler;
+  }
+
+  stats(): TransportStats {
+    return { invalidSignatures: 0, malformed: this.malformed };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.outbox.length = 0;
+    this.wake?.();
+    const ws = this.socket;
+    this.socket = undefined;
+    if (!ws) return;
+    await new Promise<void>((resolve) => {
+      if (ws.readyState === WebSocket.CLOSED) return resolve();
+      const timer = setTimeout(() => {
+        ws.terminate();
+        resolve();
+      }, 1000);
+      timer.unref();
+      ws.once("close", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      ws.close();
+    });
+  }
+}
