@@ -8,10 +8,13 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { createLocalBackend } from "../kernel/index.js";
+import { createLocalBackend, GatewayBackend } from "../kernel/index.js";
+import type { KernelBackend } from "../kernel/types.js";
 import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
+import { filterSecrets } from "../runtime/env.js";
+import { planKernelChoice } from "../runtime/kernel-choice.js";
 import { sandboxFromEnv } from "../runtime/runtime.js";
 import type { Command } from "./commands.js";
 import { formatCellFailure } from "./run-failure.js";
@@ -20,7 +23,7 @@ import { interruptExitCode, withInterruptSignal } from "./signals.js";
 import { parsedOrUsage } from "./usage.js";
 
 const USAGE =
-  "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [-j N] [--prestart N] [--quiet]";
+  "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [-j N] [--prestart N] [--gateway URL] [--quiet]";
 
 const HELP = `nbagent run — run whole notebooks top to bottom in fresh kernels, writing outputs back (like nbclient)
 
@@ -46,6 +49,10 @@ options:
   -j, --jobs N      run N notebooks at once, each in its own kernel (default 1; at most the
                     number of notebooks); progress lines then name their notebook
   --prestart N      kernels started ahead for the next notebooks while one runs (default 1)
+  --gateway URL     run the kernels on this Jupyter server or Enterprise Gateway (same as
+                    NBAGENT_GATEWAY_URL; token NBAGENT_GATEWAY_TOKEN or --gateway-token-file F);
+                    with -j N a batch spreads over its kernels. Their environment is this one
+                    without secrets; their working directory is asked for as each notebook's folder
   -q, --quiet       no progress and no summary: only errors
 
 exit: 0 every notebook ran and no cell failed; 1 a cell failed, a cell timed out or its kernel
@@ -55,6 +62,7 @@ examples:
   nbagent run analysis.ipynb
   nbagent run --timeout 600 -o executed/ a.ipynb b.ipynb
   nbagent run -j 4 notebooks/*.ipynb
+  NBAGENT_GATEWAY_TOKEN=… nbagent run --gateway https://gw.example:8888 -j 8 *.ipynb
 `;
 
 export const runCommand: Command = {
@@ -90,10 +98,30 @@ export const runCommand: Command = {
     for (const line of unreadable) process.stderr.write(`${line}\n`);
     if (jobs.length === 0) return 1;
 
-    const backend = createLocalBackend();
-    const env = process.env as Record<string, string>;
-    // Several notebooks: warm the kernel fork server now, so every kernel after the first forks (~0.3 s).
-    if (jobs.length > 1) await backend.prewarm({ kernelName: values.kernel, python: values.python, env });
+    // Local kernels, or a gateway's (--gateway URL / NBAGENT_GATEWAY_URL; docs/cli.md).
+    const plan = planKernelChoice({ python: values.python, kernelName: values.kernel });
+    // Local kernels get the host environment unchanged (the user's run, as nbclient); a gateway's
+    // kernels run elsewhere, so their create request carries it without secrets (docs/secrets.md).
+    const env = plan.kind === "remote" ? filterSecrets(process.env) : (process.env as Record<string, string>);
+    let backend: KernelBackend;
+    if (plan.kind === "remote") {
+      const gateway = new GatewayBackend(plan.connection);
+      backend = gateway;
+      // One clear error for an unreachable gateway or a refused token, before any notebook is touched.
+      try {
+        await gateway.kernelSpecNames();
+      } catch (err) {
+        await gateway.dispose();
+        const text = (err as Error).message;
+        process.stderr.write(`${text.startsWith("Error:") ? text : `Error: ${text}`}\nNothing was run.\n`);
+        return 1;
+      }
+    } else {
+      const local = createLocalBackend();
+      backend = local;
+      // Several notebooks: warm the kernel fork server now, so every kernel after the first forks (~0.3 s).
+      if (jobs.length > 1) await local.prewarm({ kernelName: values.kernel, python: values.python, env });
+    }
     const tty = process.stderr.isTTY === true && !values.quiet;
     const color = process.stderr.isTTY === true && !process.env.NO_COLOR;
     const allowErrors = values["allow-errors"] === true;
