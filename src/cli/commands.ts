@@ -4,6 +4,7 @@ import { batchCommand } from "./batch-command.js";
 import { callCommand } from "./call.js";
 import { demoCommand } from "./demo-command.js";
 import { doctorCommand } from "./doctor-command.js";
+import { gatewayCommand } from "./gateway-command.js";
 import { mcpCommand } from "./mcp-command.js";
 import { notebookCommand } from "./notebook-command.js";
 import { pythonCommand } from "./python-command.js";
@@ -29,6 +30,7 @@ export const COMMANDS: Record<string, Command> = {
   doctor: doctorCommand,
   demo: demoCommand,
   mcp: mcpCommand,
+  gateway: gatewayCommand,
 };
 
 export function usage(): string {

@@ -1,7 +1,8 @@
 /**
  * The runtime: one per host process (the CLI, an MCP server, a pi extension). It owns the kernel
- * backend, the kept kernel sessions and the artifact store, and is shared by the python tool and
- * (later) the notebook tool. `dispose()` shuts every kernel down.
+ * backend (chosen once: kernel-choice.ts), the kept kernel sessions, the named sessions on a gateway
+ * (named-sessions.ts) and the artifact store, and is shared by the python tool and the notebook tool.
+ * `dispose()` shuts every kernel down, except named sessions' kernels, which are detached and live on.
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -9,8 +10,21 @@ import { createLocalBackend } from "../kernel/index.js";
 import type { Kernel, KernelBackend, KernelSandbox } from "../kernel/types.js";
 import { ArtifactStore, DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
-import { buildKernelEnv, type KernelEnv, type SecretFilterOptions } from "./env.js";
-import type { SessionSpec } from "./session.js";
+import { buildKernelEnv, filterSecrets, type KernelEnv, type SecretFilterOptions } from "./env.js";
+import {
+  createGatewayBackend,
+  ensureLocalGateway,
+  type GatewayKernelBackend,
+  stopLocalGateway,
+} from "./gateway-deps.js";
+import {
+  type GatewaySetting,
+  type KernelChoice,
+  type KernelPlan,
+  planKernelChoice,
+} from "./kernel-choice.js";
+import { type NamedSessionInfo, NamedSessions, registryPath } from "./named-sessions.js";
+import type { SessionSpec, StartedKernel } from "./session.js";
 import {
   KernelSessions,
   type KernelSessionsOptions,
@@ -19,8 +33,19 @@ import {
 } from "./sessions.js";
 
 export interface RuntimeOptions extends KernelSessionsOptions, SecretFilterOptions {
-  /** Kernel backend (default: the local ZeroMQ backend, created on first use). */
+  /** Kernel backend (default: the one the kernel choice names, created on first use). */
   backend?: KernelBackend;
+  /**
+   * Kernels from a gateway: a remote one ({url, token?, headers?, ca?}) or "shared" (the shared local
+   * gateway, started on demand from `python`). Default: NBAGENT_GATEWAY_URL (+ NBAGENT_GATEWAY_TOKEN)
+   * of hostEnv; else the shared gateway when sessionName is set; else local kernels.
+   */
+  gateway?: GatewaySetting;
+  /**
+   * A named session (CLI --session NAME): the default session of this runtime, kept on the gateway
+   * across processes (docs/backends.md "Named sessions").
+   */
+  sessionName?: string;
   /** Interpreter for python kernels (default: findInterpreter()'s choice, made by the backend). */
   python?: string;
   /** Default kernelspec name (default "python3"). */
@@ -64,8 +89,33 @@ export function sandboxFromEnv(env: NodeJS.ProcessEnv): { network: boolean } | u
   throw new Error(`Error: NBAGENT_SANDBOX=${env.NBAGENT_SANDBOX} is not one of 0, 1, net-off`);
 }
 
+/** Named sessions of the runtime's gateway (for `nbagent sessions`). */
+export interface NamedSessionsView {
+  /** Every named session of this gateway: name, kernel id, idle time, state, memory when idle. */
+  list(): Promise<NamedSessionInfo[]>;
+  /** Ends one (its kernel is shut down; the next call on the name starts over); false when unknown. */
+  kill(name: string): Promise<boolean>;
+  /** Applies the idle rule now (also done on every named start and list). */
+  sweep(): Promise<{ name: string; why: "idle" | "gone" }[]>;
+}
+
 export interface Runtime {
   readonly sessions: KernelSessions;
+  /** What the options and environment chose (no kernel started; bad settings threw at creation). */
+  readonly plan: KernelPlan;
+  /** Kernels come from a gateway (remote or shared): sessions can be named (kept across processes). */
+  readonly usesGateway: boolean;
+  /** The named session this runtime was created for (CLI --session), if any. */
+  readonly sessionName?: string;
+  /** The choice, resolved (the shared gateway is found or started here). */
+  kernelChoice(): Promise<KernelChoice>;
+  /**
+   * The name a python session is kept under on the gateway, or undefined for an in-process session:
+   * on a gateway, a session the caller named (`explicit`) or the runtime's sessionName.
+   */
+  namedSessionFor(sessionId: string, explicit: boolean): string | undefined;
+  /** Named sessions on this runtime's gateway (an Error: when kernels are local). */
+  readonly namedSessions: NamedSessionsView;
   readonly artifacts: ArtifactStore;
   /** How many old artifacts the creation-time prune removed (it runs in the background). */
   readonly artifactsPruned: Promise<number>;
@@ -109,16 +159,126 @@ export function artifactMaxAgeFromEnv(env: NodeJS.ProcessEnv): number {
   return text && Number.isFinite(days) && days >= 0 ? days * 24 * 3600 * 1000 : DEFAULT_ARTIFACT_MAX_AGE_MS;
 }
 
+/** The gateway could not be reached at all (it stopped, or was restarted on another port/token). */
+export function isGatewayUnreachable(err: unknown): boolean {
+  const e = err as
+    | { code?: string; status?: number; message?: string; cause?: { code?: string } }
+    | undefined;
+  const code = e?.code ?? e?.cause?.code;
+  return (
+    code === "ECONNREFUSED" ||
+    code === "ECONNRESET" ||
+    e?.status === 401 ||
+    e?.status === 403 ||
+    /ECONNREFUSED|ECONNRESET|socket hang up|fetch failed/i.test(e?.message ?? "")
+  );
+}
+
+interface Resolved {
+  choice: KernelChoice;
+  backend: KernelBackend;
+  /** What the named-session registry is keyed by (the URL; for the shared gateway its interpreter). */
+  identity: string;
+  owned: boolean;
+}
+
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  const hostEnv = options.hostEnv ?? process.env;
+  // Bad settings (a gateway URL that is not one) are an Error: now, before anything starts.
+  const plan = planKernelChoice({
+    gateway: options.gateway,
+    python: options.python,
+    kernelName: options.kernelName,
+    sessionName: options.sessionName,
+    hostEnv,
+  });
+  const usesGateway = options.backend ? options.backend.name === "gateway" : plan.kind !== "local";
   const artifacts = new ArtifactStore({ root: options.stateRoot });
-  const maxAge = options.artifactMaxAgeMs ?? artifactMaxAgeFromEnv(options.hostEnv ?? process.env);
+  const maxAge = options.artifactMaxAgeMs ?? artifactMaxAgeFromEnv(hostEnv);
   const artifactsPruned = maxAge > 0 ? artifacts.prune(maxAge).catch(() => 0) : Promise.resolve(0);
-  const defaultSessionId = options.sessionId ?? "default";
-  let backend = options.backend;
-  const ownsBackend = !backend;
-  const getBackend = (): KernelBackend => {
-    backend ??= createLocalBackend();
-    return backend;
+  const defaultSessionId = options.sessionId ?? options.sessionName ?? "default";
+
+  const resolveNow = async (): Promise<Resolved> => {
+    if (options.backend) {
+      const choice: KernelChoice =
+        plan.kind === "remote"
+          ? { kind: "gateway", shared: false, ...plan.connection, kernelName: plan.kernelName }
+          : { kind: "local", python: plan.python, kernelName: plan.kernelName };
+      return { choice, backend: options.backend, identity: `backend:${options.backend.name}`, owned: false };
+    }
+    switch (plan.kind) {
+      case "local":
+        return {
+          choice: { kind: "local", python: plan.python, kernelName: plan.kernelName },
+          backend: createLocalBackend(),
+          identity: "local",
+          owned: true,
+        };
+      case "remote":
+        return {
+          choice: { kind: "gateway", shared: false, ...plan.connection, kernelName: plan.kernelName },
+          backend: createGatewayBackend(plan.connection),
+          identity: plan.connection.url,
+          owned: true,
+        };
+      case "shared": {
+        // The shared gateway's own environment: the host's, secrets filtered (docs/secrets.md).
+        const info = await ensureLocalGateway({
+          python: plan.python,
+          stateRoot: artifacts.root,
+          env: filterSecrets(hostEnv, { allow: options.allow, deny: options.deny }),
+        });
+        return {
+          choice: {
+            kind: "gateway",
+            shared: true,
+            url: info.url,
+            token: info.token,
+            kernelName: plan.kernelName,
+            python: info.python,
+          },
+          backend: createGatewayBackend({ url: info.url, token: info.token }),
+          identity: `shared:${info.python}`,
+          owned: true,
+        };
+      }
+    }
+  };
+  let resolving: Promise<Resolved> | undefined;
+  const resolved = (): Promise<Resolved> => {
+    if (!resolving) {
+      const p = resolveNow();
+      resolving = p;
+      p.catch(() => {
+        if (resolving === p) resolving = undefined; // the next call tries again
+      });
+    }
+    return resolving;
+  };
+  /** Drops the shared gateway's backend so the next use finds (or starts) the gateway again. */
+  const forgetGateway = async (stop: boolean): Promise<void> => {
+    const old = resolving;
+    resolving = undefined;
+    const r = await old?.catch(() => undefined);
+    if (r?.owned) await r.backend.dispose().catch(() => {});
+    if (stop && r?.choice.kind === "gateway" && r.choice.shared)
+      await stopLocalGateway({ python: r.choice.python, stateRoot: artifacts.root }).catch(() => false);
+  };
+
+  let named: NamedSessions | undefined;
+  const namedSessions = async (): Promise<NamedSessions> => {
+    const r = await resolved();
+    if (r.choice.kind !== "gateway" && !usesGateway)
+      throw new Error(
+        "Error: named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
+      );
+    named ??= new NamedSessions({
+      file: registryPath(artifacts.root, r.identity),
+      gatewayIdentity: r.identity,
+      gateway: async () => (await resolved()).backend as GatewayKernelBackend,
+      idleTimeoutMs: options.idleTimeoutMs,
+    });
+    return named;
   };
 
   const envFor = (spec: SessionSpec): KernelEnv =>
@@ -133,7 +293,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
 
   const sandboxMode =
     options.sandbox === undefined
-      ? sandboxFromEnv(options.hostEnv ?? process.env)
+      ? sandboxFromEnv(hostEnv)
       : options.sandbox === true
         ? { network: true }
         : options.sandbox || undefined;
@@ -144,28 +304,57 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     return { writable: [dir], network: sandboxMode.network };
   };
 
-  const start = (spec: SessionSpec, deadline: Deadline, signal?: AbortSignal): Promise<Kernel> => {
+  const start = async (
+    spec: SessionSpec,
+    deadline: Deadline,
+    signal?: AbortSignal,
+  ): Promise<Kernel | StartedKernel> => {
     if (signal?.aborted) throw new CallAbortedError(signal.reason);
-    return getBackend().startKernel({
+    const { choice, backend } = await resolved();
+    if (sandboxMode && choice.kind === "gateway")
+      throw new Error(
+        "Error: the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; kernels on a gateway run where the gateway runs them. Unset one of the two.",
+      );
+    const startTimeoutMs = Math.max(1, Math.min(deadline.remainingMs(), options.startTimeoutMs ?? 60_000));
+    const startOptions = {
       sandbox: sandboxFor(spec),
-      kernelName: spec.kernelName ?? options.kernelName,
-      python: options.python,
+      kernelName: spec.kernelName ?? choice.kernelName,
+      python: choice.kind === "local" ? choice.python : undefined,
       cwd: spec.cwd,
       env: envFor(spec).env,
       signal,
-      startTimeoutMs: Math.max(1, Math.min(deadline.remainingMs(), options.startTimeoutMs ?? 60_000)),
-    });
+      startTimeoutMs,
+    };
+    if (spec.named && usesGateway)
+      return (await namedSessions()).open(spec.named, spec.cwd, startOptions, { signal, startTimeoutMs });
+    return backend.startKernel(startOptions);
   };
 
-  const starter = async (spec: SessionSpec, deadline: Deadline, signal?: AbortSignal): Promise<Kernel> => {
+  const starter = async (
+    spec: SessionSpec,
+    deadline: Deadline,
+    signal?: AbortSignal,
+  ): Promise<Kernel | StartedKernel> => {
     deadline.check(signal);
     try {
       return await start(spec, deadline, signal);
     } catch (err) {
       deadline.check(signal);
-      if (!isFdExhaustion(err)) throw err;
-      await sessions.releaseIdle();
-      return start(spec, deadline, signal);
+      const r = await resolving?.catch(() => undefined);
+      const shared = r?.choice.kind === "gateway" && r.choice.shared;
+      if (isFdExhaustion(err)) {
+        // S22: let go of every idle kernel; on the shared gateway also stop the gateway itself
+        // (its process is out of descriptors); the retry starts a new one on demand.
+        await sessions.releaseIdle();
+        if (shared) await forgetGateway(true);
+        return start(spec, deadline, signal);
+      }
+      if (shared && isGatewayUnreachable(err)) {
+        // Another process stopped or replaced the shared gateway: find (or start) the current one.
+        await forgetGateway(false);
+        return start(spec, deadline, signal);
+      }
+      throw err;
     }
   };
 
@@ -177,18 +366,53 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     artifacts,
     artifactsPruned,
     defaultSessionId,
+    plan,
+    usesGateway,
+    sessionName: options.sessionName,
+    kernelChoice: async () => (await resolved()).choice,
+    namedSessionFor: (sessionId, explicit) =>
+      usesGateway && (explicit || (options.sessionName !== undefined && sessionId === options.sessionName))
+        ? sessionId
+        : undefined,
+    namedSessions: {
+      list: async () => (await namedSessions()).list(),
+      kill: async (name) => (await namedSessions()).kill(name),
+      sweep: async () => (await namedSessions()).sweep(),
+    },
     kernelEnv: (spec) => envFor(spec).env,
     kernelEnvWithWithheld: envFor,
-    kernelSpecNames: () => getBackend().kernelSpecNames({ python: options.python }),
-    async kernelSpecInfo(name = options.kernelName ?? "python3") {
-      const info = await getBackend().kernelSpecInfo?.(name, { python: options.python });
+    async kernelSpecNames() {
+      const { choice, backend } = await resolved();
+      return backend.kernelSpecNames({ python: choice.kind === "local" ? choice.python : undefined });
+    },
+    async kernelSpecInfo(name) {
+      const { choice, backend } = await resolved();
+      const info = await backend.kernelSpecInfo?.(name ?? choice.kernelName, {
+        python: choice.kind === "local" ? choice.python : undefined,
+      });
       return info && { name: info.name, display_name: info.displayName, language: info.language };
     },
-    withSession: (spec, callOptions, fn) => sessions.withSession(spec, callOptions, fn),
+    async withSession(spec, callOptions, fn) {
+      if (!spec.named) return sessions.withSession(spec, callOptions, fn);
+      return sessions.withSession(
+        { ...spec, key: spec.key ?? `named\0${spec.named}` },
+        callOptions,
+        async (lease) => {
+          try {
+            return await fn(lease);
+          } finally {
+            // Its idle time (for any process's sweep) starts when this call ends.
+            const id = lease.named?.kernelId ?? sessions.get(lease.key)?.named?.kernelId;
+            if (id) await (await namedSessions()).touch(spec.named!, id).catch(() => {});
+          }
+        },
+      );
+    },
     dispose() {
       disposed ??= (async () => {
         await sessions.dispose();
-        if (ownsBackend && backend) await backend.dispose();
+        const r = await resolving?.catch(() => undefined);
+        if (r?.owned) await r.backend.dispose();
       })();
       return disposed;
     },

@@ -52,10 +52,36 @@ export interface SessionSpec {
   kernelName?: string;
   /** Load the prelude helpers into the kernel (default true; a notebook run may want a bare kernel). */
   prelude?: boolean;
+  /**
+   * A named session on a gateway (docs/backends.md "Named sessions"): its kernel outlives this
+   * process; when the session is dropped here its kernel is detached, not shut down.
+   */
+  named?: string;
+}
+
+/** How a named session got its kernel: joined the one an earlier call left running, or a new one. */
+export interface NamedSessionStart {
+  name: string;
+  /** The gateway's id for the kernel. */
+  kernelId: string;
+  /** Joined the running kernel recorded for the name (its state is there). */
+  reattached: boolean;
+  /** The kernel the name had before, found ended (its state is gone): why and when. */
+  gone?: RetiredSession;
+}
+
+/** What a starter may return besides a bare Kernel: how a named session got it. */
+export interface StartedKernel {
+  kernel: Kernel;
+  named?: NamedSessionStart;
 }
 
 /** How the session gets a kernel (the runtime adds env, interpreter, EMFILE retry). */
-export type KernelStarter = (spec: SessionSpec, deadline: Deadline, signal?: AbortSignal) => Promise<Kernel>;
+export type KernelStarter = (
+  spec: SessionSpec,
+  deadline: Deadline,
+  signal?: AbortSignal,
+) => Promise<Kernel | StartedKernel>;
 
 export interface CallContext {
   deadline: Deadline;
@@ -87,6 +113,8 @@ export class KernelSession {
   leased = false;
   /** Host variables withheld from this kernel's environment (names). */
   readonly withheldEnv: readonly string[];
+  /** A named session: how its current kernel was had (re-attached or new); see NamedSessionStart. */
+  named?: NamedSessionStart;
   private readonly env: Record<string, string>;
   private kernel?: Kernel;
   private initialised = false;
@@ -127,7 +155,10 @@ export class KernelSession {
     let restarted = false;
     if (!this.kernel) {
       this.kernel = await this.start(ctx);
-      this.initialised = false;
+      // A re-attached named session's kernel was set up by the call that started it: its state
+      // (cwd, env, helpers, the user's variables) is there.
+      this.initialised = this.named?.reattached === true;
+      if (this.named?.gone && !this.replaced) this.replaced = this.named.gone;
     } else if (!this.kernel.isAlive()) {
       await this.restartAfterDeath(ctx);
       restarted = true;
@@ -223,12 +254,20 @@ export class KernelSession {
   /** Starts a kernel; one that arrives after dispose() is shut down at once (no orphan). */
   private async start(ctx: CallContext): Promise<Kernel> {
     if (this.disposed) throw new SessionClosedError();
-    const kernel = await this.starter(this.spec, ctx.deadline, ctx.signal);
+    const started = await this.starter(this.spec, ctx.deadline, ctx.signal);
+    const kernel = "kernel" in started ? started.kernel : started;
     if (this.disposed) {
-      await kernel.shutdown().catch(() => {});
+      await this.release(kernel);
       throw new SessionClosedError();
     }
+    this.named = "kernel" in started ? started.named : undefined;
     return kernel;
+  }
+
+  /** Lets go of a kernel: a named session's is detached (it lives on), any other is shut down. */
+  private async release(kernel: Kernel): Promise<void> {
+    if (this.spec.named && kernel.detach) await kernel.detach().catch(() => {});
+    else await kernel.shutdown().catch(() => {});
   }
 
   private async init(ctx: CallContext): Promise<void> {
@@ -255,7 +294,7 @@ export class KernelSession {
     this.disposed = true;
     const k = this.kernel;
     this.kernel = undefined;
-    if (k) await k.shutdown().catch(() => {});
+    if (k) await this.release(k);
   }
 }
 

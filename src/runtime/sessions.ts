@@ -23,6 +23,7 @@ import {
   type CallContext,
   KernelSession,
   type KernelStarter,
+  type NamedSessionStart,
   SessionClosedError,
   type SessionExecuteResult,
   type SessionSpec,
@@ -42,8 +43,13 @@ export interface SessionCallOptions extends CallContext {
 /** Why a kept session was shut down while no call was using it. */
 export interface RetiredSession {
   key: string;
-  /** idle: the sweep, after idleTimeoutMs unused; evicted: its slot went to another session; died: its kernel died while unused (found by the sweep). */
-  why: "idle" | "evicted" | "died";
+  /**
+   * idle: the sweep, after idleTimeoutMs unused; evicted: its slot went to another session; died: its
+   * kernel died while unused (found by the sweep). Named sessions on a gateway (named-sessions.ts):
+   * idle as above (by any process's sweep); gone: the gateway no longer had the kernel (cause
+   * unknown: culled, gateway restarted, …); killed: ended on request (`nbagent sessions kill`).
+   */
+  why: "idle" | "evicted" | "died" | "gone" | "killed";
   /** When it was shut down (ms since the epoch). */
   at: number;
   /** When it was last used before that. */
@@ -83,6 +89,8 @@ export interface SessionLease {
   readonly kernelStarted: boolean;
   /** The kept session this key had before, shut down by the sweep or eviction (reported once). */
   readonly replaced?: RetiredSession;
+  /** A named session on a gateway: how its kernel was had this time (re-attached or new). */
+  readonly named?: NamedSessionStart;
   /**
    * The first call on this session (a new one, or one that replaced a retired one; every per-call
    * session): once-per-session notes belong to its result. A reset or a restart after a death
@@ -174,9 +182,12 @@ export class KernelSessions {
     ctx: CallContext,
     fn: (lease: SessionLease) => Promise<T>,
   ): Promise<T> {
-    const kernelStarted = !session.started || options.reset === true;
+    const fresh = !session.started;
     if (options.reset) await session.reset(ctx);
     await session.ready(ctx);
+    // A named session that re-attached to its kernel holds the earlier calls' state.
+    const named = fresh ? session.named : undefined;
+    const kernelStarted = (fresh && !named?.reattached) || options.reset === true;
     const replaced = session.replaced;
     session.replaced = undefined;
     const firstLease = !session.leased;
@@ -187,6 +198,7 @@ export class KernelSessions {
       mode,
       kernelStarted,
       replaced,
+      named,
       firstLease,
       withheldEnv: session.withheldEnv,
       kernel: () => session.currentKernel!,
@@ -262,7 +274,8 @@ export class KernelSessions {
 
   /** Drops an unused session and remembers why, for the next call on its key. */
   private retire(session: KernelSession, why: RetiredSession["why"]): void {
-    if (session.started) {
+    // A named session's kernel is only detached (it lives on): its state is not gone, so no record.
+    if (session.started && !session.spec.named) {
       this.retired.delete(session.key);
       this.retired.set(session.key, {
         key: session.key,

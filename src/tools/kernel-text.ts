@@ -4,7 +4,7 @@
  * the sentences the model reads. The rules behind them are in docs/kernel-state.md.
  */
 import type { ExecutionNotice, KernelIsolation } from "../kernel/types.js";
-import type { SessionEvent } from "../runtime/session.js";
+import type { NamedSessionStart, SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SlotHolder } from "../runtime/sessions.js";
 
 /** S27's notice, written into the output where the kernel asked. */
@@ -129,9 +129,24 @@ export function replacedText(r: RetiredSession, o: KernelOwner, now = Date.now()
       ? `was shut down at ${clock(r.at)} after ${minutes(r.at - r.lastUsed)} unused (kernels idle for 5 minutes are shut down)`
       : r.why === "evicted"
         ? `was shut down at ${clock(r.at)} to make room for another kernel (at most ${r.maxSessions ?? 4} are kept: python sessions and notebook kernels together; the least recently used idle one goes)`
-        : `died while unused (found at ${clock(r.at)})`;
+        : r.why === "gone"
+          ? `was no longer on the gateway when this call looked for it at ${clock(r.at)} (last used at ${clock(r.lastUsed)}); why it ended is not known here (the gateway may have culled it, or been restarted)`
+          : r.why === "killed"
+            ? `was ended at ${clock(r.at)} on request (nbagent sessions kill)`
+            : `died while unused (found at ${clock(r.at)})`;
   const ago = now - r.at >= 60_000 ? ` (${minutes(now - r.at)} ago)` : "";
   return `Note: ${owner(o)} ${why}${ago}. This call runs in a new kernel: variables, imports and other state from earlier calls are gone.`;
+}
+
+/**
+ * The first result of a named session on a gateway (docs/backends.md "Named sessions"): whether it
+ * joined the kernel an earlier call left running, or is new, and that it outlives this process.
+ */
+export function namedSessionText(n: NamedSessionStart, idleTimeoutMs: number): string {
+  const lasts = `It outlives this process: a later call with session "${n.name}" (from another nbagent process too) finds its state, until it is unused for ${minutes(idleTimeoutMs)} or ended with \`nbagent sessions kill ${n.name}\`.`;
+  return n.reattached
+    ? `Note: named session "${n.name}" re-attached to its running kernel ${n.kernelId} on the gateway: variables, imports and other state from earlier calls are there. ${lasts}`
+    : `Note: named session "${n.name}" is new: kernel ${n.kernelId} was started for it on the gateway. ${lasts}`;
 }
 
 /** A sentence per kernel event of one cell (label: "cell 3"). */

@@ -17,7 +17,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { SessionSpec } from "../runtime/session.js";
 import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
-import { isolationNote } from "./kernel-text.js";
+import { isolationNote, namedSessionText } from "./kernel-text.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
 import type { RunRegistry } from "./runs.js";
@@ -93,7 +93,7 @@ export interface PythonToolOptions {
   runs?: RunRegistry;
 }
 
-function describe(maxBytes: number): string {
+function describe(maxBytes: number, gateway: boolean): string {
   const helpers = preludeHelpers()
     .map((h) => `- ${h.doc.includes("(") ? h.doc : `${h.name}: ${h.doc}`}`)
     .join("\n");
@@ -111,6 +111,13 @@ function describe(maxBytes: number): string {
     "kernels, notebook_path to inspect a notebook's own kernel (no helpers there: it behaves as in Jupyter).",
     "Host environment variables that look like secrets (API keys, tokens, passwords, URLs with credentials) are not",
     "passed to the kernel; a session's first result names them, and only the user can let one through.",
+    ...(gateway
+      ? [
+          "Kernels run on a Jupyter gateway: a session you name (session) is kept there after this process ends, so a later",
+          "call with the same session, from another process too, finds its state (until it is unused for 5 minutes); its",
+          "first result says whether it re-attached to the running kernel (with its kernel id) or is new.",
+        ]
+      : []),
     "",
     "Helpers preloaded in the kernel:",
     helpers,
@@ -136,7 +143,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
   return {
     name: "python",
     label: "Python",
-    description: describe(maxBytes),
+    description: describe(maxBytes, options.runtime.usesGateway),
     parameters: pythonSchema,
     async execute(_toolCallId, params, signal, onUpdate) {
       const problem = validate(params);
@@ -152,7 +159,12 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       } catch {
         return errorResult(`cwd is not a directory: ${cwd}. Pass an existing directory.`, emptyDetails(cwd));
       }
-      let spec: SessionSpec = { sessionId: session, cwd };
+      // On a gateway, a session the caller named (or the runtime's own, CLI --session) outlives this process.
+      const named =
+        mode === "session" && params.notebook_path === undefined
+          ? options.runtime.namedSessionFor(session, params.session !== undefined)
+          : undefined;
+      let spec: SessionSpec = { sessionId: session, cwd, ...(named ? { named } : {}) };
       if (params.notebook_path !== undefined) {
         if (mode === "per-call") {
           return errorResult(
@@ -204,6 +216,11 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
               details.replaced = lease.replaced;
               details.kernelStarted = lease.kernelStarted;
               if (lease.firstLease) details.sessionStart = { withheldEnv: [...lease.withheldEnv] };
+              if (lease.named)
+                details.notes = [
+                  ...(details.notes ?? []),
+                  namedSessionText(lease.named, options.runtime.sessions.idleTimeoutMs),
+                ];
               const exposed = lease.kernelStarted ? isolationNote(lease.kernel().isolation) : undefined;
               if (exposed) details.notes = [...(details.notes ?? []), exposed];
               if (params.notebook_path !== undefined && lease.kernelStarted && !lease.replaced) {

@@ -17,6 +17,7 @@ test("every subcommand's help says what it does, its usage, options, exit codes 
     "call",
     "demo",
     "doctor",
+    "gateway",
     "mcp",
     "notebook",
     "python",

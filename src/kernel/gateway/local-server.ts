@@ -76,6 +76,12 @@ export interface EnsureLocalGatewayOptions extends LocalGatewayOptions {
   startTimeoutMs?: number;
 }
 
+/**
+ * The idle-kernel cull the CLI starts the server with unless told otherwise: the same 5 minutes after
+ * which a process's own sessions are disposed (src/runtime/sessions.ts).
+ */
+export const DEFAULT_IDLE_CULL_SECONDS = 300;
+
 const INFO = "info.json";
 const LOCK = "lock";
 const LOG = "server.log";
