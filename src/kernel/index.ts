@@ -4,6 +4,15 @@ export { KernelClient } from "./client.js";
 export { ConnectedKernel } from "./connected-kernel.js";
 export { convertDisplay, htmlToMarkdown, LEGACY_STATUS_MIME, STATUS_MIME } from "./display.js";
 export { type ExecutionHost, runExecution } from "./execution.js";
+export {
+  GatewayBackend,
+  type GatewayBackendOptions,
+  GatewayHttpError,
+  type GatewayKernel,
+  type GatewayOptions,
+  GatewayUnreachableError,
+  KernelGoneError,
+} from "./gateway/index.js";
 export { findInterpreter } from "./interpreter.js";
 export { createLocalBackend, LocalBackend, type LocalBackendOptions } from "./local/backend.js";
 export { type KernelSpec, listKernelSpecNames, resolveKernelSpec } from "./local/kernelspec.js";
@@ -14,12 +23,3 @@ export type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
 export type { KernelTransport, OutgoingChannel, TransportStats } from "./transport.js";
 export * from "./types.js";
 export { WireCodec } from "./wire.js";
-export {
-  GatewayBackend,
-  type GatewayBackendOptions,
-  GatewayHttpError,
-  type GatewayKernel,
-  type GatewayOptions,
-  GatewayUnreachableError,
-  KernelGoneError,
-} from "./gateway/index.js";

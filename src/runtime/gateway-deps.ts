@@ -1,37 +1,24 @@
 /**
- * The gateway pieces the runtime uses (GatewayBackend, the shared local gateway), in one place.
- * Placeholder until the gateway backend lands: every entry fails with a clear Error:.
+ * The gateway pieces the runtime uses (the gateway backend, the shared local gateway), in one place.
  */
-import type { KernelBackend } from "../kernel/types.js";
+import { GatewayBackend } from "../kernel/gateway/index.js";
 import type { GatewayConnection } from "./kernel-choice.js";
 import type { NamedSessionGateway } from "./named-sessions.js";
 
-export type GatewayKernelBackend = KernelBackend & NamedSessionGateway;
+export {
+  DEFAULT_IDLE_CULL_SECONDS,
+  ensureLocalGateway,
+  type LocalGatewayInfo,
+  stopLocalGateway,
+} from "../kernel/gateway/local-server.js";
 
-export interface LocalGatewayInfo {
-  url: string;
-  token: string;
-  pid: number;
-  python: string;
-  logFile: string;
-  startedAt: string;
-  serverVersion?: string;
-}
+export type GatewayKernelBackend = GatewayBackend & NamedSessionGateway;
 
-const MISSING = "Error: this build of nbagent has no gateway backend";
-
-export function createGatewayBackend(_connection: GatewayConnection): GatewayKernelBackend {
-  throw new Error(MISSING);
-}
-
-export async function ensureLocalGateway(_o: {
-  python?: string;
-  stateRoot?: string;
-  env?: Record<string, string>;
-}): Promise<LocalGatewayInfo> {
-  throw new Error(MISSING);
-}
-
-export async function stopLocalGateway(_o: { python?: string; stateRoot?: string }): Promise<boolean> {
-  return false;
+export function createGatewayBackend(connection: GatewayConnection): GatewayKernelBackend {
+  return new GatewayBackend({
+    url: connection.url,
+    token: connection.token,
+    headers: connection.headers,
+    ca: connection.ca,
+  });
 }

@@ -69,7 +69,7 @@ export function checkGatewayUrl(url: string, from: string): string {
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     throw new Error(
-      `Error: ${from} must be an http:// or https:// URL (got ${parsed.protocol}//…). Give the gateway's base URL, e.g. http://host:8888.`,
+      `Error: ${from} must be an http:// or https:// URL (got ${JSON.stringify(url)}). Give the gateway's base URL, e.g. http://host:8888.`,
     );
   }
   if (parsed.username || parsed.password) {

@@ -193,7 +193,7 @@ export class NamedSessions {
         if (await this.retireIf(name, r.kernelId, "gone", now)) out.push({ name, why: "gone" });
         continue;
       }
-      if (now - r.lastUsedAt <= this.idleTimeoutMs || k.executionState !== "idle" || k.connections > 0)
+      if (now - r.lastUsedAt <= this.idleTimeoutMs || k.executionState === "busy" || k.connections > 0)
         continue;
       await gw.deleteKernel(r.kernelId);
       if (await this.retireIf(name, r.kernelId, "idle", now)) out.push({ name, why: "idle" });

@@ -13,6 +13,7 @@ import { CallAbortedError, type Deadline } from "./deadline.js";
 import { buildKernelEnv, filterSecrets, type KernelEnv, type SecretFilterOptions } from "./env.js";
 import {
   createGatewayBackend,
+  DEFAULT_IDLE_CULL_SECONDS,
   ensureLocalGateway,
   type GatewayKernelBackend,
   stopLocalGateway,
@@ -166,6 +167,7 @@ export function isGatewayUnreachable(err: unknown): boolean {
     | undefined;
   const code = e?.code ?? e?.cause?.code;
   return (
+    (err as Error | undefined)?.name === "GatewayUnreachableError" ||
     code === "ECONNREFUSED" ||
     code === "ECONNRESET" ||
     e?.status === 401 ||
@@ -227,6 +229,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           python: plan.python,
           stateRoot: artifacts.root,
           env: filterSecrets(hostEnv, { allow: options.allow, deny: options.deny }),
+          // The server's own cull: kernels nobody swept (their process died) do not stay forever.
+          idleCullSeconds: DEFAULT_IDLE_CULL_SECONDS,
         });
         return {
           choice: {

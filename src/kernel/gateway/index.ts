@@ -1,6 +1,6 @@
 /** The gateway backend's public surface (docs/backends.md). */
 
-export { type GatewayBackendOptions, GatewayBackend } from "./backend.js";
+export { GatewayBackend, type GatewayBackendOptions } from "./backend.js";
 export {
   type GatewayKernel,
   GatewayLaunchedKernel,
@@ -8,8 +8,8 @@ export {
   KernelGoneError,
 } from "./provisioner.js";
 export {
-  type GatewayOptions,
   GatewayHttpError,
+  type GatewayOptions,
   GatewayRest,
   GatewayUnreachableError,
   type RestResponse,

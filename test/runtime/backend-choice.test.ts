@@ -1,0 +1,118 @@
+/**
+ * The kernel choice, made once from options and environment (docs/backends.md): remote gateway by
+ * NBAGENT_GATEWAY_URL + NBAGENT_GATEWAY_TOKEN or the gateway option, the shared gateway for "shared"
+ * or a named session with no gateway configured, else local kernels; bad settings are an Error: when
+ * the runtime is created, before anything starts.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { createRuntime, type Runtime } from "../../src/runtime/index.js";
+import { planKernelChoice } from "../../src/runtime/kernel-choice.js";
+
+const root = mkdtempSync(join(tmpdir(), "nbagent-choice-"));
+const runtimes: Runtime[] = [];
+after(async () => {
+  await Promise.all(runtimes.map((r) => r.dispose()));
+  rmSync(root, { recursive: true, force: true });
+});
+
+function runtime(options: Parameters<typeof createRuntime>[0]): Runtime {
+  const r = createRuntime({ stateRoot: root, artifactMaxAgeMs: 0, ...options });
+  runtimes.push(r);
+  return r;
+}
+
+test("NBAGENT_GATEWAY_URL and NBAGENT_GATEWAY_TOKEN choose the remote gateway", () => {
+  const plan = planKernelChoice({
+    hostEnv: { NBAGENT_GATEWAY_URL: " https://gw.example:8888/base/ ", NBAGENT_GATEWAY_TOKEN: "t0k" },
+  });
+  assert.deepEqual(plan, {
+    kind: "remote",
+    connection: { url: "https://gw.example:8888/base", token: "t0k" },
+    kernelName: "python3",
+  });
+  // a named session on a configured gateway stays there
+  assert.equal(
+    planKernelChoice({ sessionName: "s", hostEnv: { NBAGENT_GATEWAY_URL: "http://h:1" } }).kind,
+    "remote",
+  );
+});
+
+test("the gateway option wins over the environment; 'shared' is the shared local gateway", () => {
+  const env = { NBAGENT_GATEWAY_URL: "http://env:1", NBAGENT_GATEWAY_TOKEN: "e" };
+  assert.deepEqual(planKernelChoice({ gateway: { url: "http://opt:2", token: "o" }, hostEnv: env }), {
+    kind: "remote",
+    connection: { url: "http://opt:2", token: "o" },
+    kernelName: "python3",
+  });
+  assert.deepEqual(planKernelChoice({ gateway: "shared", python: "/usr/bin/python3", hostEnv: env }), {
+    kind: "shared",
+    python: "/usr/bin/python3",
+    kernelName: "python3",
+  });
+});
+
+test("a named session with no gateway configured uses the shared local gateway; else kernels are local", () => {
+  assert.deepEqual(planKernelChoice({ sessionName: "s", hostEnv: { NBAGENT_PYTHON: "/usr/bin/python3" } }), {
+    kind: "shared",
+    python: "/usr/bin/python3",
+    kernelName: "python3",
+  });
+  assert.deepEqual(planKernelChoice({ kernelName: "k", hostEnv: {} }), {
+    kind: "local",
+    python: undefined,
+    kernelName: "k",
+  });
+});
+
+test("a bad gateway URL is an Error: at createRuntime, naming where it came from", () => {
+  const cases: [Parameters<typeof createRuntime>[0], RegExp][] = [
+    [
+      { hostEnv: { NBAGENT_GATEWAY_URL: "gw.example:8888" } },
+      /^Error: NBAGENT_GATEWAY_URL must be an http:\/\/ or https:\/\/ URL \(got "gw\.example:8888"\)\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
+    ],
+    [
+      { hostEnv: { NBAGENT_GATEWAY_URL: "not a url" } },
+      /^Error: NBAGENT_GATEWAY_URL is not a URL: "not a url"\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
+    ],
+    [
+      { gateway: { url: "ftp://h/" } },
+      /^Error: the gateway URL must be an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/h\/"\)/,
+    ],
+    [
+      { hostEnv: { NBAGENT_GATEWAY_URL: "http://u:secret@h:1" } },
+      /^Error: NBAGENT_GATEWAY_URL must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN\.$/,
+    ],
+    [
+      { hostEnv: { NBAGENT_GATEWAY_URL: "http://h:1/?token=abc" } },
+      /^Error: NBAGENT_GATEWAY_URL must be the gateway's base URL without a query or fragment/,
+    ],
+  ];
+  for (const [options, message] of cases) {
+    assert.throws(() => createRuntime({ stateRoot: root, ...options }), { message });
+  }
+});
+
+test("local kernels: no named sessions; the python tool's session names an in-process session", async () => {
+  const r = runtime({ hostEnv: {} });
+  assert.equal(r.usesGateway, false);
+  assert.equal(r.plan.kind, "local");
+  assert.equal(r.namedSessionFor("s", true), undefined);
+  assert.deepEqual(await r.kernelChoice(), { kind: "local", python: undefined, kernelName: "python3" });
+  await assert.rejects(r.namedSessions.list(), {
+    message:
+      "Error: named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
+  });
+});
+
+test("on a gateway, the caller's named session and the runtime's sessionName are named; the default is not", () => {
+  const r = runtime({ hostEnv: { NBAGENT_GATEWAY_URL: "http://127.0.0.1:9" }, sessionName: "work" });
+  assert.equal(r.usesGateway, true);
+  assert.equal(r.defaultSessionId, "work");
+  assert.equal(r.namedSessionFor("work", false), "work");
+  assert.equal(r.namedSessionFor("other", true), "other");
+  assert.equal(r.namedSessionFor("default", false), undefined);
+});
