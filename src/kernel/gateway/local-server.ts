@@ -72,6 +72,11 @@ export interface EnsureLocalGatewayOptions extends LocalGatewayOptions {
   env?: Record<string, string>;
   /** Kernels idle (and without a client) this long are shut down by the server; 0/absent = never. */
   idleCullSeconds?: number;
+  /**
+   * The server shuts itself down after this long with no kernels and no requests (default 3600 s;
+   * 0 = never); the next call starts it again.
+   */
+  serverIdleShutdownSeconds?: number;
   /** How long the server may take to answer /api/status (default 60 s). */
   startTimeoutMs?: number;
 }
@@ -82,12 +87,36 @@ export interface EnsureLocalGatewayOptions extends LocalGatewayOptions {
  */
 export const DEFAULT_IDLE_CULL_SECONDS = 300;
 
+/** A shared gateway with no kernels and no requests for an hour shuts itself down. */
+export const DEFAULT_SERVER_IDLE_SHUTDOWN_SECONDS = 3600;
+
 const INFO = "info.json";
 const LOCK = "lock";
 const LOG = "server.log";
 const DEFAULT_START_TIMEOUT_MS = 60_000;
 const PROBE_TIMEOUT_MS = 5_000;
 const TOKEN_ENV = "NBAGENT_GATEWAY_TOKEN_FOR_SERVER";
+const LIFELINE = "lifeline";
+
+/**
+ * Put before the wrapper in the kernelspec: the wrapper ends the kernel when its stdin reaches end of
+ * input, but jupyter_client closes the kernel's stdin pipe right after the launch. So stdin becomes
+ * the server's lifeline FIFO instead, which reaches end of input exactly when the server is gone
+ * (it holds the only writer), also when it is SIGKILLed.
+ */
+function lifelinePrefix(dir: string): string {
+  const path = JSON.stringify(join(dir, LIFELINE));
+  return `
+import os as _os
+try:
+    _fd = _os.open(${path}, _os.O_RDONLY | _os.O_NONBLOCK)
+    _os.set_blocking(_fd, True)
+    _os.dup2(_fd, 0)
+    _os.close(_fd)
+except OSError as _err:
+    _os.write(2, ("nbagent: no lifeline to the gateway server (%s); the kernel will end at once\\n" % _err).encode())
+`;
+}
 
 /**
  * Runs jupyter_server with the token given in the environment (popped, so kernels do not inherit
@@ -99,6 +128,13 @@ import os, sys
 token = os.environ.pop("${TOKEN_ENV}", "")
 if len(token) < 32:
     sys.exit("nbagent: no token given; refusing to start an unauthenticated server")
+lifeline = os.path.join(sys.argv[1], "${LIFELINE}")
+try:
+    os.unlink(lifeline)
+except FileNotFoundError:
+    pass
+os.mkfifo(lifeline, 0o600)
+keep = os.open(lifeline, os.O_RDWR)  # never written; not inherited (PEP 446); closes when the server dies
 sys.argv = ["nbagent-gateway"] + sys.argv[2:]
 from jupyter_server.serverapp import ServerApp
 ServerApp.launch_instance(token=token)
@@ -254,7 +290,16 @@ function writeKernelSpec(dir: string, python: string, env: Record<string, string
   mkdirSync(specDir, { recursive: true, mode: 0o700 });
   const flag = (env.NBAGENT_PIDNS ?? process.env.NBAGENT_PIDNS) === "0" ? "--no-pidns" : "--pidns";
   const spec = {
-    argv: [python, "-c", watchdogSource(), flag, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+    argv: [
+      python,
+      "-c",
+      `${lifelinePrefix(dir)}\n${watchdogSource()}`,
+      flag,
+      "-m",
+      "ipykernel_launcher",
+      "-f",
+      "{connection_file}",
+    ],
     display_name: "Python 3 (ipykernel)",
     language: "python",
     interrupt_mode: "message",
@@ -264,7 +309,9 @@ function writeKernelSpec(dir: string, python: string, env: Record<string, string
   return share;
 }
 
-function serverArgs(dir: string, port: number, idleCullSeconds: number | undefined): string[] {
+function serverArgs(dir: string, port: number, options: EnsureLocalGatewayOptions): string[] {
+  const { idleCullSeconds } = options;
+  const idleShutdown = options.serverIdleShutdownSeconds ?? DEFAULT_SERVER_IDLE_SHUTDOWN_SECONDS;
   const args = [
     "-c",
     LAUNCHER,
@@ -276,6 +323,7 @@ function serverArgs(dir: string, port: number, idleCullSeconds: number | undefin
     "--ServerApp.root_dir=/",
   ];
   if (process.getuid?.() === 0) args.push("--ServerApp.allow_root=True");
+  if (idleShutdown > 0) args.push(`--ServerApp.shutdown_no_activity_timeout=${Math.ceil(idleShutdown)}`);
   if (idleCullSeconds && idleCullSeconds > 0) {
     const interval = Math.max(1, Math.min(60, Math.floor(idleCullSeconds / 2)));
     args.push(
@@ -328,7 +376,7 @@ async function startServer(
     const fd = openLog(logFile);
     let child: ChildProcess;
     try {
-      child = spawn(python, serverArgs(dir, port, options.idleCullSeconds), {
+      child = spawn(python, serverArgs(dir, port, options), {
         cwd: dir,
         env,
         detached: true,
