@@ -88,6 +88,8 @@ describe("nbagent --session and sessions on a gateway given with --gateway", () 
 
     const first = await cli(["call", "python", py("x = 41"), "--session", "s", ...gw], cwd, env);
     assert.equal(first.code, 0, first.stderr + first.stdout);
+    // nbagent's own credential is neither passed to the kernel nor offered to be let through.
+    assert.doesNotMatch(first.stdout, /NBAGENT_GATEWAY_TOKEN|looks like a secret/);
     const id = /named session "s" is new: kernel ([0-9a-f-]{36}) was started for it on the gateway\./.exec(
       first.stdout,
     )?.[1];
@@ -97,6 +99,9 @@ describe("nbagent --session and sessions on a gateway given with --gateway", () 
     // The token from a file this time (first line, trimmed), not from the environment.
     const tokenFile = join(root, "token");
     await writeFile(tokenFile, `${server.token}\n`);
+    const gatewayVars = "import os\nsorted(k for k in os.environ if 'TOKEN' in k)";
+    const leak = await cli(["call", "python", py(gatewayVars), "--session", "s", ...gw], cwd, env);
+    assert.match(leak.stdout, /\n\[\]\n?$/, leak.stdout);
     const second = await cli(
       [
         "call",
