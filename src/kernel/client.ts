@@ -2,16 +2,41 @@
  * A kernel client over any transport: routes incoming messages to the request that caused them
  * (by parent_header.msg_id), tracks the kernel's execution_state, and waits for readiness.
  * Messages whose parent is not a live request of ours are dropped (counted), so one request's
- * output never leaks into another's.
+ * output never leaks into another's. A request and its completion (reply + idle) are a
+ * RequestFuture (future.ts); time limits are AbortSignals (signals.ts).
  */
-import { isMessageType, type MessageFactory } from "./messages.js";
+import { type FutureHooks, type FutureRouter, RequestFuture } from "./future.js";
+import type { MessageFactory } from "./messages.js";
+import { isMessageType } from "./messages.js";
+import { anySignal, deadlineSignal, TimeoutError } from "./signals.js";
 import type { KernelTransport, OutgoingChannel } from "./transport.js";
 import type { JupyterMessage, KernelInfo } from "./types.js";
 
 export type RequestHandler = (msg: JupyterMessage) => void;
 export type ExecutionState = "starting" | "busy" | "idle" | "dead" | "restarting" | "unknown";
 
-export class KernelClient {
+export interface RequestOptions {
+  /** Give up after this long: `done` rejects with a TimeoutError naming the reply. */
+  timeoutMs?: number;
+  /** Give up when this fires: rejects with its reason. */
+  signal?: AbortSignal;
+}
+
+export interface WaitReadyOptions {
+  /**
+   * Fires when waiting is pointless or over: a TimeoutError reason becomes "did not answer
+   * kernel_info within N ms (what was heard)"; any other reason (the process exited, the caller
+   * cancelled) is the rejection as it is.
+   */
+  signal?: AbortSignal;
+  /** Asks again this often, keeping earlier requests live (the first complete answer wins). */
+  pollMs?: number;
+  /** Nothing heard at all for this long, and not `progressing`: StartStalledError. */
+  stallMs?: number;
+  progressing?: () => boolean;
+}
+
+export class KernelClient implements FutureRouter {
   readonly transport: KernelTransport;
   readonly factory: MessageFactory;
   private readonly handlers = new Map<string, RequestHandler>();
@@ -43,110 +68,124 @@ export class KernelClient {
     else this.unrouted++;
   }
 
-  /** Sends a request and routes every message whose parent is it to `handler` until `release`. */
-  send(channel: OutgoingChannel, msg: JupyterMessage, handler?: RequestHandler): () => void {
-    const id = msg.header.msg_id;
-    if (handler) this.handlers.set(id, handler);
+  /** Sends a message that expects nothing back (input_reply, shutdown_request). */
+  send(channel: OutgoingChannel, msg: JupyterMessage): void {
     this.transport.send(channel, msg);
-    return () => this.handlers.delete(id);
+  }
+
+  /** Delivers messages whose parent is `msgId` to `handler` until the returned release (FutureRouter). */
+  route(msgId: string, handler: RequestHandler): () => void {
+    this.handlers.set(msgId, handler);
+    return () => {
+      if (this.handlers.get(msgId) === handler) this.handlers.delete(msgId);
+    };
+  }
+
+  /** Sends a request and returns its future: hooks get its messages; `done` = reply + idle. */
+  future(
+    channel: OutgoingChannel,
+    msg: JupyterMessage,
+    hooks?: FutureHooks,
+    options?: { signal?: AbortSignal },
+  ): RequestFuture {
+    return new RequestFuture(this, channel, msg, hooks, options);
   }
 
   /**
    * Sends a request and resolves with its reply once both the reply and the IOPub `idle` for it
-   * arrived (the S28 rule), or rejects after `timeoutMs`.
+   * arrived (the S28 rule, in RequestFuture), or rejects when the time (a number: ms, or
+   * `timeoutMs`) runs out — a TimeoutError — or `signal` fires.
    */
-  request(channel: OutgoingChannel, msg: JupyterMessage, timeoutMs: number): Promise<JupyterMessage> {
-    return new Promise((resolve, reject) => {
-      let reply: JupyterMessage | undefined;
-      let idle = false;
-      const release = this.send(channel, msg, (m) => {
-        if (m.channel === channel) reply = m;
-        else if (m.channel === "iopub" && isMessageType(m, "status") && m.content.execution_state === "idle")
-          idle = true;
-        if (reply && idle) {
-          clearTimeout(timer);
-          release();
-          resolve(reply);
-        }
-      });
-      const timer = setTimeout(() => {
-        release();
-        reject(
-          new Error(`Error: no ${msg.header.msg_type.replace("_request", "_reply")} within ${timeoutMs} ms`),
-        );
-      }, timeoutMs);
-    });
+  async request(
+    channel: OutgoingChannel,
+    msg: JupyterMessage,
+    options: number | RequestOptions = {},
+  ): Promise<JupyterMessage> {
+    const { timeoutMs, signal } = typeof options === "number" ? { timeoutMs: options } : options;
+    const replyType = msg.header.msg_type.replace("_request", "_reply");
+    const limit = deadlineSignal(
+      timeoutMs,
+      () => new TimeoutError(timeoutMs!, `Error: no ${replyType} within ${timeoutMs} ms`),
+      [signal],
+    );
+    try {
+      return await this.future(channel, msg, {}, { signal: limit.signal }).done;
+    } finally {
+      limit.dispose();
+    }
   }
 
   /**
    * Waits until the kernel answers kernel_info on shell AND its IOPub idle for that request reaches
    * us (so our IOPub subscription is live — no output of the first execution can be lost).
    * Asks again every `pollMs`, keeping earlier requests live, so the first complete answer wins.
-   * `failed` settles with the reason when the kernel can no longer start (e.g. its process exited).
-   * A kernel that has said nothing at all after `stallMs`, and is not `progressing` (busy starting),
-   * is given up on with a StartStalledError (the caller may start another); the message of either
-   * failure says what was heard.
+   * The wait ends when `signal` fires (see WaitReadyOptions). A kernel that has said nothing at all
+   * after `stallMs`, and is not `progressing` (busy starting), is given up on with a
+   * StartStalledError (the caller may start another); the message of either failure says what was
+   * heard.
    */
-  waitReady(
-    timeoutMs: number,
-    failed: Promise<Error>,
-    {
-      pollMs = 100,
-      stallMs = Number.POSITIVE_INFINITY,
-      progressing = () => false,
-    }: { pollMs?: number; stallMs?: number; progressing?: () => boolean } = {},
-  ): Promise<KernelInfo> {
+  waitReady({
+    signal,
+    pollMs = 100,
+    stallMs = Number.POSITIVE_INFINITY,
+    progressing = () => false,
+  }: WaitReadyOptions = {}): Promise<KernelInfo> {
     return new Promise((resolve, reject) => {
-      const releases: (() => void)[] = [];
+      const asks: RequestFuture[] = [];
       let done = false;
       let heard = false;
-      let replied = false;
-      const finish = (err: Error | null, info?: KernelInfo) => {
+      const stalled = new AbortController();
+      const giveUp = anySignal([signal, stalled.signal]);
+      const finish = (err: unknown, info?: KernelInfo) => {
         if (done) return;
         done = true;
         clearInterval(poll);
-        clearTimeout(timer);
         clearTimeout(stall);
-        for (const r of releases) r();
-        if (err) reject(err);
-        else resolve(info!);
+        giveUp.removeEventListener("abort", onGiveUp);
+        for (const f of asks) f.dispose();
+        if (info) resolve(info);
+        else reject(err);
       };
       const ask = () => {
-        let reply: JupyterMessage | undefined;
-        let idle = false;
-        const msg = this.factory.kernelInfoRequest();
-        releases.push(
-          this.send("shell", msg, (m) => {
-            heard = true;
-            if (m.channel === "shell") reply = m;
-            else if (isMessageType(m, "status") && m.content.execution_state === "idle") idle = true;
-            replied ||= reply !== undefined;
-            if (reply && idle) finish(null, toKernelInfo(reply.content));
-          }),
-        );
+        const hear = () => {
+          heard = true;
+        };
+        const future = this.future("shell", this.factory.kernelInfoRequest(), {
+          onIOPub: hear,
+          onReply: hear,
+          onDone: (reply) => finish(null, toKernelInfo(reply.content)),
+        });
+        asks.push(future);
       };
       const what = () =>
-        replied
+        asks.some((f) => f.reply !== undefined)
           ? "it answered on shell, but its IOPub status never reached us"
           : "no answer on shell or IOPub";
+      function onGiveUp() {
+        const reason = giveUp.reason;
+        finish(
+          reason instanceof TimeoutError
+            ? new TimeoutError(
+                reason.ms,
+                `Error: the kernel did not answer kernel_info within ${reason.ms} ms (${what()})`,
+              )
+            : reason,
+        );
+      }
       const poll = setInterval(ask, pollMs);
-      const timer = setTimeout(
-        () =>
-          finish(
-            new Error(`Error: the kernel did not answer kernel_info within ${timeoutMs} ms (${what()})`),
-          ),
-        timeoutMs,
-      );
       const stallDelay = Math.min(stallMs, 2 ** 31 - 1);
       const onStall = () => {
         if (heard || done) return;
         if (progressing())
           stall = setTimeout(onStall, stallDelay); // slow, not stuck: keep waiting
         else
-          finish(new StartStalledError(`Error: the kernel said nothing within ${stallMs} ms of its start`));
+          stalled.abort(
+            new StartStalledError(`Error: the kernel said nothing within ${stallMs} ms of its start`),
+          );
       };
       let stall = setTimeout(onStall, stallDelay);
-      failed.then((err) => finish(err));
+      if (giveUp.aborted) return onGiveUp();
+      giveUp.addEventListener("abort", onGiveUp, { once: true });
       ask();
     });
   }

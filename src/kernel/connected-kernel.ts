@@ -8,6 +8,7 @@ import { KernelClient, StartStalledError } from "./client.js";
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
+import { anySignal, deadlineSignal, TimeoutError } from "./signals.js";
 import type {
   ExecuteOptions,
   ExecuteResult,
@@ -122,61 +123,65 @@ export class ConnectedKernel implements Kernel {
   private async launchAndWait(launch: () => Promise<LaunchedKernel>, owned: boolean): Promise<void> {
     const attempts = owned ? (this.options.startAttempts ?? 3) : 1;
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
-    const deadline = Date.now() + timeoutMs;
-    for (let attempt = 1; ; attempt++) {
-      this.options.signal?.throwIfAborted();
-      const launched = await launch();
-      const client = new KernelClient(launched.transport, new MessageFactory());
-      let onAbort: (() => void) | undefined;
-      const failed = new Promise<Error>((resolve) => {
+    // One deadline for every attempt; the caller's abort reads as a cancelled start.
+    const cancelled = new AbortController();
+    const onCancel = () => cancelled.abort(new Error("Error: kernel start was cancelled"));
+    this.options.signal?.addEventListener("abort", onCancel, { once: true });
+    const deadline = deadlineSignal(timeoutMs, () => new TimeoutError(timeoutMs), [cancelled.signal]);
+    try {
+      for (let attempt = 1; ; attempt++) {
+        this.options.signal?.throwIfAborted();
+        const launched = await launch();
+        const client = new KernelClient(launched.transport, new MessageFactory());
+        const exited = new AbortController();
         launched.exited.then((reason) => {
           const tail = launched.stderrTail?.().trim();
-          resolve(
+          exited.abort(
             new Error(`Error: the kernel exited during startup (${reason})${tail ? `:\n${tail}` : ""}`),
           );
         });
-        onAbort = () => resolve(new Error("Error: kernel start was cancelled"));
-        this.options.signal?.addEventListener("abort", onAbort, { once: true });
-      });
-      try {
-        let cpu = launched.cpuTimeMs?.();
-        this.info = await client.waitReady(Math.max(1, deadline - Date.now()), failed, {
-          stallMs: this.options.startStallMs ?? Math.max(20_000, timeoutMs / 3),
-          // Still using CPU (imports on a slow disk, a loaded machine): slow, not stuck.
-          progressing: () => {
-            const before = cpu;
-            cpu = launched.cpuTimeMs?.();
-            return cpu !== undefined && before !== undefined && cpu - before >= 50;
-          },
-        });
-      } catch (caught) {
-        const err = caught as Error;
-        if (launched.isRunning()) {
-          // Still running, so its output is not in the error yet: add it (before cleanup removes it).
-          const tail = launched.stderrTail?.().trim();
-          if (tail) err.message = `${err.message}; its output:\n${tail}`;
-        }
-        if (!owned) {
+        try {
+          let cpu = launched.cpuTimeMs?.();
+          this.info = await client.waitReady({
+            signal: anySignal([deadline.signal, exited.signal]),
+            stallMs: this.options.startStallMs ?? Math.max(20_000, timeoutMs / 3),
+            // Still using CPU (imports on a slow disk, a loaded machine): slow, not stuck.
+            progressing: () => {
+              const before = cpu;
+              cpu = launched.cpuTimeMs?.();
+              return cpu !== undefined && before !== undefined && cpu - before >= 50;
+            },
+          });
+        } catch (caught) {
+          const err = caught as Error;
+          if (launched.isRunning()) {
+            // Still running, so its output is not in the error yet: add it (before cleanup removes it).
+            const tail = launched.stderrTail?.().trim();
+            if (tail) err.message = `${err.message}; its output:\n${tail}`;
+          }
+          if (!owned) {
+            await launched.transport.close();
+            throw err;
+          }
+          await launched.kill(0);
+          // Retried: a kernel that lost a port race ("Address already in use"), and one that stayed
+          // mute (seen once in a loaded test run, cause unknown: the start waited out its whole
+          // deadline for a kernel that never answered). Asked before cleanup, which may remove the
+          // kernel's log (a forked kernel's output lives in a file next to its connection file).
+          const retry = err instanceof StartStalledError || launched.retryable?.();
           await launched.transport.close();
+          await launched.cleanup();
+          if (attempt < attempts && retry && !deadline.signal.aborted) continue;
           throw err;
         }
-        await launched.kill(0);
-        // Retried: a kernel that lost a port race ("Address already in use"), and one that stayed
-        // mute (seen once in a loaded test run, cause unknown: the start waited out its whole
-        // deadline for a kernel that never answered). Asked before cleanup, which may remove the
-        // kernel's log (a forked kernel's output lives in a file next to its connection file).
-        const retry = err instanceof StartStalledError || launched.retryable?.();
-        await launched.transport.close();
-        await launched.cleanup();
-        if (attempt < attempts && retry && Date.now() < deadline) continue;
-        throw err;
-      } finally {
-        if (onAbort) this.options.signal?.removeEventListener("abort", onAbort);
+        // Reported before the kernel could answer (or resolved by its exit): never waits long.
+        this.isolation = await launched.isolation;
+        this.attach(launched, client);
+        return;
       }
-      // Reported before the kernel could answer (or resolved by its exit): never waits long.
-      this.isolation = await launched.isolation;
-      this.attach(launched, client);
-      return;
+    } finally {
+      deadline.dispose();
+      this.options.signal?.removeEventListener("abort", onCancel);
     }
   }
 
@@ -286,10 +291,16 @@ export class ConnectedKernel implements Kernel {
     this.markDead("the kernel was restarted", launched);
     await restart();
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
-    const failed = launched.exited.then(
-      (reason) => new Error(`Error: the kernel ended during its restart (${reason})`),
+    const exited = new AbortController();
+    launched.exited.then((reason) =>
+      exited.abort(new Error(`Error: the kernel ended during its restart (${reason})`)),
     );
-    this.info = await this.client.waitReady(timeoutMs, failed);
+    const deadline = deadlineSignal(timeoutMs, () => new TimeoutError(timeoutMs), [exited.signal]);
+    try {
+      this.info = await this.client.waitReady({ signal: deadline.signal });
+    } finally {
+      deadline.dispose();
+    }
     this.dead = null;
   }
 

@@ -1,13 +1,16 @@
 /**
  * One execution's lifecycle — the only place it lives; every backend runs executions through it.
- * Sends execute_request, routes this request's IOPub/shell/stdin messages (and nothing else) to the
- * caller, and completes only when both execute_reply and IOPub `status: idle` for it arrived (S28).
- * Abort (S29) and timeout (S30) interrupt the kernel, wait a bounded grace for idle, and restart the
- * kernel if it stays busy; a kernel death ends the execution promptly (S17).
+ * Sends execute_request as a RequestFuture (future.ts: it routes this request's IOPub/shell/stdin
+ * messages, and nothing else, here, and is done when both execute_reply and IOPub `status: idle`
+ * for it arrived — S28). Abort (S29) and the time limit (S30; a signal, signals.ts) interrupt the
+ * kernel, wait a bounded grace for idle, and restart the kernel if it stays busy; a kernel death
+ * ends the execution promptly (S17).
  */
 import type { KernelClient } from "./client.js";
 import { convertDisplay } from "./display.js";
+import type { RequestFuture } from "./future.js";
 import { type ExecuteReplyContent, isMessageType } from "./messages.js";
+import { deadlineSignal, type ScopedDeadline, TimeoutError } from "./signals.js";
 import type {
   ExecuteOptions,
   ExecuteResult,
@@ -74,25 +77,24 @@ export function runExecution(
 
   return new Promise<ExecuteResult>((resolve) => {
     let finished = false;
-    let reply: ExecuteReplyContent | undefined;
-    let idle = false;
+    let future: RequestFuture | undefined;
     let interrupting = false;
     let inputRequests = 0;
     let graceTimer: NodeJS.Timeout | undefined;
     let replyTimer: NodeJS.Timeout | undefined;
-    let timeoutTimer: NodeJS.Timeout | undefined;
-    let release: () => void = () => {};
+    let timeLimit: ScopedDeadline | undefined;
     let unsubscribeDeath: () => void = () => {};
     const signal = options.signal;
 
     const finish = () => {
       if (finished) return;
       finished = true;
-      release();
+      future?.dispose();
       unsubscribeDeath();
       clearTimeout(graceTimer);
       clearTimeout(replyTimer);
-      clearTimeout(timeoutTimer);
+      timeLimit?.signal.removeEventListener("abort", onTimeLimit);
+      timeLimit?.dispose();
       signal?.removeEventListener("abort", onAbort);
       result.text = chunks.join("");
       result.durationMs = performance.now() - started;
@@ -112,8 +114,9 @@ export function runExecution(
       finish();
     };
 
-    const maybeDone = () => {
-      if (!reply || !idle) return;
+    /** execute_reply and this request's idle both arrived (the future's rule). */
+    const done = (replyMsg: JupyterMessage) => {
+      const reply = replyMsg.content as ExecuteReplyContent;
       result.executionCount = reply.execution_count ?? result.executionCount;
       if (result.status !== "error" || reply.status !== "ok") result.status = reply.status;
       if (reply.status === "error" && !result.error && reply.ename) {
@@ -124,7 +127,7 @@ export function runExecution(
 
     /** Idle came, the reply never did: the kernel's request handler failed after running the code. */
     const noReply = () => {
-      if (finished || reply) return;
+      if (finished || future?.reply) return;
       result.status = "error";
       result.error ??= { name: "NoReply", value: "the kernel went idle without replying", traceback: [] };
       notice({ kind: "no-reply" });
@@ -134,7 +137,7 @@ export function runExecution(
     const stuckRestart = async () => {
       if (finished) return;
       unsubscribeDeath(); // the restart ends the process on purpose
-      release(); // a late reply/idle from the old process must not finish this as a normal run
+      future?.dispose(); // a late reply/idle from the old process must not finish this as a normal run
       try {
         await host.forceRestart();
         result.kernelRestarted = true;
@@ -162,60 +165,55 @@ export function runExecution(
       interrupt();
     }
 
-    const handle = (msg: JupyterMessage) => {
+    function onTimeLimit() {
       if (finished) return;
-      if (msg.channel === "iopub") {
-        options.onIOPub?.(msg);
-        if (isMessageType(msg, "stream")) {
-          emit(msg.content.text, msg.content.name === "stderr" ? "stderr" : "stdout");
-        } else if (isMessageType(msg, "status")) {
-          const state = msg.content.execution_state;
-          if (state === "idle") {
-            idle = true;
-            if (!reply) {
-              // Timers run before I/O in a loop turn: after a stall of the event loop the reply may
-              // be waiting unread, so read what has arrived (two turns) before deciding.
-              const check = () => setImmediate(() => setImmediate(noReply));
-              replyTimer = setTimeout(check, options.replyAfterIdleMs ?? DEFAULT_REPLY_AFTER_IDLE_MS);
-            }
-            maybeDone();
-          }
-        } else if (
-          isMessageType(msg, "execute_result") ||
-          isMessageType(msg, "display_data") ||
-          isMessageType(msg, "update_display_data")
-        ) {
-          const { display, statusEvents } = convertDisplay(
-            msg.header.msg_type as "display_data",
-            msg.content,
-          );
-          for (const e of statusEvents) options.onStatusEvent?.(e);
-          if (display) {
-            result.displays.push(display);
-            options.onDisplay?.(display);
-          }
-        } else if (isMessageType(msg, "error")) {
-          const c = msg.content;
-          const error: KernelErrorInfo = { name: c.ename, value: c.evalue, traceback: c.traceback ?? [] };
-          result.error = error;
-          result.status = "error";
-          emit(
-            `${error.traceback.length ? error.traceback.join("\n") : `${error.name}: ${error.value}`}\n`,
-            "error",
-          );
-        } else if (isMessageType(msg, "clear_output")) {
-          options.onClearOutput?.(msg.content.wait);
-        } else if (isMessageType(msg, "execute_input")) {
-          result.executionCount = msg.content.execution_count ?? result.executionCount;
+      result.timedOut = true;
+      notice({ kind: "timed-out", afterMs: (timeLimit!.signal.reason as TimeoutError).ms });
+      interrupt();
+    }
+
+    const onIOPub = (msg: JupyterMessage) => {
+      if (finished) return;
+      options.onIOPub?.(msg);
+      if (isMessageType(msg, "stream")) {
+        emit(msg.content.text, msg.content.name === "stderr" ? "stderr" : "stdout");
+      } else if (isMessageType(msg, "status")) {
+        if (msg.content.execution_state === "idle" && !future?.reply) {
+          // Timers run before I/O in a loop turn: after a stall of the event loop the reply may
+          // be waiting unread, so read what has arrived (two turns) before deciding.
+          const check = () => setImmediate(() => setImmediate(noReply));
+          replyTimer = setTimeout(check, options.replyAfterIdleMs ?? DEFAULT_REPLY_AFTER_IDLE_MS);
         }
-      } else if (msg.channel === "shell") {
-        if (isMessageType(msg, "execute_reply")) {
-          reply = msg.content;
-          maybeDone();
+      } else if (
+        isMessageType(msg, "execute_result") ||
+        isMessageType(msg, "display_data") ||
+        isMessageType(msg, "update_display_data")
+      ) {
+        const { display, statusEvents } = convertDisplay(msg.header.msg_type as "display_data", msg.content);
+        for (const e of statusEvents) options.onStatusEvent?.(e);
+        if (display) {
+          result.displays.push(display);
+          options.onDisplay?.(display);
         }
-      } else if (msg.channel === "stdin" && isMessageType(msg, "input_request")) {
-        void answerInput(msg.header, msg.content.prompt, msg.content.password);
+      } else if (isMessageType(msg, "error")) {
+        const c = msg.content;
+        const error: KernelErrorInfo = { name: c.ename, value: c.evalue, traceback: c.traceback ?? [] };
+        result.error = error;
+        result.status = "error";
+        emit(
+          `${error.traceback.length ? error.traceback.join("\n") : `${error.name}: ${error.value}`}\n`,
+          "error",
+        );
+      } else if (isMessageType(msg, "clear_output")) {
+        options.onClearOutput?.(msg.content.wait);
+      } else if (isMessageType(msg, "execute_input")) {
+        result.executionCount = msg.content.execution_count ?? result.executionCount;
       }
+    };
+
+    const onStdin = (msg: JupyterMessage) => {
+      if (!finished && isMessageType(msg, "input_request"))
+        void answerInput(msg.header, msg.content.prompt, msg.content.password);
     };
 
     const answerInput = async (parent: JupyterMessage["header"], prompt: string, password: boolean) => {
@@ -249,12 +247,11 @@ export function runExecution(
     signal?.addEventListener("abort", onAbort, { once: true });
     if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
       const ms = options.timeoutMs;
-      timeoutTimer = setTimeout(() => {
-        if (finished) return;
-        result.timedOut = true;
-        notice({ kind: "timed-out", afterMs: ms });
-        interrupt();
-      }, ms);
+      timeLimit = deadlineSignal(
+        ms,
+        () => new TimeoutError(ms, `Error: the execution timed out after ${ms} ms`),
+      );
+      timeLimit.signal.addEventListener("abort", onTimeLimit, { once: true });
     }
     const request = host.client.factory.executeRequest(code, {
       silent: options.silent,
@@ -266,7 +263,13 @@ export function runExecution(
       // the innocent next cell.
       stopOnError: false,
     });
-    release = host.client.send("shell", request, handle);
+    future = host.client.future("shell", request, {
+      onIOPub,
+      onStdin,
+      onDone: (reply) => {
+        if (!finished) done(reply);
+      },
+    });
     // From here the code may run. A kernel that dies can take its busy/execute_input with it
     // (os._exit before its IOPub thread sent them), so only "not sent" proves it did not run.
     result.codeStarted = true;

@@ -1,9 +1,16 @@
 /** The kernel layer's public surface: the Kernel contract, the local backend, and shared pieces. */
 
-export { KernelClient } from "./client.js";
+export { KernelClient, type RequestOptions, StartStalledError, type WaitReadyOptions } from "./client.js";
 export { ConnectedKernel } from "./connected-kernel.js";
 export { convertDisplay, htmlToMarkdown, LEGACY_STATUS_MIME, STATUS_MIME } from "./display.js";
 export { type ExecutionHost, runExecution } from "./execution.js";
+export {
+  FutureDisposedError,
+  type FutureHooks,
+  type FutureOptions,
+  type FutureRouter,
+  RequestFuture,
+} from "./future.js";
 export {
   GatewayBackend,
   type GatewayBackendOptions,
@@ -20,6 +27,7 @@ export { findBwrap, NO_BWRAP, probeIsolation } from "./local/sandbox.js";
 export type * from "./messages.js";
 export { MessageFactory } from "./messages.js";
 export type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
+export { abortable, anySignal, deadlineSignal, type ScopedDeadline, TimeoutError } from "./signals.js";
 export type { KernelTransport, OutgoingChannel, TransportStats } from "./transport.js";
 export * from "./types.js";
 export { WireCodec } from "./wire.js";

@@ -1,7 +1,11 @@
 /**
  * One deadline per call (S14, S30): it covers the queue wait, kernel start, init and every cell.
  * Errors raised when it passes or when the caller aborts carry the texts the model sees.
+ * A deadline is expressed as an AbortSignal like every other time limit (src/kernel/signals.ts):
+ * `deadline.signal` fires with its CallTimeoutError; waits compose it with the caller's signal.
+ * remainingMs() stays for what takes a number (a kernel start's or an execution's own limit).
  */
+import { abortable, deadlineSignal } from "../kernel/signals.js";
 
 export class CallTimeoutError extends Error {
   constructor(readonly seconds: number) {
@@ -30,6 +34,7 @@ export class CallAbortedError extends Error {
 
 export class Deadline {
   readonly at: number;
+  private timeout?: AbortSignal;
 
   constructor(
     readonly seconds: number,
@@ -50,6 +55,21 @@ export class Deadline {
     return new CallTimeoutError(this.seconds);
   }
 
+  /**
+   * Fires with this deadline's CallTimeoutError when it passes. Like AbortSignal.timeout its timer
+   * does not keep the process alive (a deadline outlives the call it bounds); a wait that nothing
+   * else keeps alive uses raceDeadline, whose timer lives as long as the wait.
+   */
+  get signal(): AbortSignal {
+    if (!this.timeout) {
+      const controller = new AbortController();
+      if (this.expired) controller.abort(this.error());
+      else setTimeout(() => controller.abort(this.error()), this.remainingMs()).unref();
+      this.timeout = controller.signal;
+    }
+    return this.timeout;
+  }
+
   /** Throws when the deadline passed or the signal fired. */
   check(signal?: AbortSignal): void {
     if (signal?.aborted) throw new CallAbortedError(signal.reason);
@@ -58,37 +78,23 @@ export class Deadline {
 }
 
 /**
- * Waits for `promise`, but gives up (rejecting with the deadline's or the abort's error) when the
- * deadline passes or the signal fires first. `onGiveUp` runs when it gives up (e.g. to dequeue).
+ * Waits for `promise`, but gives up (rejecting with the deadline's CallTimeoutError, or a
+ * CallAbortedError for the caller's abort) when the deadline passes or the signal fires first:
+ * the two composed into one signal. `onGiveUp` runs when it gives up (e.g. to dequeue).
  */
-export function raceDeadline<T>(
+export async function raceDeadline<T>(
   promise: Promise<T>,
   deadline: Deadline | undefined,
   signal?: AbortSignal,
   onGiveUp?: () => void,
 ): Promise<T> {
   if (!deadline && !signal) return promise;
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const finish = (fn: () => void) => {
-      if (settled) return;
-      settled = true;
-      if (timer) clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      fn();
-    };
-    const giveUp = (err: Error) =>
-      finish(() => {
-        onGiveUp?.();
-        reject(err);
-      });
-    const onAbort = () => giveUp(new CallAbortedError(signal?.reason));
-    const timer = deadline ? setTimeout(() => giveUp(deadline.error()), deadline.remainingMs()) : undefined;
-    if (signal?.aborted) return onAbort();
-    signal?.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (v) => finish(() => resolve(v)),
-      (e) => finish(() => reject(e)),
+  const limit = deadlineSignal(deadline?.remainingMs(), () => deadline!.error(), [signal]);
+  try {
+    return await abortable(promise, limit.signal, onGiveUp, (reason) =>
+      reason instanceof CallTimeoutError ? reason : new CallAbortedError(reason),
     );
-  });
+  } finally {
+    limit.dispose();
+  }
 }

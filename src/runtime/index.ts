@@ -13,11 +13,36 @@ export {
   valueCarriesSecret,
 } from "./env.js";
 export { initScript, STREAM_FLUSH_CHARS, streamGuardScript } from "./init.js";
+export {
+  checkGatewayUrl,
+  type GatewayConnection,
+  type GatewaySetting,
+  type KernelChoice,
+  type KernelChoiceInput,
+  type KernelPlan,
+  planKernelChoice,
+  type ResolvedKernelChoice,
+  resolveKernelChoice,
+} from "./kernel-choice.js";
+export {
+  type NamedSessionInfo,
+  type NamedSessionRecord,
+  NamedSessions,
+  registryPath,
+} from "./named-sessions.js";
 export { PRELUDE_PATH, type PreludeHelper, preludeHelpers, preludeSource } from "./prelude.js";
 export { FifoLock } from "./queue.js";
-export { createRuntime, isFdExhaustion, type Runtime, type RuntimeOptions } from "./runtime.js";
+export {
+  createRuntime,
+  isFdExhaustion,
+  isGatewayUnreachable,
+  type NamedSessionsView,
+  type Runtime,
+  type RuntimeOptions,
+} from "./runtime.js";
 export {
   KernelSession,
+  type NamedSessionStart,
   type SessionExecuteResult,
   type SessionSpec,
   sessionKey,

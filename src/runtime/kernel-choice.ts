@@ -5,6 +5,10 @@
  * The answer is one value, KernelChoice, that everything below the runtime is given; nothing looks
  * the backend, kernelspec or interpreter up again.
  */
+import { createLocalBackend } from "../kernel/index.js";
+import type { KernelBackend } from "../kernel/types.js";
+import { filterSecrets, type SecretFilterOptions } from "./env.js";
+import { createGatewayBackend, DEFAULT_IDLE_CULL_SECONDS, ensureLocalGateway } from "./gateway-deps.js";
 
 /** A gateway to reach: its base URL, token (sent as `Authorization: token <t>`), headers and CA. */
 export interface GatewayConnection {
@@ -114,4 +118,58 @@ export function planKernelChoice(input: KernelChoiceInput = {}): KernelPlan {
   }
   if (input.sessionName !== undefined) return { kind: "shared", python, kernelName };
   return { kind: "local", python, kernelName };
+}
+
+/** A choice with the backend built for it. */
+export interface ResolvedKernelChoice {
+  choice: KernelChoice;
+  backend: KernelBackend;
+  /** What named sessions are keyed by: the gateway's URL; for the shared gateway, its interpreter. */
+  identity: string;
+}
+
+/**
+ * Makes the plan real, once: builds the backend (local, or a GatewayBackend for the remote URL), and
+ * for the shared gateway finds the live one for the interpreter or starts it, with the host's
+ * environment minus its secrets (docs/secrets.md). `nbagent run` and the runtime both come here.
+ */
+export async function resolveKernelChoice(
+  plan: KernelPlan,
+  options: SecretFilterOptions & { stateRoot?: string; hostEnv?: NodeJS.ProcessEnv } = {},
+): Promise<ResolvedKernelChoice> {
+  switch (plan.kind) {
+    case "local":
+      return {
+        choice: { kind: "local", python: plan.python, kernelName: plan.kernelName },
+        backend: createLocalBackend(),
+        identity: "local",
+      };
+    case "remote":
+      return {
+        choice: { kind: "gateway", shared: false, ...plan.connection, kernelName: plan.kernelName },
+        backend: createGatewayBackend(plan.connection),
+        identity: plan.connection.url,
+      };
+    case "shared": {
+      const info = await ensureLocalGateway({
+        python: plan.python,
+        stateRoot: options.stateRoot,
+        env: filterSecrets(options.hostEnv ?? process.env, { allow: options.allow, deny: options.deny }),
+        // The server's own cull: kernels nobody swept (their process died) do not stay forever.
+        idleCullSeconds: DEFAULT_IDLE_CULL_SECONDS,
+      });
+      return {
+        choice: {
+          kind: "gateway",
+          shared: true,
+          url: info.url,
+          token: info.token,
+          kernelName: plan.kernelName,
+          python: info.python,
+        },
+        backend: createGatewayBackend({ url: info.url, token: info.token }),
+        identity: `shared:${info.python}`,
+      };
+    }
+  }
 }

@@ -6,23 +6,17 @@
  */
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { createLocalBackend } from "../kernel/index.js";
 import type { Kernel, KernelBackend, KernelSandbox } from "../kernel/types.js";
 import { ArtifactStore, DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
-import { buildKernelEnv, filterSecrets, type KernelEnv, type SecretFilterOptions } from "./env.js";
-import {
-  createGatewayBackend,
-  DEFAULT_IDLE_CULL_SECONDS,
-  ensureLocalGateway,
-  type GatewayKernelBackend,
-  stopLocalGateway,
-} from "./gateway-deps.js";
+import { buildKernelEnv, type KernelEnv, type SecretFilterOptions } from "./env.js";
+import { type GatewayKernelBackend, stopLocalGateway } from "./gateway-deps.js";
 import {
   type GatewaySetting,
   type KernelChoice,
   type KernelPlan,
   planKernelChoice,
+  resolveKernelChoice,
 } from "./kernel-choice.js";
 import { type NamedSessionInfo, NamedSessions, registryPath } from "./named-sessions.js";
 import type { SessionSpec, StartedKernel } from "./session.js";
@@ -143,13 +137,18 @@ export interface Runtime {
   dispose(): Promise<void>;
 }
 
-/** EMFILE / ENFILE / "Too many open files" (S22). */
+/**
+ * EMFILE / ENFILE / "Too many open files" (S22): here, or in a gateway's answer (jupyter_server puts
+ * the Python traceback, `OSError: [Errno 24] Too many open files`, in its 500 reply's body).
+ */
 export function isFdExhaustion(err: unknown): boolean {
-  const e = err as { code?: string; message?: string } | undefined;
+  const e = err as { code?: string; message?: string; body?: string } | undefined;
+  const text = /too many open files|EMFILE|ENFILE|\[Errno 2[34]\]/i;
   return (
     e?.code === "EMFILE" ||
     e?.code === "ENFILE" ||
-    /too many open files|EMFILE|ENFILE/i.test(e?.message ?? "")
+    text.test(e?.message ?? "") ||
+    (typeof e?.body === "string" && text.test(e.body))
   );
 }
 
@@ -208,45 +207,15 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
           : { kind: "local", python: plan.python, kernelName: plan.kernelName };
       return { choice, backend: options.backend, identity: `backend:${options.backend.name}`, owned: false };
     }
-    switch (plan.kind) {
-      case "local":
-        return {
-          choice: { kind: "local", python: plan.python, kernelName: plan.kernelName },
-          backend: createLocalBackend(),
-          identity: "local",
-          owned: true,
-        };
-      case "remote":
-        return {
-          choice: { kind: "gateway", shared: false, ...plan.connection, kernelName: plan.kernelName },
-          backend: createGatewayBackend(plan.connection),
-          identity: plan.connection.url,
-          owned: true,
-        };
-      case "shared": {
-        // The shared gateway's own environment: the host's, secrets filtered (docs/secrets.md).
-        const info = await ensureLocalGateway({
-          python: plan.python,
-          stateRoot: artifacts.root,
-          env: filterSecrets(hostEnv, { allow: options.allow, deny: options.deny }),
-          // The server's own cull: kernels nobody swept (their process died) do not stay forever.
-          idleCullSeconds: DEFAULT_IDLE_CULL_SECONDS,
-        });
-        return {
-          choice: {
-            kind: "gateway",
-            shared: true,
-            url: info.url,
-            token: info.token,
-            kernelName: plan.kernelName,
-            python: info.python,
-          },
-          backend: createGatewayBackend({ url: info.url, token: info.token }),
-          identity: `shared:${info.python}`,
-          owned: true,
-        };
-      }
-    }
+    return {
+      ...(await resolveKernelChoice(plan, {
+        stateRoot: artifacts.root,
+        hostEnv,
+        allow: options.allow,
+        deny: options.deny,
+      })),
+      owned: true,
+    };
   };
   let resolving: Promise<Resolved> | undefined;
   const resolved = (): Promise<Resolved> => {

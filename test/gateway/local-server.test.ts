@@ -279,3 +279,23 @@ test("a server killed with SIGKILL takes its kernels with it (lifeline), and the
   assert.notEqual(fresh.token, info.token);
   assert.deepEqual((await rest(fresh, "GET", "/api/kernels")).json, []);
 });
+
+test("a recorded server that is alive but does not answer (stopped) is ended and replaced", async (t) => {
+  const root = stateRoot();
+  await stopAfter(t, root);
+  const dir = gatewayDir(root, PYTHON);
+  const hung = await ensureLocalGateway({ python: PYTHON, stateRoot: root });
+  process.kill(hung.pid, "SIGSTOP");
+  t.after(() => {
+    try {
+      process.kill(hung.pid, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  });
+  const fresh = await ensureLocalGateway({ python: PYTHON, stateRoot: root });
+  assert.notEqual(fresh.pid, hung.pid);
+  assert.equal(processAlive(hung.pid), false, "the stopped server was killed, not left behind");
+  assert.deepEqual(processesWith(dir), [fresh.pid]);
+  assert.equal((await rest(fresh, "GET", "/api/kernels")).status, 200);
+});

@@ -123,6 +123,44 @@ describe("a dropped channels WebSocket is not a dead kernel", () => {
   });
 });
 
+describe("what counts as dead", () => {
+  test("a gateway unreachable past the give-up time: the kernel dies with a reason saying so", async () => {
+    const lonely = await startProxy(server.url);
+    const b = new GatewayBackend({ url: lonely.url, token: server.token, reconnectGiveUpMs: 300 });
+    const kernel = await b.startKernel({});
+    const id = kernel.kernelId!;
+    try {
+      const died = new Promise<string>((resolve) => kernel.onDeath(resolve));
+      await lonely.stop(); // drops the socket; nothing answers on that port any more
+      assert.match(
+        await died,
+        /^the gateway at http:\/\/127\.0\.0\.1:\d+ stayed unreachable for \d+ s after the kernel's connection was lost \(last: could not reach the gateway .*ECONNREFUSED/,
+      );
+      const r = await kernel.execute("1");
+      assert.equal(r.codeStarted, false);
+    } finally {
+      await b.dispose();
+      await backend.deleteKernel(id); // it still runs on the server: the gateway was only unreachable
+    }
+  });
+
+  test("a kernel that exits is restarted by the server: the execution ends as a death, not a hang", async () => {
+    const kernel = await backend.startKernel({});
+    try {
+      const r = await kernel.execute("import os; os._exit(1)");
+      assert.equal(r.kernelDied, true);
+      assert.deepEqual(
+        r.notices.map((n) => n.kind),
+        ["kernel-died"],
+      );
+      await kernel.restart();
+      assert.equal((await kernel.execute("3")).displays[0]?.text, "3");
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+});
+
 describe("authentication", () => {
   test("a request without the token is refused, and the error says so without leaking anything", async () => {
     const anonymous = new GatewayBackend({ url: server.url });

@@ -20,7 +20,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
+  accessSync,
   chmodSync,
+  constants,
   closeSync,
   existsSync,
   lstatSync,
@@ -187,8 +189,18 @@ export function gatewayDir(stateRoot: string, python: string): string {
   return join(stateRoot, "gateway", hash);
 }
 
+/**
+ * The interpreter: a given one is used as it is (the caller has chosen it; probing it again would
+ * cost every call a Python start), else findInterpreter's choice.
+ */
 async function chosenPython(python: string | undefined): Promise<string> {
-  return (await findInterpreter(python ? { python } : {})).path;
+  if (!python) return (await findInterpreter({})).path;
+  try {
+    accessSync(python, constants.X_OK);
+  } catch {
+    throw new Error(`Error: Python interpreter ${python} is not an executable file`);
+  }
+  return python;
 }
 
 function readInfo(dir: string): LocalGatewayInfo | undefined {
