@@ -8,11 +8,10 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { createLocalBackend, GatewayBackend } from "../kernel/index.js";
-import type { KernelBackend } from "../kernel/types.js";
+import { LocalBackend } from "../kernel/index.js";
 import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { filterSecrets } from "../runtime/env.js";
-import { planKernelChoice } from "../runtime/kernel-choice.js";
+import { planKernelChoice, resolveKernelChoice } from "../runtime/kernel-choice.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import { sandboxFromEnv } from "../runtime/runtime.js";
@@ -103,24 +102,20 @@ export const runCommand: Command = {
     // Local kernels get the host environment unchanged (the user's run, as nbclient); a gateway's
     // kernels run elsewhere, so their create request carries it without secrets (docs/secrets.md).
     const env = plan.kind === "remote" ? filterSecrets(process.env) : (process.env as Record<string, string>);
-    let backend: KernelBackend;
+    const { backend } = await resolveKernelChoice(plan, { hostEnv: process.env });
     if (plan.kind === "remote") {
-      const gateway = new GatewayBackend(plan.connection);
-      backend = gateway;
       // One clear error for an unreachable gateway or a refused token, before any notebook is touched.
       try {
-        await gateway.kernelSpecNames();
+        await backend.kernelSpecNames({});
       } catch (err) {
-        await gateway.dispose();
+        await backend.dispose();
         const text = (err as Error).message;
         process.stderr.write(`${text.startsWith("Error:") ? text : `Error: ${text}`}\nNothing was run.\n`);
         return 1;
       }
-    } else {
-      const local = createLocalBackend();
-      backend = local;
+    } else if (jobs.length > 1 && backend instanceof LocalBackend) {
       // Several notebooks: warm the kernel fork server now, so every kernel after the first forks (~0.3 s).
-      if (jobs.length > 1) await local.prewarm({ kernelName: values.kernel, python: values.python, env });
+      await backend.prewarm({ kernelName: values.kernel, python: values.python, env });
     }
     const tty = process.stderr.isTTY === true && !values.quiet;
     const color = process.stderr.isTTY === true && !process.env.NO_COLOR;
