@@ -9,17 +9,20 @@ import { dirname } from "node:path";
 import { build } from "esbuild";
 
 // `node scripts/bundle.mjs pi` builds only the pi extension (its tests do, leaving the CLI's alone).
+// `node scripts/bundle.mjs cli DIR` builds only the CLI, into DIR (a test's own copy, under dist/ so it
+// finds the assets there, which no other build replaces while that test runs).
 const only = process.argv[2];
+const cliDir = only === "cli" && process.argv[3] ? process.argv[3] : "dist/cli";
 
 if (only !== "pi") {
   // Chunk names carry a content hash: remove the previous build's so the package holds only this one's.
-  for (const name of existsSync("dist/cli") ? readdirSync("dist/cli", { withFileTypes: true }) : []) {
-    if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name)) rmSync(`dist/cli/${name.name}`);
+  for (const name of existsSync(cliDir) ? readdirSync(cliDir, { withFileTypes: true }) : []) {
+    if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name)) rmSync(`${cliDir}/${name.name}`);
   }
 
   await build({
     entryPoints: { nbagent: "src/cli/main.ts" },
-    outdir: "dist/cli",
+    outdir: cliDir,
     // Code only some commands load (the MCP server and its SDK, ~850 KB) goes to chunks that
     // commands import when they run, so every other command starts as fast as before.
     splitting: true,
@@ -44,6 +47,7 @@ if (only !== "pi") {
 // TypeBox it was written for, and pi's packages are only ever imported as types. `sixel` stays
 // outside: its bundled copy of UPNG assigns an undeclared global, an error in the bundle's strict ESM.
 // Written through a temporary file and a rename: tests build it while others load it.
+if (only === "cli") process.exit(0);
 const pi = await build({
   entryPoints: { index: "src/pi/extension.ts" },
   outdir: "dist/pi",

@@ -12,11 +12,12 @@ import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
 import { resultJson } from "./output.js";
+import { sessionName } from "./params.js";
 import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./signals.js";
 
 const HELP = `nbagent batch — run tool calls from stdin, one JSON object per line, in one process
 
-usage: nbagent batch [--cwd DIR]
+usage: nbagent batch [--session NAME] [--gateway URL] [--cwd DIR]
 
 Each line is a call: {"tool":"notebook"|"python"|"artifact"|"runs","params":{…}}. Calls run one after the
 other in one process, so they share kernels: run a notebook, then inspect its kernel's variables
@@ -26,7 +27,14 @@ nbagent call --json). A line that is not a call gets {"error":"…","line":N} in
 goes on. Blank lines are skipped.
 
 options:
-  --cwd DIR   the session's working directory; relative paths resolve against it (default: here)
+  --session NAME  python calls that name no session run in the named session NAME, kept on a
+                  gateway after the batch ends, so a later batch or call with --session NAME finds
+                  its variables (--gateway / NBAGENT_GATEWAY_URL; else the shared local gateway,
+                  started on demand; docs/backends.md)
+  --gateway URL   run kernels on this Jupyter server or Enterprise Gateway (same as
+                  NBAGENT_GATEWAY_URL); its token from NBAGENT_GATEWAY_TOKEN or
+                  --gateway-token-file F
+  --cwd DIR       the session's working directory; relative paths resolve against it (default: here)
 
 exit (the highest that applies):
   0    every line was a call and no result was an error
@@ -51,16 +59,21 @@ export const batchCommand: Command = {
   help: HELP,
   async run(args) {
     let cwd: string;
+    let session: string | undefined;
     try {
-      const { values } = parseArgs({ args, options: { cwd: { type: "string" } } });
+      const { values } = parseArgs({
+        args,
+        options: { cwd: { type: "string" }, session: { type: "string" } },
+      });
       cwd = resolve(values.cwd ?? process.cwd());
+      session = values.session === undefined ? undefined : sessionName(values.session);
     } catch (err) {
       process.stderr.write(
-        `nbagent batch: ${(err as Error).message}\nusage: nbagent batch [--cwd DIR] (--help for more)\n`,
+        `nbagent batch: ${(err as Error).message}\nusage: nbagent batch [--session NAME] [--gateway URL] [--cwd DIR] (--help for more)\n`,
       );
       return 2;
     }
-    const toolbox = createToolbox({ cwd });
+    const toolbox = createToolbox({ cwd, runtime: { sessionName: session } });
     const names = toolbox.tools.map((t) => t.name);
     const shape = `{"tool": one of ${names.map((n) => `"${n}"`).join(", ")}, "params": {…}}`;
     let worst = 0;

@@ -8,11 +8,12 @@ import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
 import { resultJson, resultText } from "./output.js";
-import { readParams, UsageError } from "./params.js";
+import { readParams, sessionName, UsageError } from "./params.js";
 import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./signals.js";
 import { parsedOrUsage } from "./usage.js";
 
-const USAGE = "usage: nbagent call <tool> <params|@FILE|-> [--cwd DIR] [--json]";
+const USAGE =
+  "usage: nbagent call <tool> <params|@FILE|-> [--session NAME] [--gateway URL] [--cwd DIR] [--json]";
 
 const HELP = `nbagent call — run one tool call the way an agent would and print its result
 
@@ -20,12 +21,21 @@ ${USAGE}
 
 <tool> is notebook, python or artifact. <params> is the call's JSON object: the text itself, @FILE
 (read from a file) or - (read from stdin). The call has its own kernels, shut down when it exits;
-to let several calls share kernels (a notebook's state, python sessions) use nbagent batch.
+to let several calls share kernels (a notebook's state, python sessions) use nbagent batch, or
+--session NAME: the python tool's kernel is then kept on a gateway under NAME after the call exits,
+and a later call with the same --session finds its variables (nbagent sessions lists them).
 
 options:
-  --cwd DIR   the session's working directory; relative paths resolve against it (default: here)
-  --json      print the result as one object {"content":[…],"details":{…},"isError":bool}, exactly
-              as an agent receives it (default: the text; an image as a one-line placeholder)
+  --session NAME  the python tool runs in the named session NAME, kept across calls and processes on
+                  the gateway (--gateway / NBAGENT_GATEWAY_URL; else the shared local gateway,
+                  started on demand; docs/backends.md)
+  --gateway URL   run kernels on this Jupyter server or Enterprise Gateway (same as
+                  NBAGENT_GATEWAY_URL); its token from NBAGENT_GATEWAY_TOKEN or
+                  --gateway-token-file F
+  --cwd DIR       the session's working directory; relative paths resolve against it (default: here)
+  --json          print the result as one object {"content":[…],"details":{…},"isError":bool},
+                  exactly as an agent receives it (default: the text; an image as a one-line
+                  placeholder)
 
 exit: 0 the result is not an error; 1 it is (isError; its text starts with "Error:");
       2 usage (unknown tool, params not a JSON object); 130/143 interrupted (SIGINT/SIGTERM);
@@ -33,6 +43,8 @@ exit: 0 the result is not an error; 1 it is (isError; its text starts with "Erro
 
 examples:
   nbagent call python '{"cells":[{"code":"x = 41"},{"code":"x + 1","title":"answer"}]}'
+  nbagent call python '{"cells":[{"code":"x = 41"}]}' --session s    # then, from any later process:
+  nbagent call python '{"cells":[{"code":"x + 1"}]}' --session s     # 42
   nbagent call notebook '{"action":"read","notebook_path":"a.ipynb"}' --json
   nbagent call artifact '{"id":"artifact://mb1x2k-0a1b2c3d4e","offset":201}'
 `;
@@ -43,8 +55,8 @@ export const callCommand: Command = {
   async run(args) {
     const parsed = parsedOrUsage("call", USAGE, parse, args);
     if (parsed === undefined) return 2;
-    const { toolName, params, cwd, json } = parsed;
-    const toolbox = createToolbox({ cwd });
+    const { toolName, params, cwd, json, session } = parsed;
+    const toolbox = createToolbox({ cwd, runtime: { sessionName: session } });
     try {
       const tool = toolbox.tools.find((t) => t.name === toolName);
       if (!tool) {
@@ -73,11 +85,22 @@ function parse(args: string[]) {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { cwd: { type: "string" }, json: { type: "boolean" } },
+    options: { cwd: { type: "string" }, json: { type: "boolean" }, session: { type: "string" } },
   });
   const [toolName, paramsArg, ...extra] = positionals;
   if (!toolName) throw new UsageError("missing <tool>");
   if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   const params = readParams(paramsArg);
-  return { toolName, params, cwd: resolve(values.cwd ?? process.cwd()), json: values.json === true };
+  const session = values.session === undefined ? undefined : sessionName(values.session);
+  if (session !== undefined && toolName !== "python")
+    throw new UsageError(
+      `--session is for the python tool (its kernel is kept under the name), not for ${toolName}`,
+    );
+  return {
+    toolName,
+    params,
+    session,
+    cwd: resolve(values.cwd ?? process.cwd()),
+    json: values.json === true,
+  };
 }

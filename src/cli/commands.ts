@@ -9,6 +9,7 @@ import { mcpCommand } from "./mcp-command.js";
 import { notebookCommand } from "./notebook-command.js";
 import { pythonCommand } from "./python-command.js";
 import { runCommand } from "./run-command.js";
+import { sessionsCommand } from "./sessions-command.js";
 
 export interface Command {
   /** One line for `nbagent --help`. */
@@ -24,6 +25,7 @@ export const COMMANDS: Record<string, Command> = {
   python: pythonCommand,
   notebook: notebookCommand,
   run: runCommand,
+  sessions: sessionsCommand,
   artifact: artifactCommand,
   doctor: doctorCommand,
   demo: demoCommand,
@@ -42,6 +44,10 @@ export function usage(): string {
     "",
     "commands:",
     ...rows,
+    "",
+    "Kernels start on this machine; --gateway URL (or NBAGENT_GATEWAY_URL, token NBAGENT_GATEWAY_TOKEN)",
+    "runs them on a Jupyter server or Enterprise Gateway instead (call, batch, python, notebook, run,",
+    "mcp, demo). --session NAME (call, batch, python) keeps a python kernel by name across processes.",
     "",
     "example:",
     `  nbagent call python '{"cells":[{"code":"1 + 1"}]}'`,

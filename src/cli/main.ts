@@ -4,6 +4,7 @@
  * commands.ts; `nbagent --help` lists them and `nbagent <command> --help` describes one.
  */
 import { asksForHelp, COMMANDS, takeSandboxFlag, usage } from "./commands.js";
+import { takeGatewayFlags } from "./gateway-flag.js";
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
@@ -44,7 +45,12 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`nbagent ${name}: Error: ${sandbox.error}\n`);
     return 2;
   }
-  return command.run(sandbox.args);
+  const gateway = takeGatewayFlags(name, sandbox.args);
+  if ("error" in gateway) {
+    process.stderr.write(`nbagent ${name}: Error: ${gateway.error}\n`);
+    return 2;
+  }
+  return command.run(gateway.args);
 }
 
 main(process.argv.slice(2)).then(

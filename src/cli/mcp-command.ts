@@ -21,6 +21,8 @@ const OPTIONS = `options:
   --port N           default ${DEFAULT_MCP_PORT}; 0 picks a free port
   --host H           default 127.0.0.1
   --allow-origin O   a browser Origin allowed besides localhost/127.0.0.1/[::1] (repeatable)
+  --gateway URL      run the kernels on this Jupyter server or Enterprise Gateway (same as
+                     NBAGENT_GATEWAY_URL; token NBAGENT_GATEWAY_TOKEN or --gateway-token-file F)
   HTTP needs "Authorization: Bearer <token>": NBAGENT_MCP_TOKEN, or a token printed on stderr at start.
 `;
 

@@ -28,3 +28,16 @@ export function readParams(
   }
   return value;
 }
+
+/**
+ * A `--session NAME` value: a name a person can type again (letters, digits, `.`, `_`, `-`; up to
+ * 64), or a UsageError.
+ */
+export function sessionName(name: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
+    throw new UsageError(
+      `--session must be a name of letters, digits, '.', '_' or '-' (up to 64, starting with a letter or digit), got ${JSON.stringify(name)}`,
+    );
+  }
+  return name;
+}

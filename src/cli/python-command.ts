@@ -9,7 +9,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import type { Command } from "./commands.js";
-import { UsageError } from "./params.js";
+import { sessionName, UsageError } from "./params.js";
 import { runRepl } from "./repl.js";
 import { runShownCall } from "./tool-view.js";
 import { parsedOrUsage } from "./usage.js";
@@ -21,7 +21,7 @@ import { parsedOrUsage } from "./usage.js";
 export const NO_BOUND_SECONDS = 2_000_000;
 
 const USAGE =
-  "usage: nbagent python [-c CODE | FILE | -] [--session NAME] [--cwd DIR] [--timeout S] [--json] [--expanded]";
+  "usage: nbagent python [-c CODE | FILE | -] [--session NAME] [--gateway URL] [--cwd DIR] [--timeout S] [--json] [--expanded]";
 
 const HELP = `nbagent python — run Python in a Jupyter kernel and watch its output stream in
 
@@ -37,7 +37,12 @@ Ctrl-C interrupts the running cell (the kernel keeps its state); a second Ctrl-C
 
 options:
   -c CODE        the code to run
-  --session NAME a separate kernel session (default: the main one)
+  --session NAME run in the named session NAME: its kernel is kept on a gateway after this command
+                 exits and a later python, call or batch with --session NAME finds its variables
+                 (--gateway / NBAGENT_GATEWAY_URL; else the shared local gateway, started on
+                 demand); nbagent sessions lists them. Default: a kernel of this command's own
+  --gateway URL  run the kernel on this Jupyter server or Enterprise Gateway (same as
+                 NBAGENT_GATEWAY_URL); its token from NBAGENT_GATEWAY_TOKEN or --gateway-token-file F
   --cwd DIR      the kernel's working directory (default: here)
   --timeout S    seconds the call may take (default: no bound; Ctrl-C stops it)
   --json         print the result as one object {"content":[…],"details":{…},"isError":bool}, as an
@@ -52,6 +57,7 @@ examples:
   nbagent python analysis.py
   echo 'print(6 * 7)' | nbagent python --json
   nbagent python                      # the REPL, on a terminal
+  nbagent python --session work       # the REPL in a session that outlives it
 `;
 
 export const pythonCommand: Command = {
@@ -61,10 +67,14 @@ export const pythonCommand: Command = {
     const parsed = parsedOrUsage("python", USAGE, parse, args);
     if (parsed === undefined) return 2;
     const { code, cwd, json, expanded } = parsed;
-    const toolbox = createToolbox({ cwd, waitSeconds: NO_BOUND_SECONDS });
+    const toolbox = createToolbox({
+      cwd,
+      waitSeconds: NO_BOUND_SECONDS,
+      runtime: { sessionName: parsed.session },
+    });
     const tool = toolbox.tools.find((t) => t.name === "python");
     if (!tool) throw new Error("the toolbox has no python tool");
-    const base = { timeout: parsed.timeout ?? NO_BOUND_SECONDS, session: parsed.session };
+    const base = { timeout: parsed.timeout ?? NO_BOUND_SECONDS };
     try {
       if (code === undefined) return await runRepl(tool, { base, expanded, json });
       return await runShownCall(tool, { ...base, cells: [{ code }] }, { json, expanded });
@@ -110,7 +120,7 @@ function parse(args: string[]) {
   return {
     code,
     timeout,
-    session: values.session,
+    session: values.session === undefined ? undefined : sessionName(values.session),
     cwd: resolve(values.cwd ?? process.cwd()),
     json: values.json === true,
     expanded: values.expanded === true,

@@ -8,8 +8,10 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { createLocalBackend } from "../kernel/index.js";
+import { LocalBackend } from "../kernel/index.js";
 import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
+import { filterSecrets } from "../runtime/env.js";
+import { planKernelChoice, resolveKernelChoice } from "../runtime/kernel-choice.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import { sandboxFromEnv } from "../runtime/runtime.js";
@@ -20,7 +22,7 @@ import { interruptExitCode, withInterruptSignal } from "./signals.js";
 import { parsedOrUsage } from "./usage.js";
 
 const USAGE =
-  "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [--prestart N] [--quiet]";
+  "usage: nbagent run NOTEBOOK... [-o OUT | --inplace] [--timeout S] [--allow-errors] [--cwd DIR] [--kernel NAME] [--python PATH] [-j N] [--prestart N] [--gateway URL] [--quiet]";
 
 const HELP = `nbagent run — run whole notebooks top to bottom in fresh kernels, writing outputs back (like nbclient)
 
@@ -43,7 +45,13 @@ options:
   --cwd DIR         the kernels' working directory (default: each notebook's folder)
   --kernel NAME     this kernelspec instead of each notebook's own
   --python PATH     the interpreter for Python kernels (default: the one nbagent doctor names)
+  -j, --jobs N      run N notebooks at once, each in its own kernel (default 1; at most the
+                    number of notebooks); progress lines then name their notebook
   --prestart N      kernels started ahead for the next notebooks while one runs (default 1)
+  --gateway URL     run the kernels on this Jupyter server or Enterprise Gateway (same as
+                    NBAGENT_GATEWAY_URL; token NBAGENT_GATEWAY_TOKEN or --gateway-token-file F);
+                    with -j N a batch spreads over its kernels. Their environment is this one
+                    without secrets; their working directory is asked for as each notebook's folder
   -q, --quiet       no progress and no summary: only errors
 
 exit: 0 every notebook ran and no cell failed; 1 a cell failed, a cell timed out or its kernel
@@ -52,6 +60,8 @@ exit: 0 every notebook ran and no cell failed; 1 a cell failed, a cell timed out
 examples:
   nbagent run analysis.ipynb
   nbagent run --timeout 600 -o executed/ a.ipynb b.ipynb
+  nbagent run -j 4 notebooks/*.ipynb
+  NBAGENT_GATEWAY_TOKEN=… nbagent run --gateway https://gw.example:8888 -j 8 *.ipynb
 `;
 
 export const runCommand: Command = {
@@ -87,17 +97,40 @@ export const runCommand: Command = {
     for (const line of unreadable) process.stderr.write(`${line}\n`);
     if (jobs.length === 0) return 1;
 
-    const backend = createLocalBackend();
-    const env = process.env as Record<string, string>;
-    // Several notebooks: warm the kernel fork server now, so every kernel after the first forks (~0.3 s).
-    if (jobs.length > 1) await backend.prewarm({ kernelName: values.kernel, python: values.python, env });
+    // Local kernels, or a gateway's (--gateway URL / NBAGENT_GATEWAY_URL; docs/cli.md).
+    const plan = planKernelChoice({ python: values.python, kernelName: values.kernel });
+    // Local kernels get the host environment unchanged (the user's run, as nbclient); a gateway's
+    // kernels run elsewhere, so their create request carries it without secrets (docs/secrets.md).
+    const env = plan.kind === "remote" ? filterSecrets(process.env) : (process.env as Record<string, string>);
+    const { backend } = await resolveKernelChoice(plan, { hostEnv: process.env });
+    if (plan.kind === "remote") {
+      // One clear error for an unreachable gateway or a refused token, before any notebook is touched.
+      try {
+        await backend.kernelSpecNames({});
+      } catch (err) {
+        await backend.dispose();
+        const text = (err as Error).message;
+        process.stderr.write(`${text.startsWith("Error:") ? text : `Error: ${text}`}\nNothing was run.\n`);
+        return 1;
+      }
+    } else if (jobs.length > 1 && backend instanceof LocalBackend) {
+      // Several notebooks: warm the kernel fork server now, so every kernel after the first forks (~0.3 s).
+      await backend.prewarm({ kernelName: values.kernel, python: values.python, env });
+    }
     const tty = process.stderr.isTTY === true && !values.quiet;
     const color = process.stderr.isTTY === true && !process.env.NO_COLOR;
     const allowErrors = values["allow-errors"] === true;
     const codeCells = new Map<NotebookJob, number>();
     const done = new Map<NotebookJob, number>();
     // Per-cell progress on stderr: a live list on a terminal, plain lines otherwise (run-progress.ts).
-    const progressView = new RunProgress({ tty, color, write: (text) => process.stderr.write(text) });
+    const concurrency = values.jobs === undefined ? 1 : Math.min(Number(values.jobs), jobs.length);
+    const progressView = new RunProgress({
+      tty,
+      color,
+      write: (text) => process.stderr.write(text),
+      parallel: concurrency > 1,
+      columns: process.stderr.columns,
+    });
     const progress = (job: NotebookJob, report: CellRunReport) => {
       if (report.status === "skipped" || report.status === "not-run") return;
       const n = (done.get(job) ?? 0) + 1;
@@ -130,6 +163,7 @@ export const runCommand: Command = {
           allowErrors,
           sandbox: sandboxFromEnv(process.env),
           prestart: values.prestart === undefined ? undefined : Number(values.prestart),
+          concurrency,
           cellTimeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
           signal,
           onNotebookStart: (job, n) => {
@@ -185,6 +219,7 @@ function parse(args: string[]) {
       python: { type: "string" },
       quiet: { type: "boolean", short: "q" },
       prestart: { type: "string" },
+      jobs: { type: "string", short: "j" },
     },
   });
   if (positionals.length === 0) throw new Error("no notebook given");
@@ -194,6 +229,9 @@ function parse(args: string[]) {
   }
   if (values.prestart !== undefined && !/^\d+$/.test(values.prestart)) {
     throw new Error(`--prestart must be a whole number of notebooks, got ${values.prestart}`);
+  }
+  if (values.jobs !== undefined && !/^[1-9]\d*$/.test(values.jobs)) {
+    throw new Error(`-j must be a whole number of notebooks (1 or more), got ${values.jobs}`);
   }
   if (values.cwd && !isDir(values.cwd)) throw new Error(`--cwd is not a directory: ${values.cwd}`);
   for (const p of positionals) {

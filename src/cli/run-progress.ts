@@ -1,9 +1,11 @@
 /**
  * `nbagent run`'s progress on stderr (docs/cli.md). On a terminal: per notebook a heading, then a
  * list with one line per code cell as it finishes (✓/✗, its time, an error's first line), and the
- * cell running now drawn live below it with its running time. Not a terminal: one plain line per
- * finished cell, `a.ipynb [2/5] cell 3 ok 0.12s`. Other text (failures, notices) goes through
- * print() so it lands above the live line.
+ * cell running now drawn live below it with its running time. With several notebooks at once
+ * (`-j N`) each finished-cell line names its notebook and the live area has one line per running
+ * notebook. Not a terminal: one plain line per finished cell, `a.ipynb [2/5] cell 3 ok 0.12s`,
+ * always written whole. Other text (failures, notices) goes through print() so it lands above the
+ * live lines, in one piece.
  */
 import type { CellRunReport } from "../runtime/notebook-run.js";
 
@@ -14,11 +16,23 @@ export interface RunProgressOptions {
   tty: boolean;
   color: boolean;
   write: (text: string) => void;
+  /** Several notebooks run at once: lines name their notebook, one live line per running one. */
+  parallel?: boolean;
+  /** The terminal's width: live lines are cut to fit, so redrawing them in place stays exact. */
+  columns?: number;
+}
+
+interface Running {
+  index: number;
+  n: number;
+  total: number;
+  since: number;
 }
 
 export class RunProgress {
-  private running?: { name: string; index: number; n: number; total: number; since: number };
-  private liveDrawn = false;
+  /** The running cell of each notebook, in the order they started. */
+  private readonly running = new Map<string, Running>();
+  private liveLines = 0;
   private timer?: NodeJS.Timeout;
   private frame = 0;
 
@@ -31,7 +45,7 @@ export class RunProgress {
 
   cellStart(name: string, index: number, n: number, total: number): void {
     if (!this.o.tty) return;
-    this.running = { name, index, n, total, since: performance.now() };
+    this.running.set(name, { index, n, total, since: performance.now() });
     this.timer ??= setInterval(() => this.redraw(), 100);
     this.timer.unref();
     this.redraw();
@@ -39,7 +53,7 @@ export class RunProgress {
 
   /** A cell ended: its line; `what` names an error (": ZeroDivisionError: …"). */
   cellEnd(name: string, n: number, total: number, report: CellRunReport, what: string): void {
-    this.running = undefined;
+    this.running.delete(name);
     const secs = (report.durationMs / 1000).toFixed(2);
     if (!this.o.tty) {
       this.print(`${name} [${n}/${total}] cell ${report.index} ${report.status} ${secs}s${what}\n`);
@@ -53,45 +67,57 @@ export class RunProgress {
           : this.paint("31", "✗");
     const status = report.status === "ok" ? "" : ` ${report.status}`;
     const words = `${status}${what}`;
+    const who = this.o.parallel ? `${name} ` : "";
     this.print(
-      `  ${mark} ${this.dim(`[${n}/${total}]`)} cell ${report.index} ${this.dim(`${secs}s`)}${report.status === "ok" ? "" : this.paint("31", words)}\n`,
+      `  ${mark} ${who}${this.dim(`[${n}/${total}]`)} cell ${report.index} ${this.dim(`${secs}s`)}${report.status === "ok" ? "" : this.paint("31", words)}\n`,
     );
   }
 
-  /** Text above the live line (failures, notices, summaries). */
+  /** Text above the live lines (failures, notices, summaries), written in one piece. */
   print(text: string): void {
-    this.clearLive();
-    this.o.write(text);
-    this.drawLive();
+    this.o.write(`${this.clearLive()}${text}${this.live()}`);
   }
 
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
-    this.running = undefined;
-    this.clearLive();
+    this.running.clear();
+    const clear = this.clearLive();
+    if (clear) this.o.write(clear);
   }
 
   private redraw(): void {
-    this.clearLive();
-    this.drawLive();
+    const text = `${this.clearLive()}${this.live()}`;
+    if (text) this.o.write(text);
   }
 
-  private clearLive(): void {
-    if (!this.liveDrawn) return;
-    this.o.write("\r\x1b[2K");
-    this.liveDrawn = false;
+  /** The codes that erase the live lines drawn last (the cursor ends at the start of the first). */
+  private clearLive(): string {
+    if (this.liveLines === 0) return "";
+    const up = "\x1b[1A\x1b[2K".repeat(this.liveLines - 1);
+    this.liveLines = 0;
+    return `\r\x1b[2K${up}`;
   }
 
-  private drawLive(): void {
-    const r = this.running;
-    if (!this.o.tty || !r) return;
+  /** The live lines: the running cell, or with several notebooks one line per running notebook. */
+  private live(): string {
+    if (!this.o.tty || this.running.size === 0) return "";
     this.frame = (this.frame + 1) % SPINNER.length;
-    const secs = ((performance.now() - r.since) / 1000).toFixed(1);
-    this.o.write(
-      `  ${this.paint("36", SPINNER[this.frame])} ${this.dim(`[${r.n}/${r.total}]`)} cell ${r.index} ${this.paint("36", `running ${secs}s`)}`,
-    );
-    this.liveDrawn = true;
+    const lines = [...this.running].map(([name, r]) => {
+      const secs = ((performance.now() - r.since) / 1000).toFixed(1);
+      const tail = `[${r.n}/${r.total}] cell ${r.index} running ${secs}s`;
+      const who = this.o.parallel ? `${this.fit(name, tail.length + 5)} ` : "";
+      return `  ${this.paint("36", SPINNER[this.frame])} ${who}${this.dim(`[${r.n}/${r.total}]`)} cell ${r.index} ${this.paint("36", `running ${secs}s`)}`;
+    });
+    this.liveLines = lines.length;
+    return lines.join("\n");
+  }
+
+  /** A notebook name cut so that a live line of `rest` more characters fits the terminal. */
+  private fit(name: string, rest: number): string {
+    const room = (this.o.columns ?? 0) - 1 - rest;
+    if (!this.o.columns || name.length <= room) return name;
+    return room <= 1 ? "…" : `${name.slice(0, room - 1)}…`;
   }
 
   private paint(code: string, s: string): string {

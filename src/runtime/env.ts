@@ -23,6 +23,13 @@ export const SECRET_NAME_PATTERNS: readonly string[] = [
 /** The host variable that lets named variables through (comma-separated names or globs). */
 export const ALLOW_ENV_VARIABLE = "NBAGENT_ALLOW_ENV";
 
+/**
+ * nbagent's own credentials (the gateway's token, the MCP server's): given to nbagent, not to the
+ * code it runs, so never passed to a kernel — and not reported as withheld, which would invite the
+ * user to let them through (docs/secrets.md).
+ */
+export const OWN_CREDENTIALS: readonly string[] = ["NBAGENT_GATEWAY_TOKEN", "NBAGENT_MCP_TOKEN"];
+
 /** A part that is a secret by itself (`MYSQL_PWD`, `GH_PAT`, `DB_PASS`, `CSRF_TOKEN`). */
 const SECRET_WORDS = new Set([
   "token",
@@ -262,7 +269,7 @@ export function splitSecrets(env: NodeJS.ProcessEnv, options: SecretFilterOption
   const out: Record<string, string> = {};
   const withheld: string[] = [];
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined) continue;
+    if (value === undefined || OWN_CREDENTIALS.includes(name)) continue;
     if (isSecret(name, value)) withheld.push(name);
     else out[name] = value;
   }

@@ -1,7 +1,8 @@
 /**
  * Whole-notebook runs for people and CI (`nbagent run`): every cell top to bottom in a fresh kernel
- * per notebook, outputs written back (in place or to another path). While one notebook runs, the
- * kernel for the next one is already starting, so kernel start-up overlaps execution.
+ * per notebook, outputs written back (in place or to another path). `concurrency` notebooks run at
+ * once, each in its own kernel (docs/cli.md); while they run, the kernels for the next ones are
+ * already starting, so kernel start-up overlaps execution. Results come back in the jobs' order.
  */
 import { copyFile } from "node:fs/promises";
 import { dirname } from "node:path";
@@ -33,8 +34,10 @@ export interface RunNotebooksOptions {
   /** Run the kernels in the sandbox (docs/isolation.md): writable only their cwd and a temp dir. */
   sandbox?: { network: boolean };
   allowErrors?: boolean;
-  /** How many notebooks ahead get their kernel started while one runs (default 1). */
+  /** How many notebooks ahead get their kernel started while the running ones run (default 1). */
   prestart?: number;
+  /** How many notebooks run at once, each in its own kernel (default 1; at most the number of jobs). */
+  concurrency?: number;
   /** Per-cell bound in ms. */
   cellTimeoutMs?: number;
   recordTiming?: boolean;
@@ -55,7 +58,8 @@ export interface NotebookJobResult {
 }
 
 export async function runNotebooks(options: RunNotebooksOptions): Promise<NotebookJobResult[]> {
-  const results: NotebookJobResult[] = [];
+  const jobs = options.jobs;
+  const results: NotebookJobResult[] = new Array(jobs.length);
   // A finished notebook's kernel shuts down while the next notebook runs.
   const shutdowns: Promise<void>[] = [];
   // Each job's notebook is loaded (and copied to its output) first so its kernelspec is known before its kernel starts.
@@ -86,14 +90,19 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
   };
 
   const ahead = Math.max(0, options.prestart ?? 1);
+  const concurrency = Math.max(1, Math.min(Math.floor(options.concurrency ?? 1), jobs.length));
   const prepared = new Map<number, ReturnType<typeof prepare>>();
+  /** The next job no worker has taken yet. */
+  let next = 0;
   const ensure = (i: number) => {
-    if (i >= options.jobs.length || prepared.has(i) || options.signal?.aborted) return;
-    const p = prepare(options.jobs[i]);
+    if (i >= jobs.length || prepared.has(i) || options.signal?.aborted) return;
+    const p = prepare(jobs[i]);
     p.catch(() => {});
     prepared.set(i, p);
   };
-  for (const [i, job] of options.jobs.entries()) {
+
+  const runOne = async (i: number): Promise<NotebookJobResult> => {
+    const job = jobs[i];
     const started = performance.now();
     ensure(i);
     const current = prepared.get(i);
@@ -104,7 +113,8 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       const { loaded, kernel: starting, kernelNotice } = await current;
       if (kernelNotice) options.onNotice?.(job, kernelNotice);
       kernel = await starting;
-      for (let j = 1; j <= ahead; j++) ensure(i + j);
+      // Kernels for the jobs no worker has taken yet start while this one runs.
+      for (let j = 0; j < ahead; j++) ensure(next + j);
       if (options.signal?.aborted) throw new Error("cancelled");
       // Bounded stream messages and no dropped IOPub output, invisibly (no count, no history).
       await kernel.execute(streamGuardScript(), { silent: true, storeHistory: false, keepText: false });
@@ -125,13 +135,22 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
         onCellStart: (index) => options.onCellStart?.(job, index),
         onCellEnd: (report) => options.onCellEnd?.(job, report),
       });
-      results.push({ job, result, seconds: (performance.now() - started) / 1000 });
+      return { job, result, seconds: (performance.now() - started) / 1000 };
     } catch (err) {
-      results.push({ job, error: (err as Error).message, seconds: (performance.now() - started) / 1000 });
+      return { job, error: (err as Error).message, seconds: (performance.now() - started) / 1000 };
     } finally {
       if (kernel) shutdowns.push(kernel.shutdown().catch(() => {}));
     }
-  }
+  };
+
+  // `concurrency` workers take the jobs in order; a failing notebook does not stop the others.
+  const worker = async () => {
+    while (next < jobs.length) {
+      const i = next++;
+      results[i] = await runOne(i);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
   for (const pending of prepared.values()) {
     shutdowns.push(
       pending

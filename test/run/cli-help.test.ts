@@ -22,6 +22,7 @@ test("every subcommand's help says what it does, its usage, options, exit codes 
     "notebook",
     "python",
     "run",
+    "sessions",
   ]);
   for (const [name, command] of Object.entries(COMMANDS)) {
     const help = command.help;
