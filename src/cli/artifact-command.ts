@@ -34,7 +34,6 @@ example:
 `;
 
 export const artifactCommand: Command = {
-  summary: "print a full output kept as artifact://<id>, whole or a page at a time",
   help: HELP,
   async run(args) {
     let values: { offset?: string; column?: string; limit?: string; json?: boolean; root?: string };

@@ -55,7 +55,6 @@ example:
 `;
 
 export const batchCommand: Command = {
-  summary: 'run JSON-lines tool calls from stdin in one process (shared kernels): {"tool":…,"params":{…}}',
   help: HELP,
   async run(args) {
     let cwd: string;

@@ -50,7 +50,6 @@ examples:
 `;
 
 export const callCommand: Command = {
-  summary: "run one tool call (notebook, python, artifact) and print its result",
   help: HELP,
   async run(args) {
     const parsed = parsedOrUsage("call", USAGE, parse, args);

@@ -1,36 +1,66 @@
-/** The CLI's subcommands: each parses its own arguments and returns an exit code. */
-import { artifactCommand } from "./artifact-command.js";
-import { batchCommand } from "./batch-command.js";
-import { callCommand } from "./call.js";
-import { demoCommand } from "./demo-command.js";
-import { doctorCommand } from "./doctor-command.js";
-import { gatewayCommand } from "./gateway-command.js";
-import { mcpCommand } from "./mcp-command.js";
-import { notebookCommand } from "./notebook-command.js";
-import { pythonCommand } from "./python-command.js";
-import { runCommand } from "./run-command.js";
-import { sessionsCommand } from "./sessions-command.js";
+/**
+ * The CLI's subcommands: each parses its own arguments and returns an exit code. A command's module
+ * is loaded only when that command runs (or its --help is asked for), so a short `nbagent call`
+ * reads the code it needs and not the MCP server's, the renderers' or the notebook runner's.
+ */
 
 export interface Command {
-  /** One line for `nbagent --help`. */
-  summary: string;
   /** The whole `nbagent <command> --help` text: what it does, usage, options, exit codes, an example. */
   help: string;
   run(args: string[]): Promise<number>;
 }
 
-export const COMMANDS: Record<string, Command> = {
-  call: callCommand,
-  batch: batchCommand,
-  python: pythonCommand,
-  notebook: notebookCommand,
-  run: runCommand,
-  sessions: sessionsCommand,
-  artifact: artifactCommand,
-  doctor: doctorCommand,
-  demo: demoCommand,
-  mcp: mcpCommand,
-  gateway: gatewayCommand,
+export interface CommandEntry {
+  /** One line for `nbagent --help`. */
+  summary: string;
+  load(): Promise<Command>;
+}
+
+export const COMMANDS: Record<string, CommandEntry> = {
+  call: {
+    summary: "run one tool call (notebook, python, artifact) and print its result",
+    load: async () => (await import("./call.js")).callCommand,
+  },
+  batch: {
+    summary: 'run JSON-lines tool calls from stdin in one process (shared kernels): {"tool":…,"params":{…}}',
+    load: async () => (await import("./batch-command.js")).batchCommand,
+  },
+  python: {
+    summary: "run Python in a kernel with its output streaming in; on a terminal with no code, a REPL",
+    load: async () => (await import("./python-command.js")).pythonCommand,
+  },
+  notebook: {
+    summary: "read, edit and run a notebook's cells (the notebook tool, drawn for a person)",
+    load: async () => (await import("./notebook-command.js")).notebookCommand,
+  },
+  run: {
+    summary: "run whole notebooks top to bottom in fresh kernels, writing outputs back (like nbclient)",
+    load: async () => (await import("./run-command.js")).runCommand,
+  },
+  sessions: {
+    summary: "list the named sessions (--session NAME) kept on the gateway, or `kill NAME` one",
+    load: async () => (await import("./sessions-command.js")).sessionsCommand,
+  },
+  artifact: {
+    summary: "print a full output kept as artifact://<id>, whole or a page at a time",
+    load: async () => (await import("./artifact-command.js")).artifactCommand,
+  },
+  doctor: {
+    summary: "report the Python interpreter nbagent will use and what is missing, with fixes",
+    load: async () => (await import("./doctor-command.js")).doctorCommand,
+  },
+  demo: {
+    summary: "edit and run a sample notebook in its kernel, saving outputs (a plot among them) [DIR]",
+    load: async () => (await import("./demo-command.js")).demoCommand,
+  },
+  mcp: {
+    summary: "serve the tools over MCP: stdio, or --http [--port N] [--host H] (bearer token)",
+    load: async () => (await import("./mcp-command.js")).mcpCommand,
+  },
+  gateway: {
+    summary: "status, start or stop the shared local gateway (the Jupyter server named sessions use)",
+    load: async () => (await import("./gateway-command.js")).gatewayCommand,
+  },
 };
 
 export function usage(): string {

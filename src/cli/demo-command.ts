@@ -33,7 +33,6 @@ example:
 `;
 
 export const demoCommand: Command = {
-  summary: "edit and run a sample notebook in its kernel, saving outputs (a plot among them) [DIR]",
   help: HELP,
   async run(args) {
     let positionals: string[];

@@ -23,7 +23,6 @@ example:
 `;
 
 export const doctorCommand: Command = {
-  summary: "report the Python interpreter nbagent will use and what is missing, with fixes",
   help: HELP,
   async run(args) {
     let values: { json?: boolean; cwd?: string };

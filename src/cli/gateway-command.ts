@@ -189,7 +189,6 @@ async function stop(python: string, values: Values): Promise<number> {
 }
 
 export const gatewayCommand: Command = {
-  summary: "status, start or stop the shared local gateway (the Jupyter server named sessions use)",
   help: HELP,
   async run(args) {
     let values: Values;

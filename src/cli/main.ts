@@ -23,7 +23,7 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`nbagent: no command '${topic}'\n\n${usage()}`);
       return 2;
     }
-    process.stdout.write(command.help);
+    process.stdout.write((await command.load()).help);
     return 0;
   }
   if (name === "--version" || name === "-V") {
@@ -37,7 +37,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   if (asksForHelp(rest)) {
-    process.stdout.write(command.help);
+    process.stdout.write((await command.load()).help);
     return 0;
   }
   const sandbox = takeSandboxFlag(name, rest);
@@ -50,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`nbagent ${name}: Error: ${gateway.error}\n`);
     return 2;
   }
-  return command.run(gateway.args);
+  return (await command.load()).run(gateway.args);
 }
 
 main(process.argv.slice(2)).then(

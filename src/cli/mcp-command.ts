@@ -46,7 +46,6 @@ examples:
 `;
 
 export const mcpCommand: Command = {
-  summary: "serve the tools over MCP: stdio, or --http [--port N] [--host H] (bearer token)",
   help: HELP,
   async run(args) {
     let values: ReturnType<typeof parse>;

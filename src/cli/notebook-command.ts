@@ -54,7 +54,6 @@ examples:
 `;
 
 export const notebookCommand: Command = {
-  summary: "read, edit and run a notebook's cells (the notebook tool, drawn for a person)",
   help: HELP,
   async run(args) {
     const parsed = parsedOrUsage("notebook", USAGE, parse, args);

@@ -61,7 +61,6 @@ examples:
 `;
 
 export const pythonCommand: Command = {
-  summary: "run Python in a kernel with its output streaming in; on a terminal with no code, a REPL",
   help: HELP,
   async run(args) {
     const parsed = parsedOrUsage("python", USAGE, parse, args);

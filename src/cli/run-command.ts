@@ -65,7 +65,6 @@ examples:
 `;
 
 export const runCommand: Command = {
-  summary: "run whole notebooks top to bottom in fresh kernels, writing outputs back (like nbclient)",
   help: HELP,
   async run(args) {
     const parsed = parsedOrUsage("run", USAGE, parse, args);

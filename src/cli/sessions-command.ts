@@ -41,7 +41,6 @@ examples:
 `;
 
 export const sessionsCommand: Command = {
-  summary: "list the named sessions (--session NAME) kept on the gateway, or `kill NAME` one",
   help: HELP,
   async run(args) {
     const parsed = parsedOrUsage("sessions", USAGE, parse, args);

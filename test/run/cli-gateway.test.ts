@@ -102,7 +102,7 @@ test("nbagent gateway: status (3 when not running), start, start again, status w
 test("nbagent gateway: --help, a missing interpreter is an Error with exit 1", async () => {
   const help = await nbagent(["gateway", "--help"]);
   assert.equal(help.code, 0);
-  assert.equal(help.stdout, COMMANDS.gateway.help);
+  assert.equal(help.stdout, (await COMMANDS.gateway.load()).help);
   const state = await tempDir("nbagent-cli-gw-");
   const missing = await nbagent(["gateway", "status", "--python", "/nonexistent/python3"], {
     env: { NBAGENT_STATE_DIR: state },

@@ -10,7 +10,7 @@ import { COMMANDS } from "../../src/cli/commands.js";
 import { ArtifactStore } from "../../src/output/index.js";
 import { type Json, nbagent, spawnNbagent, tempDir } from "./helpers.js";
 
-test("every subcommand's help says what it does, its usage, options, exit codes and an example", () => {
+test("every subcommand's help says what it does, its usage, options, exit codes and an example", async () => {
   assert.deepEqual(Object.keys(COMMANDS).sort(), [
     "artifact",
     "batch",
@@ -25,7 +25,7 @@ test("every subcommand's help says what it does, its usage, options, exit codes 
     "sessions",
   ]);
   for (const [name, command] of Object.entries(COMMANDS)) {
-    const help = command.help;
+    const help = (await command.load()).help;
     assert.match(help, new RegExp(`^nbagent ${name} — \\S.+\\n\\nusage: nbagent ${name}\\b`), name);
     assert.match(help, /\n(options|arguments):\n {2}\S/, `${name}: options`);
     assert.match(help, /\nexit( \(the highest that applies\))?:/, `${name}: exit codes`);
@@ -48,9 +48,9 @@ test("nbagent --help and help list the commands; <command> --help and help <comm
   }
   const run = await nbagent(["run", "--help"]);
   assert.equal(run.code, 0);
-  assert.equal(run.stdout, COMMANDS.run.help);
+  assert.equal(run.stdout, (await COMMANDS.run.load()).help);
   const topic = await nbagent(["help", "batch"]);
-  assert.equal(topic.stdout, COMMANDS.batch.help);
+  assert.equal(topic.stdout, (await COMMANDS.batch.load()).help);
   const none = await nbagent([]);
   assert.equal(none.code, 2);
   assert.match(none.stderr, /^nbagent — .*\n\nusage: nbagent <command>/);

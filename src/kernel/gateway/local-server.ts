@@ -42,6 +42,7 @@ import { findInterpreter } from "../interpreter.js";
 import { defaultRuntimeDir } from "../local/connection-file.js";
 import { watchdogSource } from "../local/watchdog.js";
 import { processAlive, processArgs } from "./process-info.js";
+import { GatewayRest } from "./rest.js";
 import { acquireLock } from "./start-lock.js";
 
 export interface LocalGatewayInfo {
@@ -241,24 +242,22 @@ function isOurServer(pid: number, dir: string): boolean | undefined {
   return args.includes(dir) && args.includes("-c");
 }
 
+/** One REST call to the server with its token; every HTTP status is an answer (node:http, no fetch). */
 async function fetchJson(
   url: string,
   token: string,
   init: { method?: string; timeoutMs?: number } = {},
 ): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(url, {
-    method: init.method ?? "GET",
-    headers: { Authorization: `token ${token}` },
-    signal: AbortSignal.timeout(init.timeoutMs ?? PROBE_TIMEOUT_MS),
+  const { origin, pathname } = new URL(url);
+  const timeoutMs = init.timeoutMs ?? PROBE_TIMEOUT_MS;
+  const rest = new GatewayRest({
+    url: origin,
+    token,
+    requestTimeoutMs: timeoutMs,
+    connectTimeoutMs: timeoutMs,
   });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body };
+  const res = await rest.request(init.method ?? "GET", pathname, { accept: "any" });
+  return { status: res.status, body: res.json ?? res.body };
 }
 
 /** The server answers /api/status with this token. */
@@ -336,6 +335,9 @@ function serverArgs(dir: string, port: number, options: EnsureLocalGatewayOption
     "--ServerApp.port_retries=0",
     "--ServerApp.open_browser=False",
     "--ServerApp.root_dir=/",
+    // No IOPub rate limit: over it jupyter_server drops output and says so in the stream, while the
+    // python tool bounds what the model sees itself and spills the rest to an artifact (docs/output.md).
+    "--ServerApp.limit_rate=False",
   ];
   if (process.getuid?.() === 0) args.push("--ServerApp.allow_root=True");
   if (idleShutdown > 0) args.push(`--ServerApp.shutdown_no_activity_timeout=${Math.ceil(idleShutdown)}`);

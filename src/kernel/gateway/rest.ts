@@ -69,8 +69,8 @@ export interface RestRequestOptions {
   signal?: AbortSignal;
   /** Overrides requestTimeoutMs for this call. */
   timeoutMs?: number;
-  /** Statuses that are answers, not errors (e.g. 404 for "already gone"). */
-  accept?: number[];
+  /** Statuses that are answers, not errors (e.g. 404 for "already gone"); "any": every status. */
+  accept?: number[] | "any";
 }
 
 const BODY_IN_ERROR = 300;
@@ -197,7 +197,7 @@ export class GatewayRest {
     } catch {
       json = undefined;
     }
-    if ((res.status >= 200 && res.status < 300) || o.accept?.includes(res.status))
+    if ((res.status >= 200 && res.status < 300) || o.accept === "any" || o.accept?.includes(res.status))
       return { status: res.status, body: res.body, json };
     throw new GatewayHttpError(
       `Error: the gateway at ${this.display} answered ${shown} with HTTP ${res.status}${

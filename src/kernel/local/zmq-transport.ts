@@ -4,7 +4,19 @@
  * Sockets connect before the kernel binds (ZeroMQ queues and reconnects), which lets the first
  * kernel_info_request go out the moment the kernel is listening.
  */
-import * as zmq from "zeromq";
+import { createRequire } from "node:module";
+import type * as Zmq from "zeromq";
+
+/**
+ * zeromq (a native addon) is loaded by the first local kernel, not at import: a process whose
+ * kernels are all on a gateway (a named-session call) never pays for it.
+ */
+let zmqModule: typeof Zmq | undefined;
+function zeromq(): typeof Zmq {
+  zmqModule ??= createRequire(import.meta.url)("zeromq") as typeof Zmq;
+  return zmqModule;
+}
+
 import type { KernelTransport, OutgoingChannel, TransportStats } from "../transport.js";
 import type { JupyterMessage } from "../types.js";
 import { WireCodec } from "../wire.js";
@@ -19,11 +31,11 @@ export interface HeartbeatOptions {
 
 export class ZmqTransport implements KernelTransport {
   private readonly codec: WireCodec;
-  private readonly shell: zmq.Dealer;
-  private readonly control: zmq.Dealer;
-  private readonly stdin: zmq.Dealer;
-  private readonly iopub: zmq.Subscriber;
-  private readonly hb: zmq.Dealer;
+  private readonly shell: Zmq.Dealer;
+  private readonly control: Zmq.Dealer;
+  private readonly stdin: Zmq.Dealer;
+  private readonly iopub: Zmq.Subscriber;
+  private readonly hb: Zmq.Dealer;
   private handler: (msg: JupyterMessage) => void = () => {};
   private lostHandler: (reason: string) => void = () => {};
   private closed = false;
@@ -34,13 +46,14 @@ export class ZmqTransport implements KernelTransport {
    * throws EBUSY), and a send stays in flight while the kernel is not reading yet (during its start
    * the kernel_info request is repeated). Present while the socket has a send in flight.
    */
-  private readonly outbox = new Map<zmq.Dealer, Buffer[][]>();
+  private readonly outbox = new Map<Zmq.Dealer, Buffer[][]>();
   private readonly hbOptions: Required<HeartbeatOptions>;
 
   constructor(info: ConnectionInfo, identity: string, heartbeat: HeartbeatOptions = {}) {
     this.codec = new WireCodec(info.key, info.signature_scheme);
     this.hbOptions = { intervalMs: heartbeat.intervalMs ?? 3000, misses: heartbeat.misses ?? 3 };
     const opts = { linger: 0, routingId: identity };
+    const zmq = zeromq();
     this.shell = new zmq.Dealer(opts);
     this.control = new zmq.Dealer({ linger: 0 });
     this.stdin = new zmq.Dealer(opts);
@@ -63,7 +76,7 @@ export class ZmqTransport implements KernelTransport {
   }
 
   private async receive(
-    socket: zmq.Dealer | zmq.Subscriber,
+    socket: Zmq.Dealer | Zmq.Subscriber,
     channel: JupyterMessage["channel"],
   ): Promise<void> {
     try {
@@ -98,7 +111,7 @@ export class ZmqTransport implements KernelTransport {
   }
 
   /** Sends `frames`, then whatever queued behind it on this socket, one at a time, in order. */
-  private async drain(socket: zmq.Dealer, frames: Buffer[]): Promise<void> {
+  private async drain(socket: Zmq.Dealer, frames: Buffer[]): Promise<void> {
     let next: Buffer[] | undefined = frames;
     while (next && !this.closed) {
       try {
