@@ -71,13 +71,30 @@ export function streamGuardScript(): string {
   ].join("\n");
 }
 
+/**
+ * Printed by the init script when the session's cwd does not exist where the kernel runs (a remote
+ * gateway's machine), followed by the directory the kernel stays in.
+ */
+export const CWD_MISSING_MARKER = "__nbagent_cwd_missing__ ";
+
+/** The directory the kernel stayed in when the init script could not enter the session's cwd. */
+export function cwdMissingFrom(initOutput: string): string | undefined {
+  const at = initOutput.indexOf(CWD_MISSING_MARKER);
+  if (at < 0) return undefined;
+  return initOutput.slice(at + CWD_MISSING_MARKER.length).split("\n")[0];
+}
+
 export function initScript(cwd: string, env: Record<string, string>, prelude = preludeSource()): string {
   const lit = (s: string) => JSON.stringify(s);
   return [
     "def __nbagent_init():",
     "    import json, os, sys",
     `    cwd = ${lit(cwd)}`,
-    "    os.chdir(cwd)",
+    "    try:",
+    "        os.chdir(cwd)",
+    "    except OSError:",
+    "        cwd = os.getcwd()",
+    `        print(${lit(CWD_MISSING_MARKER)} + cwd)`,
     `    os.environ.update(json.loads(${lit(JSON.stringify(env))}))`,
     "    if cwd not in sys.path:",
     "        sys.path.insert(0, cwd)",

@@ -15,7 +15,7 @@
 import type { ExecuteOptions, ExecuteResult, Kernel } from "../kernel/types.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
-import { initScript } from "./init.js";
+import { cwdMissingFrom, initScript } from "./init.js";
 import { FifoLock } from "./queue.js";
 import type { RetiredSession } from "./sessions.js";
 
@@ -113,6 +113,11 @@ export class KernelSession {
   leased = false;
   /** Host variables withheld from this kernel's environment (names). */
   readonly withheldEnv: readonly string[];
+  /**
+   * The session's cwd does not exist where the kernel runs (a remote gateway's machine): the kernel
+   * stayed in `actual`. Set by the init script after each start.
+   */
+  cwdMissing?: { requested: string; actual: string };
   /** A named session: how its current kernel was had (re-attached or new); see NamedSessionStart. */
   named?: NamedSessionStart;
   private readonly env: Record<string, string>;
@@ -287,6 +292,8 @@ export class KernelSession {
       const why = r.error ? `${r.error.name}: ${r.error.value}` : r.text.trim() || r.status;
       throw new InitScriptError(why);
     }
+    const stayedIn = cwdMissingFrom(r.text);
+    this.cwdMissing = stayedIn === undefined ? undefined : { requested: this.spec.cwd, actual: stayedIn };
     this.initialised = true;
   }
 

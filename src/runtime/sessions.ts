@@ -99,6 +99,8 @@ export interface SessionLease {
   readonly firstLease: boolean;
   /** Host variables withheld from the kernel's environment as secrets (names, sorted). */
   readonly withheldEnv: readonly string[];
+  /** The session's cwd does not exist where its kernel runs; the kernel works in `actual`. */
+  readonly cwdMissing?: { requested: string; actual: string };
   /** The live kernel (after start/restart/init). */
   kernel(): Kernel;
   execute(code: string, options?: ExecuteOptions): Promise<SessionExecuteResult>;
@@ -201,6 +203,7 @@ export class KernelSessions {
       named,
       firstLease,
       withheldEnv: session.withheldEnv,
+      cwdMissing: session.cwdMissing,
       kernel: () => session.currentKernel!,
       execute: (code, execOptions) => session.execute(code, ctx, execOptions),
     });

@@ -91,6 +91,8 @@ function owner(o: KernelOwner): string {
 export interface SessionStartFacts {
   /** Host variables withheld from the kernel's environment as secrets (names, never values). */
   withheldEnv: readonly string[];
+  /** The session's cwd does not exist where the kernel runs (a remote gateway): it works in `actual`. */
+  cwdMissing?: { requested: string; actual: string };
 }
 
 /** Names listed in the withheld note before "and N more". */
@@ -101,6 +103,12 @@ export function sessionStartNotes(facts: SessionStartFacts, o: KernelOwner): str
   const notes: string[] = [];
   const withheld = withheldEnvNote(facts.withheldEnv, o);
   if (withheld) notes.push(withheld);
+  if (facts.cwdMissing) {
+    const { requested, actual } = facts.cwdMissing;
+    notes.push(
+      `Note: ${owner(o)} runs on another machine (the gateway), where ${requested} does not exist; it works in ${actual} there. Files on this machine are not visible to it: read and write paths that exist on the gateway's machine.`,
+    );
+  }
   return notes;
 }
 

@@ -142,7 +142,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
           async (lease) => {
             base.replaced = lease.replaced;
             base.kernelStarted = lease.kernelStarted;
-            if (lease.firstLease) base.sessionStart = { withheldEnv: [...lease.withheldEnv] };
+            if (lease.firstLease)
+              base.sessionStart = { withheldEnv: [...lease.withheldEnv], cwdMissing: lease.cwdMissing };
             const earlier = codeCellsBefore(nb, runnable[0]);
             if (lease.kernelStarted && earlier.length > 0) {
               const notes = base.notes ?? [];

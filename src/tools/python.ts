@@ -215,7 +215,8 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
             async (lease) => {
               details.replaced = lease.replaced;
               details.kernelStarted = lease.kernelStarted;
-              if (lease.firstLease) details.sessionStart = { withheldEnv: [...lease.withheldEnv] };
+              if (lease.firstLease)
+                details.sessionStart = { withheldEnv: [...lease.withheldEnv], cwdMissing: lease.cwdMissing };
               if (lease.named)
                 details.notes = [
                   ...(details.notes ?? []),

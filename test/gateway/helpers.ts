@@ -38,6 +38,8 @@ export interface JupyterServerOptions {
   ca?: string | Buffer;
   /** Bound on the whole start (default 60 s). */
   timeoutMs?: number;
+  /** A command the server runs under (e.g. bwrap arguments ending in `--`): another machine's view. */
+  wrap?: string[];
 }
 
 /** A port nobody listens on right now (the server may still lose a race for it: then we retry). */
@@ -86,7 +88,8 @@ async function startOnce(options: JupyterServerOptions): Promise<JupyterServerHa
     ...(tls ? [`--ServerApp.certfile=${options.certfile}`, `--ServerApp.keyfile=${options.keyfile}`] : []),
     ...(options.args ?? []),
   ];
-  const child: ChildProcess = spawn(SERVER_PYTHON, args, {
+  const [command, ...argv] = [...(options.wrap ?? []), SERVER_PYTHON, ...args];
+  const child: ChildProcess = spawn(command, argv, {
     cwd: rootDir,
     detached: true, // its own process group, killed as one at the end
     stdio: ["ignore", logFd, logFd],
