@@ -17,7 +17,9 @@ import { type JupyterServerHandle, startJupyterServer } from "./gateway/helpers.
 export type BackendName = "local" | "gateway";
 
 /** Both backends hand out ConnectedKernels (the shared lifecycle): tests may use its extras. */
-export type TestBackend = KernelBackend & { startKernel(o: KernelStartOptions): Promise<ConnectedKernel> };
+export type TestBackend = Omit<KernelBackend, "startKernel"> & {
+  startKernel(o: KernelStartOptions): Promise<ConnectedKernel>;
+};
 
 export interface BackendCase {
   readonly name: BackendName;
