@@ -67,13 +67,23 @@ function localCase(): BackendCase {
   };
 }
 
+/**
+ * jupyter_server drops IOPub messages beyond 1 MB/s or 1000 messages/s by default (it sends one
+ * "IOPub data rate exceeded" notice on stderr instead). nbagent hands every byte to the model or an
+ * artifact, so the servers here run with both limits off, as a gateway for nbagent must.
+ */
+export const NO_IOPUB_RATE_LIMIT = [
+  "--ServerApp.iopub_data_rate_limit=0",
+  "--ServerApp.iopub_msg_rate_limit=0",
+];
+
 function gatewayCase(): BackendCase {
   const created: GatewayBackend[] = [];
   let server: Promise<JupyterServerHandle> | undefined;
   return {
     name: "gateway",
     async create() {
-      server ??= startJupyterServer();
+      server ??= startJupyterServer({ args: NO_IOPUB_RATE_LIMIT });
       const s = await server;
       const b = new GatewayBackend({ url: s.url, token: s.token });
       created.push(b);
