@@ -2,7 +2,7 @@
 // interrupt, restart in place, shutdown, attach from a second backend, kernelspecs.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { GatewayBackend } from "../../src/kernel/index.js";
+import { GatewayBackend, KernelGoneError } from "../../src/kernel/index.js";
 import { type JupyterServerHandle, startJupyterServer } from "./helpers.js";
 
 let server: JupyterServerHandle;
@@ -24,6 +24,7 @@ describe("gateway backend", () => {
       assert.equal(kernel.backend, "gateway");
       assert.match(kernel.kernelId ?? "", /^[0-9a-f-]{36}$/);
       assert.equal(kernel.info.languageName, "python");
+      assert.equal(backend.connection(kernel)?.protocol, "v1");
       const chunks: string[] = [];
       const r = await kernel.execute("print('hello'); 40 + 2", { onChunk: (t) => chunks.push(t) });
       assert.equal(r.status, "ok");
@@ -36,6 +37,97 @@ describe("gateway backend", () => {
       await kernel.shutdown();
     }
     assert.equal(await backend.getKernel(kernel.kernelId!), undefined, "DELETE removed it from the server");
+  });
+
+  test("interrupt stops running code through REST; the kernel keeps its state", async () => {
+    const kernel = await backend.startKernel({});
+    try {
+      await kernel.execute("x = 7");
+      const seen: string[] = [];
+      const running = kernel.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(60)", {
+        onChunk: (t) => {
+          seen.push(t);
+          if (t.includes("sleeping")) void kernel.interrupt();
+        },
+      });
+      const r = await running;
+      assert.equal(r.status, "error");
+      assert.equal(r.error?.name, "KeyboardInterrupt");
+      assert.equal(r.kernelRestarted, false);
+      const after = await kernel.execute("x");
+      assert.equal(after.displays[0]?.text, "7");
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  test("restart keeps the kernel id and loses the state", async () => {
+    const kernel = await backend.startKernel({});
+    try {
+      const id = kernel.kernelId;
+      await kernel.execute("x = 7");
+      await kernel.restart();
+      assert.equal(kernel.kernelId, id);
+      assert.ok(kernel.isAlive());
+      const r = await kernel.execute("x");
+      assert.equal(r.status, "error");
+      assert.equal(r.error?.name, "NameError");
+      assert.equal((await kernel.execute("1 + 1")).displays[0]?.text, "2");
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  test("a second backend attaches to the same kernel and sees its state; detach leaves it running", async () => {
+    const kernel = await backend.startKernel({});
+    const other = new GatewayBackend({ url: server.url, token: server.token });
+    try {
+      await kernel.execute("shared = 41");
+      const attached = await other.attachKernel(kernel.kernelId!);
+      assert.equal(attached.kernelId, kernel.kernelId);
+      assert.equal((await attached.execute("shared + 1")).displays[0]?.text, "42");
+      await attached.detach();
+      await other.dispose();
+      assert.ok(await backend.getKernel(kernel.kernelId!), "detach did not stop the kernel");
+      assert.equal((await kernel.execute("shared")).displays[0]?.text, "41");
+    } finally {
+      await other.dispose();
+      await kernel.shutdown();
+    }
+  });
+
+  test("attaching to a kernel the server does not have: KernelGoneError naming the id", async () => {
+    const id = "00000000-0000-0000-0000-000000000000";
+    await assert.rejects(backend.attachKernel(id), (err: Error) => {
+      assert.ok(err instanceof KernelGoneError);
+      assert.equal(err.kernelId, id);
+      assert.match(err.message, /^Error: the gateway at http:\/\/127\.0\.0\.1:\d+ has no kernel 0{8}-/);
+      return true;
+    });
+  });
+
+  test("a kernel deleted by someone else dies with a reason saying the server says it is gone", async () => {
+    const kernel = await backend.startKernel({});
+    const died = new Promise<string>((resolve) => kernel.onDeath(resolve));
+    // jupyter_server keeps the socket open: the backend's periodic check notices (default 5 s)
+    await new GatewayBackend({ url: server.url, token: server.token }).deleteKernel(kernel.kernelId!);
+    const reason = await died;
+    assert.match(reason, /says kernel [0-9a-f-]{36} no longer exists/);
+    assert.equal(kernel.isAlive(), false);
+    const r = await kernel.execute("1");
+    assert.equal(r.codeStarted, false);
+    assert.deepEqual(
+      r.notices.map((n) => n.kind),
+      ["kernel-not-running"],
+    );
+    await kernel.shutdown();
+  });
+
+  test("dispose() shuts down the kernels it started", async () => {
+    const own = new GatewayBackend({ url: server.url, token: server.token });
+    const kernel = await own.startKernel({});
+    await own.dispose();
+    assert.equal(await backend.getKernel(kernel.kernelId!), undefined);
   });
 
   test("kernelspecs come from /api/kernelspecs", async () => {

@@ -178,6 +178,8 @@ export interface ProxyHandle {
   openChannels(): number;
   /** Closes every live channels WebSocket (both sides of the TCP connection, abruptly). */
   closeChannels(): number;
+  /** While true, WebSocket upgrades are answered 503 (a gateway that is away). */
+  refuseUpgrades(on: boolean): void;
   /** From now on, answer the next `n` POST /api/kernels with 503. */
   fail503(n: number): void;
   stop(): Promise<void>;
@@ -190,6 +192,7 @@ export interface ProxyHandle {
 export async function startProxy(target: string, options: { fail503?: number } = {}): Promise<ProxyHandle> {
   const t = new URL(target);
   let toFail = options.fail503 ?? 0;
+  let refusing = false;
   const channels = new Set<{ client: net.Socket; upstream: net.Socket }>();
   const sockets = new Set<net.Socket>();
   const handle: ProxyHandle = {
@@ -205,6 +208,9 @@ export async function startProxy(target: string, options: { fail503?: number } =
       }
       channels.clear();
       return n;
+    },
+    refuseUpgrades: (on) => {
+      refusing = on;
     },
     fail503: (n) => {
       toFail = n;
@@ -252,6 +258,10 @@ export async function startProxy(target: string, options: { fail503?: number } =
   server.on("upgrade", (req, client, head) => {
     const path = req.url ?? "/";
     handle.requests.push({ method: req.method ?? "", path, upgrade: true });
+    if (refusing) {
+      client.end("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      return;
+    }
     const upstream = net.connect(Number(t.port), t.hostname, () => {
       const lines = [`${req.method} ${path} HTTP/1.1`];
       for (let i = 0; i < req.rawHeaders.length; i += 2) {

@@ -12,12 +12,15 @@ import {
   toGatewayKernel,
 } from "./provisioner.js";
 import { type GatewayOptions, GatewayRest } from "./rest.js";
+import type { GatewayWsTransport } from "./ws-transport.js";
 
 export interface GatewayBackendOptions extends GatewayOptions {
   /** "json" forces the legacy JSON framing on the channels socket (default: binary when offered). */
   wsProtocol?: "auto" | "json";
   /** Give up on an unreachable gateway after this long without a connection (default 2 min). */
   reconnectGiveUpMs?: number;
+  /** How often a ready kernel's existence is checked on the server (default 5 s; 0: never). */
+  pollIntervalMs?: number;
 }
 
 export class GatewayBackend implements KernelBackend {
@@ -26,6 +29,7 @@ export class GatewayBackend implements KernelBackend {
   private readonly options: GatewayBackendOptions;
   /** Kernels this backend started or attached to and still holds (dispose() ends the started ones). */
   private readonly kernels = new Map<ConnectedKernel, { owned: boolean }>();
+  private readonly provisioners = new WeakMap<ConnectedKernel, GatewayProvisioner>();
 
   constructor(options: GatewayBackendOptions) {
     this.options = options;
@@ -43,13 +47,26 @@ export class GatewayBackend implements KernelBackend {
       env: o.env,
       cwd: o.cwd,
       signal: o.signal,
-      transport: { protocol: this.options.wsProtocol, giveUpMs: this.options.reconnectGiveUpMs },
+      transport: {
+        protocol: this.options.wsProtocol,
+        giveUpMs: this.options.reconnectGiveUpMs,
+        pollIntervalMs: this.options.pollIntervalMs,
+      },
     };
     return spec;
   }
 
-  private track(kernel: ConnectedKernel, owned: boolean): ConnectedKernel {
+  /**
+   * The channels connection of one of this backend's kernels (negotiated framing, reconnect count):
+   * for tests and diagnostics.
+   */
+  connection(kernel: ConnectedKernel): GatewayWsTransport | undefined {
+    return this.provisioners.get(kernel)?.current?.transport;
+  }
+
+  private track(kernel: ConnectedKernel, owned: boolean, provisioner: GatewayProvisioner): ConnectedKernel {
     this.kernels.set(kernel, { owned });
+    this.provisioners.set(kernel, provisioner);
     // detach() and shutdown() both call onShutdown: forget the kernel either way.
     return kernel;
   }
@@ -62,7 +79,7 @@ export class GatewayBackend implements KernelBackend {
       signal: o.signal,
       onShutdown: () => this.kernels.delete(kernel),
     });
-    this.track(kernel, true);
+    this.track(kernel, true, provisioner);
     try {
       await kernel.start();
     } catch (err) {
@@ -82,7 +99,7 @@ export class GatewayBackend implements KernelBackend {
       signal: o.signal,
       onShutdown: () => this.kernels.delete(kernel),
     });
-    this.track(kernel, false);
+    this.track(kernel, false, provisioner);
     try {
       await kernel.attachTo(kernelId);
     } catch (err) {

@@ -23,7 +23,7 @@ export interface GatewayKernelSpec {
   /** The kernel's working directory (sent as `path`; the runtime's init script also changes to it). */
   cwd?: string;
   signal?: AbortSignal;
-  transport?: Pick<WsTransportOptions, "protocol" | "giveUpMs" | "maxBackoffMs">;
+  transport?: Pick<WsTransportOptions, "protocol" | "giveUpMs" | "maxBackoffMs" | "pollIntervalMs">;
 }
 
 /** What the server tells about one of its kernels (GET /api/kernels). */
@@ -51,6 +51,8 @@ export class GatewayProvisioner implements KernelProvisioner {
   readonly backend = "gateway" as const;
   private readonly rest: GatewayRest;
   private readonly spec: GatewayKernelSpec;
+  /** The kernel most recently launched or attached by this provisioner. */
+  current?: GatewayLaunchedKernel;
 
   constructor(rest: GatewayRest, spec: GatewayKernelSpec) {
     this.rest = rest;
@@ -134,6 +136,7 @@ export class GatewayProvisioner implements KernelProvisioner {
       onShutdownRequest: () => void kernel.kill(1),
     });
     kernel.transport = transport;
+    this.current = kernel;
     return kernel;
   }
 }

@@ -5,7 +5,9 @@
  * (0.1 s, 0.2 s, … capped at 5 s) under the SAME session_id, so the server replays what the kernel
  * sent while we were away; sends made meanwhile are queued and go out on reconnect. The kernel
  * counts as lost only when the server says it no longer exists (GET /api/kernels/{id} → 404), or
- * when the gateway stayed unreachable past a bounded give-up time.
+ * when the gateway stayed unreachable past a bounded give-up time. jupyter_server (1.23) keeps the
+ * socket of a kernel deleted by someone else open, so once the kernel is ready the transport also
+ * asks GET /api/kernels/{id} every few seconds: a 404 there is the same "gone".
  */
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
@@ -21,6 +23,8 @@ export interface WsTransportOptions {
   giveUpMs?: number;
   /** Cap on the pause between reconnect attempts (default 5 s). */
   maxBackoffMs?: number;
+  /** How often to ask the server whether the kernel still exists once it is ready (default 5 s; 0: never). */
+  pollIntervalMs?: number;
   /** Called once, with the reason, when the server says the kernel no longer exists. */
   onGone?: (reason: string) => void;
   /**
@@ -31,6 +35,7 @@ export interface WsTransportOptions {
 }
 
 const FIRST_BACKOFF_MS = 100;
+const DEFAULT_POLL_MS = 5000;
 const DEFAULT_GIVE_UP_MS = 120_000;
 const DEFAULT_MAX_BACKOFF_MS = 5000;
 const NO_SUBPROTOCOL = /no subprotocol/i;
@@ -54,6 +59,8 @@ export class GatewayWsTransport implements KernelTransport {
   private lost = false;
   private reconnecting = false;
   private wake?: () => void;
+  private pollTimer?: NodeJS.Timeout;
+  private polling = false;
   private malformed = 0;
 
   private constructor(rest: GatewayRest, kernelId: string, options: WsTransportOptions) {
@@ -225,12 +232,40 @@ export class GatewayWsTransport implements KernelTransport {
     }
   }
 
+  /** The kernel answered kernel_info: from now on, notice when the server no longer has it. */
+  ready(): void {
+    const every = this.options.pollIntervalMs ?? DEFAULT_POLL_MS;
+    if (this.pollTimer || every <= 0 || this.closed) return;
+    this.pollTimer = setInterval(() => void this.poll(), every);
+    this.pollTimer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling || this.reconnecting || this.closed || this.lost) return;
+    this.polling = true;
+    try {
+      const r = await this.rest.request("GET", `api/kernels/${encodeURIComponent(this.kernelId)}`, {
+        accept: [404],
+      });
+      if (r.status === 404) this.lose(this.goneReason(), true);
+    } catch {
+      // unreachable or refused for now: a lost socket starts the reconnect rule, which decides
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private goneReason(): string {
+    return `the gateway at ${this.rest.display} says kernel ${this.kernelId} no longer exists`;
+  }
+
   private lose(reason: string, gone: boolean): void {
     if (this.lost || this.closed) return;
     this.lost = true;
+    clearInterval(this.pollTimer);
     this.outbox.length = 0;
-    this.lostHandler(reason);
     if (gone) this.options.onGone?.(reason);
+    this.lostHandler(reason);
   }
 
   /** Called after every re-established connection (tests and diagnostics). */
@@ -281,6 +316,7 @@ export class GatewayWsTransport implements KernelTransport {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.pollTimer);
     this.outbox.length = 0;
     this.wake?.();
     const ws = this.socket;

@@ -1,0 +1,191 @@
+// The gateway backend through a reverse proxy that misbehaves on purpose: kernel creation answered
+// 503 (S21: one retry), channel WebSockets dropped mid-cell (reconnect, replay, full result), and a
+// server that is refused without its token.
+import assert from "node:assert/strict";
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, test } from "node:test";
+import { GatewayBackend, GatewayHttpError } from "../../src/kernel/index.js";
+import { type JupyterServerHandle, type ProxyHandle, startJupyterServer, startProxy } from "./helpers.js";
+
+let server: JupyterServerHandle;
+let proxy: ProxyHandle;
+let backend: GatewayBackend;
+
+before(async () => {
+  server = await startJupyterServer();
+  proxy = await startProxy(server.url);
+  backend = new GatewayBackend({ url: proxy.url, token: server.token });
+});
+after(async () => {
+  await backend?.dispose();
+  await proxy?.stop();
+  await server?.stop();
+});
+
+const kernelPosts = () =>
+  proxy.requests.filter((r) => r.method === "POST" && r.path === "/api/kernels").length;
+
+describe("S21: kernel creation answered with HTTP 5xx", () => {
+  test("503 once: retried once, the kernel starts and works", async () => {
+    proxy.fail503(1);
+    const before = kernelPosts();
+    const kernel = await backend.startKernel({});
+    try {
+      assert.equal(kernelPosts() - before, 2);
+      assert.equal((await kernel.execute("6 * 7")).displays[0]?.text, "42");
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  test("503 twice: a clear Error naming the status and the URL, no kernel left behind", async () => {
+    proxy.fail503(2);
+    const before = kernelPosts();
+    const kernelsBefore = (await backend.listKernels()).length;
+    await assert.rejects(backend.startKernel({}), (err: Error) => {
+      assert.ok(err instanceof GatewayHttpError);
+      assert.equal(err.status, 503);
+      assert.equal(
+        err.message,
+        `Error: the gateway at ${proxy.url} answered POST /api/kernels with HTTP 503 Service Unavailable: proxy: service unavailable (test) (tried twice: the first attempt got HTTP 503 too)`,
+      );
+      assert.ok(!err.message.includes(server.token));
+      return true;
+    });
+    assert.equal(kernelPosts() - before, 2);
+    assert.equal((await backend.listKernels()).length, kernelsBefore);
+  });
+});
+
+describe("a dropped channels WebSocket is not a dead kernel", () => {
+  test("dropped mid-cell: reconnects, and the cell's whole output and result arrive", async () => {
+    const kernel = await backend.startKernel({});
+    const flag = join(server.rootDir, "go-on");
+    try {
+      const transport = backend.connection(kernel)!;
+      transport.onReconnect(() => writeFileSync(flag, ""));
+      const chunks: string[] = [];
+      const r = await kernel.execute(
+        `import os, time\nprint('before', flush=True)\nwhile not os.path.exists(${JSON.stringify(flag)}): time.sleep(0.02)\nprint('after')\n40 + 2`,
+        {
+          onChunk: (t) => {
+            chunks.push(t);
+            if (t.includes("before")) assert.equal(proxy.closeChannels(), 1);
+          },
+        },
+      );
+      assert.equal(r.status, "ok");
+      assert.equal(r.text, "before\nafter\n");
+      assert.equal(r.displays[0]?.text, "42");
+      assert.equal(r.kernelDied, false);
+      assert.equal(transport.reconnects, 1);
+      assert.ok(kernel.isAlive());
+      assert.equal((await kernel.execute("1 + 1")).displays[0]?.text, "2");
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  test("output made while we were away is replayed by the server on reconnect", async () => {
+    const kernel = await backend.startKernel({});
+    const flag = join(server.rootDir, "away");
+    try {
+      const transport = backend.connection(kernel)!;
+      const r = kernel.execute(
+        `import os, time\nprint('before', flush=True)\nwhile not os.path.exists(${JSON.stringify(flag)}): time.sleep(0.02)\nprint('while away')\n'done'`,
+        {
+          onChunk: (t) => {
+            if (!t.includes("before")) return;
+            proxy.refuseUpgrades(true);
+            proxy.closeChannels();
+            void (async () => {
+              writeFileSync(flag, "");
+              // The cell finishes while no socket is connected: the server buffers its messages.
+              while ((await backend.getKernel(kernel.kernelId!))?.executionState !== "idle")
+                await new Promise((res) => setTimeout(res, 50));
+              assert.equal(transport.connected, false);
+              proxy.refuseUpgrades(false);
+            })();
+          },
+        },
+      );
+      const result = await r;
+      assert.ok(existsSync(flag));
+      assert.equal(result.status, "ok");
+      assert.equal(result.text, "before\nwhile away\n");
+      assert.equal(result.displays[0]?.text, "'done'");
+      assert.ok(transport.reconnects >= 1);
+    } finally {
+      proxy.refuseUpgrades(false);
+      await kernel.shutdown();
+    }
+  });
+});
+
+describe("what counts as dead", () => {
+  test("a gateway unreachable past the give-up time: the kernel dies with a reason saying so", async () => {
+    const lonely = await startProxy(server.url);
+    const b = new GatewayBackend({ url: lonely.url, token: server.token, reconnectGiveUpMs: 300 });
+    const kernel = await b.startKernel({});
+    const id = kernel.kernelId!;
+    try {
+      const died = new Promise<string>((resolve) => kernel.onDeath(resolve));
+      await lonely.stop(); // drops the socket; nothing answers on that port any more
+      assert.match(
+        await died,
+        /^the gateway at http:\/\/127\.0\.0\.1:\d+ stayed unreachable for \d+ s after the kernel's connection was lost \(last: could not reach the gateway .*ECONNREFUSED/,
+      );
+      const r = await kernel.execute("1");
+      assert.equal(r.codeStarted, false);
+    } finally {
+      await b.dispose();
+      await backend.deleteKernel(id); // it still runs on the server: the gateway was only unreachable
+    }
+  });
+
+  test("a kernel that exits is restarted by the server: the execution ends as a death, not a hang", async () => {
+    const kernel = await backend.startKernel({});
+    try {
+      const r = await kernel.execute("import os; os._exit(1)");
+      assert.equal(r.kernelDied, true);
+      assert.deepEqual(
+        r.notices.map((n) => n.kind),
+        ["kernel-died"],
+      );
+      await kernel.restart();
+      assert.equal((await kernel.execute("3")).displays[0]?.text, "3");
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+});
+
+describe("authentication", () => {
+  test("a request without the token is refused, and the error says so without leaking anything", async () => {
+    const anonymous = new GatewayBackend({ url: server.url });
+    await assert.rejects(anonymous.startKernel({}), (err: Error) => {
+      assert.ok(err instanceof GatewayHttpError);
+      assert.ok(err.status === 401 || err.status === 403, `status ${err.status}`);
+      assert.match(
+        err.message,
+        /^Error: the gateway at http:\/\/127\.0\.0\.1:\d+ answered POST \/api\/kernels with HTTP 40[13] Forbidden \(the token was missing or refused\)/,
+      );
+      return true;
+    });
+    const wrong = new GatewayBackend({ url: server.url, token: "not-the-token" });
+    await assert.rejects(wrong.listKernels(), (err: Error) => {
+      assert.match(err.message, /answered GET \/api\/kernels with HTTP 403/);
+      assert.ok(!err.message.includes("not-the-token"));
+      return true;
+    });
+  });
+
+  test("an unreachable gateway: Error naming the URL", async () => {
+    const nobody = new GatewayBackend({ url: "http://127.0.0.1:9" });
+    await assert.rejects(nobody.listKernels(), {
+      message:
+        /^Error: could not reach the gateway at http:\/\/127\.0\.0\.1:9 \(GET \/api\/kernels\): .*ECONNREFUSED/,
+    });
+  });
+});
