@@ -14,7 +14,6 @@ import { STREAM_FLUSH_CHARS } from "../../src/runtime/init.js";
 import { backendCases } from "../backends.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-prelude-"));
-const cwd = mkdtempSync(join(root, "work-"));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 test("helper docs are read from prelude.py itself", () => {
@@ -39,6 +38,7 @@ test("helper docs are read from prelude.py itself", () => {
 
 for (const backend of backendCases())
   describe(backend.name, () => {
+    const cwd = mkdtempSync(join(root, `work-${backend.name}-`));
     let rt: Runtime;
     before(async () => {
       rt = createRuntime({ stateRoot: root, backend: await backend.create() });

@@ -136,7 +136,7 @@ for (const backend of backendCases())
 
     test("the fifth session evicts the least recently used idle one, never a running one", async () => {
       const rt = runtime({ maxSessions: 4 });
-      const gate = join(root, `gate-${process.pid}-lru`);
+      const gate = join(root, `gate-${process.pid}-${backend.name}-lru`);
       const busy = call(rt, "s1", waitFor(gate));
       await until(() => rt.sessions.get(`s1\0${root}`)?.currentKernel?.isBusy() === true);
       for (const s of ["s2", "s3", "s4"]) assert.equal((await call(rt, s, "1")).status, "ok");
@@ -152,7 +152,7 @@ for (const backend of backendCases())
 
     test("when every session is busy a new one waits for one to become idle, within its deadline", async () => {
       const rt = runtime({ maxSessions: 1 });
-      const gate = join(root, `gate-${process.pid}-wait`);
+      const gate = join(root, `gate-${process.pid}-${backend.name}-wait`);
       const busy = call(rt, "a", waitFor(gate));
       await until(() => rt.sessions.get(`a\0${root}`)?.currentKernel?.isBusy() === true);
       await assert.rejects(call(rt, "b", "1", { seconds: 0.5 }), CallTimeoutError);
@@ -221,7 +221,7 @@ for (const backend of backendCases())
 
     test("a kernel that dies once the code was sent is restarted and the code is NOT run again", async () => {
       const rt = runtime();
-      const marker = join(root, `ran-${process.pid}`);
+      const marker = join(root, `ran-${process.pid}-${backend.name}`);
       const code = `import os\nopen(${JSON.stringify(marker)}, 'a').write('x')\nos._exit(1)`;
       await call(rt, "crash", "before = 1");
       const r = await call(rt, "crash", code);
@@ -244,7 +244,7 @@ for (const backend of backendCases())
 
     test("a kernel found dead when the request is sent is restarted and the request sent once more", async () => {
       const rt = killingRuntime({ left: 1 });
-      const marker = join(root, `once-${process.pid}`);
+      const marker = join(root, `once-${process.pid}-${backend.name}`);
       await call(rt, "early", "state = 1");
       const r = await call(
         rt,
