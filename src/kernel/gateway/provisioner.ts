@@ -4,7 +4,7 @@
  * WebSocket (ws-transport.ts). Everything else is the shared ConnectedKernel (docs/backends.md).
  */
 import type { KernelProvisioner, LaunchedKernel } from "../provisioner.js";
-import { GatewayHttpError, type GatewayRest } from "./rest.js";
+import { GatewayHttpError, type GatewayRest, type RestResponse } from "./rest.js";
 import { GatewayWsTransport, type WsTransportOptions } from "./ws-transport.js";
 
 /** The server says this kernel does not exist (any more). */
@@ -178,13 +178,31 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
   }
 
   async restart(): Promise<void> {
-    const r = await this.rest.request("POST", this.path("/restart"), {
-      accept: [404],
-      timeoutMs: this.rest.launchTimeoutMs,
-    });
+    const r = await this.askRestart();
     if (r.status === 404) {
       this.markGone(this.goneReason());
       throw new KernelGoneError(`Error: ${this.goneReason()}`, this.kernelId);
+    }
+  }
+
+  /**
+   * POST …/restart. A kernel whose process ended is being restarted by the server on its own; a
+   * restart asked meanwhile fails with HTTP 500 ("Exception restarting kernel"): ask again, with
+   * growing pauses, until the server's own restart is done or the launch timeout runs out.
+   */
+  private async askRestart(): Promise<RestResponse> {
+    const deadline = Date.now() + this.rest.launchTimeoutMs;
+    for (let pause = 200; ; pause *= 2) {
+      try {
+        return await this.rest.request("POST", this.path("/restart"), {
+          accept: [404],
+          timeoutMs: Math.max(1, deadline - Date.now()),
+        });
+      } catch (err) {
+        if (!(err instanceof GatewayHttpError) || err.status < 500 || Date.now() + pause >= deadline)
+          throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 
