@@ -14,6 +14,7 @@ const SECTIONS: Record<string, string> = {
   "cli-cold": "./cli-cold.js",
   "notebook-run": "./notebook-run.js",
   mcp: "./mcp.js",
+  gateway: "./gateway.js",
 };
 
 function fmt(n: number): string {

@@ -34,9 +34,13 @@ export interface BackendCase {
 
 export const ALL_BACKENDS: readonly BackendName[] = ["local", "gateway"];
 
-/** The backend names NBAGENT_TEST_BACKENDS selects (unknown names are an error, not silently skipped). */
+/**
+ * The backend names NBAGENT_TEST_BACKENDS selects (comma-separated; when unset, NBAGENT_TEST_BACKEND,
+ * the single-backend switch of test/gateway/helpers.ts, is honoured too). Unknown names are an
+ * error, not silently skipped.
+ */
 export function selectedBackends(env: NodeJS.ProcessEnv = process.env): BackendName[] {
-  const raw = env.NBAGENT_TEST_BACKENDS?.trim();
+  const raw = (env.NBAGENT_TEST_BACKENDS || env.NBAGENT_TEST_BACKEND)?.trim();
   if (!raw) return [...ALL_BACKENDS];
   const names = raw
     .split(",")

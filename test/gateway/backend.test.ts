@@ -130,6 +130,19 @@ describe("gateway backend", () => {
     assert.equal(await backend.getKernel(kernel.kernelId!), undefined);
   });
 
+  test("an aborted start sends nothing and says it was cancelled", async () => {
+    const before = (await backend.listKernels()).length;
+    const controller = new AbortController();
+    controller.abort();
+    // The shared lifecycle refuses an aborted start before the backend is asked (its own wording).
+    await assert.rejects(backend.startKernel({ signal: controller.signal }));
+    assert.equal((await backend.listKernels()).length, before);
+    await assert.rejects(backend.rest.request("POST", "api/kernels", { signal: controller.signal }), {
+      message: /^Error: POST \/api\/kernels to the gateway at http:\/\/127\.0\.0\.1:\d+ was cancelled$/,
+    });
+    assert.equal((await backend.listKernels()).length, before);
+  });
+
   test("kernelspecs come from /api/kernelspecs", async () => {
     assert.ok((await backend.kernelSpecNames()).includes("python3"));
     const info = await backend.kernelSpecInfo("python3");

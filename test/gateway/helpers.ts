@@ -10,6 +10,7 @@ import https from "node:https";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { GatewayBackend, type KernelBackend } from "../../src/kernel/index.js";
 
 export const SERVER_PYTHON = "/usr/bin/python3";
 
@@ -173,7 +174,7 @@ export interface ProxyHandle {
   /** How many POST /api/kernels were answered 503 by the proxy. */
   failures: number;
   /** Every request the proxy saw (method and path), WebSocket upgrades included. */
-  requests: { method: string; path: string; upgrade: boolean }[];
+  requests: { method: string; path: string; upgrade: boolean; headers: http.IncomingHttpHeaders }[];
   /** Channel WebSockets currently piped through the proxy. */
   openChannels(): number;
   /** Closes every live channels WebSocket (both sides of the TCP connection, abruptly). */
@@ -223,7 +224,7 @@ export async function startProxy(target: string, options: { fail503?: number } =
   };
   const server = http.createServer((req, res) => {
     const path = req.url ?? "/";
-    handle.requests.push({ method: req.method ?? "", path, upgrade: false });
+    handle.requests.push({ method: req.method ?? "", path, upgrade: false, headers: req.headers });
     if (req.method === "POST" && /^\/api\/kernels\/?(\?|$)/.test(path) && toFail > 0) {
       toFail--;
       handle.failures++;
@@ -257,7 +258,7 @@ export async function startProxy(target: string, options: { fail503?: number } =
   });
   server.on("upgrade", (req, client, head) => {
     const path = req.url ?? "/";
-    handle.requests.push({ method: req.method ?? "", path, upgrade: true });
+    handle.requests.push({ method: req.method ?? "", path, upgrade: true, headers: req.headers });
     if (refusing) {
       client.end("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
       return;
@@ -288,4 +289,25 @@ export async function startProxy(target: string, options: { fail503?: number } =
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   handle.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return handle;
+}
+
+/**
+ * The backend a parametrised suite runs on: NBAGENT_TEST_BACKEND=gateway → a GatewayBackend on a
+ * jupyter_server started for it (stopped by dispose()); anything else → `local()`.
+ */
+export async function backendForTests<B extends KernelBackend>(
+  local: () => B,
+): Promise<B | (GatewayBackend & { server: JupyterServerHandle })> {
+  if (process.env.NBAGENT_TEST_BACKEND !== "gateway") return local();
+  const server = await startJupyterServer();
+  const backend = new GatewayBackend({ url: server.url, token: server.token }) as GatewayBackend & {
+    server: JupyterServerHandle;
+  };
+  backend.server = server;
+  const dispose = backend.dispose.bind(backend);
+  backend.dispose = async () => {
+    await dispose();
+    await server.stop();
+  };
+  return backend;
 }

@@ -37,6 +37,28 @@ async function exercise(kernel: ConnectedKernel): Promise<void> {
     comms[0].buffers?.map((b) => Buffer.from(b).toString("latin1")),
     ["\x00\x01binary\xff"],
   );
+  // Client → kernel: a comm_msg with a buffer, which the kernel's comm echoes back reversed.
+  await kernel.execute(
+    "def _target(comm, msg):\n    comm.on_msg(lambda m: comm.send({'n': len(m['buffers'])}, buffers=[bytes(m['buffers'][0])[::-1]]))\n" +
+      "get_ipython().kernel.comm_manager.register_target('nbagent-echo', _target)",
+  );
+  const echoed = new Promise<JupyterMessage>((resolve) => {
+    const factory = kernel.client.factory;
+    const commId = "echo-1";
+    // comm messages are not among the typed builders: a built message with its type replaced
+    const send = (type: string, content: Record<string, unknown>, buffers?: Uint8Array[]) => {
+      const msg = { ...factory.create("kernel_info_request", {} as never, "shell"), content, buffers };
+      msg.header = { ...msg.header, msg_type: type as "kernel_info_request" };
+      kernel.client.send("shell", msg, (m) => {
+        if (m.header.msg_type === "comm_msg" && m.channel === "iopub") resolve(m);
+      });
+    };
+    send("comm_open", { comm_id: commId, target_name: "nbagent-echo", data: {} });
+    send("comm_msg", { comm_id: commId, data: {} }, [Buffer.from([1, 2, 3, 250])]);
+  });
+  const reply = await echoed;
+  assert.deepEqual(reply.content.data, { n: 1 });
+  assert.deepEqual([...(reply.buffers?.[0] ?? [])], [250, 3, 2, 1]);
 }
 
 describe("framing", () => {

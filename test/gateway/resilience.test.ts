@@ -58,6 +58,22 @@ describe("S21: kernel creation answered with HTTP 5xx", () => {
   });
 });
 
+describe("the channels WebSocket refused at the start", () => {
+  test("a clear Error with the status, and the kernel just created is deleted again", async () => {
+    const kernelsBefore = (await backend.listKernels()).length;
+    proxy.refuseUpgrades(true);
+    try {
+      await assert.rejects(backend.startKernel({}), {
+        message:
+          /^Error: the gateway at http:\/\/127\.0\.0\.1:\d+ refused the kernel's WebSocket \(GET \/api\/kernels\/[0-9a-f-]{36}\/channels\): HTTP 503 Service Unavailable$/,
+      });
+    } finally {
+      proxy.refuseUpgrades(false);
+    }
+    assert.equal((await backend.listKernels()).length, kernelsBefore);
+  });
+});
+
 describe("a dropped channels WebSocket is not a dead kernel", () => {
   test("dropped mid-cell: reconnects, and the cell's whole output and result arrive", async () => {
     const kernel = await backend.startKernel({});
@@ -157,6 +173,26 @@ describe("what counts as dead", () => {
       assert.equal((await kernel.execute("3")).displays[0]?.text, "3");
     } finally {
       await kernel.shutdown();
+    }
+  });
+});
+
+describe("headers", () => {
+  test("the token and extra headers go on every REST call and on the WebSocket upgrade", async () => {
+    const b = new GatewayBackend({
+      url: proxy.url,
+      token: server.token,
+      headers: { "X-Nbagent-Test": "yes" },
+    });
+    const from = proxy.requests.length;
+    const kernel = await b.startKernel({});
+    await kernel.execute("1");
+    await b.dispose();
+    const seen = proxy.requests.slice(from);
+    assert.ok(seen.some((r) => r.upgrade) && seen.some((r) => r.method === "DELETE"));
+    for (const r of seen) {
+      assert.equal(r.headers["x-nbagent-test"], "yes", `${r.method} ${r.path}`);
+      assert.equal(r.headers.authorization, `token ${server.token}`, `${r.method} ${r.path}`);
     }
   });
 });

@@ -14,6 +14,12 @@ import {
 import { type GatewayOptions, GatewayRest } from "./rest.js";
 import type { GatewayWsTransport } from "./ws-transport.js";
 
+// The contract's names, importable from here as well as from ./index.js.
+export type { GatewayKernel } from "./provisioner.js";
+export { KernelGoneError } from "./provisioner.js";
+export type { GatewayOptions } from "./rest.js";
+export { GatewayHttpError } from "./rest.js";
+
 export interface GatewayBackendOptions extends GatewayOptions {
   /** "json" forces the legacy JSON framing on the channels socket (default: binary when offered). */
   wsProtocol?: "auto" | "json";

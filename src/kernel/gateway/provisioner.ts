@@ -4,7 +4,7 @@
  * WebSocket (ws-transport.ts). Everything else is the shared ConnectedKernel (docs/backends.md).
  */
 import type { KernelProvisioner, LaunchedKernel } from "../provisioner.js";
-import { GatewayHttpError, type GatewayRest, type RestResponse } from "./rest.js";
+import { GatewayHttpError, type GatewayRest } from "./rest.js";
 import { GatewayWsTransport, type WsTransportOptions } from "./ws-transport.js";
 
 /** The server says this kernel does not exist (any more). */
@@ -178,30 +178,34 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
   }
 
   async restart(): Promise<void> {
-    const r = await this.askRestart();
+    const post = () =>
+      this.rest.request("POST", this.path("/restart"), {
+        accept: [404],
+        timeoutMs: this.rest.launchTimeoutMs,
+      });
+    let r: Awaited<ReturnType<typeof post>>;
+    try {
+      r = await post();
+    } catch (err) {
+      // jupyter_server answers 500 while its own automatic restart (after the kernel died) is still
+      // under way: wait until that one is over, then ask once more.
+      if (!(err instanceof GatewayHttpError) || err.status < 500) throw err;
+      await this.settled();
+      r = await post();
+    }
     if (r.status === 404) {
       this.markGone(this.goneReason());
       throw new KernelGoneError(`Error: ${this.goneReason()}`, this.kernelId);
     }
   }
 
-  /**
-   * POST …/restart. A kernel whose process ended is being restarted by the server on its own; a
-   * restart asked meanwhile fails with HTTP 500 ("Exception restarting kernel"): ask again, with
-   * growing pauses, until the server's own restart is done or the launch timeout runs out.
-   */
-  private async askRestart(): Promise<RestResponse> {
+  /** Waits (bounded by the launch timeout) until the server no longer reports the kernel starting. */
+  private async settled(): Promise<void> {
     const deadline = Date.now() + this.rest.launchTimeoutMs;
-    for (let pause = 200; ; pause *= 2) {
-      try {
-        return await this.rest.request("POST", this.path("/restart"), {
-          accept: [404],
-          timeoutMs: Math.max(1, deadline - Date.now()),
-        });
-      } catch (err) {
-        if (!(err instanceof GatewayHttpError) || err.status < 500 || Date.now() + pause >= deadline)
-          throw err;
-      }
+    for (let pause = 50; Date.now() < deadline; pause = Math.min(pause * 2, 1000)) {
+      const r = await this.rest.request("GET", this.path(), { accept: [404] });
+      const state = (r.json as { execution_state?: string } | undefined)?.execution_state;
+      if (r.status === 404 || (state !== "starting" && state !== "restarting")) return;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
