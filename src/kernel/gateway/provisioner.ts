@@ -88,7 +88,10 @@ export class GatewayProvisioner implements KernelProvisioner {
     try {
       return (await post()).json;
     } catch (err) {
-      if (!(err instanceof GatewayHttpError) || err.status < 500) throw err;
+      if (!(err instanceof GatewayHttpError)) throw err;
+      // jupyter_server answers an unknown kernel name with a bare 500 "Unhandled error": say what it was.
+      await this.throwIfNoSuchSpec(err);
+      if (err.status < 500) throw err;
       try {
         return (await post()).json;
       } catch (again) {
@@ -97,6 +100,19 @@ export class GatewayProvisioner implements KernelProvisioner {
         throw again;
       }
     }
+  }
+
+  /** After a failed create: the server has no kernelspec of that name → an error that says so. */
+  private async throwIfNoSuchSpec(err: GatewayHttpError): Promise<void> {
+    const specs = await this.rest
+      .request("GET", "api/kernelspecs", { signal: this.spec.signal })
+      .then((r) => (r.json as { kernelspecs?: Record<string, unknown> } | undefined)?.kernelspecs)
+      .catch(() => undefined);
+    if (!specs || this.spec.kernelName in specs) return;
+    err.message = `Error: the gateway at ${this.rest.display} has no kernelspec "${this.spec.kernelName}" (it has: ${
+      Object.keys(specs).sort().join(", ") || "none"
+    })`;
+    throw err;
   }
 
   async attach(kernelId: string): Promise<LaunchedKernel> {
