@@ -201,7 +201,12 @@ export class ConnectedKernel implements Kernel {
       void launched.kill(0);
     });
     client.onExecutionState((state) => {
-      if (this.launched === launched) this.markDead(`kernel reported status: ${state}`, launched);
+      // Sent by a Jupyter server about its kernel (a kernel never says it of itself).
+      const said =
+        state === "restarting"
+          ? "its process ended and the server is restarting it"
+          : "the server reported it dead (its process ended and could not be restarted)";
+      if (this.launched === launched) this.markDead(said, launched);
     });
   }
 
