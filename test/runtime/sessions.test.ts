@@ -230,7 +230,9 @@ for (const backend of backendCases())
       // A gateway restarts a kernel whose process ended by itself and says so on IOPub; that is
       // what the session hears first (docs/backends.md), not the process's exit code.
       const reason =
-        backend.name === "local" ? "kernel process ended: exit code 1" : "its process ended and the server is restarting it";
+        backend.name === "local"
+          ? "kernel process ended: exit code 1"
+          : "its process ended and the server is restarting it";
       assert.deepEqual(r.events, [{ kind: "died-during-code", reason, restarted: true }]);
       // Restarted and initialised: the next call runs at once, in the session's cwd, with fresh state.
       const next = await call(rt, "crash", "import os\nprint('before' in globals(), os.getcwd())");

@@ -267,7 +267,9 @@ for (const backend of backendCases())
       assert.equal(crash.isError, true);
       // A gateway restarts a kernel whose process ended and says so first (docs/backends.md).
       const died =
-        backend.name === "local" ? "kernel process ended: exit code 1" : "its process ended and the server is restarting it";
+        backend.name === "local"
+          ? "kernel process ended: exit code 1"
+          : "its process ended and the server is restarting it";
       assert.equal(readFileSync(marker, "utf8"), "x", "the dying cell ran once");
       assert.equal(
         text(crash),
