@@ -314,18 +314,21 @@ export class ConnectedKernel implements Kernel {
    * process to attach to): closes the connection, and this object is done.
    */
   detach(): Promise<void> {
+    return this.end(async () => {
+      const launched = this.launched;
+      if (!launched) return;
+      this.markDead("the connection to the kernel was closed", launched);
+      await launched.transport.close();
+    });
+  }
+
+  /** Ends this object once (shutdown or detach): later calls get the same promise. */
+  private end(work: () => Promise<void>): Promise<void> {
     if (this.shuttingDown) return this.shuttingDown;
     this.expectingExit = true;
     this.closed = true;
     this.options.onShutdown?.();
-    const done = this.lifecycle
-      .catch(() => {})
-      .then(async () => {
-        const launched = this.launched;
-        if (!launched) return;
-        this.markDead("the connection to the kernel was closed", launched);
-        await launched.transport.close();
-      });
+    const done = this.lifecycle.catch(() => {}).then(work);
     this.lifecycle = done;
     this.shuttingDown = done;
     return done;
@@ -347,16 +350,7 @@ export class ConnectedKernel implements Kernel {
   }
 
   shutdown(): Promise<void> {
-    if (this.shuttingDown) return this.shuttingDown;
-    this.expectingExit = true;
-    this.closed = true;
-    this.options.onShutdown?.();
-    const done = this.lifecycle
-      .catch(() => {})
-      .then(() => this.stop(SHUTDOWN_REPLY_MS, "the kernel was shut down"));
-    this.lifecycle = done;
-    this.shuttingDown = done;
-    return done;
+    return this.end(() => this.stop(SHUTDOWN_REPLY_MS, "the kernel was shut down"));
   }
 }
 

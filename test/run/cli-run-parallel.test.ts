@@ -5,10 +5,10 @@
  * lines that name their notebook; a bad -j is a usage error.
  */
 import assert from "node:assert/strict";
-import { mkdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { type Json, nbagent, normalized, readNb, tempDir, validate, writeNb } from "./helpers.js";
+import { describe, it } from "node:test";
+import { nbagent, normalized, outputTexts, perTestDirs, readNb, validate, writeNb } from "./helpers.js";
 
 /**
  * Python for a cell that marks `me` as started in `dir` and then waits for `other`'s mark. The
@@ -27,27 +27,10 @@ const handshake = (dir: string, me: string, other: string) =>
     `print(${JSON.stringify(`${me} saw ${other}`)})`,
   ].join("\n");
 
-const texts = (nb: Json) =>
-  nb.cells.map((c: Json) =>
-    (c.outputs ?? []).map((o: Json) =>
-      o.output_type === "error" ? `!${o.ename}` : [o.text].flat().join(""),
-    ),
-  );
+const texts = outputTexts;
 
 describe("nbagent run -j N", { concurrency: true }, () => {
-  let root: string;
-  let n = 0;
-  const dir = async () => {
-    const d = join(root, String(n++));
-    await mkdir(d);
-    return d;
-  };
-  before(async () => {
-    root = await tempDir();
-  });
-  after(async () => {
-    if (root) await rm(root, { recursive: true, force: true });
-  });
+  const dir = perTestDirs();
 
   it("-j 2: two notebooks that each wait for the other to start both finish", async () => {
     const d = await dir();

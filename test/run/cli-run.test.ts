@@ -3,11 +3,11 @@
  * the results go (in place, -o FILE, -o DIR with several notebooks), and usage errors (exit 2).
  */
 import assert from "node:assert/strict";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { runCommand } from "../../src/cli/run-command.js";
-import { type Json, nbagent, readNb, tempDir, validate, writeNb } from "./helpers.js";
+import { type Json, nbagent, outputTexts, perTestDirs, readNb, validate, writeNb } from "./helpers.js";
 
 /** Runs fn with process.stderr.write captured until fn's promise settles. */
 async function captureStderr(fn: () => Promise<number>): Promise<{ code: number; stderr: string }> {
@@ -29,27 +29,10 @@ const FAILING: Parameters<typeof writeNb>[1] = [
   ["code", "1/0"],
   ["code", "print('three')"],
 ];
-const texts = (nb: Json) =>
-  nb.cells.map((c: Json) =>
-    (c.outputs ?? []).map((o: Json) =>
-      o.output_type === "error" ? `!${o.ename}` : [o.text].flat().join(""),
-    ),
-  );
+const texts = outputTexts;
 
 describe("nbagent run", { concurrency: true }, () => {
-  let root: string;
-  let n = 0;
-  const dir = async () => {
-    const d = join(root, String(n++));
-    await mkdir(d);
-    return d;
-  };
-  before(async () => {
-    root = await tempDir();
-  });
-  after(async () => {
-    if (root) await rm(root, { recursive: true, force: true });
-  });
+  const dir = perTestDirs();
 
   it("a failing cell: exit 1, later cells not run, the file (in place) holds the error", async () => {
     const path = await writeNb(join(await dir(), "fail.ipynb"), FAILING);

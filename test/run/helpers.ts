@@ -6,9 +6,10 @@
 import { execFile, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, readlink } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { after, before } from "node:test";
 import { promisify } from "node:util";
 
 export const PYTHON = "/usr/bin/python3";
@@ -253,4 +254,32 @@ export async function waitFor<T>(what: string, check: () => Promise<T> | T, time
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** Each cell's outputs as short texts: stream text, or `!<ename>` for an error. */
+export const outputTexts = (nb: Json) =>
+  nb.cells.map((c: Json) =>
+    (c.outputs ?? []).map((o: Json) =>
+      o.output_type === "error" ? `!${o.ename}` : [o.text].flat().join(""),
+    ),
+  );
+
+/**
+ * A temp root made before a describe's tests and removed after them, and `dir()` giving each test a
+ * fresh folder in it.
+ */
+export function perTestDirs(): () => Promise<string> {
+  let root: string;
+  let n = 0;
+  before(async () => {
+    root = await tempDir();
+  });
+  after(async () => {
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+  return async () => {
+    const d = join(root, String(n++));
+    await mkdir(d);
+    return d;
+  };
 }
