@@ -106,6 +106,7 @@ describe("a dropped channels WebSocket is not a dead kernel", () => {
   test("output made while we were away is replayed by the server on reconnect", async () => {
     const kernel = await backend.startKernel({});
     const flag = join(server.rootDir, "away");
+    let away: Promise<boolean> | undefined;
     try {
       const transport = backend.connection(kernel)!;
       const r = kernel.execute(
@@ -115,18 +116,25 @@ describe("a dropped channels WebSocket is not a dead kernel", () => {
             if (!t.includes("before")) return;
             proxy.refuseUpgrades(true);
             proxy.closeChannels();
-            void (async () => {
-              writeFileSync(flag, "");
-              // The cell finishes while no socket is connected: the server buffers its messages.
-              while ((await backend.getKernel(kernel.kernelId!))?.executionState !== "idle")
-                await new Promise((res) => setTimeout(res, 50));
-              assert.equal(transport.connected, false);
-              proxy.refuseUpgrades(false);
+            away = (async () => {
+              try {
+                // Our side must have seen the close before the cell may finish (under load the
+                // close can reach us after a REST answer does).
+                while (transport.connected) await new Promise((res) => setTimeout(res, 20));
+                writeFileSync(flag, "");
+                // The cell finishes while no socket is connected: the server buffers its messages.
+                while ((await backend.getKernel(kernel.kernelId!))?.executionState !== "idle")
+                  await new Promise((res) => setTimeout(res, 50));
+                return transport.connected;
+              } finally {
+                proxy.refuseUpgrades(false); // whatever happened, let the transport back in
+              }
             })();
           },
         },
       );
       const result = await r;
+      assert.equal(await away, false, "no socket was connected while the cell finished");
       assert.ok(existsSync(flag));
       assert.equal(result.status, "ok");
       assert.equal(result.text, "before\nwhile away\n");
