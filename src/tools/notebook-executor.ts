@@ -143,7 +143,10 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
             base.replaced = lease.replaced;
             base.kernelStarted = lease.kernelStarted;
             if (lease.firstLease)
-              base.sessionStart = { withheldEnv: [...lease.withheldEnv], cwdMissing: lease.cwdMissing };
+              base.sessionStart = {
+                withheldEnv: [...lease.withheldEnv],
+                ...(lease.cwdMissing && { cwdMissing: lease.cwdMissing }),
+              };
             const earlier = codeCellsBefore(nb, runnable[0]);
             if (lease.kernelStarted && earlier.length > 0) {
               const notes = base.notes ?? [];

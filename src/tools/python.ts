@@ -216,7 +216,10 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
               details.replaced = lease.replaced;
               details.kernelStarted = lease.kernelStarted;
               if (lease.firstLease)
-                details.sessionStart = { withheldEnv: [...lease.withheldEnv], cwdMissing: lease.cwdMissing };
+                details.sessionStart = {
+                  withheldEnv: [...lease.withheldEnv],
+                  ...(lease.cwdMissing && { cwdMissing: lease.cwdMissing }),
+                };
               if (lease.named)
                 details.notes = [
                   ...(details.notes ?? []),
