@@ -134,6 +134,7 @@ export class GatewayProvisioner implements KernelProvisioner {
       ...this.spec.transport,
       onGone: (reason) => kernel.markGone(reason),
       onShutdownRequest: () => void kernel.kill(1),
+      onServerStatus: (state) => kernel.serverStatus(state),
     });
     kernel.transport = transport;
     this.current = kernel;
@@ -162,6 +163,18 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
     return `api/kernels/${encodeURIComponent(this.kernelId)}${action}`;
   }
 
+  /**
+   * The server said it is restarting the kernel itself (its process ended). A restart asked now
+   * waits for that one instead of racing it: jupyter_server 1.23 answers a REST restart during its
+   * own with HTTP 500, and the collision can leave its auto-restarter stopped, so the kernel's
+   * next death goes unnoticed by everyone.
+   */
+  private serverRestarting = false;
+
+  serverStatus(state: string): void {
+    if (state === "restarting") this.serverRestarting = true;
+  }
+
   markGone(reason: string): void {
     if (this.gone) return;
     this.gone = true;
@@ -178,6 +191,14 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
   }
 
   async restart(): Promise<void> {
+    if (this.serverRestarting) {
+      this.serverRestarting = false;
+      // The caller waits for kernel_info afterwards: the restarted process answers it, once our
+      // socket's server-side streams lead to its (possibly new) ports.
+      await this.settled();
+      await this.transport.renewConnection();
+      return;
+    }
     const post = () =>
       this.rest.request("POST", this.path("/restart"), {
         accept: [404],

@@ -32,6 +32,8 @@ export interface WsTransportOptions {
    * itself (DELETE), or it restarts a kernel that exits behind its back.
    */
   onShutdownRequest?: () => void;
+  /** IOPub `status` the server sends about its kernel (`restarting`, `dead`): it is restarting it itself. */
+  onServerStatus?: (state: string) => void;
 }
 
 const FIRST_BACKOFF_MS = 100;
@@ -192,6 +194,10 @@ export class GatewayWsTransport implements KernelTransport {
       !(msg.content as { restart?: boolean }).restart
     )
       void this.watchShutdown();
+    if (msg.channel === "iopub" && msg.header.msg_type === "status") {
+      const state = (msg.content as { execution_state?: string }).execution_state;
+      if (state === "restarting" || state === "dead") this.options.onServerStatus?.(state);
+    }
     this.handler(msg);
   }
 
@@ -308,9 +314,10 @@ export class GatewayWsTransport implements KernelTransport {
     this.outbox.length = 0;
     if (gone) this.options.onGone?.(reason);
     this.lostHandler(reason);
+    for (const l of [...this.reconnectListeners]) l(); // nothing more to wait for
   }
 
-  /** Called after every re-established connection (tests and diagnostics). */
+  /** Called after every re-established connection, and once when the transport ends (tests, renewConnection). */
   onReconnect(listener: () => void): () => void {
     this.reconnectListeners.add(listener);
     return () => this.reconnectListeners.delete(listener);
@@ -324,6 +331,22 @@ export class GatewayWsTransport implements KernelTransport {
   /** Drops the current socket without closing the transport (a reconnect follows; for tests). */
   dropConnection(): void {
     this.socket?.terminate();
+  }
+
+  /**
+   * A new socket now: the server makes its ZeroMQ streams to the kernel on a socket's open, and after
+   * it restarted the kernel on new ports (jupyter_server does so for a kernel that dies young) the
+   * old socket's streams lead nowhere. Resolves once the new socket is open.
+   */
+  renewConnection(): Promise<void> {
+    if (this.closed || this.lost) return Promise.resolve();
+    return new Promise((resolve) => {
+      const off = this.onReconnect(() => {
+        off();
+        resolve();
+      });
+      this.dropConnection();
+    });
   }
 
   send(channel: OutgoingChannel, msg: JupyterMessage): void {
@@ -361,6 +384,7 @@ export class GatewayWsTransport implements KernelTransport {
     clearInterval(this.pollTimer);
     this.outbox.length = 0;
     this.wake?.();
+    for (const l of [...this.reconnectListeners]) l(); // nothing more to wait for
     const ws = this.socket;
     this.socket = undefined;
     if (!ws) return;
