@@ -132,7 +132,11 @@ describe("done = reply + idle", () => {
     assert.equal(r.future.isDone, true);
   });
 
-  test("another request's idle does not complete it (parents are matched)", async () => {
+  // A hang guard, not a time bound (the test takes milliseconds): it hung once in a CI-layout run,
+  // cause not found (its input_request or input_reply seems lost); a hang must fail, not stall CI.
+  test("another request's idle does not complete it (parents are matched)", {
+    timeout: 180_000,
+  }, async () => {
     // A kernel_info on control is served while the execution runs: its busy/idle land in between.
     const client = passThrough();
     let infoDone = false;
