@@ -77,7 +77,25 @@ export class GatewayBackend implements KernelBackend {
     return kernel;
   }
 
-  async startKernel(o: KernelStartOptions = {}): Promise<ConnectedKernel> {
+  startKernel(o: KernelStartOptions = {}): Promise<ConnectedKernel> {
+    return this.open(o, true, (kernel) => kernel.start());
+  }
+
+  attachKernel(
+    kernelId: string,
+    o: { signal?: AbortSignal; startTimeoutMs?: number } = {},
+  ): Promise<ConnectedKernel> {
+    return this.open({ signal: o.signal, startTimeoutMs: o.startTimeoutMs }, false, (kernel) =>
+      kernel.attachTo(kernelId),
+    );
+  }
+
+  /** A ConnectedKernel over a new provisioner, tracked while `join` starts or attaches it. */
+  private async open(
+    o: KernelStartOptions,
+    owned: boolean,
+    join: (kernel: ConnectedKernel) => Promise<void>,
+  ): Promise<ConnectedKernel> {
     const provisioner = new GatewayProvisioner(this.rest, this.spec(o));
     const kernel: ConnectedKernel = new ConnectedKernel(provisioner, {
       startTimeoutMs: o.startTimeoutMs ?? this.rest.launchTimeoutMs,
@@ -85,29 +103,9 @@ export class GatewayBackend implements KernelBackend {
       signal: o.signal,
       onShutdown: () => this.kernels.delete(kernel),
     });
-    this.track(kernel, true, provisioner);
+    this.track(kernel, owned, provisioner);
     try {
-      await kernel.start();
-    } catch (err) {
-      this.kernels.delete(kernel);
-      throw err;
-    }
-    return kernel;
-  }
-
-  async attachKernel(
-    kernelId: string,
-    o: { signal?: AbortSignal; startTimeoutMs?: number } = {},
-  ): Promise<ConnectedKernel> {
-    const provisioner = new GatewayProvisioner(this.rest, this.spec({ signal: o.signal }));
-    const kernel: ConnectedKernel = new ConnectedKernel(provisioner, {
-      startTimeoutMs: o.startTimeoutMs ?? this.rest.launchTimeoutMs,
-      signal: o.signal,
-      onShutdown: () => this.kernels.delete(kernel),
-    });
-    this.track(kernel, false, provisioner);
-    try {
-      await kernel.attachTo(kernelId);
+      await join(kernel);
     } catch (err) {
       this.kernels.delete(kernel);
       throw err;
