@@ -32,6 +32,8 @@ export interface ConnectedKernelOptions {
 const SHUTDOWN_REPLY_MS = 1000;
 const SHUTDOWN_EXIT_MS = 1000;
 const TERM_GRACE_MS = 1000;
+/** Bound on one kernel_info round trip while a started kernel settles (see settle below). */
+const PING_MS = 2000;
 
 export class ConnectedKernel implements Kernel {
   readonly id = randomUUID();
@@ -174,6 +176,7 @@ export class ConnectedKernel implements Kernel {
           if (attempt < attempts && retry && !deadline.signal.aborted) continue;
           throw err;
         }
+        await settle(launched, client, deadline.signal);
         // Reported before the kernel could answer (or resolved by its exit): never waits long.
         this.isolation = await launched.isolation;
         this.attach(launched, client);
@@ -303,6 +306,7 @@ export class ConnectedKernel implements Kernel {
     const deadline = deadlineSignal(timeoutMs, () => new TimeoutError(timeoutMs), [exited.signal]);
     try {
       this.info = await this.client.waitReady({ signal: deadline.signal });
+      await settle(launched, this.client, deadline.signal);
     } finally {
       deadline.dispose();
     }
@@ -352,6 +356,15 @@ export class ConnectedKernel implements Kernel {
   shutdown(): Promise<void> {
     return this.end(() => this.stop(SHUTDOWN_REPLY_MS, "the kernel was shut down"));
   }
+}
+
+/** LaunchedKernel.settle with a kernel_info round trip as the ping (it makes the kernel publish a status). */
+function settle(launched: LaunchedKernel, client: KernelClient, signal: AbortSignal): Promise<void> {
+  if (!launched.settle) return Promise.resolve();
+  const ping = async () => {
+    await client.request("shell", client.factory.kernelInfoRequest(), { timeoutMs: PING_MS, signal });
+  };
+  return launched.settle(ping, signal);
 }
 
 function delay(ms: number): Promise<void> {

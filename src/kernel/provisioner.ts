@@ -43,6 +43,14 @@ export interface LaunchedKernel {
   readonly isolation?: Promise<KernelIsolation>;
   /** CPU time the kernel process has used so far, when it can be read (a slow start vs a hung one). */
   cpuTimeMs?(): number | undefined;
+  /**
+   * Called once the kernel answered kernel_info after a start or restart: waits until whatever else
+   * watches the kernel has caught up with it. A gateway server's own IOPub listener can join after
+   * the kernel's first status; until it sees one it reports the kernel "starting" through a whole
+   * first cell, and a reconnect in that time loses an IOPub message (docs/backends.md). `ping` makes
+   * the kernel publish a status. Best effort, bounded by `signal`; never rejects.
+   */
+  settle?(ping: () => Promise<void>, signal: AbortSignal): Promise<void>;
 }
 
 export interface KernelProvisioner {

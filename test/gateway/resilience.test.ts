@@ -77,20 +77,34 @@ describe("the channels WebSocket refused at the start", () => {
 describe("a dropped channels WebSocket is not a dead kernel", () => {
   test("dropped mid-cell: reconnects, and the cell's whole output and result arrive", async () => {
     const kernel = await backend.startKernel({});
+    // The start waited for the server's own IOPub listener (settle): it no longer says "starting".
+    assert.notEqual((await backend.getKernel(kernel.kernelId!))?.executionState, "starting");
     const flag = join(server.rootDir, "go-on");
     try {
       const transport = backend.connection(kernel)!;
       transport.onReconnect(() => writeFileSync(flag, ""));
-      const chunks: string[] = [];
+      let dropped: Promise<number> | undefined;
       const r = await kernel.execute(
         `import os, time\nprint('before', flush=True)\nwhile not os.path.exists(${JSON.stringify(flag)}): time.sleep(0.02)\nprint('after')\n40 + 2`,
         {
           onChunk: (t) => {
-            chunks.push(t);
-            if (t.includes("before")) assert.equal(proxy.closeChannels(), 1);
+            if (!t.includes("before")) return;
+            dropped = (async () => {
+              // The server replays losslessly only when it knows the kernel is busy: otherwise its
+              // reconnect "nudge" swallows the first IOPub message (docs/backends.md). The start
+              // settled, so the server has seen the kernel's statuses and sees this cell's busy.
+              for (let i = 0; i < 500; i++) {
+                if ((await backend.getKernel(kernel.kernelId!))?.executionState === "busy")
+                  return proxy.closeChannels();
+                await new Promise((res) => setTimeout(res, 20));
+              }
+              writeFileSync(flag, ""); // let the cell end; the assertion below fails
+              return -1;
+            })();
           },
         },
       );
+      assert.equal(await dropped, 1, "the server saw the kernel busy, then the socket was dropped");
       assert.equal(r.status, "ok");
       assert.equal(r.text, "before\nafter\n");
       assert.equal(r.displays[0]?.text, "42");

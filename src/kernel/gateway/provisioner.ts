@@ -220,6 +220,22 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
     }
   }
 
+  async settle(ping: () => Promise<void>, signal: AbortSignal): Promise<void> {
+    // Usually one GET: the server's listener joined while the kernel booted. It misses statuses
+    // only when the kernel answered within its reconnect interval (~100 ms) of binding.
+    for (let attempt = 0; attempt < 40 && !signal.aborted && !this.gone; attempt++) {
+      try {
+        const r = await this.rest.request("GET", this.path(), { accept: [404], signal });
+        const state = (r.json as { execution_state?: string } | undefined)?.execution_state;
+        if (r.status === 404 || (state !== "starting" && state !== "restarting")) return;
+        await ping();
+      } catch {
+        return; // not worth failing a start over: the kernel itself answered
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
   /** Waits (bounded by the launch timeout) until the server no longer reports the kernel starting. */
   private async settled(): Promise<void> {
     const deadline = Date.now() + this.rest.launchTimeoutMs;
