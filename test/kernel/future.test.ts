@@ -4,6 +4,9 @@
 // be chosen for real: a pass-through transport holds one of them back until the other was delivered.
 // Everything else is the real kernel's real messages.
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   type ConnectedKernel,
@@ -132,44 +135,46 @@ describe("done = reply + idle", () => {
     assert.equal(r.future.isDone, true);
   });
 
-  // A hang guard, not a time bound (the test takes milliseconds): it hung once in a CI-layout run,
-  // cause not found (its input_request or input_reply seems lost); a hang must fail, not stall CI.
-  test("another request's idle does not complete it (parents are matched)", {
-    timeout: 180_000,
-  }, async () => {
+  test("another request's idle does not complete it (parents are matched)", async () => {
     // A kernel_info on control is served while the execution runs: its busy/idle land in between.
+    // The execution waits for a file the test writes once the control round trip is over. (It used
+    // to wait in input() for an input_reply; that version hung once in a CI-layout run.)
     const client = passThrough();
+    const flag = join(mkdtempSync(join(tmpdir(), "nbagent-future-")), "go-on");
     let infoDone = false;
     let execDoneWhenInfoDone: boolean | undefined;
     let infoError: string | undefined;
     const seen: string[] = [];
     const exec = client.future(
       "shell",
-      client.factory.executeRequest("print('start', flush=True)\ninput()", { stopOnError: false }),
+      client.factory.executeRequest(
+        `import os, time\nprint('start', flush=True)\nwhile not os.path.exists(${JSON.stringify(flag)}): time.sleep(0.01)`,
+        { stopOnError: false },
+      ),
       {
         onIOPub: (m) => {
-          if (m.header.msg_type === "stream") seen.push("stream");
+          if (m.header.msg_type === "stream") {
+            seen.push("stream");
+            // Released however it ends, so a failure is reported rather than a hang.
+            void client
+              .request("control", client.factory.kernelInfoRequest(), { timeoutMs: 60_000 })
+              .then(
+                () => {
+                  infoDone = true;
+                  execDoneWhenInfoDone = exec.isDone;
+                },
+                (err: Error) => {
+                  infoError = err.message;
+                },
+              )
+              .finally(() => writeFileSync(flag, ""));
+          }
           if (isIdle(m)) seen.push("idle");
-        },
-        onStdin: (m) => {
-          // The control request's whole round trip happens while this execution waits for input.
-          // Answered however it ends, so a failure is reported rather than a hang.
-          void client
-            .request("control", client.factory.kernelInfoRequest(), { timeoutMs: 60_000 })
-            .then(
-              () => {
-                infoDone = true;
-                execDoneWhenInfoDone = exec.isDone;
-              },
-              (err: Error) => {
-                infoError = err.message;
-              },
-            )
-            .finally(() => client.send("stdin", client.factory.inputReply("", m.header)));
         },
       },
     );
     const reply = await exec.done;
+    rmSync(dirname(flag), { recursive: true, force: true });
     assert.equal((reply.content as { status: string }).status, "ok");
     assert.equal(infoError, undefined);
     assert.equal(infoDone, true);
