@@ -5,13 +5,21 @@
  * holds open: inside its PID namespace os.getpid() is 1) is gone.
  */
 import assert from "node:assert/strict";
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { before, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { promisify } from "node:util";
-import { holdProbeCode, type Json, kernelHostPid, ROOT, resultText, tempDir } from "./helpers.js";
+import {
+  holdProbeCode,
+  type Json,
+  kernelHostPid,
+  ROOT,
+  resultText,
+  spawnNbagent,
+  tempDir,
+} from "./helpers.js";
 
 const exec = promisify(execFile);
 const BUNDLE = join(ROOT, "dist/cli/nbagent.js");
@@ -32,10 +40,10 @@ interface Batch {
 
 async function startBatch(): Promise<Batch & { dir: string }> {
   const dir = await tempDir("nbagent-batch-sig-");
-  const child = spawn(process.execPath, [BUNDLE, "batch", "--cwd", dir], {
+  const child = spawnNbagent(["batch", "--cwd", dir], {
     cwd: dir,
-    env: { ...process.env, NBAGENT_STATE_DIR: join(dir, "state") },
-    stdio: ["pipe", "pipe", "pipe"],
+    bundle: BUNDLE,
+    env: { NBAGENT_STATE_DIR: join(dir, "state") },
   });
   let out = "";
   let err = "";

@@ -6,13 +6,13 @@
  * gateway configured, on the shared local gateway started on demand. Each case has its own state dir.
  */
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { type JupyterServerHandle, startJupyterServer } from "../gateway/helpers.js";
-import { type Json, ROOT, tempDir, writeNb } from "./helpers.js";
+import { type Json, nbagent, ROOT, tempDir, writeNb } from "./helpers.js";
 
 const exec = promisify(execFile);
 const OUT = join(ROOT, "dist", `test-cli-sessions-${process.pid}`);
@@ -25,28 +25,15 @@ interface Run {
 }
 
 /** `node <bundle> ARGS` in cwd with env added (NBAGENT_GATEWAY_* removed unless given), stdin `input`. */
-function cli(args: string[], cwd: string, env: Record<string, string>, input = ""): Promise<Run> {
-  const base = { ...process.env };
-  delete base.NBAGENT_GATEWAY_URL;
-  delete base.NBAGENT_GATEWAY_TOKEN;
-  const child = spawn(process.execPath, [BUNDLE, ...args], {
+async function cli(args: string[], cwd: string, env: Record<string, string>, input = ""): Promise<Run> {
+  const r = await nbagent(args, {
     cwd,
-    env: { ...base, NO_COLOR: "1", ...env },
-    stdio: ["pipe", "pipe", "pipe"],
+    input,
+    bundle: BUNDLE,
+    unset: ["NBAGENT_GATEWAY_URL", "NBAGENT_GATEWAY_TOKEN"],
+    env: { NO_COLOR: "1", ...env },
   });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (d: string) => {
-    stdout += d;
-  });
-  child.stderr.setEncoding("utf8").on("data", (d: string) => {
-    stderr += d;
-  });
-  child.stdin.end(input);
-  return new Promise((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
+  return { code: r.code ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
 const py = (code: string) => JSON.stringify({ cells: [{ code }] });

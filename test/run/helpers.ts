@@ -42,13 +42,20 @@ export interface CliOptions {
   cwd?: string;
   input?: string;
   env?: Record<string, string>;
+  /** Variables of this process the child must not inherit (before `env` is added). */
+  unset?: string[];
+  /** A built bundle to run instead of the source through tsx (the CLI as installed). */
+  bundle?: string;
 }
 
-/** Starts `nbagent ARGS…` from source; the caller owns the child. */
+/** Starts `nbagent ARGS…` (from source, or `options.bundle`); the caller owns the child. */
 export function spawnNbagent(args: string[], options: CliOptions = {}) {
-  return spawn(process.execPath, ["--import", TSX, MAIN, ...args], {
+  const inherited = { ...process.env };
+  for (const name of options.unset ?? []) delete inherited[name];
+  const entry = options.bundle ? [options.bundle] : ["--import", TSX, MAIN];
+  return spawn(process.execPath, [...entry, ...args], {
     cwd: options.cwd ?? ROOT,
-    env: { ...process.env, ...options.env },
+    env: { ...inherited, ...options.env },
     stdio: ["pipe", "pipe", "pipe"],
   });
 }
