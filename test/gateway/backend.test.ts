@@ -44,10 +44,15 @@ describe("gateway backend", () => {
     try {
       await kernel.execute("x = 7");
       const seen: string[] = [];
+      let interrupted = false;
       const running = kernel.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(60)", {
         onChunk: (t) => {
           seen.push(t);
-          if (t.includes("sleeping")) void kernel.interrupt();
+          // Once: the traceback that follows quotes the line with "sleeping" too, and a second
+          // interrupt would land in the next execution.
+          if (interrupted || !t.includes("sleeping")) return;
+          interrupted = true;
+          void kernel.interrupt();
         },
       });
       const r = await running;

@@ -37,9 +37,14 @@ test("execute with the kernel's cwd, interrupt (by message), restart in place", 
     const where = await kernel.execute("import os\nx = 7\nos.getcwd()");
     assert.equal(where.status, "ok");
     assert.equal(where.displays[0]?.text, `'${cwd}'`);
+    let interrupted = false;
     const running = kernel.execute("import time\nprint('sleeping', flush=True)\ntime.sleep(60)", {
       onChunk: (t) => {
-        if (t.includes("sleeping")) void kernel.interrupt();
+        // Once: the traceback that follows quotes the line with "sleeping" too, and a second
+        // interrupt would land in the next execution.
+        if (interrupted || !t.includes("sleeping")) return;
+        interrupted = true;
+        void kernel.interrupt();
       },
     });
     const r = await running;
