@@ -7,6 +7,9 @@ import type { KernelProvisioner, LaunchedKernel } from "../provisioner.js";
 import { GatewayHttpError, type GatewayRest } from "./rest.js";
 import { GatewayWsTransport, type WsTransportOptions } from "./ws-transport.js";
 
+/** How long a started kernel may take to settle (LaunchedKernel.settle) before the start goes on anyway. */
+const SETTLE_MS = 3000;
+
 /** The server says this kernel does not exist (any more). */
 export class KernelGoneError extends Error {
   readonly kernelId: string;
@@ -195,7 +198,7 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
       this.serverRestarting = false;
       // The caller waits for kernel_info afterwards: the restarted process answers it, once our
       // socket's server-side streams lead to its (possibly new) ports.
-      await this.settled();
+      await this.whileStarting(this.rest.launchTimeoutMs);
       await this.transport.renewConnection();
       return;
     }
@@ -211,7 +214,7 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
       // jupyter_server answers 500 while its own automatic restart (after the kernel died) is still
       // under way: wait until that one is over, then ask once more.
       if (!(err instanceof GatewayHttpError) || err.status < 500) throw err;
-      await this.settled();
+      await this.whileStarting(this.rest.launchTimeoutMs);
       r = await post();
     }
     if (r.status === 404) {
@@ -223,26 +226,28 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
   async settle(ping: () => Promise<void>, signal: AbortSignal): Promise<void> {
     // Usually one GET: the server's listener joined while the kernel booted. It misses statuses
     // only when the kernel answered within its reconnect interval (~100 ms) of binding.
-    for (let attempt = 0; attempt < 40 && !signal.aborted && !this.gone; attempt++) {
-      try {
-        const r = await this.rest.request("GET", this.path(), { accept: [404], signal });
-        const state = (r.json as { execution_state?: string } | undefined)?.execution_state;
-        if (r.status === 404 || (state !== "starting" && state !== "restarting")) return;
-        await ping();
-      } catch {
-        return; // not worth failing a start over: the kernel itself answered
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25));
+    try {
+      await this.whileStarting(SETTLE_MS, ping, signal);
+    } catch {
+      // not worth failing a start over: the kernel itself answered
     }
   }
 
-  /** Waits (bounded by the launch timeout) until the server no longer reports the kernel starting. */
-  private async settled(): Promise<void> {
-    const deadline = Date.now() + this.rest.launchTimeoutMs;
-    for (let pause = 50; Date.now() < deadline; pause = Math.min(pause * 2, 1000)) {
-      const r = await this.rest.request("GET", this.path(), { accept: [404] });
+  /**
+   * Asks GET /api/kernels/{id} until the server no longer reports the kernel starting or
+   * restarting (or no longer has it), for at most `withinMs`; `ping` runs before each pause.
+   */
+  private async whileStarting(
+    withinMs: number,
+    ping?: () => Promise<void>,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const deadline = Date.now() + withinMs;
+    for (let pause = 50; Date.now() < deadline && !signal?.aborted; pause = Math.min(pause * 2, 1000)) {
+      const r = await this.rest.request("GET", this.path(), { accept: [404], signal });
       const state = (r.json as { execution_state?: string } | undefined)?.execution_state;
       if (r.status === 404 || (state !== "starting" && state !== "restarting")) return;
+      await ping?.();
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
