@@ -3,13 +3,26 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { GatewayBackend, KernelGoneError } from "../../src/kernel/index.js";
-import { type JupyterServerHandle, startJupyterServer } from "./helpers.js";
+import { type JupyterServerHandle, SERVER_PYTHON, startJupyterServer } from "./helpers.js";
 
 let server: JupyterServerHandle;
 let backend: GatewayBackend;
 
+// A kernel that takes 3 s to start: the server holds its first WebSocket until it answers kernel_info.
+const SLOW = {
+  argv: [
+    SERVER_PYTHON,
+    "-c",
+    "import time; time.sleep(3)\nfrom ipykernel.kernelapp import launch_new_instance; launch_new_instance()",
+    "-f",
+    "{connection_file}",
+  ],
+  display_name: "Slow Python",
+  language: "python",
+};
+
 before(async () => {
-  server = await startJupyterServer();
+  server = await startJupyterServer({ kernelspecs: { slow: SLOW } });
   backend = new GatewayBackend({ url: server.url, token: server.token });
 });
 after(async () => {
@@ -37,6 +50,30 @@ describe("gateway backend", () => {
       await kernel.shutdown();
     }
     assert.equal(await backend.getKernel(kernel.kernelId!), undefined, "DELETE removed it from the server");
+  });
+
+  test("the first WebSocket waits for a slow kernel's start (launch bound), not the connect bound", async () => {
+    const quick = new GatewayBackend({ url: server.url, token: server.token, connectTimeoutMs: 300 });
+    try {
+      const kernel = await quick.startKernel({ kernelName: "slow" });
+      assert.equal((await kernel.execute("6 * 7")).displays[0]?.text, "42");
+      await kernel.shutdown();
+      // A launch bound shorter than the start: an Error: that says what timed out; no kernel left behind.
+      const impatient = new GatewayBackend({ url: server.url, token: server.token, launchTimeoutMs: 500 });
+      const before = (await quick.listKernels()).map((k) => k.id);
+      await assert.rejects(impatient.startKernel({ kernelName: "slow" }), (err: Error) => {
+        assert.match(err.message, /^Error: /);
+        assert.match(err.message, /500 ms/);
+        return true;
+      });
+      assert.deepEqual(
+        (await quick.listKernels()).map((k) => k.id),
+        before,
+      );
+      await impatient.dispose();
+    } finally {
+      await quick.dispose();
+    }
   });
 
   test("interrupt stops running code through REST; the kernel keeps its state", async () => {

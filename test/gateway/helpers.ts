@@ -4,7 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import net from "node:net";
@@ -40,6 +40,8 @@ export interface JupyterServerOptions {
   timeoutMs?: number;
   /** A command the server runs under (e.g. bwrap arguments ending in `--`): another machine's view. */
   wrap?: string[];
+  /** Extra kernelspecs (name → kernel.json) the server offers besides the system's. */
+  kernelspecs?: Record<string, { argv: string[]; display_name: string; language: string }>;
 }
 
 /** A port nobody listens on right now (the server may still lose a race for it: then we retry). */
@@ -73,6 +75,11 @@ async function startOnce(options: JupyterServerOptions): Promise<JupyterServerHa
   const port = await freePort();
   const tls = options.certfile !== undefined;
   const url = `${tls ? "https" : "http"}://127.0.0.1:${port}`;
+  for (const [name, spec] of Object.entries(options.kernelspecs ?? {})) {
+    const dir = join(home, "data", "kernels", name);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "kernel.json"), JSON.stringify(spec));
+  }
   const logFile = join(home, "server.log");
   const logFd = openSync(logFile, "a");
   const args = [

@@ -133,12 +133,17 @@ export class GatewayProvisioner implements KernelProvisioner {
 
   private async connect(kernelId: string): Promise<LaunchedKernel> {
     const kernel = new GatewayLaunchedKernel(this.rest, kernelId);
-    const transport = await GatewayWsTransport.connect(this.rest, kernelId, {
-      ...this.spec.transport,
-      onGone: (reason) => kernel.markGone(reason),
-      onShutdownRequest: () => void kernel.kill(1),
-      onServerStatus: (state) => kernel.serverStatus(state),
-    });
+    const transport = await GatewayWsTransport.connect(
+      this.rest,
+      kernelId,
+      {
+        ...this.spec.transport,
+        onGone: (reason) => kernel.markGone(reason),
+        onShutdownRequest: () => void kernel.kill(1),
+        onServerStatus: (state) => kernel.serverStatus(state),
+      },
+      this.spec.signal,
+    );
     kernel.transport = transport;
     this.current = kernel;
     return kernel;

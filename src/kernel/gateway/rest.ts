@@ -15,11 +15,14 @@ export interface GatewayOptions {
   headers?: Record<string, string>;
   /** PEM of a private CA for https/wss. */
   ca?: string | Buffer;
-  /** Bound on opening a TCP/TLS connection or a WebSocket (default 10 s). */
+  /** Bound on opening a TCP/TLS connection or re-opening a kernel's WebSocket (default 10 s). */
   connectTimeoutMs?: number;
   /** Bound on one REST call (default 30 s). */
   requestTimeoutMs?: number;
-  /** Bound on POST /api/kernels plus the first kernel_info (default 60 s; cluster kernels need more). */
+  /**
+   * Bound on POST /api/kernels, the kernel's first WebSocket handshake (the server holds it until the
+   * kernel has started) and its first kernel_info (default 60 s; cluster kernels need more).
+   */
   launchTimeoutMs?: number;
 }
 

@@ -74,14 +74,20 @@ export class GatewayWsTransport implements KernelTransport {
     this.protocol = options.protocol === "json" ? "json" : "v1";
   }
 
-  /** Opens the channels socket (bounded by the gateway's connect timeout). */
+  /**
+   * Opens the channels socket. The first open is bounded by the gateway's launch timeout, not its
+   * connect timeout: jupyter_server answers a kernel's first WebSocket only once the kernel has
+   * replied to its kernel_info_request, i.e. once a kernel just launched has finished starting
+   * (docs/backends.md). Later opens (reconnects) are answered at once and keep the connect bound.
+   */
   static async connect(
     rest: GatewayRest,
     kernelId: string,
     options: WsTransportOptions = {},
+    signal?: AbortSignal,
   ): Promise<GatewayWsTransport> {
     const t = new GatewayWsTransport(rest, kernelId, options);
-    await t.open(true);
+    await t.open(true, signal);
     return t;
   }
 
@@ -93,28 +99,42 @@ export class GatewayWsTransport implements KernelTransport {
   }
 
   /** Opens a socket and makes it the current one; rejects with what went wrong. */
-  private async open(first: boolean): Promise<void> {
+  private async open(first: boolean, signal?: AbortSignal): Promise<void> {
+    const handshakeMs = first ? this.rest.launchTimeoutMs : this.rest.connectTimeoutMs;
     try {
-      await this.openWith(this.protocol);
+      await this.openWith(this.protocol, handshakeMs, signal);
     } catch (err) {
       // A server that does not speak the binary protocol answers without a subprotocol.
       if (!(first && this.protocol === "v1" && NO_SUBPROTOCOL.test((err as Error).message))) throw err;
       this.protocol = "json";
-      await this.openWith("json");
+      await this.openWith("json", handshakeMs, signal);
     }
   }
 
-  private openWith(protocol: WsProtocol): Promise<void> {
+  private openWith(protocol: WsProtocol, handshakeMs: number, signal?: AbortSignal): Promise<void> {
     return new Promise((resolve, reject) => {
+      const path = `GET ${new URL(this.channelsUrl()).pathname}`;
+      const cancelled = () =>
+        new Error(`Error: opening the kernel's WebSocket at ${this.rest.display} (${path}) was cancelled`);
+      if (signal?.aborted) {
+        reject(cancelled());
+        return;
+      }
       const ws = new WebSocket(this.channelsUrl(), protocol === "v1" ? [V1_PROTOCOL] : [], {
         headers: this.rest.headers(),
         ca: this.rest.options.ca,
-        handshakeTimeout: this.rest.connectTimeoutMs,
+        handshakeTimeout: handshakeMs,
         perMessageDeflate: false,
         maxPayload: 0,
       });
+      const onAbort = () => {
+        reject(cancelled());
+        ws.terminate();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      ws.once("open", () => signal?.removeEventListener("abort", onAbort));
+      ws.once("close", () => signal?.removeEventListener("abort", onAbort));
       let opened = false;
-      const path = `GET ${new URL(this.channelsUrl()).pathname}`;
       ws.on("unexpected-response", (_req, res) => {
         // Rejected first: terminate() makes ws report a generic error, which then changes nothing.
         reject(
@@ -135,7 +155,11 @@ export class GatewayWsTransport implements KernelTransport {
         if (!opened)
           reject(
             new Error(
-              `Error: could not open the kernel's WebSocket at ${this.rest.display} (${path}): ${err.message}`,
+              `Error: could not open the kernel's WebSocket at ${this.rest.display} (${path}): ${
+                /handshake has timed out/i.test(err.message)
+                  ? `no answer within ${handshakeMs} ms`
+                  : err.message
+              }`,
             ),
           );
       });
