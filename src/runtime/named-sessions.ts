@@ -69,7 +69,10 @@ interface RegistryFile {
   version: 1;
   gateway: string;
   sessions: Record<string, { kernelId: string; createdAt: string; lastUsedAt: string; cwd: string }>;
-  retired: Record<string, { kernelId: string; why: RetiredSession["why"]; at: string; lastUsed: string }>;
+  retired: Record<
+    string,
+    { kernelId: string; why: RetiredSession["why"]; at: string; lastUsed: string; idleTimeoutMs?: number }
+  >;
 }
 
 interface Registry {
@@ -154,7 +157,10 @@ export class NamedSessions {
       other = reg.sessions.get(name);
       if (other && other.kernelId !== record?.kernelId) return; // another process was quicker
       const r = reg.retired.get(name);
-      if (r) gone = { key: r.key, why: r.why, at: r.at, lastUsed: r.lastUsed };
+      if (r) {
+        const { kernelId: _, ...retired } = r;
+        gone = retired;
+      }
       reg.retired.delete(name);
       const now = this.now();
       reg.sessions.set(name, { kernelId, createdAt: now, lastUsedAt: now, cwd });
@@ -254,7 +260,14 @@ export class NamedSessions {
       if (!r || r.kernelId !== kernelId) return;
       reg.sessions.delete(name);
       reg.retired.delete(name);
-      reg.retired.set(name, { key: name, kernelId, why, at, lastUsed: r.lastUsedAt });
+      reg.retired.set(name, {
+        key: name,
+        kernelId,
+        why,
+        at,
+        lastUsed: r.lastUsedAt,
+        ...(why === "idle" ? { idleTimeoutMs: this.idleTimeoutMs } : {}),
+      });
       for (const k of reg.retired.keys()) {
         if (reg.retired.size <= MAX_RETIRED) break;
         reg.retired.delete(k);
@@ -298,7 +311,13 @@ export class NamedSessions {
         retired: Object.fromEntries(
           [...reg.retired].map(([n, r]) => [
             n,
-            { kernelId: r.kernelId, why: r.why, at: iso(r.at), lastUsed: iso(r.lastUsed) },
+            {
+              kernelId: r.kernelId,
+              why: r.why,
+              at: iso(r.at),
+              lastUsed: iso(r.lastUsed),
+              ...(r.idleTimeoutMs !== undefined ? { idleTimeoutMs: r.idleTimeoutMs } : {}),
+            },
           ]),
         ),
       };
@@ -346,6 +365,9 @@ function parseRegistry(text: string): Registry {
       why: r.why,
       at: ms(r.at),
       lastUsed: ms(r.lastUsed),
+      ...(typeof r.idleTimeoutMs === "number" && r.idleTimeoutMs >= 0
+        ? { idleTimeoutMs: r.idleTimeoutMs }
+        : {}),
     });
   }
   return reg;

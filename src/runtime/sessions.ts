@@ -56,6 +56,8 @@ export interface RetiredSession {
   lastUsed: number;
   /** For eviction: the limit that forced it. */
   maxSessions?: number;
+  /** For idle: the rule that applied (unused this long → shut down). */
+  idleTimeoutMs?: number;
 }
 
 /** A kept session that held a slot while a call waited for one. */
@@ -286,6 +288,7 @@ export class KernelSessions {
         at: Date.now(),
         lastUsed: session.lastUsed,
         maxSessions: why === "evicted" ? this.maxSessions : undefined,
+        ...(why === "idle" ? { idleTimeoutMs: this.idleTimeoutMs } : {}),
       });
       // Keep the newest records only (a long-lived host may retire thousands of keys).
       for (const k of this.retired.keys()) {

@@ -71,9 +71,15 @@ function clock(ms: number): string {
   return new Date(ms).toTimeString().slice(0, 8);
 }
 
-function minutes(ms: number): string {
+/** How long unused kernels are kept, and how many (the runtime's settings; tool descriptions state them). */
+export interface KeptKernelLimits {
+  idleTimeoutMs: number;
+  maxSessions: number;
+}
+
+export function minutes(ms: number): string {
   const m = Math.round(ms / 60_000);
-  return m >= 1 ? plural(m, "minute") : plural(Math.max(1, Math.round(ms / 1000)), "second");
+  return m >= 1 ? plural(m, "minute") : plural(Math.round(ms / 1000), "second");
 }
 
 /** Whose kernel it is, for sentences: "this session's kernel", "the notebook's kernel". */
@@ -134,7 +140,9 @@ function holderText(h: SlotHolder): string {
 export function replacedText(r: RetiredSession, o: KernelOwner, now = Date.now()): string {
   const why =
     r.why === "idle"
-      ? `was shut down at ${clock(r.at)} after ${minutes(r.at - r.lastUsed)} unused (kernels idle for 5 minutes are shut down)`
+      ? `was shut down at ${clock(r.at)} after ${minutes(r.at - r.lastUsed)} unused${
+          r.idleTimeoutMs !== undefined ? ` (kernels idle for ${minutes(r.idleTimeoutMs)} are shut down)` : ""
+        }`
       : r.why === "evicted"
         ? `was shut down at ${clock(r.at)} to make room for another kernel (at most ${r.maxSessions ?? 4} are kept: python sessions and notebook kernels together; the least recently used idle one goes)`
         : r.why === "gone"

@@ -1,9 +1,14 @@
+import { type KeptKernelLimits, minutes } from "./kernel-text.js";
+
 /**
  * The notebook tool's description: a prompt the model can act on (docs/notebook-tool.md). It says
  * how cells are addressed, how a notebook is created, and — when cells can run — how the kernel's
  * state lives and dies.
  */
-export function notebookDescription(withRun: boolean): string {
+export function notebookDescription(
+  withRun: boolean,
+  limits: KeptKernelLimits = { idleTimeoutMs: 5 * 60_000, maxSessions: 4 },
+): string {
   const lines = [
     "Edit a Jupyter notebook (.ipynb) cell by cell" +
       (withRun ? " and run its cells in the notebook's own kernel." : "."),
@@ -15,7 +20,7 @@ export function notebookDescription(withRun: boolean): string {
   if (withRun) {
     lines.push(
       "- run runs one cell (cell_index or cell_id), a range (cell_range [first, last], or cell_index..to_index) or all cells (the default), top to bottom, stopping at the first error unless allow_errors; execute: true on edit/insert runs that cell right after saving it. Outputs and execution counts are saved into the file. timeout: seconds for the whole call (default 60).",
-      "- Each notebook has its own kernel (working directory: the notebook's folder). Its state (variables, imports) is kept between calls while the host runs, but a kernel idle for 5 minutes is replaced, and so is the least recently used one when a fifth kernel session is needed (at most 4: python sessions and notebook kernels together); the next run's result says so. Cells are never re-run automatically: after a replacement, run the cells whose state you need again.",
+      `- Each notebook has its own kernel (working directory: the notebook's folder). Its state (variables, imports) is kept between calls while the host runs, but a kernel idle for ${minutes(limits.idleTimeoutMs)} is replaced, and so is the least recently used one when a new kernel session is needed beyond the ${limits.maxSessions} kept (at most ${limits.maxSessions}: python sessions and notebook kernels together); the next run's result says so. Cells are never re-run automatically: after a replacement, run the cells whose state you need again.`,
       "- The python tool with notebook_path runs code in this notebook's kernel (to inspect variables or try a fix) without changing the file.",
       "- Results show each cell's output within 50KB per call (a head and tail of long output, tracebacks always); the whole is saved as artifact://<id>, read with the artifact tool. Notebook kernels behave as in Jupyter: no agent helpers, input() gets '' once then EOFError, and host environment variables that look like secrets (API keys, tokens, passwords, URLs with credentials) are not in their environment (the first run of a notebook's kernel names them).",
     );

@@ -253,5 +253,6 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     })) as ToolResult<NotebookRunDetails>;
   }
 
-  return { run: run as NotebookExecutor["run"], registries };
+  const { idleTimeoutMs, maxSessions } = options.runtime.sessions;
+  return { run: run as NotebookExecutor["run"], registries, limits: { idleTimeoutMs, maxSessions } };
 }

@@ -2,6 +2,8 @@
  * The notebook tool's public types: its details, and the interface the runtime layer implements to
  * run cells (X1). notebook.ts re-exports them.
  */
+
+import type { KeptKernelLimits } from "./kernel-text.js";
 import type { NotebookParams } from "./notebook-params.js";
 import type { ReadCell } from "./notebook-read.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
@@ -42,4 +44,6 @@ export interface NotebookRunRequest {
 
 export interface NotebookExecutor {
   run(request: NotebookRunRequest): Promise<ToolResult<unknown>>;
+  /** The kernels' keep rules, for the tool's description (default: 5 minutes idle, 4 kept). */
+  limits?: KeptKernelLimits;
 }

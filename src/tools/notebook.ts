@@ -51,7 +51,7 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
   return {
     name: "notebook",
     label: "Notebook",
-    description: notebookDescription(withRun),
+    description: notebookDescription(withRun, executor?.limits),
     parameters: notebookSchema(withRun),
 
     async execute(_toolCallId, raw, signal, onUpdate) {

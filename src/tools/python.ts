@@ -17,7 +17,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { SessionSpec } from "../runtime/session.js";
 import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
-import { isolationNote, namedSessionText } from "./kernel-text.js";
+import { isolationNote, type KeptKernelLimits, minutes, namedSessionText } from "./kernel-text.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
 import type { RunRegistry } from "./runs.js";
@@ -93,7 +93,8 @@ export interface PythonToolOptions {
   runs?: RunRegistry;
 }
 
-function describe(maxBytes: number, gateway: boolean): string {
+function describe(maxBytes: number, gateway: boolean, limits: KeptKernelLimits): string {
+  const idle = minutes(limits.idleTimeoutMs);
   const helpers = preludeHelpers()
     .map((h) => `- ${h.doc.includes("(") ? h.doc : `${h.name}: ${h.doc}`}`)
     .join("\n");
@@ -101,8 +102,8 @@ function describe(maxBytes: number, gateway: boolean): string {
     "Run Python in a persistent Jupyter (IPython) kernel. Cells run in order in one kernel; the call stops at the first",
     "failing cell. Results name cells by their 1-based position ([1/3], cell 1).",
     "State (variables, imports, loaded data) persists across calls of the same session while the host runs, until:",
-    "the kernel is idle for 5 minutes, or a fifth kernel is needed (at most 4 are kept, python sessions and notebook",
-    "kernels together; the least recently used idle one is shut down), or a cell kills it, or you pass reset.",
+    `the kernel is idle for ${idle}, or a new kernel is needed beyond the ${limits.maxSessions} kept (at most ${limits.maxSessions}, python sessions`,
+    "and notebook kernels together; the least recently used idle one is shut down), or a cell kills it, or you pass reset.",
     "The next result then says so at the top; a cell that killed the kernel is never run again automatically.",
     "IPython syntax works (%magics, !shell). stdout/stderr, results and displays are returned as text, at most",
     `${Math.round(maxBytes / 1024)}KB per call: a cell that does not fit shows its head and tail (errors always) and the whole output is saved as artifact://<id> (read it with the artifact tool). Plots and images`,
@@ -114,7 +115,7 @@ function describe(maxBytes: number, gateway: boolean): string {
     ...(gateway
       ? [
           "Kernels run on a Jupyter gateway: a session you name (session) is kept there after this process ends, so a later",
-          "call with the same session, from another process too, finds its state (until it is unused for 5 minutes); its",
+          `call with the same session, from another process too, finds its state (until it is unused for ${idle}); its`,
           "first result says whether it re-attached to the running kernel (with its kernel id) or is new.",
         ]
       : []),
@@ -143,7 +144,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
   return {
     name: "python",
     label: "Python",
-    description: describe(maxBytes, options.runtime.usesGateway),
+    description: describe(maxBytes, options.runtime.usesGateway, options.runtime.sessions),
     parameters: pythonSchema,
     async execute(_toolCallId, params, signal, onUpdate) {
       const problem = validate(params);

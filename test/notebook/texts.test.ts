@@ -145,7 +145,7 @@ describe("texts: numbering, plurals, no notice twice", () => {
       /read lists every cell's index, id/,
       /Results of edit, insert, move and delete name the cell's index and id/,
       /idle for 5 minutes is replaced/,
-      /fifth kernel session/,
+      /a new kernel session is needed beyond the 4 kept/,
       /at most 4: python sessions and notebook kernels together/,
       /the next run's result says so/,
       /never re-run automatically/,

@@ -53,6 +53,29 @@ describe("kernel state, as the model reads it", { concurrency: true }, () => {
     assert.doesNotMatch(resultText(await py({ cells: [{ code: "x = 2" }] })), /Note:/);
   });
 
+  test("the keep rules the texts state are the runtime's own (here 2 minutes idle, 3 kernels kept)", async () => {
+    const dir = await tempDir();
+    const { t, py } = toolbox(dir, { sweepIntervalMs: 3_600_000, idleTimeoutMs: 120_000, maxSessions: 3 });
+    const described = (name: string) => t.tools.find((x) => x.name === name)!.description;
+    assert.match(
+      described("python"),
+      /the kernel is idle for 2 minutes, or a new kernel is needed beyond the 3 kept \(at most 3,/,
+    );
+    assert.match(described("notebook"), /a kernel idle for 2 minutes is replaced/);
+    assert.match(
+      described("notebook"),
+      /beyond the 3 kept \(at most 3: python sessions and notebook kernels together\)/,
+    );
+    assert.doesNotMatch(described("python") + described("notebook"), /5 minutes|4 kept|at most 4/);
+    await py({ cells: [{ code: "x = 1" }] });
+    t.runtime.sessions.sweep(Date.now() + 3 * 60_000);
+    const text = resultText(await py({ cells: [{ code: "print(x)" }] }));
+    assert.match(
+      text,
+      /^Note: This session's kernel was shut down at \d\d:\d\d:\d\d after \d+ (minutes|seconds?) unused \(kernels idle for 2 minutes are shut down\)\./,
+    );
+  });
+
   test("a notebook kernel swept while idle: the next run says so and which cells above did not run in the new kernel", async () => {
     const dir = await tempDir();
     const { t, nb } = toolbox(dir, { sweepIntervalMs: 3_600_000 });

@@ -118,10 +118,10 @@ test("the idle sweep shuts an unused named kernel down; the next call says its s
   assert.match(
     text,
     new RegExp(
-      `^Note: This session's kernel was shut down at ${CLOCK} after \\d+ seconds? unused \\(kernels idle for 5 minutes are shut down\\)\\. ${GONE_STATE}\n`,
+      `^Note: This session's kernel was shut down at ${CLOCK} after \\d+ seconds? unused \\(kernels idle for 0 seconds are shut down\\)\\. ${GONE_STATE}\n`,
     ),
   );
-  assert.match(text, NEW("idle", "1 second")); // this runtime's idle timeout
+  assert.match(text, NEW("idle", "0 seconds")); // this runtime's idle timeout
   assert.match(text, /NameError: name 'y' is not defined/);
 });
 
