@@ -195,6 +195,32 @@ export interface KernelStartOptions {
   extraArguments?: string[];
   /** Run the kernel in the sandbox (local backend; refused with an Error: where bubblewrap is missing). */
   sandbox?: KernelSandbox;
+  /**
+   * What of nbagent's own state the kernel may see (docs/isolation.md). Default: the per-user state
+   * directory is hidden, only the kernel's own connection files are put back.
+   */
+  confinement?: KernelConfinement;
+  /** Per-kernel resource limits (docs/isolation.md); unset fields get the defaults there. */
+  limits?: KernelLimits;
+}
+
+/**
+ * nbagent's own state a kernel must not see (other kernels' connection files and keys, the shared
+ * gateway's token, the named-session registry, other sessions' artifacts): each `hide` folder is
+ * covered by an empty one in the kernel's mount namespace, then each `expose` folder (inside a hidden
+ * one) is put back at its own path, writable. The kernel's own connection folder is always put back.
+ */
+export interface KernelConfinement {
+  hide: string[];
+  expose: string[];
+}
+
+/** Resource limits for one kernel and everything it starts (docs/isolation.md). */
+export interface KernelLimits {
+  /** Most processes (and threads) alive at once in the kernel's namespace. */
+  maxProcesses?: number;
+  /** Most memory the kernel and its children may use, in bytes. */
+  memoryBytes?: number;
 }
 
 export type KernelDeathListener = (reason: string) => void;
