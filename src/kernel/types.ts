@@ -163,6 +163,12 @@ export interface KernelIsolation {
   pidNamespace: boolean;
   /** How the namespace was made (the unshare(2) system call, from the kernel's wrapper). */
   via?: "unshare";
+  /**
+   * The kernel runs below an init of its own with no capabilities, a seccomp filter, read-only
+   * /proc/sys and /sys, a minimal /dev and nbagent's state hidden (docs/isolation.md). False with
+   * a `reason` when the namespace was had but one of those steps failed.
+   */
+  confined?: boolean;
   /** Present when the kernel runs in the filesystem/network sandbox (bubblewrap). */
   sandbox?: { writable: string[]; network: boolean };
   /** Why the PID namespace (or the sandbox asked for) could not be had. */

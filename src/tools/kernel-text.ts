@@ -33,7 +33,11 @@ export type CellAbort =
  * the backend cannot tell.
  */
 export function isolationNote(isolation: KernelIsolation | undefined): string | undefined {
-  if (!isolation || isolation.pidNamespace) return undefined;
+  if (!isolation) return undefined;
+  if (isolation.pidNamespace)
+    return isolation.confined === false
+      ? `Note: this kernel sees no other process, but its confinement is incomplete (${isolation.reason ?? "no reason given"}): it may see nbagent's state folder or write the machine's settings that its user could. \`nbagent doctor\` says more.`
+      : undefined;
   const why = isolation.reason ? ` (no PID namespace: ${isolation.reason})` : "";
   return `Note: this kernel can see the other processes of this user, the host's included, and could read their environment (/proc/<pid>/environ) with its API keys and tokens${why}. Do not read other processes' /proc entries; \`nbagent doctor\` says how to isolate kernels on this machine.`;
 }

@@ -92,8 +92,9 @@ describe("fork server", { concurrency: true }, () => {
             "print(sys.argv[0].endswith('ipykernel_launcher.py'), sys.argv[1] == '-f')",
           ].join("\n"),
         );
-        // In its PID namespace (docs/isolation.md) the kernel is pid 1 and leads its group and session.
-        const pid = kernel.isolation?.pidNamespace ? 1 : kernel.pid;
+        // In its PID namespace (docs/isolation.md) the kernel is pid 2, below its init, and leads its
+        // group and session.
+        const pid = kernel.isolation?.pidNamespace ? 2 : kernel.pid;
         assert.equal(
           r.text,
           `${pid} ${pid} ${pid}\n${dirs[i + 1]}\nk${i + 1} False\n0\nTrue True\n`,

@@ -135,10 +135,10 @@ describe("kernel isolation", { concurrency: false }, () => {
       try {
         const first = await host.next();
         if (mode === "fork") await host.next();
-        assert.deepEqual(first.isolation, { pidNamespace: true, via: "unshare" });
+        assert.deepEqual(first.isolation, { pidNamespace: true, via: "unshare", confined: true });
         const r = await host.ask({ run: SNOOP });
         assert.equal(r.status, "ok", String(r.text));
-        assert.match(String(r.text), /found \[\] pids \[1\]\n/);
+        assert.match(String(r.text), /found \[\] pids \[1, 2\]\n/);
         assert.ok(!String(r.text).includes(SECRET));
       } finally {
         await endHost(host);
@@ -175,7 +175,7 @@ describe("kernel isolation", { concurrency: false }, () => {
       { env: { ...process.env, NBAGENT_TEST_API_KEY: SECRET, NBAGENT_STATE_DIR: state }, encoding: "utf8" },
     );
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /found \[\] pids \[1\]/);
+    assert.match(r.stdout, /found \[\] pids \[1, 2\]/);
     assert.ok(!r.stdout.includes(SECRET));
     assert.ok(!r.stdout.includes("can see the other processes"), r.stdout);
   });
@@ -308,7 +308,7 @@ describe("the sandbox", { concurrency: false, skip: !HAS_BWRAP && "bubblewrap is
       const after = await host.ask({ run: "print(6 * 7)" });
       assert.equal(after.text, "42\n");
       const snoop = await host.ask({ run: SNOOP });
-      assert.match(String(snoop.text), /found \[\] pids \[1\]/);
+      assert.match(String(snoop.text), /found \[\] pids \[1, 2\]/);
     } finally {
       await endHost(host);
       spawnSync("rm", ["-rf", outside]);

@@ -308,6 +308,10 @@ function writeKernelSpec(dir: string, python: string, env: Record<string, string
       python,
       "-c",
       `${lifelinePrefix(dir)}\n${watchdogSource()}`,
+      // The server's kernels see none of nbagent's state (its token is in info.json there, other
+      // kernels' connection files in runtime/): the whole state directory is hidden, only the
+      // kernel's own connection file is put back (docs/isolation.md).
+      `--confine=${JSON.stringify({ hide: [dirname(dirname(dir))], expose: [], exposeConnectionFile: true })}`,
       flag,
       "-m",
       "ipykernel_launcher",

@@ -82,6 +82,8 @@ export class LocalBackend implements KernelBackend {
       runtimeDir: this.options.runtimeDir,
       pidNamespace: this.options.pidNamespace,
       sandbox: options.sandbox,
+      confinement: options.confinement,
+      limits: options.limits,
     };
     const provisioner: KernelProvisioner = {
       backend: "local",

@@ -12,7 +12,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { chmod, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir, userInfo } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 export interface ConnectionInfo {
   transport: "tcp" | "ipc";
@@ -61,8 +61,12 @@ export function defaultRuntimeDir(): string {
   return join(tmpdir(), `nbagent-${uid}`, "kernels");
 }
 
-/** Files this module names: `kernel-<host pid>-<uuid>` + `.json`, `.log` or `-ipc-<n>`. */
-const OWN_FILE = /^kernel-(\d+)-[0-9a-f-]{36}(\.json|\.log|-ipc-\d+)$/;
+/**
+ * Files this module names: `kernel-<host pid>-<uuid>` + `.json`, `.log`, or `.ipc` (the folder of a
+ * kernel's unix sockets: one folder, so it alone can be put back into the kernel's view), and
+ * `-ipc-<n>` (sockets of older versions).
+ */
+const OWN_FILE = /^kernel-(\d+)-[0-9a-f-]{36}(\.json|\.log|\.ipc|-ipc-\d+)$/;
 const swept = new Set<string>();
 
 function hostAlive(pid: number): boolean {
@@ -86,7 +90,7 @@ export async function sweepStaleFiles(dir: string): Promise<number> {
   for (const name of names) {
     const m = OWN_FILE.exec(name);
     if (!m || Number(m[1]) === process.pid || hostAlive(Number(m[1]))) continue;
-    await rm(join(dir, name), { force: true });
+    await rm(join(dir, name), { force: true, recursive: true });
     removed++;
   }
   return removed;
@@ -135,13 +139,16 @@ export async function writeConnectionFile(info: ConnectionInfo, base: string): P
   return path;
 }
 
-/** Removes the file and, for ipc, the kernel's sockets. */
+/** A kernel's socket folder `<base>.ipc` (0700), made now; sockets are `<folder>/k-<n>`. */
+export async function newIpcPrefix(base: string): Promise<string> {
+  await mkdir(`${base}.ipc`, { mode: 0o700 });
+  return join(`${base}.ipc`, "k");
+}
+
+/** Removes the file and, for ipc, the kernel's socket folder. */
 export async function removeConnectionFile(path: string, info?: ConnectionInfo): Promise<void> {
   await rm(path, { force: true });
-  if (info?.transport === "ipc") {
-    const ports = [info.shell_port, info.iopub_port, info.stdin_port, info.control_port, info.hb_port];
-    await Promise.all(ports.map((p) => rm(`${info.ip}-${p}`, { force: true })));
-  }
+  if (info?.transport === "ipc") await rm(dirname(info.ip), { force: true, recursive: true });
 }
 
 export function endpoint(info: ConnectionInfo, port: number): string {

@@ -11,7 +11,7 @@ import { rm } from "node:fs/promises";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation } from "../types.js";
 import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
-import { firstChild, killGroup, processCpuMs, sendInterruptRequest } from "./launcher.js";
+import { descendant, killGroup, processCpuMs, sendInterruptRequest } from "./launcher.js";
 import type { ZmqTransport } from "./zmq-transport.js";
 
 const STDERR_TAIL = 16 * 1024;
@@ -25,7 +25,7 @@ export class ForkedKernelProcess implements LaunchedKernel {
   private reported?: KernelIsolation;
   /** The kernel is outside reach, below a relay (the pid is the relay's). */
   private relay = false;
-  /** The kernel is pid 1 of its namespace: SIGTERM from outside does not reach it. */
+  /** The pid is the kernel's init (pid 1 of its namespace); the kernel is its child. */
   private nsInit = false;
 
   constructor(
@@ -73,7 +73,8 @@ export class ForkedKernelProcess implements LaunchedKernel {
 
   async kill(graceMs: number): Promise<void> {
     if (!this.running) return;
-    if (graceMs > 0 && !this.nsInit && killGroup(this.pid, "SIGTERM")) {
+    // The init (pid 1 of the namespace) passes SIGTERM on to the kernel; a relay turns it into SIGKILL.
+    if (graceMs > 0 && killGroup(this.pid, "SIGTERM")) {
       await Promise.race([this.exited, delay(graceMs)]);
     }
     if (this.running) killGroup(this.pid, "SIGKILL");
@@ -94,7 +95,8 @@ export class ForkedKernelProcess implements LaunchedKernel {
   }
 
   cpuTimeMs(): number | undefined {
-    return processCpuMs(this.relay ? firstChild(this.pid) : this.pid);
+    // Isolated, the kernel is the init's child; below a relay, one level further down.
+    return processCpuMs(descendant(this.pid, this.relay ? 2 : this.nsInit ? 1 : 0));
   }
 }
 

@@ -129,7 +129,8 @@ def _safe_to_fork():
 class Server:
     def __init__(self):
         self.children = set()
-        self.direct = set()  # children that are pid 1 of their namespace (SIGTERM would not reach)
+        self.direct = set()  # children that are pid 1 (the init) of their namespace
+        self.status = {}  # child pid -> read end of its status pipe (an init says how its kernel ended)
         self.libc = _libc()
         # None: not tried yet; else whether the server can unshare a PID namespace for its children.
         self.can_unshare = None
@@ -193,18 +194,22 @@ class Server:
             self.reply({"id": rid, "error": "cannot open the kernel log: %s" % err})
             return None
         direct = bool(req.get("pidns")) and self.unshare_for_child()
+        status_r, status_w = os.pipe()  # the init's last word: how the kernel ended
         try:
             pid = os.fork()
         except OSError as err:
             os.close(log_fd)
+            os.close(status_r)
+            os.close(status_w)
             self.reply({"id": rid, "error": "fork failed: %s" % err})
             return None
         finally:
             if direct and os.getpid() == SERVER_PID:
                 self.step_back()
         if pid == 0:
+            os.close(status_r)
             try:
-                self.become_child(req, log_fd, direct)
+                self.become_child(req, log_fd, status_w, direct)
             except BaseException:
                 try:
                     os.write(2, traceback.format_exc().encode())
@@ -212,6 +217,8 @@ class Server:
                     os._exit(127)
             return req
         os.close(log_fd)
+        os.close(status_w)
+        self.status[pid] = status_r
         self.children.add(pid)
         if direct:
             self.direct.add(pid)
@@ -237,7 +244,7 @@ class Server:
             os.write(2, b"nbagent fork server: cannot return to its own PID namespace\n")
             os._exit(1)
 
-    def become_child(self, req, log_fd, direct=False):
+    def become_child(self, req, log_fd, status_w, direct=False):
         os.setsid()
         os.close(self.life_w)
         if self.libc is not None:
@@ -249,6 +256,8 @@ class Server:
         os.close(self.life_r)
         if self.own_pidns is not None:
             os.close(self.own_pidns)
+        for fd in self.status.values():
+            os.close(fd)
         signal.set_wakeup_fd(-1)
         os.close(self.wake_r)
         os.close(self.wake_w)
@@ -258,34 +267,36 @@ class Server:
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         os.close(null)
+        confine = req.get("confine")
         if direct:
             me = int(os.readlink("/proc/self"))  # the host's pid for it (before /proc is its own)
-            problem = None
-            if self.libc.unshare(pidns.CLONE_NEWNS) != 0:
-                problem = "cannot unshare a mount namespace (%s)" % os.strerror(ctypes_errno())
-            else:
-                problem = pidns._mount_proc(self.libc)
-            info = {"pidNamespace": problem is None, "via": "unshare"}
-            if problem:
-                info["reason"] = problem
-            os.write(1, (json.dumps({"isolation": me, "info": info, "relay": False}) + "\n").encode())
+
+            def report(info):
+                os.write(1, (json.dumps({"isolation": me, "info": info, "relay": False}) + "\n").encode())
+
+            pidns.become_init(self.libc, confine, report, status_w)
         elif req.get("pidns"):
-            info, kernel = pidns.enter()
-            if kernel is not None or "via" not in info:
+            os.close(status_w)
+            info, init, status = pidns.enter(confine)
+            if init is not None or "via" not in info:
                 # The relay (or the kernel itself, when there is no namespace) reports to the host.
                 me = os.getpid()
-                os.write(1, (json.dumps({"isolation": me, "info": info, "relay": kernel is not None}) + "\n").encode())
-            if kernel is not None:
+                os.write(1, (json.dumps({"isolation": me, "info": info, "relay": init is not None}) + "\n").encode())
+            if init is not None:
                 os.dup2(log_fd, 1)
                 os.dup2(log_fd, 2)
                 os.close(log_fd)
-                pidns.relay(kernel)
+                pidns.relay(init, None, status)
+        else:
+            os.close(status_w)
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         os.close(log_fd)
         os.chdir(req["cwd"])
         os.environ.clear()
         os.environ.update(req["env"])
+        if req.get("pidns"):
+            os.environ.pop("JPY_PARENT_PID", None)  # see pidns.become_init
         try:
             import time
 
@@ -294,6 +305,7 @@ class Server:
             pass
         self.children.clear()
         self.direct.clear()
+        self.status.clear()
 
     def reap(self):
         while self.children:
@@ -305,12 +317,21 @@ class Server:
                 return
             self.children.discard(pid)
             self.direct.discard(pid)
+            said = None
+            fd = self.status.pop(pid, None)
+            if fd is not None:
+                said = pidns.read_status(fd)
+                os.close(fd)
             try:
                 os.killpg(pid, signal.SIGKILL)  # sweep what the kernel left in its group
             except OSError:
                 pass
-            if os.WIFSIGNALED(status):
-                self.reply({"exit": pid, "signal": signal.Signals(os.WTERMSIG(status)).name})
+            if said is None and os.WIFSIGNALED(status):
+                said = ("signal", os.WTERMSIG(status))
+            if said is not None and said[0] == "signal":
+                self.reply({"exit": pid, "signal": signal.Signals(said[1]).name})
+            elif said is not None:
+                self.reply({"exit": pid, "code": said[1]})
             else:
                 self.reply({"exit": pid, "code": os.waitstatus_to_exitcode(status)})
 

@@ -22,6 +22,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { assetPath } from "../../assets.js";
 import type { LaunchedKernel } from "../provisioner.js";
@@ -33,6 +34,7 @@ import {
   removeConnectionFile,
   writeConnectionFile,
 } from "./connection-file.js";
+import { confineSpec } from "./confine.js";
 import { ForkedKernelProcess } from "./forkserver-kernel.js";
 import type { KernelSpec } from "./kernelspec.js";
 import { killGroup, type LaunchOptions, wantsPidNamespace } from "./launcher.js";
@@ -96,7 +98,9 @@ export function kernelEnvironment(spec: KernelSpec, options: LaunchOptions): Rec
   for (const [k, v] of Object.entries(options.env ?? process.env)) if (v !== undefined) env[k] = v;
   Object.assign(env, spec.env);
   env.PYDEVD_DISABLE_FILE_VALIDATION ??= "1";
-  env.JPY_PARENT_PID = String(process.pid);
+  // Only outside a PID namespace: inside, the kernel's parent is its init (pid 1), which ipykernel
+  // takes for a dead parent when JPY_PARENT_PID is set (it reads it once, at import).
+  if (!wantsPidNamespace(options)) env.JPY_PARENT_PID = String(process.pid);
   return env;
 }
 
@@ -283,6 +287,7 @@ export class ForkServer {
         args,
         log,
         pidns,
+        confine: confineSpec(dirname(file), [file], options.confinement),
       });
       const kernel = new ForkedKernelProcess(pid, transport, spec.interruptMode, info, file, log);
       if (!pidns) kernel.reportIsolation({ pidNamespace: false, reason: "turned off (NBAGENT_PIDNS=0)" });

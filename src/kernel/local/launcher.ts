@@ -11,12 +11,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { MessageFactory } from "../messages.js";
 import type { LaunchedKernel } from "../provisioner.js";
-import type { KernelIsolation, KernelSandbox } from "../types.js";
+import type { KernelConfinement, KernelIsolation, KernelLimits, KernelSandbox } from "../types.js";
+import { confineSpec } from "./confine.js";
 import {
   type ConnectionInfo,
   createConnectionInfo,
   defaultRuntimeDir,
   newConnectionPath,
+  newIpcPrefix,
   removeConnectionFile,
   writeConnectionFile,
 } from "./connection-file.js";
@@ -36,6 +38,10 @@ export interface LaunchOptions {
   sandbox?: KernelSandbox;
   /** A PID namespace of its own (default true; NBAGENT_PIDNS=0 turns it off). */
   pidNamespace?: boolean;
+  /** What of nbagent's state the kernel may see (default: the state directory hidden). */
+  confinement?: KernelConfinement;
+  /** Per-kernel resource limits. */
+  limits?: KernelLimits;
 }
 
 /** Whether kernels get a PID namespace: the option, else NBAGENT_PIDNS (anything but 0 is on). */
@@ -43,7 +49,14 @@ export function wantsPidNamespace(options: { pidNamespace?: boolean }): boolean 
   return options.pidNamespace ?? process.env.NBAGENT_PIDNS !== "0";
 }
 
-/** The first child of `pid` (the kernel under its relay), read from /proc; undefined if none. */
+/** The process `depth` first-children below `pid` (the kernel below its relay and init). */
+export function descendant(pid: number | undefined, depth: number): number | undefined {
+  let at = pid;
+  for (let i = 0; i < depth && at !== undefined; i++) at = firstChild(at);
+  return at;
+}
+
+/** The first child of `pid` (the kernel under its init), read from /proc; undefined if none. */
 export function firstChild(pid: number): number | undefined {
   try {
     const first = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(" ")[0];
@@ -94,12 +107,17 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
-function wrapperArgs(spec: KernelSpec, argv: string[], pidns: boolean): { command: string; args: string[] } {
-  const flag = pidns ? "--pidns" : "--no-pidns";
+function wrapperArgs(
+  spec: KernelSpec,
+  argv: string[],
+  pidns: boolean,
+  confine: unknown,
+): { command: string; args: string[] } {
+  const flags = [`--confine=${JSON.stringify(confine)}`, pidns ? "--pidns" : "--no-pidns"];
   if (/^python[0-9.]*$/.test(basename(argv[0]))) {
-    return { command: argv[0], args: ["-c", watchdogSource(), flag, ...argv.slice(1)] };
+    return { command: argv[0], args: ["-c", watchdogSource(), ...flags, ...argv.slice(1)] };
   }
-  return { command: spec.python, args: ["-c", watchdogSource(), flag, "--exec", ...argv] };
+  return { command: spec.python, args: ["-c", watchdogSource(), ...flags, "--exec", ...argv] };
 }
 
 export class LocalKernelProcess implements LaunchedKernel {
@@ -125,7 +143,9 @@ export class LocalKernelProcess implements LaunchedKernel {
     const argv = spec.argv.map((a) =>
       a.replaceAll("{connection_file}", file).replaceAll("{resource_dir}", spec.resourceDir ?? ""),
     );
-    const wrapped = wrapperArgs(spec, argv, wantsPidNamespace(options));
+    const own = info.transport === "ipc" ? [file, dirname(info.ip)] : [file];
+    const confine = confineSpec(dirname(file), own, options.confinement, options.sandbox);
+    const wrapped = wrapperArgs(spec, argv, wantsPidNamespace(options), confine);
     let { command, args } = wrapped;
     const sandbox = options.sandbox;
     if (sandbox) {
@@ -147,7 +167,8 @@ export class LocalKernelProcess implements LaunchedKernel {
       ...spec.env,
     };
     env.PYDEVD_DISABLE_FILE_VALIDATION ??= "1";
-    env.JPY_PARENT_PID = String(process.pid); // as jupyter_client: the kernel also watches its parent
+    // As jupyter_client, outside a PID namespace (inside, the init ties the kernel to the host).
+    if (!wantsPidNamespace(options)) env.JPY_PARENT_PID = String(process.pid);
     try {
       this.child = spawn(command, args, {
         cwd: options.cwd,
@@ -232,7 +253,7 @@ export class LocalKernelProcess implements LaunchedKernel {
     const base = await newConnectionPath(options.runtimeDir ?? defaultRuntimeDir());
     const info =
       options.sandbox && !options.sandbox.network
-        ? await createConnectionInfo(spec.name, `${base}-ipc`, "ipc")
+        ? await createConnectionInfo(spec.name, await newIpcPrefix(base), "ipc")
         : await createConnectionInfo(spec.name);
     const file = await writeConnectionFile(info, base);
     try {
@@ -248,8 +269,9 @@ export class LocalKernelProcess implements LaunchedKernel {
     return [this.child.pid, this.kernelPid].filter((p): p is number => p !== undefined);
   }
 
+  /** The kernel itself runs below its init (pid 1 of the namespace) when isolated. */
   cpuTimeMs(): number | undefined {
-    return processCpuMs(this.pid);
+    return processCpuMs(this.kernelPid !== undefined ? descendant(this.kernelPid, 1) : this.pid);
   }
 
   /** The kernel's pid as the host sees it (below its relay and bwrap when isolated). */

@@ -1,16 +1,20 @@
-"""A PID namespace of its own for one kernel (docs/isolation.md).
+"""A PID namespace of its own for one kernel, with a real init and nothing to escape with
+(docs/isolation.md).
 
-Used by the kernel wrapper (watchdog.ts prepends this file to it) and by the fork server's children
-(forkserver.py imports it). `enter()` is called in the process the host knows by pid (the "relay"):
+Used by the kernel wrapper (watchdog.ts prepends this file to it), by the fork server's children
+(forkserver.py imports it) and by the shared local gateway's kernelspec. `enter(confine)` is called in
+the process the host knows by pid (the "relay"):
 
 - it unshares a PID and a mount namespace (as root directly, otherwise inside a new user namespace
-  that maps the user to itself) and forks: the child is pid 1 of the new namespace and becomes the
-  kernel, with a /proc of its own, so no process outside the namespace (the host, other sessions, any
-  other process of the user) is visible to it, and everything it starts — even in a session of its
-  own (setsid) — dies with it (the kernel ends the namespace when it exits);
-- the relay stays outside: it reports what was achieved, forwards nothing (an interrupt sent to the
-  relay's process group reaches the kernel directly), turns SIGTERM into SIGKILL of the kernel (pid 1
-  of a namespace ignores signals it has no handler for) and exits the way the kernel exited.
+  that maps the user to itself) and forks: the child is pid 1 of the new namespace, the kernel's
+  *init*. The init makes the namespace's filesystem view (`setup()`: a /proc of its own, read-only
+  /proc/sys and /sys, a minimal /dev, nbagent's state hidden), drops every capability and installs a
+  seccomp filter (`lock_down()`), then forks the kernel (pid 2) and stays: it reaps every orphan,
+  forwards signals (SIGINT to the kernel's process group: interrupts) and, when the kernel ends, says
+  how on the status pipe and exits — which ends everything else in the namespace;
+- the relay stays outside: it reports what was achieved, turns SIGTERM into SIGKILL of the init (the
+  whole namespace ends), and exits the way the kernel exited (its signal re-raised), so the host
+  reports a kernel that killed itself with the signal it used.
 
 When the namespace cannot be had (not Linux, unshare refused, /proc cannot be mounted), the caller
 learns why and the kernel runs as before.
@@ -21,14 +25,43 @@ import signal
 import sys
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWCGROUP = 0x02000000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_BIND = 4096
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
+MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP = 24
+PR_SET_SECUREBITS = 28
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+# Root gets no capabilities back on execve or setuid (the *_LOCKED bits make that permanent).
+SECUREBITS = 0x01 | 0x02 | 0x20 | 0x40 | 0x80  # NOROOT, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE
+SYS_MOUNT_SETATTR = 442  # same number on x86_64 and aarch64
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_RDONLY = 1
+
+# The kernel's /proc: read-only where root may write the host's kernel settings (core_pattern,
+# sysrq), empty where the host's processes or memory show through (docs/isolation.md).
+PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+PROC_MASKED = ("kcore", "keys", "timer_list", "sched_debug", "latency_stats", "timer_stats", "kallsyms")
+# What /dev holds for the kernel (bound from the host's), and devices passed through when present.
+DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
+DEV_PASSED = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "kfd")
 
 
 def _libc():
@@ -69,74 +102,400 @@ def _unshare(libc):
     return None
 
 
-def _mount_proc(libc):
-    """In the namespace's pid 1: a private mount tree and a /proc that shows only this namespace."""
-    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-        return "cannot make the mount tree private (%s)" % _errno_text()
-    if libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None) != 0:
-        return "cannot mount a /proc of its own (%s)" % _errno_text()
+class _Refused(Exception):
+    pass
+
+
+def _mount(libc, source, target, fstype, flags, data=None):
+    enc = lambda s: s.encode() if isinstance(s, str) else s  # noqa: E731
+    if libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
+        raise _Refused("mount %s on %s: %s" % (fstype or source or "", target, _errno_text()))
+
+
+def _read_only(libc, path, bind):
+    """`path` (and every mount below it) read-only in this mount namespace."""
+    if bind:
+        _mount(libc, path, path, None, MS_BIND | MS_REC)
+    import ctypes
+
+    class MountAttr(ctypes.Structure):
+        _fields_ = [("set", ctypes.c_uint64), ("clr", ctypes.c_uint64), ("prop", ctypes.c_uint64),
+                    ("userns", ctypes.c_uint64)]
+
+    attr = MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    if libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), AT_RECURSIVE, ctypes.byref(attr),
+                    ctypes.sizeof(attr)) == 0:
+        return
+    # Before Linux 5.12: remount each mount below `path`, keeping the flags it has.
+    for target in _mounts_below(path):
+        st = os.statvfs(target)
+        keep = st.f_flag & (MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        _mount(libc, None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | keep)
+
+
+def _mounts_below(path):
+    out = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            target = line.split(" ")[4].encode().decode("unicode_escape")
+            if target == path or target.startswith(path.rstrip("/") + "/"):
+                out.append(target)
+    return sorted(set(out), key=len)
+
+
+def _touch(path, directory):
+    if directory:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600))
+
+
+def _bind_fd(libc, fd, target):
+    _mount(libc, "/proc/self/fd/%d" % fd, target, None, MS_BIND | MS_REC)
+
+
+def _minimal_dev(libc):
+    """A fresh /dev: the harmless character devices, ptys, a private /dev/shm and GPUs — no disks."""
+    keep = {}
+    for name in DEV_NODES + DEV_PASSED + ("dri",):
+        try:
+            keep[name] = os.open("/dev/" + name, os.O_PATH | os.O_NOFOLLOW)
+        except OSError:
+            pass
+    for name in os.listdir("/dev"):
+        if name.startswith("nvidia") and name[6:].isdigit():
+            keep[name] = os.open("/dev/" + name, os.O_PATH | os.O_NOFOLLOW)
+    try:
+        _mount(libc, "tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m")
+        for name, fd in keep.items():
+            _touch("/dev/" + name, os.path.isdir("/proc/self/fd/%d" % fd))
+            _bind_fd(libc, fd, "/dev/" + name)
+    finally:
+        for fd in keep.values():
+            os.close(fd)
+    os.mkdir("/dev/pts", 0o755)
+    try:
+        _mount(libc, "devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620")
+        os.symlink("pts/ptmx", "/dev/ptmx")
+    except _Refused:
+        pass  # no ptys then (pty.openpty fails); everything else works
+    os.mkdir("/dev/shm", 0o1777)
+    _mount(libc, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, "/dev/" + name)
+
+
+def _hide(libc, hide, expose):
+    """Covers each `hide` folder with an empty one, then puts back each `expose` path that lies
+    inside one, writable, at its own path."""
+    hidden = []
+    for path in hide:
+        real = os.path.realpath(path)
+        if os.path.isdir(real) and real not in hidden:
+            hidden.append(real)
+    hidden = [h for h in hidden if not any(o != h and h.startswith(o.rstrip("/") + "/") for o in hidden)]
+    under = lambda p: any(p == h or p.startswith(h.rstrip("/") + "/") for h in hidden)  # noqa: E731
+    kept = []
+    for path in expose:
+        real = os.path.realpath(path)
+        if not under(real):
+            continue
+        try:
+            kept.append((real, os.open(real, os.O_PATH | os.O_NOFOLLOW)))
+        except OSError:
+            pass
+    try:
+        for real in hidden:
+            _mount(libc, "tmpfs", real, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m")
+        for real, fd in kept:
+            _touch(real, os.path.isdir("/proc/self/fd/%d" % fd))
+            _bind_fd(libc, fd, real)
+    finally:
+        for _, fd in kept:
+            os.close(fd)
+
+
+def setup(libc, confine):
+    """In the namespace's init: the kernel's view of the filesystem. None, or why it failed."""
+    confine = confine or {}
+    try:
+        _mount(libc, None, "/", None, MS_REC | MS_PRIVATE)
+        _mount(libc, "proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    except _Refused as err:
+        return "cannot mount a /proc of its own (%s)" % err
+    try:
+        for name in PROC_READ_ONLY:
+            if os.path.exists("/proc/" + name):
+                _read_only(libc, "/proc/" + name, bind=True)
+        for name in PROC_MASKED:
+            if os.path.exists("/proc/" + name):
+                _mount(libc, "/dev/null", "/proc/" + name, None, MS_BIND)
+        if os.path.isdir("/sys"):
+            _read_only(libc, "/sys", bind=False)
+        _minimal_dev(libc)
+        _hide(libc, confine.get("hide") or [], confine.get("expose") or [])
+    except (_Refused, OSError) as err:
+        return "cannot confine the kernel (%s)" % err
     return None
 
 
-def enter():
-    """Returns (isolation, kernel_pid). In the kernel itself kernel_pid is None: carry on as the
-    kernel. In the relay kernel_pid is the kernel's pid: call relay(kernel_pid, ...)."""
+def _seccomp_program():
+    """Classic BPF: the system calls that reshape namespaces or mounts, load kernel code or reach
+    other processes' keys fail with EPERM (clone3 with ENOSYS, so libc falls back to clone, whose
+    namespace flags are checked); another architecture's system calls fail too."""
+    import platform
+    import struct
+
+    machine = platform.machine()
+    if machine == "x86_64":
+        arch, x32 = 0xC000003E, True
+        denied = [165, 166, 155, 161, 308, 272, 250, 248, 249, 246, 320, 175, 313, 176, 321, 304, 323,
+                  298, 428, 429, 430, 431, 432, 433, 442, 134]  # mount … mount_setattr, uselib
+        clone, clone3 = 56, 435
+    elif machine in ("aarch64", "arm64"):
+        arch, x32 = 0xC00000B7, False
+        denied = [40, 39, 41, 51, 268, 97, 219, 217, 218, 104, 294, 105, 273, 106, 280, 265, 282, 241,
+                  428, 429, 430, 431, 432, 433, 442]
+        clone, clone3 = 220, 435
+    else:
+        return None
+    EPERM, ENOSYS = 1, 38
+    ALLOW, ERRNO = 0x7FFF0000, 0x00050000
+    ns_flags = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
+    LD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
+    prog = [(LD, 0, 0, 4)]  # arch
+    prog.append((JEQ, 1, 0, arch))
+    prog.append((RET, 0, 0, ERRNO | EPERM))
+    prog.append((LD, 0, 0, 0))  # syscall number
+    if x32:
+        prog.append((JGE, 0, 1, 0x40000000))
+        prog.append((RET, 0, 0, ERRNO | EPERM))
+    for nr in denied:
+        prog.append((JEQ, 0, 1, nr))
+        prog.append((RET, 0, 0, ERRNO | EPERM))
+    prog.append((JEQ, 0, 1, clone3))
+    prog.append((RET, 0, 0, ERRNO | ENOSYS))
+    prog.append((JEQ, 1, 0, clone))
+    prog.append((RET, 0, 0, ALLOW))
+    prog.append((LD, 0, 0, 16))  # clone's flags (low 32 bits of args[0])
+    prog.append((JSET, 0, 1, ns_flags))
+    prog.append((RET, 0, 0, ERRNO | EPERM))
+    prog.append((RET, 0, 0, ALLOW))
+    return b"".join(struct.pack("=HBBI", *ins) for ins in prog), len(prog)
+
+
+def lock_down(libc):
+    """No capabilities, ever again, in this process and all it starts; and the seccomp filter.
+    None, or why it failed (then the caller must not run the kernel)."""
+    import ctypes
+
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        return "prctl(PR_SET_NO_NEW_PRIVS): %s" % _errno_text()
+    libc.prctl(PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0)  # refused without CAP_SETPCAP: bounding set is enough
+    try:
+        with open("/proc/sys/kernel/cap_last_cap") as f:
+            last = int(f.read())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() not in (1, 22):
+            return "prctl(PR_CAPBSET_DROP, %d): %s" % (cap, _errno_text())
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = (ctypes.c_uint32 * 6)()
+    if libc.capset(header, data) != 0:
+        return "capset: %s" % _errno_text()
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(("CapEff:", "CapPrm:", "CapBnd:")) and int(line.split()[1], 16) != 0:
+                return "capabilities remain (%s)" % line.strip()
+    program = _seccomp_program()
+    if program is None:
+        return None
+    code, count = program
+    buf = ctypes.create_string_buffer(code, len(code))
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    fprog = Fprog(count, ctypes.addressof(buf))
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
+        return "seccomp filter refused: %s" % _errno_text()
+    return None
+
+
+def enter(confine=None):
+    """Returns (isolation, init, status). In the kernel itself init is None: carry on as the kernel.
+    In the relay `init` is the init's pid and `status` the read end of its status pipe: call
+    relay(init, lifeline, status)."""
     if not sys.platform.startswith("linux"):
-        return {"pidNamespace": False, "reason": "PID namespaces exist only on Linux"}, None
+        return {"pidNamespace": False, "reason": "PID namespaces exist only on Linux"}, None, None
     try:
         libc = _libc()
     except Exception as err:
-        return {"pidNamespace": False, "reason": "cannot load libc: %s" % err}, None
+        return {"pidNamespace": False, "reason": "cannot load libc: %s" % err}, None, None
     reason = _unshare(libc)
     if reason:
-        return {"pidNamespace": False, "reason": reason}, None
+        return {"pidNamespace": False, "reason": reason}, None, None
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(r)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-        problem = _mount_proc(libc)
-        try:
-            # Also the check that the relay is still there (else EPIPE: nobody to report to).
-            os.write(w, (problem or "").encode() or b"\n")
-            os.close(w)
-        except OSError:
-            os._exit(1)
-        info = {"pidNamespace": problem is None, "via": "unshare"}
-        if problem:
-            info["reason"] = problem
-        return info, None
+        return become_init(libc, confine, lambda info: os.write(w, (json_line(info)).encode()), w), None, None
     os.close(w)
     answer = b""
-    while True:
+    while not answer.endswith(b"\n"):
         chunk = os.read(r, 4096)
         if not chunk:
             break
         answer += chunk
-    os.close(r)
-    problem = answer.decode(errors="replace").strip()
-    info = {"pidNamespace": not problem and bool(answer), "via": "unshare"}
-    if problem or not answer:
-        info["reason"] = problem or "the kernel's namespace did not start"
-    return info, pid
+    try:
+        import json
+
+        info = json.loads(answer.decode(errors="replace"))
+    except ValueError:
+        info = {"pidNamespace": False, "via": "unshare", "reason": "the kernel's namespace did not start"}
+    return info, pid, r
 
 
-def relay(kernel, lifeline=None):
-    """The relay's life: wait for the kernel and exit as it did. SIGTERM (to the relay or its group)
-    kills the kernel; end of input on `lifeline` (the host's pipe) too. Never returns."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def json_line(info):
+    import json
+
+    return json.dumps(info) + "\n"
+
+
+def become_init(libc, confine, report, status_fd):
+    """In pid 1 of a fresh PID namespace: a mount namespace of its own, set up (`setup`), privileges
+    dropped (`lock_down`); `report(isolation)` says what was achieved; then forks the kernel and stays
+    as its init, writing the kernel's end on `status_fd`. Returns the isolation only in the kernel."""
+    try:
+        os.setsid()  # the host's interrupts reach the init's group; the init forwards them
+    except OSError:
+        pass  # already a session leader (the fork server's child)
+    problem = None
+    if libc.unshare(CLONE_NEWNS) != 0:
+        problem = "cannot unshare a mount namespace (%s)" % _errno_text()
+    else:
+        problem = setup(libc, confine)
+    info = {"pidNamespace": problem is None or "cannot confine" in problem, "via": "unshare"}
+    locked = lock_down(libc)
+    if locked is not None:
+        # Never run a kernel that kept privileges: the host reports the reason as a failed start.
+        os.write(2, ("nbagent: cannot drop the kernel's privileges: %s\n" % locked).encode())
+        os._exit(1)
+    info["confined"] = problem is None
+    if problem:
+        info["reason"] = problem
+    try:
+        report(info)
+    except OSError:
+        os._exit(1)  # nobody to report to
+    # Signals that arrive before the init's loop is ready are held, then forwarded.
+    forwarded = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
+    signal.pthread_sigmask(signal.SIG_BLOCK, forwarded + (signal.SIGCHLD,))
+    kernel = os.fork()
+    if kernel == 0:
+        os.close(status_fd)
+        os.setsid()
+        # ipykernel ends itself when its parent is pid 1 and JPY_PARENT_PID is set; here the parent
+        # is the init, and the host's pid means nothing inside: the init and relay tie it to the host.
+        os.environ.pop("JPY_PARENT_PID", None)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded + (signal.SIGCHLD,))
+        return info
+    init_loop(kernel, status_fd, forwarded)
+
+
+def init_loop(kernel, status_fd, forwarded):
+    """The namespace's pid 1: reaps every process, forwards signals to the kernel (SIGINT to its
+    process group), and when the kernel ends writes `signal N` or `exit N` to `status_fd` and exits."""
+    import select
+
     r, w = os.pipe()
     os.set_blocking(r, False)
     os.set_blocking(w, False)
     signal.set_wakeup_fd(w)
-    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
+    for sig in forwarded + (signal.SIGCHLD,):
+        signal.signal(sig, lambda *_: None)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded + (signal.SIGCHLD,))
+    # The kernel is the leader of its own group once it calls setsid(); until then, its pid.
+    while True:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                os._exit(1)
+            if pid == 0:
+                break
+            if pid == kernel:
+                if os.WIFSIGNALED(status):
+                    line = "signal %d\n" % os.WTERMSIG(status)
+                    code = 128 + os.WTERMSIG(status)
+                else:
+                    code = os.waitstatus_to_exitcode(status)
+                    line = "exit %d\n" % code
+                try:
+                    os.write(status_fd, line.encode())
+                except OSError:
+                    pass
+                os._exit(code & 0xFF)
+        try:
+            select.select([r], [], [])
+            got = os.read(r, 512)
+        except (InterruptedError, BlockingIOError):
+            continue
+        for sig in got:
+            if sig == signal.SIGCHLD:
+                continue
+            if sig == signal.SIGINT:
+                try:
+                    os.killpg(kernel, sig)
+                    continue
+                except OSError:
+                    pass
+            try:
+                os.kill(kernel, sig)
+            except OSError:
+                pass
+
+
+def read_status(fd):
+    """The init's last word on the status pipe: ("signal", N), ("exit", N) or None."""
+    data = b""
+    try:
+        os.set_blocking(fd, False)
+        while True:
+            chunk = os.read(fd, 512)
+            if not chunk:
+                break
+            data += chunk
+    except (BlockingIOError, OSError):
+        pass
+    for line in reversed(data.decode(errors="replace").split("\n")):
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in ("signal", "exit") and parts[1].lstrip("-").isdigit():
+            return parts[0], int(parts[1])
+    return None
+
+
+def relay(init, lifeline=None, status=None):
+    """The relay's life: wait for the init and exit as the kernel did. SIGTERM (to the relay or its
+    group) kills the init, and so the namespace; end of input on `lifeline` (the host's pipe) too.
+    Never returns."""
+    r, w = os.pipe()
+    os.set_blocking(r, False)
+    os.set_blocking(w, False)
+    signal.set_wakeup_fd(w)
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, lambda *_: None)
     import select
 
     watched = [r] + ([lifeline] if lifeline is not None else [])
     while True:
         try:
-            pid, status = os.waitpid(kernel, os.WNOHANG)
+            pid, wait_status = os.waitpid(init, os.WNOHANG)
         except ChildProcessError:
             os._exit(1)
         if pid:
@@ -151,24 +510,44 @@ def relay(kernel, lifeline=None):
             except BlockingIOError:
                 got = b""
             if signal.SIGTERM in got or signal.SIGHUP in got:
-                _kill(kernel)
+                _kill(init)
+            elif signal.SIGINT in got:
+                try:
+                    os.kill(init, signal.SIGINT)  # the init passes it to the kernel's group
+                except OSError:
+                    pass
         if lifeline is not None and lifeline in ready:
             try:
                 data = os.read(lifeline, 512)
             except OSError:
                 data = b""
             if not data:
-                _kill(kernel)
+                _kill(init)
                 watched.remove(lifeline)
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
+    said = read_status(status) if status is not None else None
+    if said is not None:
+        exit_like(said)
+    if os.WIFSIGNALED(wait_status):
+        exit_like(("signal", os.WTERMSIG(wait_status)))
+    os._exit(os.waitstatus_to_exitcode(wait_status))
+
+
+def exit_like(said):
+    """Ends this process as the kernel ended: by its signal (re-raised) or with its exit code."""
+    kind, n = said
+    if kind == "signal":
         try:
-            signal.signal(sig, signal.SIG_DFL)
+            signal.signal(n, signal.SIG_DFL)
         except (OSError, ValueError):
             pass  # SIGKILL, SIGSTOP: cannot be caught anyway
-        os.kill(os.getpid(), sig)
-        os._exit(128 + sig)
-    os._exit(os.waitstatus_to_exitcode(status))
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [n])
+        if n == signal.SIGABRT or n == signal.SIGSEGV:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file of the relay
+        os.kill(os.getpid(), n)
+        os._exit(128 + n)
+    os._exit(n & 0xFF)
 
 
 def _kill(pid):

@@ -59,11 +59,11 @@ export function bwrapArgs(sandbox: KernelSandbox, writable: string[], cwd: strin
 function probeSource(): string {
   return `${readFileSync(assetPath("kernel/local/pidns.py"), "utf8")}
 import json
-info, kernel = enter()
-if kernel is None and "via" in info:
+info, init, status = enter(None)
+if init is None and "via" in info:
     os._exit(0)
-if kernel is not None:
-    os.waitpid(kernel, 0)
+if init is not None:
+    os.waitpid(init, 0)
 print(json.dumps(info), flush=True)
 `;
 }

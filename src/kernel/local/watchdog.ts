@@ -24,18 +24,22 @@ export const ISOLATION_LINE = "NBAGENT_ISOLATION ";
 const MAIN = `
 import json, os, sys, signal
 a = sys.argv[1:]
+confine = None
+if a and a[0].startswith("--confine="):
+    confine = json.loads(a[0][len("--confine="):])
+    a = a[1:]
+    if confine.pop("exposeConnectionFile", False) and "-f" in a[:-1]:
+        confine["expose"].append(a[a.index("-f") + 1])  # a kernel started by a Jupyter server
 if a and a[0] == "--no-pidns":
-    isolation, kernel = {"pidNamespace": False, "reason": "turned off (NBAGENT_PIDNS=0)"}, None
+    isolation, init, status = {"pidNamespace": False, "reason": "turned off (NBAGENT_PIDNS=0)"}, None, None
 else:
-    isolation, kernel = enter()
+    isolation, init, status = enter(confine)
 if a and a[0] in ("--pidns", "--no-pidns"):
     a = a[1:]
-if kernel is not None:
-    os.write(1, ("\\n${ISOLATION_LINE}" + json.dumps(dict(isolation, kernel=kernel)) + "\\n").encode())
-    relay(kernel, 0)
-if "via" in isolation:
-    os.setsid()
-else:
+if init is not None:
+    os.write(1, ("\\n${ISOLATION_LINE}" + json.dumps(dict(isolation, kernel=init)) + "\\n").encode())
+    relay(init, 0, status)
+if "via" not in isolation:
     os.write(1, ("\\n${ISOLATION_LINE}" + json.dumps(isolation) + "\\n").encode())
     kpid = os.getpid()
     if os.fork() == 0:

@@ -1,0 +1,29 @@
+/**
+ * What a local kernel may see of nbagent's own state (docs/isolation.md, "nbagent's state"): the
+ * folders to cover with an empty one in the kernel's mount namespace and the paths to put back.
+ * The kernel's init (pidns.py) does the mounts; this only decides the lists.
+ */
+import { dirname, resolve } from "node:path";
+import type { KernelConfinement, KernelSandbox } from "../types.js";
+
+export interface ConfineSpec {
+  hide: string[];
+  expose: string[];
+}
+
+/**
+ * Hidden: the caller's folders (default: the per-user state directory, the parent of the
+ * connection-file folder), always the connection-file folder itself, and without network the
+ * host's /run (its unix sockets — a system bus, a container daemon — would be a way out).
+ * Put back: the kernel's own connection file (and its socket folder), then the caller's paths.
+ */
+export function confineSpec(
+  runtimeDir: string,
+  own: string[],
+  confinement?: KernelConfinement,
+  sandbox?: KernelSandbox,
+): ConfineSpec {
+  const hide = [...(confinement?.hide ?? [dirname(resolve(runtimeDir))]), resolve(runtimeDir)];
+  if (sandbox && !sandbox.network) hide.push("/run", "/var/run");
+  return { hide, expose: [...own, ...(confinement?.expose ?? [])].map((p) => resolve(p)) };
+}
