@@ -61,7 +61,8 @@ test("prune removes only the store's own artifacts past the age, in every sessio
     const userFile = join(store.artifactsDir("a"), "model-weights.log");
     // An artifact written before the store had its own folder: in the kernel's ARTIFACTS folder.
     const legacy = join(store.artifactsDir("a"), "lzz0-0123456789.log");
-    for (const path of [old.path, fresh.path, otherSession.path, userFile, legacy]) writeFileSync(path, "x\n");
+    for (const path of [old.path, fresh.path, otherSession.path, userFile, legacy])
+      writeFileSync(path, "x\n");
     const eightDaysAgo = (Date.now() - 8 * 24 * 3600 * 1000) / 1000;
     for (const path of [old.path, otherSession.path, userFile, legacy])
       utimesSync(path, eightDaysAgo, eightDaysAgo);
