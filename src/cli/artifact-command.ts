@@ -2,10 +2,10 @@
  * `nbagent artifact <id|artifact://id> [--offset LINE] [--column BYTE] [--limit LINES] [--json]`:
  * prints a full output kept as an artifact, whole or a page at a time. Paging rules: docs/artifacts.md.
  */
-import { createReadStream } from "node:fs";
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { ArtifactReadError, ArtifactStore } from "../output/index.js";
+import { ArtifactReadError, ArtifactStore, parseArtifactId } from "../output/index.js";
+import { refusedText } from "../tools/artifact.js";
 import { saveFailure } from "../tools/output-text.js";
 import type { Command } from "./commands.js";
 
@@ -68,9 +68,15 @@ export const artifactCommand: Command = {
     const store = new ArtifactStore({ root: values.root });
     try {
       if (Object.values(counts).every((n) => n === undefined) && !values.json) {
-        const path = store.resolve(ref);
-        if (!path) throw new ArtifactReadError("not_found", `Artifact not found: ${ref}`);
-        await pipeline(createReadStream(path), process.stdout, { end: false });
+        // Opened without following links and checked to be this user's file (docs/artifacts.md).
+        const { path, handle } = await store.openFile(ref);
+        try {
+          await pipeline(handle.createReadStream({ start: 0, autoClose: false }), process.stdout, {
+            end: false,
+          });
+        } finally {
+          await handle.close();
+        }
         const incomplete = store.incomplete(path);
         if (incomplete) {
           process.stderr.write(
@@ -134,6 +140,8 @@ function describeError(err: unknown, ref: string, root: string): string {
     }
     case "column_past_end":
       return `--column ${f.column} is past the end of line ${f.line}, which has ${f.lineBytes} byte${f.lineBytes === 1 ? "" : "s"}.`;
+    case "refused":
+      return refusedText(parseArtifactId(ref) ?? ref, f);
     default:
       return err.message;
   }

@@ -11,6 +11,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { ArtifactReadError } from "../output/artifact-pages.js";
 import { ARTIFACT_SCHEME, type ArtifactStore, parseArtifactId } from "../output/artifacts.js";
+import { refusedText } from "../tools/artifact.js";
 import { protocolError } from "./errors.js";
 
 /** MCP's "resource not found" error code. */
@@ -93,20 +94,20 @@ export function parseArtifactUri(uri: string): PageRequest {
  */
 export async function readArtifact(store: ArtifactStore, uri: string): Promise<ReadResourceResult> {
   const page = parseArtifactUri(uri);
-  if (!store.resolve(page.id)) {
-    throw protocolError(
-      RESOURCE_NOT_FOUND,
-      `Artifact not found: ${ARTIFACT_SCHEME}${page.id} (artifacts are kept 7 days). Use the artifact://<id> from a tool result.`,
-    );
-  }
   const limit = page.limit ?? DEFAULT_PAGE_LINES;
   const maxBytes = page.maxBytes ?? DEFAULT_PAGE_BYTES;
   let slice: Awaited<ReturnType<ArtifactStore["read"]>>;
   try {
     slice = await store.read(page.id, { offset: page.offset, column: page.column, limit, maxBytes });
   } catch (err) {
-    if (err instanceof ArtifactReadError) throw invalid(`${err.message} (${ARTIFACT_SCHEME}${page.id})`);
-    throw err;
+    if (!(err instanceof ArtifactReadError)) throw err;
+    if (err.code === "not_found")
+      throw protocolError(
+        RESOURCE_NOT_FOUND,
+        `Artifact not found: ${ARTIFACT_SCHEME}${page.id} (artifacts are kept 7 days). Use the artifact://<id> from a tool result.`,
+      );
+    if (err.code === "refused") throw invalid(refusedText(page.id, err.facts));
+    throw invalid(`${err.message} (${ARTIFACT_SCHEME}${page.id})`);
   }
   const base = `${ARTIFACT_SCHEME}${page.id}`;
   let text = slice.text;

@@ -6,8 +6,9 @@
  * Writes are encoded into one preallocated batch buffer and written with synchronous `write`s: the
  * producer (IOPub callbacks) cannot be paused, so unwritten data never piles up behind a stream.
  */
-import { closeSync, mkdirSync, openSync, readSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, lstatSync, readSync, symlinkSync, unlinkSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
+import { createExclusive, ensureOwnDir, ownedByMe } from "./safe-file.js";
 
 const SPILL_BATCH = 1024 * 1024;
 
@@ -48,6 +49,10 @@ export class ArtifactLog {
   private opened = false;
   /** The file was created (it exists unless something else removed it). */
   private created = false;
+  /** What was created (device and inode): removal unlinks the path only while it is still this file. */
+  private createdAs?: { dev: number; ino: number };
+  /** This writer made the incomplete marker (so it may remove it). */
+  private markerMade = false;
   /** Bytes that reached the file. */
   private written = 0;
   private error?: string;
@@ -112,9 +117,12 @@ export class ArtifactLog {
     if (this.opened || this.closed || !this.artifact) return;
     this.opened = true;
     try {
-      mkdirSync(dirname(this.artifact.path), { recursive: true });
-      this.fd = openSync(this.artifact.path, "w", 0o600);
+      // Never through a link or over something already there (docs/artifacts.md).
+      ensureOwnDir(dirname(this.artifact.path));
+      this.fd = createExclusive(this.artifact.path);
       this.created = true;
+      const st = fstatSync(this.fd);
+      this.createdAs = { dev: st.dev, ino: st.ino };
     } catch (err) {
       this.fail(err);
     }
@@ -141,11 +149,21 @@ export class ArtifactLog {
     }
     this.batch = undefined;
     if (!keep && this.opened && this.artifact) {
-      for (const path of [this.artifact.path, incompleteMarkerPath(this.artifact.path)]) {
-        try {
+      // Only what this writer made, and only while the name still holds it (unlink never follows).
+      const path = this.artifact.path;
+      try {
+        const st = lstatSync(path);
+        if (this.createdAs && st.dev === this.createdAs.dev && st.ino === this.createdAs.ino)
           unlinkSync(path);
+      } catch {
+        /* never created, or already gone */
+      }
+      if (this.markerMade) {
+        try {
+          const marker = incompleteMarkerPath(path);
+          if (ownedByMe(lstatSync(marker))) unlinkSync(marker);
         } catch {
-          /* never created, or already gone */
+          /* already gone */
         }
       }
       this.opened = false;
@@ -188,6 +206,8 @@ export class ArtifactLog {
   /** Stops writing; a file that exists keeps what reached it and gets its marker. */
   private fail(err: unknown): void {
     this.error = (err as Error).message ?? String(err);
+    // What was kept is counted through the writer's own descriptor, never by opening the path again.
+    const kept = this.fd !== undefined ? keptLines(this.fd, this.written) : { lines: 0, partial: false };
     if (this.fd !== undefined) {
       try {
         closeSync(this.fd);
@@ -198,7 +218,6 @@ export class ArtifactLog {
     this.batchUsed = 0;
     if (!this.created || !this.artifact) return;
     const reason = (err as NodeJS.ErrnoException).code;
-    const kept = keptLines(this.artifact.path, this.written);
     this.incompleteInfo = {
       keptBytes: this.written,
       keptLines: kept.lines,
@@ -206,7 +225,7 @@ export class ArtifactLog {
       reason: typeof reason === "string" ? reason : undefined,
       message: this.error,
     };
-    writeMarker(this.artifact.path, this.incompleteInfo);
+    this.markerMade = writeMarker(this.artifact.path, this.incompleteInfo);
   }
 }
 
@@ -214,27 +233,38 @@ export class ArtifactLog {
  * Marks an artifact incomplete for readers in any process: a symbolic link beside it whose target is
  * the error code (e.g. "ENOSPC"). A short link needs no data block, so it can be made on the very
  * disk that just filled up; an empty file, the fallback, says "incomplete" without the reason.
+ * Neither follows or replaces anything already at that name (a link planted there stays as it is,
+ * and the artifact then has no marker). Returns whether the marker was made.
  */
-function writeMarker(path: string, info: ArtifactIncomplete): void {
+function writeMarker(path: string, info: ArtifactIncomplete): boolean {
   const marker = incompleteMarkerPath(path);
   try {
-    symlinkSync(info.reason && /^[A-Z0-9]{1,32}$/.test(info.reason) ? info.reason : "error", marker);
-    return;
-  } catch {}
+    symlinkSync(markerTarget(info.reason), marker);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+  }
   try {
-    closeSync(openSync(marker, "w", 0o600));
+    closeSync(createExclusive(marker));
+    return true;
   } catch {
-    /* no marker: readers see only the file */
+    return false; /* no marker: readers see only the file */
   }
 }
 
-/** Lines in the first `bytes` of a file, and whether the last has no newline (none when unreadable). */
-function keptLines(path: string, bytes: number): { lines: number; partial: boolean } {
-  let fd: number | undefined;
+/** What a marker link points to: the error code, or "error" when there is none that fits. */
+export function markerTarget(reason: string | undefined): string {
+  return reason && MARKER_REASON_RE.test(reason) ? reason : "error";
+}
+
+/** The error codes a marker link may name. */
+export const MARKER_REASON_RE = /^[A-Z0-9]{1,32}$/;
+
+/** Lines in the first `bytes` of the open file, and whether the last has no newline (none when unreadable). */
+function keptLines(fd: number, bytes: number): { lines: number; partial: boolean } {
   let newlines = 0;
   let last = 10;
   try {
-    fd = openSync(path, "r");
     const buf = Buffer.allocUnsafe(Math.min(bytes, SPILL_BATCH) || 1);
     for (let pos = 0; pos < bytes; ) {
       const n = readSync(fd, buf, 0, Math.min(buf.length, bytes - pos), pos);
@@ -245,8 +275,6 @@ function keptLines(path: string, bytes: number): { lines: number; partial: boole
     }
   } catch {
     return { lines: 0, partial: false };
-  } finally {
-    if (fd !== undefined) closeSync(fd);
   }
   const partial = last !== 10;
   return { lines: newlines + (partial ? 1 : 0), partial };

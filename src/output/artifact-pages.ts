@@ -5,7 +5,7 @@
  * paging never repeats or skips a byte. A line index (line count, a mark every MARK_STEP lines, and
  * where every long line starts) lets a page start anywhere without scanning from the top.
  */
-import { createReadStream } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 
 const MARK_STEP = 1024;
 /** Lines at least this long are listed in the index with their start and length. */
@@ -25,7 +25,7 @@ export interface LineIndex {
   longLines: number[];
 }
 
-export type ArtifactErrorCode = "not_found" | "past_end" | "column_past_end" | "bad_pattern";
+export type ArtifactErrorCode = "not_found" | "refused" | "past_end" | "column_past_end" | "bad_pattern";
 
 /** A read the caller asked for that cannot be served; the fields say why (tools/ and cli/ word it). */
 export class ArtifactReadError extends Error {
@@ -41,6 +41,14 @@ export class ArtifactReadError extends Error {
       /** Past the end: the artifact's size, and set when it is known to hold only part of its output. */
       sizeBytes?: number;
       incomplete?: { reason?: string; message?: string };
+      /**
+       * "refused": what stands at the id's name instead of a file nbagent wrote, which was not read
+       * (docs/artifacts.md): a symbolic link, something that is not a regular file, or another
+       * user's file (`ownerUid`); `kernelWritable` when it is in a folder kernels are given.
+       */
+      refusal?: "symlink" | "not_file" | "foreign";
+      ownerUid?: number;
+      kernelWritable?: boolean;
     } = {},
   ) {
     super(message);
@@ -81,14 +89,19 @@ export interface ArtifactPage {
 }
 
 /** Builds the line index of the file as it is now (`size` bytes). */
-export async function buildLineIndex(path: string, size: number, mtimeMs: number): Promise<LineIndex> {
+export async function buildLineIndex(file: FileHandle, size: number, mtimeMs: number): Promise<LineIndex> {
   const marks = [0];
   const long = new Map<number, { start: number; length: number }>();
   let line = 1;
   let lineStart = 0;
   let base = 0;
   if (size > 0) {
-    const stream = createReadStream(path, { end: size - 1, highWaterMark: 1 << 20 });
+    const stream = file.createReadStream({
+      start: 0,
+      end: size - 1,
+      highWaterMark: 1 << 20,
+      autoClose: false,
+    });
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       let i = 0;
       for (let nl = chunk.indexOf(0x0a, i); nl >= 0; nl = chunk.indexOf(0x0a, i)) {
@@ -121,14 +134,14 @@ export async function buildLineIndex(path: string, size: number, mtimeMs: number
  * newline follows. visit returns false to stop.
  */
 async function scanLines(
-  path: string,
+  file: FileHandle,
   start: number,
   end: number,
   firstLine: number,
   visit: (line: number, data: Buffer, ends: boolean, newline: boolean) => boolean,
 ): Promise<void> {
   if (start >= end) return;
-  const stream = createReadStream(path, { start, end: end - 1, highWaterMark: 256 * 1024 });
+  const stream = file.createReadStream({ start, end: end - 1, highWaterMark: 256 * 1024, autoClose: false });
   let line = firstLine;
   let open = false;
   try {
@@ -205,8 +218,8 @@ function scanStart(index: LineIndex, offset: number): { start: number; line: num
   return { start, line };
 }
 
-/** One page of the artifact at `path` (described by `index`), from line `offset`, byte `column`. */
-export async function readPage(path: string, index: LineIndex, req: PageRequest): Promise<ArtifactPage> {
+/** One page of the open artifact `file` (described by `index`), from line `offset`, byte `column`. */
+export async function readPage(file: FileHandle, index: LineIndex, req: PageRequest): Promise<ArtifactPage> {
   const { offset, column, limit, maxBytes } = req;
   const page: ArtifactPage = {
     data: Buffer.alloc(0),
@@ -259,7 +272,7 @@ export async function readPage(path: string, index: LineIndex, req: PageRequest)
     return true;
   };
 
-  await scanLines(path, from.start, index.size, from.line, (l, piece, ends, newline) => {
+  await scanLines(file, from.start, index.size, from.line, (l, piece, ends, newline) => {
     if (l < offset) return true;
     if (l !== line) {
       if (linesShown >= limit) {
@@ -391,7 +404,7 @@ function textOf(b: Buffer, from: number, to: number): { text: string; from: numb
 
 /** Every line of the artifact matching `spec`; lists those from `offset` on within the bounds. */
 export async function searchLines(
-  path: string,
+  file: FileHandle,
   index: LineIndex,
   spec: PatternSpec,
   req: SearchRequest,
@@ -449,7 +462,7 @@ export async function searchLines(
     if (windowedLine) result.windowed++;
   };
 
-  await scanLines(path, 0, index.size, 1, (l, piece, ends) => {
+  await scanLines(file, 0, index.size, 1, (l, piece, ends) => {
     if (l !== line) {
       line = l;
       parts = [];

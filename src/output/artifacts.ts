@@ -2,19 +2,22 @@
  * Artifact store: full outputs that were too long for the model, kept as files and named by id
  * (`artifact://<id>`). Layout, per user and per session:
  *
- *   <root>/sessions/<session>/artifacts/<id>.log      root = NBAGENT_STATE_DIR or $TMPDIR/nbagent-<uid>
+ *   <root>/sessions/<session>/outputs/<id>.log     root = NBAGENT_STATE_DIR or $TMPDIR/nbagent-<uid>
+ *   <root>/sessions/<session>/artifacts/           the kernel's $NBAGENT_ARTIFACTS: the user's, not ours
  *
- * Ids are unique across sessions, so any process of the same user (e.g. `nbagent artifact <id>`)
- * can resolve one by looking through the session directories. `prune` removes the store's own
- * artifact files past an age (a runtime does it once when created); what else is in a session's
- * ARTIFACTS directory belongs to the user's code and is never touched.
+ * The host writes only in `outputs/`, a folder no kernel is given; `artifacts/` is written by code in
+ * kernels, so the store reads there only ids it made before this layout, and never follows or
+ * trusts what is there (docs/artifacts.md, "What a kernel can plant"). Ids are unique across
+ * sessions, so any process of the same user (e.g. `nbagent artifact <id>`) can resolve one by
+ * looking through the session directories. `prune` removes the store's own artifact files past an
+ * age (a runtime does it once when created); anything else is never touched.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync } from "node:fs";
-import { lstat, readdir, stat, unlink } from "node:fs/promises";
+import { lstatSync, mkdirSync, readdirSync, readlinkSync, type Stats } from "node:fs";
+import { type FileHandle, lstat, readdir, unlink } from "node:fs/promises";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { incompleteMarkerPath } from "./artifact-log.js";
+import { incompleteMarkerPath, MARKER_REASON_RE } from "./artifact-log.js";
 import {
   type ArtifactPage,
   ArtifactReadError,
@@ -26,6 +29,7 @@ import {
   readPage,
   searchLines,
 } from "./artifact-pages.js";
+import { checkOwnedFileSync, isOwnDir, openOwnedFile, ownedByMe, RefusedFileError } from "./safe-file.js";
 
 /** Bytes one page holds at most (newlines not counted). */
 export const DEFAULT_PAGE_BYTES = 50 * 1024;
@@ -131,60 +135,121 @@ export class ArtifactStore {
     return join(this.root, "sessions", sessionDirName(sessionId));
   }
 
+  /** The session's ARTIFACTS folder: given to its kernels (writable), the user's files, not the store's. */
   artifactsDir(sessionId: string): string {
     return join(this.sessionDir(sessionId), "artifacts");
   }
 
-  /** Reserves a new artifact id and path (the file is created by whoever writes it). */
+  /** Where the store writes the session's artifacts: a folder no kernel is given (docs/artifacts.md). */
+  outputsDir(sessionId: string): string {
+    return join(this.sessionDir(sessionId), OUTPUTS);
+  }
+
+  /**
+   * Reserves a new artifact id and path. The file is created by whoever writes it, exclusively and
+   * without following links (ArtifactLog); a folder that cannot be made is reported by that writer.
+   */
   create(sessionId: string): ArtifactRef {
-    const dir = this.artifactsDir(sessionId);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const dir = this.outputsDir(sessionId);
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch {
+      /* the writer fails to create the file and says why */
+    }
     const id = `${Date.now().toString(36)}-${randomBytes(5).toString("hex")}`;
     return { id, path: join(dir, `${id}.log`), uri: `${ARTIFACT_SCHEME}${id}` };
   }
 
   /**
-   * Deletes this store's artifact files (only those `create` named) last modified more than
-   * `maxAgeMs` ago, in every session (directories stay: a live kernel's ARTIFACTS points there).
-   * Returns how many files went. Errors on single files are skipped: another process may be pruning
-   * or writing too.
+   * Deletes this store's artifact files (only those `create` named: `<id>.log` regular files and
+   * `<id>.incomplete` markers, of this user) last modified more than `maxAgeMs` ago, in every
+   * session's `outputs/` and, for ids made before that folder existed, `artifacts/` (directories
+   * stay: a live kernel's ARTIFACTS points there). Never follows a link: a folder that is a link is
+   * not entered, a link is removed only as a marker (the link itself). Returns how many files went.
+   * Errors on single files are skipped: another process may be pruning or writing too.
    */
   async prune(maxAgeMs: number, now = Date.now()): Promise<number> {
     const sessions = join(this.root, "sessions");
     let removed = 0;
     for (const name of await readdir(sessions).catch(() => [] as string[])) {
-      const dir = join(sessions, name, "artifacts");
-      for (const file of await readdir(dir).catch(() => [] as string[])) {
-        if (!OWN_FILE_RE.test(file)) continue;
-        const path = join(dir, file);
-        try {
-          if (now - (await lstat(path)).mtimeMs <= maxAgeMs) continue;
-          await unlink(path);
-          removed++;
-        } catch {
-          /* gone already, or not ours to remove */
+      if (!isOwnDir(join(sessions, name))) continue;
+      for (const sub of [OUTPUTS, LEGACY]) {
+        const dir = join(sessions, name, sub);
+        if (!isOwnDir(dir)) continue;
+        for (const file of await readdir(dir).catch(() => [] as string[])) {
+          if (!OWN_FILE_RE.test(file)) continue;
+          const path = join(dir, file);
+          try {
+            const st = await lstat(path);
+            if (!isStoreFile(path, st) || now - st.mtimeMs <= maxAgeMs) continue;
+            await unlink(path);
+            removed++;
+          } catch {
+            /* gone already, or not ours to remove */
+          }
         }
       }
     }
     return removed;
   }
 
-  /** Path of an existing artifact, or undefined. Accepts `artifact://<id>` or a bare id. */
+  /**
+   * Path of an existing artifact the store may read (a regular file of this user, not a link), or
+   * undefined. Accepts `artifact://<id>` or a bare id. `openFile`/`read` say why one was refused.
+   */
   resolve(ref: string): string | undefined {
     const id = parseArtifactId(ref);
     if (!id) return undefined;
+    for (const candidate of this.candidates(id)) {
+      try {
+        if (checkOwnedFileSync(candidate.path)) return candidate.path;
+      } catch {
+        /* refused: not a file the store reads */
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Opens an artifact for reading (O_NOFOLLOW, checked to be a regular file of this user): the
+   * caller closes `handle`. ArtifactReadError "not_found" or "refused".
+   */
+  async openFile(ref: string): Promise<{ id: string; path: string; handle: FileHandle; stats: Stats }> {
+    const id = parseArtifactId(ref);
+    if (!id) throw new ArtifactReadError("not_found", `Artifact not found: ${ref}`);
+    let refused: ArtifactReadError | undefined;
+    for (const candidate of this.candidates(id)) {
+      try {
+        const opened = await openOwnedFile(candidate.path);
+        if (opened) return { id, path: candidate.path, ...opened };
+      } catch (err) {
+        refused ??= refusal(err, id, candidate.kernelWritable);
+      }
+    }
+    throw refused ?? new ArtifactReadError("not_found", `Artifact not found: ${ref}`);
+  }
+
+  /**
+   * Where an id's file may be, in order: every session's `outputs/` (the store's own folder), then
+   * every session's `artifacts/` (ids made before `outputs/` existed; kernels can write there).
+   * Session folders and these folders are used only when they are real directories of this user.
+   */
+  private candidates(id: string): { path: string; kernelWritable: boolean }[] {
     const sessions = join(this.root, "sessions");
     let names: string[];
     try {
-      names = readdirSync(sessions);
+      names = readdirSync(sessions).filter((name) => isOwnDir(join(sessions, name)));
     } catch {
-      return undefined;
+      return [];
     }
-    for (const name of names) {
-      const path = join(sessions, name, "artifacts", `${id}.log`);
-      if (existsSync(path)) return path;
+    const out: { path: string; kernelWritable: boolean }[] = [];
+    for (const sub of [OUTPUTS, LEGACY]) {
+      for (const name of names) {
+        const dir = join(sessions, name, sub);
+        if (isOwnDir(dir)) out.push({ path: join(dir, `${id}.log`), kernelWritable: sub === LEGACY });
+      }
     }
-    return undefined;
+    return out;
   }
 
   /**
@@ -192,11 +257,11 @@ export class ArtifactStore {
    * past the end, its facts carry the artifact's size and whether it is known incomplete).
    */
   async read(ref: string, options: ArtifactReadOptions = {}): Promise<ArtifactSlice> {
-    const { id, path, index } = await this.open(ref);
+    const { id, path, index, handle } = await this.open(ref);
     const incomplete = this.incomplete(path);
     let page: ArtifactPage;
     try {
-      page = await readPage(path, index, {
+      page = await readPage(handle, index, {
         offset: whole(options.offset, 1),
         column: whole(options.column, 1),
         limit: whole(options.limit, 2000),
@@ -211,6 +276,8 @@ export class ArtifactStore {
         });
       }
       throw err;
+    } finally {
+      await handle.close();
     }
     return { ...page, id, path, text: page.data.toString("utf8"), incomplete };
   }
@@ -219,8 +286,10 @@ export class ArtifactStore {
   incomplete(path: string): StoredIncomplete | undefined {
     const marker = incompleteMarkerPath(path);
     try {
-      if (!lstatSync(marker).isSymbolicLink()) return {}; // an empty marker: reason unknown
-      const reason = readlinkSync(marker);
+      const st = lstatSync(marker);
+      if (!isStoreFile(marker, st)) return undefined; // not a marker the store made
+      if (!st.isSymbolicLink()) return {}; // an empty marker: reason unknown
+      const reason = readlinkSync(marker); // the link's text: never followed
       return reason === "error" ? {} : { reason };
     } catch {
       return undefined;
@@ -234,30 +303,69 @@ export class ArtifactStore {
     options: ArtifactSearchOptions = {},
   ): Promise<ArtifactSearchResult> {
     const spec = parsePattern(pattern);
-    const { id, path, index } = await this.open(ref);
-    const found = await searchLines(path, index, spec, {
-      offset: whole(options.offset, 1),
-      limit: whole(options.limit, 200),
-      maxBytes: whole(options.maxBytes, DEFAULT_PAGE_BYTES),
-    });
-    return { ...found, id, path, pattern: spec };
+    const { id, path, index, handle } = await this.open(ref);
+    try {
+      const found = await searchLines(handle, index, spec, {
+        offset: whole(options.offset, 1),
+        limit: whole(options.limit, 200),
+        maxBytes: whole(options.maxBytes, DEFAULT_PAGE_BYTES),
+      });
+      return { ...found, id, path, pattern: spec };
+    } finally {
+      await handle.close();
+    }
   }
 
-  /** Resolves an id and returns the line index of the file as it is now (cached while unchanged). */
-  private async open(ref: string): Promise<{ id: string; path: string; index: LineIndex }> {
-    const id = parseArtifactId(ref);
-    const path = id ? this.resolve(id) : undefined;
-    if (!id || !path) throw new ArtifactReadError("not_found", `Artifact not found: ${ref}`);
-    const st = await stat(path);
-    const cached = this.indexes.get(path);
-    if (cached && cached.size === st.size && cached.mtimeMs === st.mtimeMs)
-      return { id, path, index: cached };
-    const index = await buildLineIndex(path, st.size, st.mtimeMs);
-    this.indexes.delete(path);
-    this.indexes.set(path, index);
-    if (this.indexes.size > 16) this.indexes.delete(this.indexes.keys().next().value as string);
-    return { id, path, index };
+  /**
+   * Opens an id's file and returns the line index of the file as it is now (cached while unchanged);
+   * the caller closes `handle`.
+   */
+  private async open(
+    ref: string,
+  ): Promise<{ id: string; path: string; index: LineIndex; handle: FileHandle }> {
+    const { id, path, handle, stats: st } = await this.openFile(ref);
+    try {
+      const key = `${path}\0${st.dev}:${st.ino}`;
+      const cached = this.indexes.get(key);
+      if (cached && cached.size === st.size && cached.mtimeMs === st.mtimeMs)
+        return { id, path, index: cached, handle };
+      const index = await buildLineIndex(handle, st.size, st.mtimeMs);
+      this.indexes.delete(key);
+      this.indexes.set(key, index);
+      if (this.indexes.size > 16) this.indexes.delete(this.indexes.keys().next().value as string);
+      return { id, path, index, handle };
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
   }
+}
+
+/** The store's folder in a session, and the one the store wrote to before it (the kernel's ARTIFACTS). */
+const OUTPUTS = "outputs";
+const LEGACY = "artifacts";
+
+/**
+ * Whether an entry named like the store's files is one the store made: a `.log` regular file, or an
+ * `.incomplete` marker (an empty regular file, or a link whose text is an error code), of this user.
+ */
+function isStoreFile(path: string, st: Stats): boolean {
+  if (!ownedByMe(st)) return false;
+  if (path.endsWith(".log")) return st.isFile();
+  if (st.isFile()) return st.size === 0;
+  if (!st.isSymbolicLink()) return false;
+  const text = readlinkSync(path); // the link's own text: never followed
+  return text === "error" || MARKER_REASON_RE.test(text);
+}
+
+/** The typed refusal for what safe-file refused at an id's name. */
+function refusal(err: unknown, id: string, kernelWritable: boolean): ArtifactReadError {
+  if (!(err instanceof RefusedFileError)) throw err;
+  return new ArtifactReadError("refused", `${ARTIFACT_SCHEME}${id}: ${err.message}`, {
+    refusal: err.refusal,
+    ownerUid: err.ownerUid,
+    kernelWritable,
+  });
 }
 
 function whole(n: number | undefined, fallback: number): number {

@@ -266,10 +266,30 @@ function searchResult(found: ArtifactSearchResult, offset: number): ToolResult<A
   return { content: [{ type: "text", text: out.join("\n") }], details };
 }
 
+/**
+ * What the model (or a person) reads when an id names something the store would not read: a link, a
+ * FIFO or device, another user's file (docs/artifacts.md, "What a kernel can plant").
+ */
+export function refusedText(id: string, f: ArtifactReadError["facts"]): string {
+  const uri = `${ARTIFACT_SCHEME}${id}`;
+  const where = f.kernelWritable
+    ? "the session's artifacts folder, which code in a kernel can write"
+    : "nbagent's own output folder";
+  const what =
+    f.refusal === "symlink"
+      ? `a symbolic link in ${where}, not a file nbagent wrote. nbagent never follows such a link, so nothing was read through it`
+      : f.refusal === "foreign"
+        ? `a file of another user${f.ownerUid === undefined ? "" : ` (uid ${f.ownerUid})`} in ${where}, not a file nbagent wrote, so it was not read`
+        : `something that is not a regular file (a FIFO, a device or a folder) in ${where}, so it was not read`;
+  return `${uri} names ${what}. Pass the artifact://<id> a result printed; to look at a file your own code wrote, open it in the kernel with the python tool.`;
+}
+
 function readError(err: ArtifactReadError, params: ArtifactParams, id: string): string {
   const f = err.facts;
   const uri = `${ARTIFACT_SCHEME}${id}`;
   switch (err.code) {
+    case "refused":
+      return refusedText(id, f);
     case "not_found":
       return `${uri} not found. Pass the id exactly as a result printed it (artifact://<id>); artifacts older than 7 days are removed.`;
     case "past_end": {

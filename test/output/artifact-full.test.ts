@@ -191,6 +191,6 @@ test("pruning an old incomplete artifact removes its marker too (a link to nowhe
   await symlink("ENOSPC", ref.path.replace(/\.log$/, ".incomplete"));
   assert.deepEqual(store.incomplete(ref.path), { reason: "ENOSPC" });
   assert.equal(await store.prune(0, Date.now() + 60_000), 2);
-  assert.deepEqual(await readdir(store.artifactsDir("s1")), []);
+  assert.deepEqual(await readdir(store.outputsDir("s1")), []);
   assert.equal(store.incomplete(ref.path), undefined);
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -13,7 +13,7 @@ test("ids resolve from artifact:// URIs in any store sharing the root", async ()
   const a = new ArtifactStore({ root });
   const ref = a.create("session one");
   writeFileSync(ref.path, "x\n");
-  assert.ok(ref.path.startsWith(a.artifactsDir("session one")));
+  assert.ok(ref.path.startsWith(a.outputsDir("session one")), "the store writes in its own folder");
   const other = new ArtifactStore({ root });
   assert.equal(other.resolve(ref.uri), ref.path);
   assert.equal(other.resolve(ref.id), ref.path);
@@ -57,16 +57,23 @@ test("prune removes only the store's own artifacts past the age, in every sessio
     const old = store.create("a");
     const fresh = store.create("a");
     const otherSession = store.create("b");
+    mkdirSync(store.artifactsDir("a"));
     const userFile = join(store.artifactsDir("a"), "model-weights.log");
-    for (const path of [old.path, fresh.path, otherSession.path, userFile]) writeFileSync(path, "x\n");
+    // An artifact written before the store had its own folder: in the kernel's ARTIFACTS folder.
+    const legacy = join(store.artifactsDir("a"), "lzz0-0123456789.log");
+    for (const path of [old.path, fresh.path, otherSession.path, userFile, legacy])
+      writeFileSync(path, "x\n");
     const eightDaysAgo = (Date.now() - 8 * 24 * 3600 * 1000) / 1000;
-    for (const path of [old.path, otherSession.path, userFile]) utimesSync(path, eightDaysAgo, eightDaysAgo);
-    assert.equal(await store.prune(7 * 24 * 3600 * 1000), 2);
+    for (const path of [old.path, otherSession.path, userFile, legacy])
+      utimesSync(path, eightDaysAgo, eightDaysAgo);
+    assert.equal(await store.prune(7 * 24 * 3600 * 1000), 3);
+    assert.equal(existsSync(legacy), false, "an old-layout artifact goes too");
     assert.equal(existsSync(old.path), false);
     assert.equal(existsSync(otherSession.path), false);
     assert.equal(existsSync(fresh.path), true, "younger than the age");
     assert.equal(existsSync(userFile), true, "a file the user's code wrote is not the store's");
-    assert.equal(existsSync(store.artifactsDir("b")), true, "directories stay (a kernel's ARTIFACTS)");
+    assert.equal(existsSync(store.artifactsDir("a")), true, "directories stay (a kernel's ARTIFACTS)");
+    assert.equal(existsSync(store.outputsDir("b")), true, "and the store's own");
     assert.equal(store.resolve(fresh.uri), fresh.path);
     assert.equal(await new ArtifactStore({ root: join(pruneRoot, "none") }).prune(0), 0, "no state yet");
   } finally {

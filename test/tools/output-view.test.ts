@@ -239,7 +239,7 @@ for (const backend of backendCases())
     });
 
     test("no artifact file is left when nothing was cut, even after a flood that was cleared", async () => {
-      const dir = rt.artifacts.artifactsDir(rt.defaultSessionId);
+      const dir = rt.artifacts.outputsDir(rt.defaultSessionId);
       const before = readdirSync(dir).length;
       const r = await call({
         cells: [
