@@ -8,7 +8,12 @@ import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import type { Command } from "./commands.js";
-import { DEFAULT_IDLE_MINUTES, DEFAULT_MAX_SESSIONS, httpLimits, RUNTIME_MAX_KERNELS } from "./mcp-http-settings.js";
+import {
+  DEFAULT_IDLE_MINUTES,
+  DEFAULT_MAX_SESSIONS,
+  httpLimits,
+  RUNTIME_MAX_KERNELS,
+} from "./mcp-http-settings.js";
 import { version } from "./version.js";
 
 export const DEFAULT_MCP_PORT = 8765;
@@ -127,9 +132,19 @@ function parse(args: string[]) {
     allowPositionals: true,
   });
   if (positionals.length) throw new Error(`unexpected arguments: ${positionals.join(" ")}`);
-  const httpOnly = ["port", "host", "allow-origin", "allow-host", "max-sessions", "max-kernels", "idle-minutes"];
+  const httpOnly = [
+    "port",
+    "host",
+    "allow-origin",
+    "allow-host",
+    "max-sessions",
+    "max-kernels",
+    "idle-minutes",
+  ];
   const given = httpOnly.filter((k) => values[k as keyof typeof values] !== undefined);
   if (!values.http && given.length)
-    throw new Error(`${given.map((k) => `--${k}`).join(", ")} go${given.length === 1 ? "es" : ""} with --http`);
+    throw new Error(
+      `${given.map((k) => `--${k}`).join(", ")} go${given.length === 1 ? "es" : ""} with --http`,
+    );
   return values;
 }

@@ -11,6 +11,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createToolbox, type Toolbox } from "../tools/index.js";
+import { plural } from "../tools/kernel-text.js";
 import { hostRule, isLoopbackAddress, type Refusal, refusal } from "./http-guard.js";
 import { IdleWatch } from "./http-idle.js";
 import { idleClosedText, sessionCapText, span, UNKNOWN_SESSION_TEXT } from "./http-texts.js";
@@ -119,7 +120,14 @@ export async function startHttp(options: HttpOptions): Promise<HttpMcp> {
     });
     const idle = new IdleWatch(
       options.idleMs,
-      () => toolbox.runs.running().length > 0,
+      () => {
+        const runs = toolbox.runs.running().length;
+        if (runs)
+          options.log(
+            `session ${id}: no requests for ${span(options.idleMs)}, but ${plural(runs, "run")} still going: kept open`,
+          );
+        return runs > 0;
+      },
       () => closeIdle(session),
     );
     const session: Session = { id, transport, server, toolbox, idle };
@@ -213,7 +221,8 @@ export async function serveHttp(options: HttpOptions & { tokenGenerated: boolean
     options.log(
       `token: ${options.token}  (send "Authorization: Bearer <token>"; set NBAGENT_MCP_TOKEN to choose it)`,
     );
-  const kernels = options.maxKernels === undefined ? "" : `, each keeping at most ${options.maxKernels} kernels`;
+  const kernels =
+    options.maxKernels === undefined ? "" : `, each keeping at most ${options.maxKernels} kernels`;
   const idle = options.idleMs > 0 ? `, each closed after ${span(options.idleMs)} without requests` : "";
   options.log(`sessions: at most ${options.maxSessions} open${kernels}${idle}`);
   if (!isLoopbackAddress(options.host))

@@ -5,6 +5,8 @@
  * rebinding (raw requests with chosen Host headers).
  */
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { request } from "node:http";
 import { after, before, describe, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -216,6 +218,43 @@ test("a session idle for --idle-minutes is closed, its kernel process ends, and 
     const r = await fresh.callTool({ name: "python", arguments: { cells: [{ code: "print('new')" }] } });
     assert.equal(textOf(r).trim(), "new");
     await end(fresh);
+  } finally {
+    server.child.kill("SIGTERM");
+    await server.exited;
+  }
+});
+
+test("a session whose run goes on in the background is kept open past the idle time, then closed", async () => {
+  const dir = await tempDir("nbagent-mcp-idle-run-");
+  const server = await httpServer(["--cwd", dir, "--idle-minutes", "0.05"], { NBAGENT_MCP_TOKEN: TOKEN });
+  try {
+    const client = await httpClient(server.url, AUTH);
+    const sid = (client.transport as StreamableHTTPClientTransport).sessionId as string;
+    const gate = join(dir, "gate");
+    const first = await client.callTool({
+      name: "python",
+      arguments: {
+        timeout: 600,
+        wait: 1,
+        cells: [
+          {
+            code: `import os, time\nwhile not os.path.exists(${JSON.stringify(gate)}): time.sleep(0.02)\nprint('finished')`,
+          },
+        ],
+      },
+    });
+    const id = /^Still running after 1 s: run (r\d+)/.exec(textOf(first))?.[1];
+    assert.ok(id, textOf(first));
+    await logged(
+      server,
+      new RegExp(`session ${sid}: no requests for 3 seconds, but 1 run still going: kept open`),
+    );
+    assert.doesNotMatch(server.stderr(), new RegExp(`session ${sid} closed`));
+    writeFileSync(gate, "");
+    const done = await client.callTool({ name: "runs", arguments: { run_id: id, wait: 600 } });
+    assert.match(textOf(done), /finished$/);
+    await logged(server, new RegExp(`session ${sid} closed after 3 seconds without requests`));
+    await client.close();
   } finally {
     server.child.kill("SIGTERM");
     await server.exited;
