@@ -1,12 +1,47 @@
 /**
- * The checks every HTTP request passes before MCP sees it (docs/mcp.md): its Origin, when it has one,
- * is a loopback origin (any port) or one allowed by --allow-origin (DNS-rebinding protection), and
- * it carries the bearer token.
+ * The checks every HTTP request passes before MCP sees it (docs/mcp.md), in this order: its Host is
+ * one this server answers to (DNS-rebinding protection: on a loopback address only loopback names,
+ * plus those given with --allow-host), its Origin, when it has one, is a loopback origin (any port)
+ * or one allowed by --allow-origin, and it carries the bearer token.
+ *
+ * The SDK's transport has `allowedHosts`, but it compares whole `host:port` strings with terse texts,
+ * and only once a session's transport exists; these checks run before any session is made.
  */
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
+import { isIP } from "node:net";
 
 const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** A listening address only this machine can reach: localhost, 127.x.x.x, ::1. */
+export function isLoopbackAddress(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  if (h === "localhost" || h === "::1") return true;
+  return isIP(h) === 4 && h.startsWith("127.");
+}
+
+/** Which Host headers are served. */
+export interface HostRule {
+  /** false: any Host (bound to a non-loopback address and no --allow-host given). */
+  check: boolean;
+  /** Lower-case `name` (any port), `name:port` (that port only) or `*` (any Host). */
+  allowed: readonly string[];
+}
+
+export function hostRule(bindHost: string, allowHosts: readonly string[]): HostRule {
+  const allowed = allowHosts.map((h) => h.trim().toLowerCase()).filter(Boolean);
+  return { check: isLoopbackAddress(bindHost) || allowed.length > 0, allowed };
+}
+
+const HOST_HEADER = /^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)(?::(\d{1,5}))?$/;
+
+export function hostAllowed(header: string | undefined, rule: HostRule): boolean {
+  if (!rule.check || rule.allowed.includes("*")) return true;
+  const m = HOST_HEADER.exec(header?.trim().toLowerCase() ?? "");
+  if (!m) return false;
+  const [whole, name] = m;
+  return LOOPBACK.has(name) || rule.allowed.includes(name) || rule.allowed.includes(whole);
+}
 
 export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
   if (origin === undefined) return true; // not a browser: nothing to rebind
@@ -34,20 +69,30 @@ export interface Refusal {
   headers?: Record<string, string>;
 }
 
+export interface Guard {
+  token: string;
+  allowedOrigins: readonly string[];
+  hosts: HostRule;
+}
+
 /** Why a request is refused, or undefined when it may go on. */
-export function refusal(
-  req: IncomingMessage,
-  token: string,
-  allowedOrigins: readonly string[],
-): Refusal | undefined {
+export function refusal(req: IncomingMessage, guard: Guard): Refusal | undefined {
+  const host = req.headers.host;
+  if (!hostAllowed(host, guard.hosts)) {
+    const listed = guard.hosts.allowed.length ? `, ${guard.hosts.allowed.join(", ")}` : "";
+    return {
+      status: 403,
+      message: `Forbidden: ${host === undefined ? "no Host header" : `Host ${host} is not allowed`} (DNS-rebinding protection: this server answers to Host localhost, 127.0.0.1, [::1]${listed}; add a name with --allow-host H or NBAGENT_MCP_ALLOW_HOSTS=H1,H2).`,
+    };
+  }
   const origin = req.headers.origin;
-  if (!originAllowed(origin, allowedOrigins)) {
+  if (!originAllowed(origin, guard.allowedOrigins)) {
     return {
       status: 403,
       message: `Forbidden: Origin ${origin} is not allowed (loopback origins are; add others with --allow-origin).`,
     };
   }
-  if (!tokenMatches(req.headers.authorization, token)) {
+  if (!tokenMatches(req.headers.authorization, guard.token)) {
     return {
       status: 401,
       message: req.headers.authorization

@@ -1,8 +1,9 @@
 /**
- * `nbagent mcp --http`: Streamable HTTP at /mcp (docs/mcp.md). Every request passes the Origin and
- * bearer-token checks (http-guard.ts); every MCP session gets its own server and toolbox, so two
- * clients never share kernels, and closing a session (DELETE, or the server stopping) shuts its
- * kernels down.
+ * `nbagent mcp --http`: Streamable HTTP at /mcp (docs/mcp.md). Every request passes the Host, Origin
+ * and bearer-token checks (http-guard.ts); every MCP session gets its own server and toolbox (its
+ * own runtime, keeping at most `maxKernels` kernels), so two clients never share kernels. At most
+ * `maxSessions` sessions are open at once (one more is refused at once); closing a session (DELETE,
+ * `idleMs` without requests, or the server stopping) shuts its kernels down.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -10,7 +11,10 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { createToolbox, type Toolbox } from "../tools/index.js";
-import { type Refusal, refusal } from "./http-guard.js";
+import { plural } from "../tools/kernel-text.js";
+import { hostRule, isLoopbackAddress, type Refusal, refusal } from "./http-guard.js";
+import { IdleWatch } from "./http-idle.js";
+import { idleClosedText, sessionCapText, span, UNKNOWN_SESSION_TEXT } from "./http-texts.js";
 import { createMcpServer } from "./server.js";
 
 export const MCP_PATH = "/mcp";
@@ -24,6 +28,14 @@ export interface HttpOptions {
   token: string;
   /** Origins allowed besides loopback ones (exact `scheme://host[:port]`). */
   allowOrigins: string[];
+  /** Host names (or `name:port`, or `*`) served besides loopback ones (http-guard.ts). */
+  allowHosts: string[];
+  /** Open MCP sessions at most; one more is refused at once (503). */
+  maxSessions: number;
+  /** Kernels each session keeps at most (its runtime's limit); undefined: the runtime's default. */
+  maxKernels?: number;
+  /** A session without requests (and no background run) this long is closed; 0: never. */
+  idleMs: number;
   log: (line: string) => void;
 }
 
@@ -32,8 +44,12 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
   toolbox: Toolbox;
-  closed?: Promise<void>;
+  idle: IdleWatch;
+  closing?: Promise<void>;
 }
+
+/** Ids of sessions closed for being idle, remembered for the 404's text (the newest this many). */
+const MAX_IDLE_RECORDS = 1024;
 
 export interface HttpMcp {
   url: string;
@@ -48,50 +64,111 @@ function refuse(res: ServerResponse, r: Refusal): void {
 }
 
 export async function startHttp(options: HttpOptions): Promise<HttpMcp> {
+  const guard = {
+    token: options.token,
+    allowedOrigins: options.allowOrigins,
+    hosts: hostRule(options.host, options.allowHosts),
+  };
+  /** Initialized sessions by id. */
   const sessions = new Map<string, Session>();
+  /** Every session not closed, initialized or not: what the cap counts. */
+  const live = new Set<Session>();
+  /** Sessions closed for being idle: id → when. */
+  const idleClosed = new Map<string, number>();
 
-  const closeSession = (s: Session): Promise<void> => {
-    s.closed ??= (async () => {
-      sessions.delete(s.id);
-      await s.server.close(); // cancels its running calls
-      await s.toolbox.dispose();
-    })();
-    return s.closed;
+  const closeSession = (s: Session, why?: "idle"): Promise<void> => {
+    if (!s.closing) {
+      s.idle.stop();
+      live.delete(s);
+      if (sessions.get(s.id) === s) sessions.delete(s.id);
+      if (why === "idle") {
+        idleClosed.set(s.id, Date.now());
+        if (idleClosed.size > MAX_IDLE_RECORDS) idleClosed.delete(idleClosed.keys().next().value as string);
+      }
+      // Deferred: server.close() closes the transport, whose onclose comes back here.
+      s.closing = Promise.resolve().then(async () => {
+        await s.server.close(); // cancels its running calls
+        await s.toolbox.dispose();
+      });
+    }
+    return s.closing;
+  };
+
+  const closeIdle = (s: Session) => {
+    closeSession(s, "idle").then(
+      () =>
+        options.log(
+          `session ${s.id} closed after ${span(options.idleMs)} without requests; its kernels were shut down`,
+        ),
+      (err) => options.log(`session ${s.id}: closing it failed: ${(err as Error).message}`),
+    );
   };
 
   const openSession = async (): Promise<Session> => {
     const id = randomUUID();
-    const toolbox = createToolbox({ cwd: options.cwd });
+    const toolbox = createToolbox({
+      cwd: options.cwd,
+      runtime: options.maxKernels === undefined ? undefined : { maxSessions: options.maxKernels },
+    });
     const server = createMcpServer({ toolbox, version: options.version, log: options.log });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
       onsessioninitialized: () => {
-        sessions.set(id, session);
+        if (!session.closing) sessions.set(id, session);
       },
       onsessionclosed: () => closeSession(session),
     });
-    const session: Session = { id, transport, server, toolbox };
+    const idle = new IdleWatch(
+      options.idleMs,
+      () => {
+        const runs = toolbox.runs.running().length;
+        if (runs)
+          options.log(
+            `session ${id}: no requests for ${span(options.idleMs)}, but ${plural(runs, "run")} still going: kept open`,
+          );
+        return runs > 0;
+      },
+      () => closeIdle(session),
+    );
+    const session: Session = { id, transport, server, toolbox, idle };
+    live.add(session);
     transport.onclose = () => void closeSession(session);
     await server.connect(transport);
     return session;
+  };
+
+  /** POST and DELETE are the session's activity until their response ends (http-idle.ts). */
+  const track = (s: Session, req: IncomingMessage, res: ServerResponse) => {
+    if (req.method === "GET") return;
+    s.idle.begin();
+    res.once("close", () => s.idle.end());
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path !== MCP_PATH)
       return refuse(res, { status: 404, message: `Not found: the MCP endpoint is ${MCP_PATH}` });
-    const why = refusal(req, options.token, options.allowOrigins);
+    const why = refusal(req, guard);
     if (why) return refuse(res, why);
     const sid = req.headers["mcp-session-id"];
     if (typeof sid === "string") {
       const s = sessions.get(sid);
-      if (!s)
-        return refuse(res, { status: 404, message: "Session not found: start a new session (initialize)." });
+      if (!s) {
+        const at = idleClosed.get(sid);
+        const message = at === undefined ? UNKNOWN_SESSION_TEXT : idleClosedText(sid, at, options.idleMs);
+        return refuse(res, { status: 404, message });
+      }
+      track(s, req, res);
       return s.transport.handleRequest(req, res);
     }
     if (req.method !== "POST")
       return refuse(res, { status: 400, message: "Bad Request: Mcp-Session-Id header required" });
+    if (live.size >= options.maxSessions) {
+      options.log(`refused a new session: ${live.size} open, the cap (--max-sessions)`);
+      return refuse(res, { status: 503, message: sessionCapText(options.maxSessions, options.idleMs) });
+    }
     const s = await openSession();
+    track(s, req, res);
     await s.transport.handleRequest(req, res);
     if (!sessions.has(s.id)) await closeSession(s); // it was not an initialize request
   };
@@ -119,7 +196,7 @@ export async function startHttp(options: HttpOptions): Promise<HttpMcp> {
     close() {
       closing ??= (async () => {
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
-        await Promise.all([...sessions.values()].map(closeSession));
+        await Promise.all([...live].map((s) => closeSession(s)));
         http.closeAllConnections();
         await stopped;
       })();
@@ -144,9 +221,14 @@ export async function serveHttp(options: HttpOptions & { tokenGenerated: boolean
     options.log(
       `token: ${options.token}  (send "Authorization: Bearer <token>"; set NBAGENT_MCP_TOKEN to choose it)`,
     );
-  if (!["127.0.0.1", "localhost", "::1"].includes(options.host))
+  const kernels =
+    options.maxKernels === undefined ? "" : `, each keeping at most ${options.maxKernels} kernels`;
+  const idle = options.idleMs > 0 ? `, each closed after ${span(options.idleMs)} without requests` : "";
+  options.log(`sessions: at most ${options.maxSessions} open${kernels}${idle}`);
+  if (!isLoopbackAddress(options.host))
     options.log(
-      `warning: listening on ${options.host}, not only this machine: anyone with the token can run code`,
+      `warning: listening on ${options.host}, not only this machine: anyone with the token can run code` +
+        (options.allowHosts.length ? "" : " (any Host header is accepted: --allow-host H limits it)"),
     );
   let signals = 0;
   await new Promise<void>((resolve) => {
