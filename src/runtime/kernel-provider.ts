@@ -8,7 +8,8 @@
  * known when the provider is built (`refusal`) and every start refuses with that one text before
  * anything (a backend, the shared gateway, a kernel) starts.
  */
-import { closeSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
 import type {
   Kernel,
   KernelBackend,
@@ -28,6 +29,15 @@ import {
   type ResolvedKernelChoice,
   resolveKernelChoice,
 } from "./kernel-choice.js";
+import {
+  FD_EXHAUSTION_TEXT,
+  isFdExhaustion,
+  isGatewayUnreachable,
+  logSays,
+  logSize,
+} from "./start-failures.js";
+
+export { isFdExhaustion, isGatewayUnreachable } from "./start-failures.js";
 
 /** The sandbox asked for (docs/isolation.md): with or without network. */
 export interface SandboxMode {
@@ -151,68 +161,6 @@ export interface KernelProvider {
   dispose(): Promise<void>;
 }
 
-const FD_EXHAUSTION_TEXT = /too many open files|EMFILE|ENFILE|\[Errno 2[34]\]/i;
-
-/**
- * EMFILE / ENFILE / "Too many open files" (S22): here, or in a gateway's answer (jupyter_server puts
- * the Python traceback, `OSError: [Errno 24] Too many open files`, in its 500 reply's body).
- */
-export function isFdExhaustion(err: unknown): boolean {
-  const e = err as { code?: string; message?: string; body?: string } | undefined;
-  const text = FD_EXHAUSTION_TEXT;
-  return (
-    e?.code === "EMFILE" ||
-    e?.code === "ENFILE" ||
-    text.test(e?.message ?? "") ||
-    (typeof e?.body === "string" && text.test(e.body))
-  );
-}
-
-/** The gateway could not be reached at all (it stopped, or was restarted on another port/token). */
-export function isGatewayUnreachable(err: unknown): boolean {
-  const e = err as
-    | { code?: string; status?: number; message?: string; cause?: { code?: string } }
-    | undefined;
-  const code = e?.code ?? e?.cause?.code;
-  return (
-    (err as Error | undefined)?.name === "GatewayUnreachableError" ||
-    code === "ECONNREFUSED" ||
-    code === "ECONNRESET" ||
-    e?.status === 401 ||
-    e?.status === 403 ||
-    /ECONNREFUSED|ECONNRESET|socket hang up|fetch failed/i.test(e?.message ?? "")
-  );
-}
-
-/** A log file's size now (0 when absent). */
-function logSize(file: string | undefined): number {
-  try {
-    return file ? statSync(file).size : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** The log has a line matching `re` past byte `from` (read at most its last 64 KiB). */
-function logSays(file: string | undefined, from: number, re: RegExp): boolean {
-  if (!file) return false;
-  try {
-    const size = statSync(file).size;
-    const start = Math.max(from, size - 64 * 1024);
-    if (size <= start) return false;
-    const fd = openSync(file, "r");
-    try {
-      const buf = Buffer.alloc(size - start);
-      readSync(fd, buf, 0, buf.length, start);
-      return re.test(buf.toString("utf8"));
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return false;
-  }
-}
-
 /** The sandbox setting: the option when given, else NBAGENT_SANDBOX (an Error: when not a value). */
 function sandboxSetting(option: KernelProviderOptions["sandbox"], hostEnv: NodeJS.ProcessEnv) {
   if (option === undefined) return sandboxFromEnv(hostEnv);
@@ -239,7 +187,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
       : usesGateway
         ? SANDBOX_ON_GATEWAY
         : undefined;
-  const stateRoot = options.stateRoot;
+  const stateRoot = resolve(options.stateRoot);
 
   const build = async (): Promise<ProvidedBackend> => {
     if (options.backend) {
@@ -300,7 +248,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
 
   const startOptions = (choice: KernelChoice, request: KernelRequest): KernelStartOptions => {
     const local = choice.kind === "local" && !usesGateway;
-    const artifactsDir = request.session?.artifactsDir;
+    const artifactsDir = request.session && resolve(request.session.artifactsDir);
     // Bound or put back, it must exist.
     if (local && artifactsDir) mkdirSync(artifactsDir, { recursive: true, mode: 0o700 });
     const sandboxed: KernelSandbox | undefined =
