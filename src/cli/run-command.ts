@@ -10,11 +10,10 @@ import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { LocalBackend } from "../kernel/index.js";
 import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
-import { filterSecrets } from "../runtime/env.js";
-import { planKernelChoice, resolveKernelChoice } from "../runtime/kernel-choice.js";
+import { defaultStateRoot } from "../output/artifacts.js";
+import { createKernelProvider } from "../runtime/kernel-provider.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
-import { sandboxFromEnv } from "../runtime/runtime.js";
 import type { Command } from "./commands.js";
 import { formatCellFailure } from "./run-failure.js";
 import { RunProgress } from "./run-progress.js";
@@ -70,6 +69,21 @@ export const runCommand: Command = {
     const parsed = parsedOrUsage("run", USAGE, parse, args);
     if (parsed === undefined) return 2;
     const { values } = parsed;
+    // Local kernels, or a gateway's (--gateway URL / NBAGENT_GATEWAY_URL; docs/cli.md), made where
+    // every kernel is made (kernel-provider.ts). Local kernels get the host environment unchanged
+    // (the user's run, as nbclient); a gateway's kernels run elsewhere, so their create request
+    // carries it without secrets (docs/secrets.md).
+    const kernels = createKernelProvider({
+      python: values.python,
+      kernelName: values.kernel,
+      stateRoot: defaultStateRoot(),
+      localEnvironment: "host",
+    });
+    // Settings that cannot be honoured together (--sandbox with a gateway): nothing is read or run.
+    if (kernels.refusal) {
+      process.stderr.write(`${kernels.refusal}\nNothing was run.\n`);
+      return 2;
+    }
     const shown = new Map(parsed.jobs.map((job, i) => [job, parsed.given[i]]));
     // An unreadable input is named as given; progress and results name a notebook by its file name.
     const name = (job: NotebookJob) => shown.get(job) ?? job.input;
@@ -96,25 +110,25 @@ export const runCommand: Command = {
     for (const line of unreadable) process.stderr.write(`${line}\n`);
     if (jobs.length === 0) return 1;
 
-    // Local kernels, or a gateway's (--gateway URL / NBAGENT_GATEWAY_URL; docs/cli.md).
-    const plan = planKernelChoice({ python: values.python, kernelName: values.kernel });
-    // Local kernels get the host environment unchanged (the user's run, as nbclient); a gateway's
-    // kernels run elsewhere, so their create request carries it without secrets (docs/secrets.md).
-    const env = plan.kind === "remote" ? filterSecrets(process.env) : (process.env as Record<string, string>);
-    const { backend } = await resolveKernelChoice(plan, { hostEnv: process.env });
-    if (plan.kind === "remote") {
+    const { backend } = await kernels.backend();
+    if (kernels.usesGateway) {
       // One clear error for an unreachable gateway or a refused token, before any notebook is touched.
       try {
         await backend.kernelSpecNames({});
       } catch (err) {
-        await backend.dispose();
+        await kernels.dispose();
         const text = (err as Error).message;
         process.stderr.write(`${text.startsWith("Error:") ? text : `Error: ${text}`}\nNothing was run.\n`);
         return 1;
       }
-    } else if (jobs.length > 1 && backend instanceof LocalBackend) {
-      // Several notebooks: warm the kernel fork server now, so every kernel after the first forks (~0.3 s).
-      await backend.prewarm({ kernelName: values.kernel, python: values.python, env });
+    } else if (jobs.length > 1 && !kernels.sandbox && backend instanceof LocalBackend) {
+      // Several notebooks: warm the kernel fork server now, so every kernel after the first forks
+      // (~0.3 s). Sandboxed kernels are never forked (docs/isolation.md).
+      await backend.prewarm({
+        kernelName: values.kernel,
+        python: values.python,
+        env: kernels.kernelEnv().env,
+      });
     }
     const tty = process.stderr.isTTY === true && !values.quiet;
     const color = process.stderr.isTTY === true && !process.env.NO_COLOR;
@@ -154,13 +168,10 @@ export const runCommand: Command = {
         });
         return runNotebooks({
           jobs,
-          backend,
+          kernels,
           cwd: values.cwd ? resolve(values.cwd) : undefined,
           kernelName: values.kernel,
-          python: values.python,
-          env,
           allowErrors,
-          sandbox: sandboxFromEnv(process.env),
           prestart: values.prestart === undefined ? undefined : Number(values.prestart),
           concurrency,
           cellTimeoutMs: values.timeout ? Number(values.timeout) * 1000 : undefined,
@@ -199,7 +210,7 @@ export const runCommand: Command = {
       return interrupted ?? (failed ? 1 : 0);
     } finally {
       progressView.stop();
-      await backend.dispose();
+      await kernels.dispose();
     }
   },
 };

@@ -47,8 +47,12 @@ export const sessionsCommand: Command = {
     if (parsed === undefined) return 2;
     let runtime: Runtime;
     try {
-      // The gateway --session would use: the configured one, else the shared local gateway.
-      runtime = createRuntime({ gateway: process.env.NBAGENT_GATEWAY_URL?.trim() ? undefined : "shared" });
+      // The gateway --session would use: the configured one, else the shared local gateway. It lists
+      // and ends kernels and starts none, so the sandbox setting is not its business.
+      runtime = createRuntime({
+        gateway: process.env.NBAGENT_GATEWAY_URL?.trim() ? undefined : "shared",
+        sandbox: false,
+      });
     } catch (err) {
       process.stderr.write(`nbagent sessions: ${errorText(err)}\n`);
       return 2;

@@ -25,6 +25,17 @@ export {
   resolveKernelChoice,
 } from "./kernel-choice.js";
 export {
+  createKernelProvider,
+  type KernelProvider,
+  type KernelProviderOptions,
+  type KernelRequest,
+  type ProvidedBackend,
+  SANDBOX_ON_GATEWAY,
+  SANDBOX_ON_SHARED_GATEWAY,
+  type SandboxMode,
+  sandboxFromEnv,
+} from "./kernel-provider.js";
+export {
   type NamedSessionInfo,
   type NamedSessionRecord,
   NamedSessions,

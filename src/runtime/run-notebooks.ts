@@ -6,10 +6,11 @@
  */
 import { copyFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { Kernel, KernelBackend } from "../kernel/types.js";
+import type { Kernel } from "../kernel/types.js";
 import { loadNotebook } from "../notebook/index.js";
 import { DisplayRegistry } from "./collector.js";
 import { streamGuardScript } from "./init.js";
+import type { KernelProvider } from "./kernel-provider.js";
 import { type CellRunReport, type NotebookRunResult, runNotebookCells } from "./notebook-run.js";
 import { chooseNotebookKernel, type NotebookKernelChoice } from "./notebook-session.js";
 
@@ -22,17 +23,15 @@ export interface NotebookJob {
 
 export interface RunNotebooksOptions {
   jobs: NotebookJob[];
-  backend: KernelBackend;
+  /**
+   * Where the kernels come from, with their environment, sandbox (writable: their cwd and a temp
+   * dir), confinement and limits (kernel-provider.ts).
+   */
+  kernels: KernelProvider;
   /** Kernel working directory (default: each input notebook's directory, as nbclient does). */
   cwd?: string;
   /** Kernelspec name (default: the notebook's metadata.kernelspec.name, else python3). */
   kernelName?: string;
-  /** Interpreter for python kernels (default: findInterpreter()'s choice). */
-  python?: string;
-  /** Environment for the kernels. */
-  env?: Record<string, string>;
-  /** Run the kernels in the sandbox (docs/isolation.md): writable only their cwd and a temp dir. */
-  sandbox?: { network: boolean };
   allowErrors?: boolean;
   /** How many notebooks ahead get their kernel started while the running ones run (default 1). */
   prestart?: number;
@@ -58,6 +57,8 @@ export interface NotebookJobResult {
 }
 
 export async function runNotebooks(options: RunNotebooksOptions): Promise<NotebookJobResult[]> {
+  // Settings that cannot be honoured together: refused before any notebook or output is touched.
+  if (options.kernels.refusal) throw new Error(options.kernels.refusal);
   const jobs = options.jobs;
   const results: NotebookJobResult[] = new Array(jobs.length);
   // A finished notebook's kernel shuts down while the next notebook runs.
@@ -72,18 +73,13 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
     }
     const choice: NotebookKernelChoice = options.kernelName
       ? { name: options.kernelName }
-      : await chooseNotebookKernel(loaded.notebook, () =>
-          options.backend.kernelSpecNames({ python: options.python }),
-        );
-    const kernel = options.backend.startKernel({
+      : await chooseNotebookKernel(loaded.notebook, () => options.kernels.kernelSpecNames());
+    const kernel = options.kernels.startKernel({
       kernelName: choice.name,
-      python: options.python,
       // As nbclient: history in memory, so parallel kernels never share (or lock) one history file.
       extraArguments: ["--HistoryManager.hist_file=:memory:"],
       cwd: options.cwd ?? dirname(job.input),
-      env: options.env,
       signal: options.signal,
-      ...(options.sandbox ? { sandbox: { writable: [], network: options.sandbox.network } } : {}),
     });
     kernel.catch(() => {}); // awaited below; avoid an unhandled rejection while it waits its turn
     return { loaded, kernel, kernelNotice: choice.notice };

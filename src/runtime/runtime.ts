@@ -1,23 +1,17 @@
 /**
  * The runtime: one per host process (the CLI, an MCP server, a pi extension). It owns the kernel
- * backend (chosen once: kernel-choice.ts), the kept kernel sessions, the named sessions on a gateway
+ * provider (where every kernel is made, from settings resolved once: kernel-provider.ts), the kept kernel sessions, the named sessions on a gateway
  * (named-sessions.ts) and the artifact store, and is shared by the python tool and the notebook tool.
  * `dispose()` shuts every kernel down, except named sessions' kernels, which are detached and live on.
  */
-import { closeSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { Kernel, KernelBackend, KernelSandbox } from "../kernel/types.js";
+import type { Kernel, KernelBackend, KernelLimits } from "../kernel/types.js";
 import { ArtifactStore, DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
-import { CallAbortedError, type Deadline } from "./deadline.js";
-import { buildKernelEnv, type KernelEnv, type SecretFilterOptions } from "./env.js";
-import { type GatewayKernelBackend, stopLocalGateway } from "./gateway-deps.js";
-import {
-  type GatewaySetting,
-  type KernelChoice,
-  type KernelPlan,
-  planKernelChoice,
-  resolveKernelChoice,
-} from "./kernel-choice.js";
+import type { Deadline } from "./deadline.js";
+import type { KernelEnv, SecretFilterOptions } from "./env.js";
+import type { GatewayKernelBackend } from "./gateway-deps.js";
+import type { GatewaySetting, KernelChoice, KernelPlan } from "./kernel-choice.js";
+import { createKernelProvider, type KernelProvider, type KernelRequest } from "./kernel-provider.js";
 import { type NamedSessionInfo, NamedSessions, registryPath } from "./named-sessions.js";
 import type { SessionSpec, StartedKernel } from "./session.js";
 import {
@@ -26,6 +20,8 @@ import {
   type SessionCallOptions,
   type SessionLease,
 } from "./sessions.js";
+
+export { isFdExhaustion, isGatewayUnreachable, sandboxFromEnv } from "./kernel-provider.js";
 
 export interface RuntimeOptions extends KernelSessionsOptions, SecretFilterOptions {
   /** Kernel backend (default: the one the kernel choice names, created on first use). */
@@ -70,18 +66,8 @@ export interface RuntimeOptions extends KernelSessionsOptions, SecretFilterOptio
    * { network: false } without. Default: NBAGENT_SANDBOX of hostEnv (see sandboxFromEnv).
    */
   sandbox?: boolean | { network: boolean };
-}
-
-/**
- * NBAGENT_SANDBOX: unset, "", "0", "off" → no sandbox; "1", "on" → sandbox with network;
- * "net-off" → sandbox without network. Anything else is an Error: (nothing starts).
- */
-export function sandboxFromEnv(env: NodeJS.ProcessEnv): { network: boolean } | undefined {
-  const v = env.NBAGENT_SANDBOX?.trim().toLowerCase() ?? "";
-  if (v === "" || v === "0" || v === "off") return undefined;
-  if (v === "1" || v === "on") return { network: true };
-  if (v === "net-off") return { network: false };
-  throw new Error(`Error: NBAGENT_SANDBOX=${env.NBAGENT_SANDBOX} is not one of 0, 1, net-off`);
+  /** Resource limits for every kernel this runtime starts (docs/isolation.md). */
+  limits?: KernelLimits;
 }
 
 /** Named sessions of the runtime's gateway (for `nbagent sessions`). */
@@ -98,6 +84,8 @@ export interface Runtime {
   readonly sessions: KernelSessions;
   /** What the options and environment chose (no kernel started; bad settings threw at creation). */
   readonly plan: KernelPlan;
+  /** Where this runtime's kernels are made (its settings, its refusal, its backend). */
+  readonly kernels: KernelProvider;
   /** Kernels come from a gateway (remote or shared): sessions can be named (kept across processes). */
   readonly usesGateway: boolean;
   /** The named session this runtime was created for (CLI --session), if any. */
@@ -137,52 +125,6 @@ export interface Runtime {
   dispose(): Promise<void>;
 }
 
-const FD_EXHAUSTION_TEXT = /too many open files|EMFILE|ENFILE|\[Errno 2[34]\]/i;
-
-/** A log file's size now (0 when absent). */
-function logSize(file: string | undefined): number {
-  try {
-    return file ? statSync(file).size : 0;
-  } catch {
-    return 0;
-  }
-}
-
-/** The log has a line matching `re` past byte `from` (read at most its last 64 KiB). */
-function logSays(file: string | undefined, from: number, re: RegExp): boolean {
-  if (!file) return false;
-  try {
-    const size = statSync(file).size;
-    const start = Math.max(from, size - 64 * 1024);
-    if (size <= start) return false;
-    const fd = openSync(file, "r");
-    try {
-      const buf = Buffer.alloc(size - start);
-      readSync(fd, buf, 0, buf.length, start);
-      return re.test(buf.toString("utf8"));
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return false;
-  }
-}
-
-/**
- * EMFILE / ENFILE / "Too many open files" (S22): here, or in a gateway's answer (jupyter_server puts
- * the Python traceback, `OSError: [Errno 24] Too many open files`, in its 500 reply's body).
- */
-export function isFdExhaustion(err: unknown): boolean {
-  const e = err as { code?: string; message?: string; body?: string } | undefined;
-  const text = FD_EXHAUSTION_TEXT;
-  return (
-    e?.code === "EMFILE" ||
-    e?.code === "ENFILE" ||
-    text.test(e?.message ?? "") ||
-    (typeof e?.body === "string" && text.test(e.body))
-  );
-}
-
 /** NBAGENT_ARTIFACT_DAYS (a number of days; 0 keeps every artifact), else the default. */
 export function artifactMaxAgeFromEnv(env: NodeJS.ProcessEnv): number {
   const text = env.NBAGENT_ARTIFACT_DAYS?.trim();
@@ -190,90 +132,34 @@ export function artifactMaxAgeFromEnv(env: NodeJS.ProcessEnv): number {
   return text && Number.isFinite(days) && days >= 0 ? days * 24 * 3600 * 1000 : DEFAULT_ARTIFACT_MAX_AGE_MS;
 }
 
-/** The gateway could not be reached at all (it stopped, or was restarted on another port/token). */
-export function isGatewayUnreachable(err: unknown): boolean {
-  const e = err as
-    | { code?: string; status?: number; message?: string; cause?: { code?: string } }
-    | undefined;
-  const code = e?.code ?? e?.cause?.code;
-  return (
-    (err as Error | undefined)?.name === "GatewayUnreachableError" ||
-    code === "ECONNREFUSED" ||
-    code === "ECONNRESET" ||
-    e?.status === 401 ||
-    e?.status === 403 ||
-    /ECONNREFUSED|ECONNRESET|socket hang up|fetch failed/i.test(e?.message ?? "")
-  );
-}
-
-interface Resolved {
-  choice: KernelChoice;
-  backend: KernelBackend;
-  /** What the named-session registry is keyed by (the URL; for the shared gateway its interpreter). */
-  identity: string;
-  /** The shared gateway's log. */
-  logFile?: string;
-  owned: boolean;
-}
-
 export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const hostEnv = options.hostEnv ?? process.env;
-  // Bad settings (a gateway URL that is not one) are an Error: now, before anything starts.
-  const plan = planKernelChoice({
+  const artifacts = new ArtifactStore({ root: options.stateRoot });
+  // Every kernel of this runtime comes from here; bad settings are an Error: now, before anything
+  // starts, and settings that cannot be honoured together refuse every start (kernel-provider.ts).
+  const provider = createKernelProvider({
     gateway: options.gateway,
+    sessionName: options.sessionName,
     python: options.python,
     kernelName: options.kernelName,
-    sessionName: options.sessionName,
     hostEnv,
+    stateRoot: artifacts.root,
+    sandbox: options.sandbox,
+    limits: options.limits,
+    backend: options.backend,
+    env: options.env,
+    allow: options.allow,
+    deny: options.deny,
+    releaseIdle: () => sessions.releaseIdle(),
   });
-  const usesGateway = options.backend ? options.backend.name === "gateway" : plan.kind !== "local";
-  const artifacts = new ArtifactStore({ root: options.stateRoot });
+  const { plan, usesGateway } = provider;
   const maxAge = options.artifactMaxAgeMs ?? artifactMaxAgeFromEnv(hostEnv);
   const artifactsPruned = maxAge > 0 ? artifacts.prune(maxAge).catch(() => 0) : Promise.resolve(0);
   const defaultSessionId = options.sessionId ?? options.sessionName ?? "default";
 
-  const resolveNow = async (): Promise<Resolved> => {
-    if (options.backend) {
-      const choice: KernelChoice =
-        plan.kind === "remote"
-          ? { kind: "gateway", shared: false, ...plan.connection, kernelName: plan.kernelName }
-          : { kind: "local", python: plan.python, kernelName: plan.kernelName };
-      return { choice, backend: options.backend, identity: `backend:${options.backend.name}`, owned: false };
-    }
-    return {
-      ...(await resolveKernelChoice(plan, {
-        stateRoot: artifacts.root,
-        hostEnv,
-        allow: options.allow,
-        deny: options.deny,
-      })),
-      owned: true,
-    };
-  };
-  let resolving: Promise<Resolved> | undefined;
-  const resolved = (): Promise<Resolved> => {
-    if (!resolving) {
-      const p = resolveNow();
-      resolving = p;
-      p.catch(() => {
-        if (resolving === p) resolving = undefined; // the next call tries again
-      });
-    }
-    return resolving;
-  };
-  /** Drops the shared gateway's backend so the next use finds (or starts) the gateway again. */
-  const forgetGateway = async (stop: boolean): Promise<void> => {
-    const old = resolving;
-    resolving = undefined;
-    const r = await old?.catch(() => undefined);
-    if (r?.owned) await r.backend.dispose().catch(() => {});
-    if (stop && r?.choice.kind === "gateway" && r.choice.shared)
-      await stopLocalGateway({ python: r.choice.python, stateRoot: artifacts.root }).catch(() => false);
-  };
-
   let named: NamedSessions | undefined;
   const namedSessions = async (): Promise<NamedSessions> => {
-    const r = await resolved();
+    const r = await provider.backend();
     if (r.choice.kind !== "gateway" && !usesGateway)
       throw new Error(
         "Error: named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
@@ -281,60 +167,18 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     named ??= new NamedSessions({
       file: registryPath(artifacts.root, r.identity),
       gatewayIdentity: r.identity,
-      gateway: async () => (await resolved()).backend as GatewayKernelBackend,
+      gateway: async () => (await provider.backend()).backend as GatewayKernelBackend,
       idleTimeoutMs: options.idleTimeoutMs,
     });
     return named;
   };
 
-  const envFor = (spec: SessionSpec): KernelEnv =>
-    buildKernelEnv({
-      hostEnv: options.hostEnv,
-      allow: options.allow,
-      deny: options.deny,
-      extra: options.env,
-      sessionFile: options.sessionFile ?? join(artifacts.sessionDir(spec.sessionId), "session.json"),
-      artifactsDir: artifacts.artifactsDir(spec.sessionId),
-    });
-
-  const sandboxMode =
-    options.sandbox === undefined
-      ? sandboxFromEnv(hostEnv)
-      : options.sandbox === true
-        ? { network: true }
-        : options.sandbox || undefined;
-  const sandboxFor = (spec: SessionSpec): KernelSandbox | undefined => {
-    if (!sandboxMode) return undefined;
-    const dir = artifacts.artifactsDir(spec.sessionId);
-    mkdirSync(dir, { recursive: true, mode: 0o700 }); // bound writable: it must exist
-    return { writable: [dir], network: sandboxMode.network };
-  };
-
-  const start = async (
-    spec: SessionSpec,
-    deadline: Deadline,
-    signal?: AbortSignal,
-  ): Promise<Kernel | StartedKernel> => {
-    if (signal?.aborted) throw new CallAbortedError(signal.reason);
-    const { choice, backend } = await resolved();
-    if (sandboxMode && choice.kind === "gateway")
-      throw new Error(
-        "Error: the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; kernels on a gateway run where the gateway runs them. Unset one of the two.",
-      );
-    const startTimeoutMs = Math.max(1, Math.min(deadline.remainingMs(), options.startTimeoutMs ?? 60_000));
-    const startOptions = {
-      sandbox: sandboxFor(spec),
-      kernelName: spec.kernelName ?? choice.kernelName,
-      python: choice.kind === "local" ? choice.python : undefined,
-      cwd: spec.cwd,
-      env: envFor(spec).env,
-      signal,
-      startTimeoutMs,
-    };
-    if (spec.named && usesGateway)
-      return (await namedSessions()).open(spec.named, spec.cwd, startOptions, { signal, startTimeoutMs });
-    return backend.startKernel(startOptions);
-  };
+  /** The tool session a kernel is for: its session file and artifacts folder. */
+  const sessionOf = (spec: SessionSpec) => ({
+    sessionFile: options.sessionFile ?? join(artifacts.sessionDir(spec.sessionId), "session.json"),
+    artifactsDir: artifacts.artifactsDir(spec.sessionId),
+  });
+  const envFor = (spec: SessionSpec): KernelEnv => provider.kernelEnv({ session: sessionOf(spec) });
 
   const starter = async (
     spec: SessionSpec,
@@ -342,31 +186,23 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     signal?: AbortSignal,
   ): Promise<Kernel | StartedKernel> => {
     deadline.check(signal);
-    const before = await resolving?.catch(() => undefined);
-    const logFrom = logSize(before?.logFile);
-    try {
-      return await start(spec, deadline, signal);
-    } catch (err) {
-      deadline.check(signal);
-      const r = await resolving?.catch(() => undefined);
-      const shared = r?.choice.kind === "gateway" && r.choice.shared;
-      // The shared gateway may run out of descriptors anywhere (creating the kernel, opening its
-      // channels); its own log says so even when the error we got does not.
-      const gatewayOutOfFds = shared && r === before && logSays(r?.logFile, logFrom, FD_EXHAUSTION_TEXT);
-      if (isFdExhaustion(err) || gatewayOutOfFds) {
-        // S22: let go of every idle kernel; on the shared gateway also stop the gateway itself
-        // (its process is out of descriptors); the retry starts a new one on demand.
-        await sessions.releaseIdle();
-        if (shared) await forgetGateway(true);
-        return start(spec, deadline, signal);
-      }
-      if (shared && isGatewayUnreachable(err)) {
-        // Another process stopped or replaced the shared gateway: find (or start) the current one.
-        await forgetGateway(false);
-        return start(spec, deadline, signal);
-      }
-      throw err;
-    }
+    const request: KernelRequest = {
+      cwd: spec.cwd,
+      kernelName: spec.kernelName,
+      session: sessionOf(spec),
+      signal,
+      // Within the call's deadline, asked again for a retry.
+      startTimeoutMs: () => Math.max(1, Math.min(deadline.remainingMs(), options.startTimeoutMs ?? 60_000)),
+      check: () => deadline.check(signal),
+    };
+    return provider.start<Kernel | StartedKernel>(request, async (r, startOptions) => {
+      if (spec.named && usesGateway)
+        return (await namedSessions()).open(spec.named, spec.cwd, startOptions, {
+          signal,
+          startTimeoutMs: startOptions.startTimeoutMs,
+        });
+      return r.backend.startKernel(startOptions);
+    });
   };
 
   const sessions = new KernelSessions(starter, envFor, options);
@@ -378,9 +214,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     artifactsPruned,
     defaultSessionId,
     plan,
+    kernels: provider,
     usesGateway,
     sessionName: options.sessionName,
-    kernelChoice: async () => (await resolved()).choice,
+    kernelChoice: async () => (await provider.backend()).choice,
     namedSessionFor: (sessionId, explicit) =>
       usesGateway && (explicit || (options.sessionName !== undefined && sessionId === options.sessionName))
         ? sessionId
@@ -392,12 +229,9 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     },
     kernelEnv: (spec) => envFor(spec).env,
     kernelEnvWithWithheld: envFor,
-    async kernelSpecNames() {
-      const { choice, backend } = await resolved();
-      return backend.kernelSpecNames({ python: choice.kind === "local" ? choice.python : undefined });
-    },
+    kernelSpecNames: () => provider.kernelSpecNames(),
     async kernelSpecInfo(name) {
-      const { choice, backend } = await resolved();
+      const { choice, backend } = await provider.backend();
       const info = await backend.kernelSpecInfo?.(name ?? choice.kernelName, {
         python: choice.kind === "local" ? choice.python : undefined,
       });
@@ -422,8 +256,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     dispose() {
       disposed ??= (async () => {
         await sessions.dispose();
-        const r = await resolving?.catch(() => undefined);
-        if (r?.owned) await r.backend.dispose();
+        await provider.dispose();
       })();
       return disposed;
     },

@@ -6,12 +6,12 @@ import assert from "node:assert/strict";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { createLocalBackend } from "../../src/kernel/index.js";
+import { createKernelProvider } from "../../src/runtime/kernel-provider.js";
 import { runNotebooks } from "../../src/runtime/run-notebooks.js";
 import { tempDir } from "./helpers.js";
 
-const backend = createLocalBackend();
-after(() => backend.dispose());
+const kernels = createKernelProvider({ stateRoot: await tempDir(), hostEnv: {} });
+after(() => kernels.dispose());
 
 test("a bad input leaves an existing output byte-identical and is reported against the input", async () => {
   const dir = await tempDir();
@@ -21,7 +21,7 @@ test("a bad input leaves an existing output byte-identical and is reported again
   const bad = join(dir, "bad.ipynb");
   for (const content of ["{not json", '{"nbformat": 4}', ""]) {
     await writeFile(bad, content);
-    const [r] = await runNotebooks({ jobs: [{ input: bad, output: existing }], backend });
+    const [r] = await runNotebooks({ jobs: [{ input: bad, output: existing }], kernels });
     assert.ok(r.error, "the job failed");
     assert.match(r.error, /bad\.ipynb/);
     assert.doesNotMatch(r.error, /existing\.ipynb/);

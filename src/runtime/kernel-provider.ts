@@ -1,0 +1,337 @@
+/**
+ * Where kernels are made (docs/isolation.md "Where kernels are made"): one KernelProvider per host
+ * process, built once from the resolved settings — the backend (local, shared local gateway, remote
+ * gateway: kernel-choice.ts), the kernels' environment (env.ts), what of nbagent's state they may see
+ * (confinement), the sandbox, the resource limits, and how a failed start is recovered from. Every
+ * road to a kernel (the runtime's sessions and named sessions, `nbagent run`) asks it; none builds a
+ * backend or a kernel's start options itself. A combination of settings that cannot be honoured is
+ * known when the provider is built (`refusal`) and every start refuses with that one text before
+ * anything (a backend, the shared gateway, a kernel) starts.
+ */
+import { mkdirSync } from "node:fs";
+import { resolve } from "node:path";
+import type {
+  Kernel,
+  KernelBackend,
+  KernelConfinement,
+  KernelLimits,
+  KernelSandbox,
+  KernelStartOptions,
+} from "../kernel/types.js";
+import { CallAbortedError } from "./deadline.js";
+import { buildKernelEnv, type KernelEnv, type SecretFilterOptions, splitSecrets } from "./env.js";
+import { stopLocalGateway } from "./gateway-deps.js";
+import {
+  type GatewaySetting,
+  type KernelChoice,
+  type KernelPlan,
+  planKernelChoice,
+  type ResolvedKernelChoice,
+  resolveKernelChoice,
+} from "./kernel-choice.js";
+import {
+  FD_EXHAUSTION_TEXT,
+  isFdExhaustion,
+  isGatewayUnreachable,
+  logSays,
+  logSize,
+} from "./start-failures.js";
+
+export { isFdExhaustion, isGatewayUnreachable } from "./start-failures.js";
+
+/** The sandbox asked for (docs/isolation.md): with or without network. */
+export interface SandboxMode {
+  network: boolean;
+}
+
+/**
+ * NBAGENT_SANDBOX: unset, "", "0", "off" → no sandbox; "1", "on" → sandbox with network;
+ * "net-off" → sandbox without network. Anything else is an Error: (nothing starts).
+ */
+export function sandboxFromEnv(env: NodeJS.ProcessEnv): SandboxMode | undefined {
+  const v = env.NBAGENT_SANDBOX?.trim().toLowerCase() ?? "";
+  if (v === "" || v === "0" || v === "off") return undefined;
+  if (v === "1" || v === "on") return { network: true };
+  if (v === "net-off") return { network: false };
+  throw new Error(`Error: NBAGENT_SANDBOX=${env.NBAGENT_SANDBOX} is not one of 0, 1, net-off`);
+}
+
+/** The refusals (docs/isolation.md "Where kernels are made"): the same text on every road. */
+export const SANDBOX_ON_GATEWAY =
+  "Error: the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; kernels on a gateway run where the gateway runs them. Unset one of the two.";
+export const SANDBOX_ON_SHARED_GATEWAY =
+  "Error: the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; a named session (--session NAME) is kept on the shared local gateway, whose kernels are not sandboxed. Unset one of the two.";
+
+export interface KernelProviderOptions extends SecretFilterOptions {
+  /** A remote gateway or "shared" (kernel-choice.ts; default from hostEnv). */
+  gateway?: GatewaySetting;
+  /** A named session was asked for: with no gateway configured, the shared gateway is used. */
+  sessionName?: string;
+  python?: string;
+  /** Default kernelspec name (default "python3"). */
+  kernelName?: string;
+  /** Host environment (default process.env): gateway settings, NBAGENT_SANDBOX, the kernels' env. */
+  hostEnv?: NodeJS.ProcessEnv;
+  /**
+   * The per-user state root (the ArtifactStore's root): hidden from every local kernel; the shared
+   * gateway's files live there.
+   */
+  stateRoot: string;
+  /** false/undefined no sandbox, true with network, { network: false } without. Default: NBAGENT_SANDBOX. */
+  sandbox?: boolean | SandboxMode;
+  /** Resource limits for every kernel (docs/isolation.md). */
+  limits?: KernelLimits;
+  /** A backend to use instead of building one (tests; an embedding host). Not disposed here. */
+  backend?: KernelBackend;
+  /** Extra variables for every kernel (not filtered). */
+  env?: Record<string, string>;
+  /**
+   * What local kernels' environment is: "filtered" (default; the host's without its secrets,
+   * docs/secrets.md) or "host" (unchanged: `nbagent run` is the user's own run, as with nbclient).
+   * Kernels on a gateway always get it filtered.
+   */
+  localEnvironment?: "filtered" | "host";
+  /**
+   * Out of file descriptors (S22): let go of what can be let go of (idle kernels) before the one
+   * retry. Called with nothing awaited on the provider.
+   */
+  releaseIdle?: () => Promise<void>;
+}
+
+/** One kernel to start: the caller's part; the provider adds the backend's and the settings'. */
+export interface KernelRequest {
+  cwd?: string;
+  /** Default: the plan's kernelName. */
+  kernelName?: string;
+  /**
+   * The tool session the kernel is for: its entries go into the environment, and its artifacts
+   * folder is writable in the sandbox and put back inside the hidden state root. None for `nbagent run`.
+   */
+  session?: { sessionFile: string; artifactsDir: string };
+  extraArguments?: string[];
+  signal?: AbortSignal;
+  /** Bound on the start; a function is asked again for the retry (the caller's deadline runs on). */
+  startTimeoutMs?: number | (() => number);
+  /** Before a retry: throws when the caller's deadline passed or it was aborted. */
+  check?: () => void;
+}
+
+/** The choice made real: the backend built (and the shared gateway found or started). */
+export interface ProvidedBackend extends ResolvedKernelChoice {
+  /** Built here (disposed with the provider), not given in the options. */
+  owned: boolean;
+}
+
+export interface KernelProvider {
+  /** What the settings chose (nothing started; bad settings threw when the provider was built). */
+  readonly plan: KernelPlan;
+  /** Kernels come from a gateway (remote or shared). */
+  readonly usesGateway: boolean;
+  /** The sandbox every local kernel gets, if any. */
+  readonly sandbox: SandboxMode | undefined;
+  readonly limits: KernelLimits | undefined;
+  readonly stateRoot: string;
+  /** The settings cannot be honoured together: this `Error:` text, and every start throws it. */
+  readonly refusal: string | undefined;
+  /** The backend, built on first use (a failure is tried again on the next call). Throws the refusal. */
+  backend(): Promise<ProvidedBackend>;
+  /** The backend if it was built (or is being built); never builds it. */
+  current(): Promise<ProvidedBackend | undefined>;
+  /** The environment a kernel for this request gets, and the host variables withheld as secrets. */
+  kernelEnv(request?: Pick<KernelRequest, "session">): KernelEnv;
+  /** The whole start options for this request on this choice (sandbox, confinement, limits, env …). */
+  startOptions(choice: KernelChoice, request: KernelRequest): KernelStartOptions;
+  /** The kernelspec names the backend can start (for its interpreter). */
+  kernelSpecNames(): Promise<string[]>;
+  /** A kernel for the request, with recovery (see `start`). */
+  startKernel(request: KernelRequest): Promise<Kernel>;
+  /**
+   * Runs `open` (default: the backend's startKernel) with the request's start options; refused
+   * settings throw first. Recovery: out of file descriptors (here or on the shared gateway, by its
+   * log) → releaseIdle, the shared gateway stopped, one more try; the shared gateway unreachable
+   * (another process stopped or replaced it) → found or started again, one more try.
+   */
+  start<T>(
+    request: KernelRequest,
+    open?: (backend: ProvidedBackend, options: KernelStartOptions) => Promise<T>,
+  ): Promise<T>;
+  /** Drops the built backend so the next use builds it again; `stop` also stops the shared gateway. */
+  forget(stop: boolean): Promise<void>;
+  /** Disposes the backend if it was built here. */
+  dispose(): Promise<void>;
+}
+
+/** The sandbox setting: the option when given, else NBAGENT_SANDBOX (an Error: when not a value). */
+function sandboxSetting(option: KernelProviderOptions["sandbox"], hostEnv: NodeJS.ProcessEnv) {
+  if (option === undefined) return sandboxFromEnv(hostEnv);
+  if (option === true) return { network: true };
+  return option || undefined;
+}
+
+export function createKernelProvider(options: KernelProviderOptions): KernelProvider {
+  const hostEnv = options.hostEnv ?? process.env;
+  // Bad settings (a gateway URL that is not one, NBAGENT_SANDBOX=bogus) are an Error: now.
+  const plan = planKernelChoice({
+    gateway: options.gateway,
+    python: options.python,
+    kernelName: options.kernelName,
+    sessionName: options.sessionName,
+    hostEnv,
+  });
+  const sandbox = sandboxSetting(options.sandbox, hostEnv);
+  const usesGateway = options.backend ? options.backend.name === "gateway" : plan.kind !== "local";
+  const refusal = !sandbox
+    ? undefined
+    : plan.kind === "shared" && !options.backend
+      ? SANDBOX_ON_SHARED_GATEWAY
+      : usesGateway
+        ? SANDBOX_ON_GATEWAY
+        : undefined;
+  const stateRoot = resolve(options.stateRoot);
+
+  const build = async (): Promise<ProvidedBackend> => {
+    if (options.backend) {
+      const choice: KernelChoice =
+        plan.kind === "remote"
+          ? { kind: "gateway", shared: false, ...plan.connection, kernelName: plan.kernelName }
+          : { kind: "local", python: plan.python, kernelName: plan.kernelName };
+      return { choice, backend: options.backend, identity: `backend:${options.backend.name}`, owned: false };
+    }
+    const resolved = await resolveKernelChoice(plan, {
+      stateRoot,
+      hostEnv,
+      allow: options.allow,
+      deny: options.deny,
+    });
+    return { ...resolved, owned: true };
+  };
+  let building: Promise<ProvidedBackend> | undefined;
+  const backend = (): Promise<ProvidedBackend> => {
+    if (refusal) return Promise.reject(new Error(refusal));
+    if (!building) {
+      const p = build();
+      building = p;
+      p.catch(() => {
+        if (building === p) building = undefined; // the next call tries again
+      });
+    }
+    return building;
+  };
+  const current = async () => building?.catch(() => undefined);
+  const forget = async (stop: boolean): Promise<void> => {
+    const old = building;
+    building = undefined;
+    const r = await old?.catch(() => undefined);
+    if (r?.owned) await r.backend.dispose().catch(() => {});
+    if (stop && r?.choice.kind === "gateway" && r.choice.shared)
+      await stopLocalGateway({ python: r.choice.python, stateRoot }).catch(() => false);
+  };
+
+  const kernelEnv = (request: Pick<KernelRequest, "session"> = {}): KernelEnv => {
+    const session = request.session;
+    if (options.localEnvironment === "host" && !usesGateway)
+      return { env: { ...(hostEnv as Record<string, string>), ...options.env }, withheld: [] };
+    if (!session) {
+      const host = splitSecrets(hostEnv, options);
+      const env = { ...host.env, ...options.env };
+      return { env, withheld: host.withheld.filter((name) => !(name in env)) };
+    }
+    return buildKernelEnv({
+      hostEnv,
+      allow: options.allow,
+      deny: options.deny,
+      extra: options.env,
+      sessionFile: session.sessionFile,
+      artifactsDir: session.artifactsDir,
+    });
+  };
+
+  const startOptions = (choice: KernelChoice, request: KernelRequest): KernelStartOptions => {
+    const local = choice.kind === "local" && !usesGateway;
+    const artifactsDir = request.session && resolve(request.session.artifactsDir);
+    // Bound or put back, it must exist.
+    if (local && artifactsDir) mkdirSync(artifactsDir, { recursive: true, mode: 0o700 });
+    const sandboxed: KernelSandbox | undefined =
+      local && sandbox
+        ? { writable: artifactsDir ? [artifactsDir] : [], network: sandbox.network }
+        : undefined;
+    const confinement: KernelConfinement | undefined = local
+      ? { hide: [stateRoot], expose: artifactsDir ? [artifactsDir] : [] }
+      : undefined;
+    const timeout = request.startTimeoutMs;
+    return {
+      kernelName: request.kernelName ?? choice.kernelName,
+      python: choice.kind === "local" ? choice.python : undefined,
+      cwd: request.cwd,
+      env: kernelEnv(request).env,
+      signal: request.signal,
+      startTimeoutMs: typeof timeout === "function" ? timeout() : timeout,
+      ...(request.extraArguments ? { extraArguments: request.extraArguments } : {}),
+      ...(sandboxed ? { sandbox: sandboxed } : {}),
+      ...(confinement ? { confinement } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+    };
+  };
+
+  async function start<T>(
+    request: KernelRequest,
+    open?: (backend: ProvidedBackend, options: KernelStartOptions) => Promise<T>,
+  ): Promise<T> {
+    const attempt = async (): Promise<T> => {
+      if (request.signal?.aborted) throw new CallAbortedError(request.signal.reason);
+      const b = await backend();
+      const o = startOptions(b.choice, request);
+      return open ? open(b, o) : (b.backend.startKernel(o) as Promise<T>);
+    };
+    const before = await current();
+    const logFrom = logSize(before?.logFile);
+    try {
+      return await attempt();
+    } catch (err) {
+      if (refusal) throw err;
+      request.check?.();
+      const r = await current();
+      const shared = r?.choice.kind === "gateway" && r.choice.shared;
+      // The shared gateway may run out of descriptors anywhere (creating the kernel, opening its
+      // channels); its own log says so even when the error we got does not.
+      const gatewayOutOfFds = shared && r === before && logSays(r?.logFile, logFrom, FD_EXHAUSTION_TEXT);
+      if (isFdExhaustion(err) || gatewayOutOfFds) {
+        // S22: let go of every idle kernel; on the shared gateway also stop the gateway itself
+        // (its process is out of descriptors); the retry starts a new one on demand.
+        await options.releaseIdle?.();
+        if (shared) await forget(true);
+        return attempt();
+      }
+      if (shared && isGatewayUnreachable(err)) {
+        // Another process stopped or replaced the shared gateway: find (or start) the current one.
+        await forget(false);
+        return attempt();
+      }
+      throw err;
+    }
+  }
+
+  return {
+    plan,
+    usesGateway,
+    sandbox,
+    limits: options.limits,
+    stateRoot,
+    refusal,
+    backend,
+    current,
+    kernelEnv,
+    startOptions,
+    async kernelSpecNames() {
+      const { choice, backend: b } = await backend();
+      return b.kernelSpecNames({ python: choice.kind === "local" ? choice.python : undefined });
+    },
+    startKernel: (request) => start<Kernel>(request),
+    start,
+    forget,
+    async dispose() {
+      const r = await current();
+      if (r?.owned) await r.backend.dispose();
+    },
+  };
+}
