@@ -170,6 +170,14 @@ def _lim_host_uid():
     return None
 
 
+def _lim_own_userns():
+    """True inside a user namespace other than the initial one (its uid_map is not the identity)."""
+    try:
+        return _lim_read("/proc/self/uid_map").split() != ["0", "0", "4294967295"]
+    except OSError:
+        return False
+
+
 def _lim_rlimit(which, value):
     import resource
 
@@ -264,8 +272,8 @@ def apply_limits(limits, kernel_id):
                 info["maxProcesses"] = None
             else:
                 reasons.append(
-                    "RLIMIT_NPROC counts every process of this user in the kernel's user namespace"
-                    if _lim_host_uid() != os.getuid()
+                    "RLIMIT_NPROC counts this user's processes in the kernel's user namespace"
+                    if _lim_own_userns()
                     else "RLIMIT_NPROC counts every process of this user, not only the kernel's"
                 )
         except (ImportError, OSError, ValueError) as err:
