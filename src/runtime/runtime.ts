@@ -6,7 +6,8 @@
  */
 import { closeSync, mkdirSync, openSync, readSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { Kernel, KernelBackend, KernelSandbox } from "../kernel/types.js";
+import { resolveLimits } from "../kernel/local/limits.js";
+import type { Kernel, KernelBackend, KernelLimits, KernelSandbox } from "../kernel/types.js";
 import { ArtifactStore, DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
 import { buildKernelEnv, type KernelEnv, type SecretFilterOptions } from "./env.js";
@@ -70,6 +71,12 @@ export interface RuntimeOptions extends KernelSessionsOptions, SecretFilterOptio
    * { network: false } without. Default: NBAGENT_SANDBOX of hostEnv (see sandboxFromEnv).
    */
   sandbox?: boolean | { network: boolean };
+  /**
+   * Resource limits for each local kernel (docs/isolation.md, "Limits"); 0 in a field: no limit.
+   * Unset fields come from NBAGENT_MAX_PROCESSES / NBAGENT_MEMORY_LIMIT of hostEnv, then the defaults
+   * (1024 processes and threads, no memory limit).
+   */
+  limits?: KernelLimits;
 }
 
 /**
@@ -303,6 +310,16 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       : options.sandbox === true
         ? { network: true }
         : options.sandbox || undefined;
+  const fromEnv = resolveLimits({}, hostEnv);
+  const limits: Required<KernelLimits> = {
+    maxProcesses: options.limits?.maxProcesses ?? fromEnv.maxProcesses,
+    memoryBytes: options.limits?.memoryBytes ?? fromEnv.memoryBytes,
+  };
+  const limitsAsked =
+    options.limits?.maxProcesses !== undefined ||
+    options.limits?.memoryBytes !== undefined ||
+    !!hostEnv.NBAGENT_MAX_PROCESSES?.trim() ||
+    !!hostEnv.NBAGENT_MEMORY_LIMIT?.trim();
   const sandboxFor = (spec: SessionSpec): KernelSandbox | undefined => {
     if (!sandboxMode) return undefined;
     const dir = artifacts.artifactsDir(spec.sessionId);
@@ -321,9 +338,15 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
       throw new Error(
         "Error: the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; kernels on a gateway run where the gateway runs them. Unset one of the two.",
       );
+    if (limitsAsked && choice.kind === "gateway")
+      throw new Error(
+        "Error: the kernel limits (--max-processes, --memory-limit, NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT) apply to local kernels; kernels on a gateway run with the limits the gateway gives them. Unset one of the two.",
+      );
     const startTimeoutMs = Math.max(1, Math.min(deadline.remainingMs(), options.startTimeoutMs ?? 60_000));
     const startOptions = {
       sandbox: sandboxFor(spec),
+      // A gateway's kernels run where and as the gateway runs them: its own limits apply there.
+      limits: choice.kind === "local" ? limits : undefined,
       kernelName: spec.kernelName ?? choice.kernelName,
       python: choice.kind === "local" ? choice.python : undefined,
       cwd: spec.cwd,

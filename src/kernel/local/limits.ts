@@ -4,8 +4,10 @@
  * whether a limit ended it and the removal of its cgroups. The limits themselves are applied inside
  * the kernel's namespace by limits.py (`apply_limits`), which answers with an `AppliedLimits`.
  */
+import { spawn } from "node:child_process";
 import { readFileSync, rmdirSync } from "node:fs";
 import { basename } from "node:path";
+import { assetPath } from "../../assets.js";
 import type { KernelLimitHit, KernelLimits } from "../types.js";
 
 /**
@@ -173,4 +175,71 @@ export function removeLimitCgroups(applied: AppliedLimits | undefined): { path: 
     }
   }
   return failed;
+}
+
+/**
+ * Python for the doctor's probe: a child applies the limits as a kernel's init would, reports, and
+ * exits; the parent removes the groups it made and prints the report as one JSON line.
+ */
+function probeSource(): string {
+  return `${readFileSync(assetPath("kernel/local/limits.py"), "utf8")}
+import json
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    info = apply_limits(json.loads(sys.argv[1]), "doctor-%d" % os.getppid())
+    os.write(w, json.dumps(info).encode())
+    os._exit(0)
+os.close(w)
+data = b""
+while True:
+    chunk = os.read(r, 65536)
+    if not chunk:
+        break
+    data += chunk
+os.waitpid(pid, 0)
+info = json.loads(data.decode())
+remove_limit_cgroups(info)
+print(json.dumps(info), flush=True)
+`;
+}
+
+/**
+ * What a kernel started now would get for `limits` (the doctor's probe: the limits are applied in a
+ * throwaway process, whose groups are removed). Never throws: a probe that cannot run answers
+ * via "none" with the reason.
+ */
+export function probeLimits(python: string, limits: Required<KernelLimits>): Promise<AppliedLimits> {
+  const none = (reason: string): AppliedLimits => ({
+    maxProcesses: null,
+    memoryBytes: null,
+    via: "none",
+    processesVia: null,
+    memoryVia: null,
+    cgroups: {},
+    cgroup: null,
+    reason,
+  });
+  return new Promise((resolve) => {
+    let out = "";
+    let err = "";
+    const child = spawn(python, ["-c", probeSource(), JSON.stringify(limits)], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.once("error", (e) => resolve(none(`cannot run ${python}: ${e.message}`)));
+    child.once("close", (code) => {
+      try {
+        resolve(JSON.parse(out.trim().split("\n").pop() ?? "") as AppliedLimits);
+      } catch {
+        resolve(none(`the probe failed: ${err.trim().split("\n").pop() || `exit code ${code}`}`));
+      }
+    });
+  });
 }
