@@ -79,6 +79,8 @@ export function usage(): string {
     "Kernels start on this machine; --gateway URL (or NBAGENT_GATEWAY_URL, token NBAGENT_GATEWAY_TOKEN)",
     "runs them on a Jupyter server or Enterprise Gateway instead (call, batch, python, notebook, run,",
     "mcp, demo). --session NAME (call, batch, python) keeps a python kernel by name across processes.",
+    "--max-processes N (default 1024) and --memory-limit SIZE (e.g. 2G; default none) limit each local",
+    "kernel (or NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT; `off` for none); nbagent doctor shows them.",
     "",
     "example:",
     `  nbagent call python '{"cells":[{"code":"1 + 1"}]}'`,

@@ -20,6 +20,9 @@ import {
   removeLimitCgroups,
   resolveLimits,
 } from "../../src/kernel/local/limits.js";
+import { limitsCheck } from "../../src/cli/doctor.js";
+import { takeLimitFlags } from "../../src/cli/commands.js";
+import { probeLimits } from "../../src/kernel/local/limits.js";
 import { abortText, eventText } from "../../src/tools/kernel-text.js";
 
 const PYTHON = "/usr/bin/python3";
@@ -249,6 +252,82 @@ describe("death texts", () => {
     assert.equal(
       abortText({ kind: "kernel-died", reason: "kernel process ended: exit code 1" }, "cell 1", false),
       "Cell 1 did not finish: the kernel died (kernel process ended: exit code 1).",
+    );
+  });
+});
+
+describe("the flags", () => {
+  test("--max-processes and --memory-limit become the variables the runtime reads", () => {
+    const env: NodeJS.ProcessEnv = {};
+    const r = takeLimitFlags(
+      "call",
+      ["python", "--max-processes", "64", "--memory-limit=2G", "{}", "--", "--memory-limit"],
+      env,
+    );
+    assert.deepEqual(r, { args: ["python", "{}", "--", "--memory-limit"] });
+    assert.deepEqual(env, { NBAGENT_MAX_PROCESSES: "64", NBAGENT_MEMORY_LIMIT: "2G" });
+  });
+
+  test("bad values, a missing value, or a command without kernels: an error and nothing set", () => {
+    const env: NodeJS.ProcessEnv = {};
+    assert.deepEqual(takeLimitFlags("mcp", ["--memory-limit", "2X"], env), {
+      error: '--memory-limit must be a size like 2G, 512M or 1073741824 (bytes), or off; got "2X"',
+    });
+    assert.deepEqual(takeLimitFlags("mcp", ["--max-processes"], env), {
+      error: "--max-processes needs a value",
+    });
+    assert.match(
+      (takeLimitFlags("artifact", ["--max-processes", "64"], env) as { error: string }).error,
+      /^--max-processes applies to call, batch, mcp, demo, python, notebook, run, doctor, not to artifact$/,
+    );
+    assert.deepEqual(env, {});
+    assert.deepEqual(takeLimitFlags("run", [], { NBAGENT_MAX_PROCESSES: "lots" }), {
+      error: 'NBAGENT_MAX_PROCESSES must be a whole number of processes like 256, or off; got "lots"',
+    });
+  });
+});
+
+describe("doctor's limits line", () => {
+  test("a real probe here: the mechanism and the limits in force, and no group left behind", async () => {
+    const asked = { maxProcesses: 100, memoryBytes: 2 * 2 ** 30 };
+    const got = await probeLimits(PYTHON, asked);
+    made.push(got);
+    const check = limitsCheck(asked, got);
+    assert.equal(check.ok, true, check.detail);
+    assert.match(
+      check.detail,
+      /^each kernel: at most 100 processes and threads \(cgroup v[12]\), at most 2 GiB of memory \(cgroup v[12]\)$/,
+    );
+    for (const dir of Object.values(got.cgroups)) assert.equal(existsSync(dir), false, dir);
+  });
+
+  test("the default: the process limit, no memory limit", async () => {
+    const asked = resolveLimits({}, {});
+    const check = limitsCheck(asked, await probeLimits(PYTHON, asked));
+    assert.match(
+      check.detail,
+      /^each kernel: at most 1,024 processes and threads \(cgroup v[12]\), no memory limit \(--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one\)$/,
+    );
+  });
+
+  test("a limit not in force is a warning with the reason", () => {
+    const check = limitsCheck(
+      { maxProcesses: 1024, memoryBytes: 0 },
+      {
+        maxProcesses: null,
+        memoryBytes: null,
+        via: "rlimit",
+        processesVia: "rlimit",
+        memoryVia: null,
+        cgroups: {},
+        cgroup: null,
+        reason: "RLIMIT_NPROC is set but not enforced for root (uid 0)",
+      },
+    );
+    assert.equal(check.ok, false);
+    assert.equal(
+      check.detail,
+      "not in force here: 1,024 processes per kernel; no memory limit (--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one) — RLIMIT_NPROC is set but not enforced for root (uid 0)",
     );
   });
 });
