@@ -11,18 +11,18 @@ import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { takeLimitFlags } from "../../src/cli/commands.js";
+import { limitsCheck } from "../../src/cli/doctor.js";
 import {
   type AppliedLimits,
   DEFAULT_MAX_PROCESSES,
   parseMaxProcesses,
   parseMemoryLimit,
+  probeLimits,
   readLimitHit,
   removeLimitCgroups,
   resolveLimits,
 } from "../../src/kernel/local/limits.js";
-import { limitsCheck } from "../../src/cli/doctor.js";
-import { takeLimitFlags } from "../../src/cli/commands.js";
-import { probeLimits } from "../../src/kernel/local/limits.js";
 import { abortText, eventText } from "../../src/tools/kernel-text.js";
 
 const PYTHON = "/usr/bin/python3";
