@@ -9,6 +9,7 @@ for (const [from, to] of [
   // The nbformat schemas' licence: the validators compiled from them ship in dist.
   ["src/notebook/schema/LICENSE.md", "dist/notebook/schema/LICENSE.md"],
   ["src/kernel/local/pidns.py", "dist/kernel/local/pidns.py"],
+  ["src/kernel/local/limits.py", "dist/kernel/local/limits.py"],
 ]) {
   if (!existsSync(from)) continue;
   mkdirSync(dirname(to), { recursive: true });

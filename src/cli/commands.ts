@@ -3,6 +3,7 @@
  * is loaded only when that command runs (or its --help is asked for), so a short `nbagent call`
  * reads the code it needs and not the MCP server's, the renderers' or the notebook runner's.
  */
+import { parseMaxProcesses, parseMemoryLimit } from "../kernel/local/limits.js";
 
 export interface Command {
   /** The whole `nbagent <command> --help` text: what it does, usage, options, exit codes, an example. */
@@ -78,6 +79,8 @@ export function usage(): string {
     "Kernels start on this machine; --gateway URL (or NBAGENT_GATEWAY_URL, token NBAGENT_GATEWAY_TOKEN)",
     "runs them on a Jupyter server or Enterprise Gateway instead (call, batch, python, notebook, run,",
     "mcp, demo). --session NAME (call, batch, python) keeps a python kernel by name across processes.",
+    "--max-processes N (default 1024) and --memory-limit SIZE (e.g. 2G; default none) limit each local",
+    "kernel (or NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT; `off` for none); nbagent doctor shows them.",
     "",
     "example:",
     `  nbagent call python '{"cells":[{"code":"1 + 1"}]}'`,
@@ -120,6 +123,59 @@ export function takeSandboxFlag(
     };
   }
   if (given !== undefined) env.NBAGENT_SANDBOX = given;
+  return { args: rest };
+}
+
+/** The commands whose kernels the limits apply to (docs/isolation.md, "Limits"); doctor reports them. */
+const LIMITED = new Set([...SANDBOXED, "doctor"]);
+
+const LIMIT_FLAGS = {
+  "--max-processes": { env: "NBAGENT_MAX_PROCESSES", parse: parseMaxProcesses },
+  "--memory-limit": { env: "NBAGENT_MEMORY_LIMIT", parse: parseMemoryLimit },
+} as const;
+
+/**
+ * Takes `--max-processes N` and `--memory-limit SIZE` (or `--flag=value`) out of a command's
+ * arguments (before a `--`) into NBAGENT_MAX_PROCESSES / NBAGENT_MEMORY_LIMIT, which the runtime
+ * reads, and checks those variables' values. Returns the remaining arguments, or an error text
+ * (usage, exit 2).
+ */
+export function takeLimitFlags(
+  name: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): { args: string[] } | { error: string } {
+  const rest: string[] = [];
+  const given: Partial<Record<keyof typeof LIMIT_FLAGS, string>> = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "--") {
+      rest.push(...args.slice(i));
+      break;
+    }
+    const flag = (Object.keys(LIMIT_FLAGS) as (keyof typeof LIMIT_FLAGS)[]).find(
+      (f) => a === f || a.startsWith(`${f}=`),
+    );
+    if (!flag) {
+      rest.push(a);
+      continue;
+    }
+    if (!LIMITED.has(name)) return { error: `${flag} applies to ${[...LIMITED].join(", ")}, not to ${name}` };
+    if (a === flag) {
+      if (i + 1 >= args.length) return { error: `${flag} needs a value` };
+      given[flag] = args[++i];
+    } else given[flag] = a.slice(flag.length + 1);
+  }
+  for (const [flag, { env: variable, parse }] of Object.entries(LIMIT_FLAGS)) {
+    const value = given[flag as keyof typeof LIMIT_FLAGS];
+    try {
+      if (value !== undefined) parse(value, flag);
+      else if (env[variable]?.trim()) parse(env[variable] ?? "", variable);
+    } catch (err) {
+      return { error: (err as Error).message.replace(/^Error: /, "") };
+    }
+    if (value !== undefined) env[variable] = value;
+  }
   return { args: rest };
 }
 

@@ -7,7 +7,9 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { findBwrap, probeIsolation } from "../kernel/index.js";
 import { candidateInterpreters, findInterpreter, probeInterpreter } from "../kernel/interpreter.js";
-import type { KernelIsolation } from "../kernel/types.js";
+import { type AppliedLimits, probeLimits, resolveLimits } from "../kernel/local/limits.js";
+import type { KernelIsolation, KernelLimits } from "../kernel/types.js";
+import { bytesText, plural } from "../tools/kernel-text.js";
 
 export interface DoctorCheck {
   name: string;
@@ -26,6 +28,8 @@ export interface DoctorReport {
   isolation: KernelIsolation | null;
   /** What a kernel started with --sandbox=net-off gets (null without an interpreter). */
   sandbox: KernelIsolation | null;
+  /** The limits a kernel started now gets, and how (null without an interpreter). */
+  limits: AppliedLimits | null;
 }
 
 const PY_MODULES: { module: string; debian: string; pip: string; required: boolean; why: string }[] = [
@@ -86,6 +90,7 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
   let interpreter: DoctorReport["interpreter"] = null;
   let isolation: KernelIsolation | null = null;
   let sandbox: KernelIsolation | null = null;
+  let limits: AppliedLimits | null = null;
   try {
     const choice = await findInterpreter({ cwd, fresh: true });
     interpreter = { path: choice.path, source: choice.source, version: choice.version };
@@ -114,6 +119,9 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
       findBwrap() ? probeIsolation(choice.path, { writable: [], network: false }) : Promise.resolve(null),
     ]);
     checks.push(...isolationChecks(isolation, sandbox));
+    const asked = resolveLimits({}, process.env);
+    limits = await probeLimits(choice.path, asked);
+    checks.push(limitsCheck(asked, limits));
   } catch (err) {
     const tried = candidateInterpreters({ cwd }).map((c) => c.path);
     checks.push({
@@ -127,7 +135,41 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
       required: true,
     });
   }
-  return { ok: checks.every((c) => c.ok || !c.required), interpreter, checks, isolation, sandbox };
+  return { ok: checks.every((c) => c.ok || !c.required), interpreter, checks, isolation, sandbox, limits };
+}
+
+const MECHANISM = { "cgroup-v2": "cgroup v2", "cgroup-v1": "cgroup v1", rlimit: "rlimit" } as const;
+
+/**
+ * The limits line (docs/isolation.md, "Limits"): what each kernel gets here and through what; a
+ * warning when a limit asked for is not in force. Not required.
+ */
+export function limitsCheck(asked: Required<KernelLimits>, got: AppliedLimits): DoctorCheck {
+  const parts: string[] = [];
+  const missing: string[] = [];
+  if (!asked.maxProcesses) parts.push("no process limit (--max-processes off)");
+  else if (got.maxProcesses && got.processesVia)
+    parts.push(
+      `at most ${plural(got.maxProcesses, "process", "processes")} and threads (${MECHANISM[got.processesVia]})`,
+    );
+  else missing.push(`${plural(asked.maxProcesses, "process", "processes")}`);
+  if (!asked.memoryBytes)
+    parts.push("no memory limit (--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one)");
+  else if (got.memoryBytes && got.memoryVia)
+    parts.push(
+      `at most ${bytesText(got.memoryBytes)} of memory (${MECHANISM[got.memoryVia]}${got.memoryVia === "rlimit" ? ", per process" : ""})`,
+    );
+  else missing.push(bytesText(asked.memoryBytes));
+  const why = got.reason ? ` — ${got.reason}` : "";
+  if (missing.length)
+    return {
+      name: "limits",
+      ok: false,
+      detail: `not in force here: ${missing.join(" and ")} per kernel${parts.length ? `; ${parts.join(", ")}` : ""}${why}`,
+      fix: "run nbagent as root (cgroups), or give this user a delegated cgroup v2 subtree (systemd: Delegate=yes)",
+      required: false,
+    };
+  return { name: "limits", ok: true, detail: `each kernel: ${parts.join(", ")}${why}`, required: false };
 }
 
 /** The two isolation lines: the default PID namespace, and the opt-in sandbox. Neither is required. */

@@ -3,7 +3,7 @@
  * The nbagent command line: a thin adapter over the tool objects. Subcommands are registered in
  * commands.ts; `nbagent --help` lists them and `nbagent <command> --help` describes one.
  */
-import { asksForHelp, COMMANDS, takeSandboxFlag, usage } from "./commands.js";
+import { asksForHelp, COMMANDS, takeLimitFlags, takeSandboxFlag, usage } from "./commands.js";
 import { takeGatewayFlags } from "./gateway-flag.js";
 
 async function main(argv: string[]): Promise<number> {
@@ -45,7 +45,12 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`nbagent ${name}: Error: ${sandbox.error}\n`);
     return 2;
   }
-  const gateway = takeGatewayFlags(name, sandbox.args);
+  const limits = takeLimitFlags(name, sandbox.args);
+  if ("error" in limits) {
+    process.stderr.write(`nbagent ${name}: Error: ${limits.error}\n`);
+    return 2;
+  }
+  const gateway = takeGatewayFlags(name, limits.args);
   if ("error" in gateway) {
     process.stderr.write(`nbagent ${name}: Error: ${gateway.error}\n`);
     return 2;

@@ -16,6 +16,7 @@ import type {
   KernelDeathListener,
   KernelInfo,
   KernelIsolation,
+  KernelLimitHit,
 } from "./types.js";
 
 export interface ConnectedKernelOptions {
@@ -54,7 +55,7 @@ export class ConnectedKernel implements Kernel {
   private readonly options: ConnectedKernelOptions;
   private readonly deathListeners = new Set<KernelDeathListener>();
   /** Ends in-flight executions on any loss of the process (death, restart, shutdown). */
-  private readonly executionListeners = new Set<(reason: string) => void>();
+  private readonly executionListeners = new Set<KernelDeathListener>();
   private dead: string | null = null;
   private expectingExit = false;
   private closed = false;
@@ -194,13 +195,14 @@ export class ConnectedKernel implements Kernel {
     this.dead = null;
     launched.transport.ready?.();
     launched.exited.then((reason) => {
-      if (this.launched === launched) this.markDead(`kernel process ended: ${reason}`, launched);
+      if (this.launched === launched)
+        this.markDead(`kernel process ended: ${reason}`, launched, launched.limitHit?.());
       // Nothing is listening any more: free the sockets so a dead kernel keeps no handles open.
       void launched.transport.close();
     });
     launched.transport.onLost((reason) => {
       if (this.launched !== launched) return;
-      this.markDead(reason, launched);
+      this.markDead(reason, launched, launched.limitHit?.());
       void launched.kill(0);
     });
     client.onExecutionState((state) => {
@@ -213,14 +215,14 @@ export class ConnectedKernel implements Kernel {
     });
   }
 
-  private markDead(reason: string, launched: LaunchedKernel): void {
+  private markDead(reason: string, launched: LaunchedKernel, limit?: KernelLimitHit): void {
     if (this.dead || this.launched !== launched) return;
     this.dead = reason;
-    for (const l of [...this.executionListeners]) l(reason);
+    for (const l of [...this.executionListeners]) l(reason, limit);
     if (this.expectingExit || this.closed) return;
     for (const l of [...this.deathListeners]) {
       try {
-        l(reason);
+        l(reason, limit);
       } catch {
         // a listener's failure must not stop the others
       }

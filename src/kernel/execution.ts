@@ -17,6 +17,7 @@ import type {
   ExecutionNotice,
   JupyterMessage,
   KernelErrorInfo,
+  KernelLimitHit,
 } from "./types.js";
 
 /**
@@ -40,7 +41,7 @@ export interface ExecutionHost {
   /** Kill and start the kernel again (state lost); rejects if it cannot. */
   forceRestart(): Promise<void>;
   /** Unexpected death of the kernel; returns an unsubscribe function. */
-  onDeath(listener: (reason: string) => void): () => void;
+  onDeath(listener: (reason: string, limit?: KernelLimitHit) => void): () => void;
 }
 
 export function runExecution(
@@ -101,7 +102,7 @@ export function runExecution(
       resolve(result);
     };
 
-    const died = (reason: string, before = false) => {
+    const died = (reason: string, before = false, limit?: KernelLimitHit) => {
       if (finished) return;
       result.kernelDied = true;
       result.status = "error";
@@ -109,7 +110,7 @@ export function runExecution(
       notice(
         before
           ? { kind: "kernel-not-running", reason }
-          : { kind: "kernel-died", reason, codeStarted: result.codeStarted },
+          : { kind: "kernel-died", reason, codeStarted: result.codeStarted, ...(limit ? { limit } : {}) },
       );
       finish();
     };
@@ -243,7 +244,7 @@ export function runExecution(
       finish();
       return;
     }
-    unsubscribeDeath = host.onDeath((reason) => died(reason));
+    unsubscribeDeath = host.onDeath((reason, limit) => died(reason, false, limit));
     signal?.addEventListener("abort", onAbort, { once: true });
     if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
       const ms = options.timeoutMs;

@@ -5,7 +5,7 @@
  * backend (docs/backends.md).
  */
 import type { KernelTransport } from "./transport.js";
-import type { KernelIsolation } from "./types.js";
+import type { KernelIsolation, KernelLimitHit } from "./types.js";
 
 export interface LaunchedKernel {
   readonly transport: KernelTransport;
@@ -41,6 +41,11 @@ export interface LaunchedKernel {
   stderrTail?(): string;
   /** What the kernel is kept from, once the launch has reported it (before the kernel answers). */
   readonly isolation?: Promise<KernelIsolation>;
+  /**
+   * Whether a resource limit ended (or hampered) the kernel, read when it is found dead (local
+   * kernels with cgroup limits: docs/isolation.md, "Limits"); undefined when none or unknown.
+   */
+  limitHit?(): KernelLimitHit | undefined;
   /** CPU time the kernel process has used so far, when it can be read (a slow start vs a hung one). */
   cpuTimeMs?(): number | undefined;
   /**

@@ -61,8 +61,8 @@ export type ExecutionNotice =
   | { kind: "stdin-refused"; prompt: string }
   /** The execution's time ran out; the kernel was interrupted. */
   | { kind: "timed-out"; afterMs: number }
-  /** The kernel died while this request was out (its code may have run). */
-  | { kind: "kernel-died"; reason: string; codeStarted: boolean }
+  /** The kernel died while this request was out (its code may have run); `limit`: a limit ended it. */
+  | { kind: "kernel-died"; reason: string; codeStarted: boolean; limit?: KernelLimitHit }
   /** The kernel was already dead when the request was to be sent: nothing ran. */
   | { kind: "kernel-not-running"; reason: string }
   /** The kernel went idle without an execute_reply (its request handler failed). */
@@ -229,7 +229,17 @@ export interface KernelLimits {
   memoryBytes?: number;
 }
 
-export type KernelDeathListener = (reason: string) => void;
+/**
+ * A limit the kernel ran into (docs/isolation.md), as read from its cgroups after it ended: the
+ * out-of-memory killer killed a process of the kernel at its memory limit, or starts of processes
+ * or threads were refused at its process limit.
+ */
+export type KernelLimitHit =
+  | { kind: "memory-limit"; limitBytes: number; oomKills: number }
+  | { kind: "process-limit"; maxProcesses: number; refused: number };
+
+/** `limit`: a limit the kernel hit, when that is known (local kernels with cgroup limits). */
+export type KernelDeathListener = (reason: string, limit?: KernelLimitHit) => void;
 
 export interface Kernel {
   readonly id: string;

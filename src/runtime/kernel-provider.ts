@@ -8,6 +8,7 @@
  * known when the provider is built (`refusal`) and every start refuses with that one text before
  * anything (a backend, the shared gateway, a kernel) starts.
  */
+import { resolveLimits } from "../kernel/local/limits.js";
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import type {
@@ -61,6 +62,9 @@ export const SANDBOX_ON_GATEWAY =
   "Error: the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; kernels on a gateway run where the gateway runs them. Unset one of the two.";
 export const SANDBOX_ON_SHARED_GATEWAY =
   "Error: the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; a named session (--session NAME) is kept on the shared local gateway, whose kernels are not sandboxed. Unset one of the two.";
+
+export const LIMITS_ON_GATEWAY =
+  "Error: the kernel limits (--max-processes, --memory-limit, NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT) apply to local kernels; kernels on a gateway run with the limits the gateway gives them. Unset one of the two.";
 
 export interface KernelProviderOptions extends SecretFilterOptions {
   /** A remote gateway or "shared" (kernel-choice.ts; default from hostEnv). */
@@ -129,7 +133,7 @@ export interface KernelProvider {
   readonly usesGateway: boolean;
   /** The sandbox every local kernel gets, if any. */
   readonly sandbox: SandboxMode | undefined;
-  readonly limits: KernelLimits | undefined;
+  readonly limits: Required<KernelLimits>;
   readonly stateRoot: string;
   /** The settings cannot be honoured together: this `Error:` text, and every start throws it. */
   readonly refusal: string | undefined;
@@ -180,13 +184,27 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
   });
   const sandbox = sandboxSetting(options.sandbox, hostEnv);
   const usesGateway = options.backend ? options.backend.name === "gateway" : plan.kind !== "local";
-  const refusal = !sandbox
-    ? undefined
-    : plan.kind === "shared" && !options.backend
+  // Limits: the option's fields, else NBAGENT_MAX_PROCESSES / NBAGENT_MEMORY_LIMIT, else the defaults
+  // (a bad value is an Error: now). Asked for explicitly with a gateway: refused like the sandbox.
+  const fromEnv = resolveLimits({}, hostEnv);
+  const limits: Required<KernelLimits> = {
+    maxProcesses: options.limits?.maxProcesses ?? fromEnv.maxProcesses,
+    memoryBytes: options.limits?.memoryBytes ?? fromEnv.memoryBytes,
+  };
+  const limitsAsked =
+    options.limits?.maxProcesses !== undefined ||
+    options.limits?.memoryBytes !== undefined ||
+    !!hostEnv.NBAGENT_MAX_PROCESSES?.trim() ||
+    !!hostEnv.NBAGENT_MEMORY_LIMIT?.trim();
+  const refusal = sandbox
+    ? plan.kind === "shared" && !options.backend
       ? SANDBOX_ON_SHARED_GATEWAY
       : usesGateway
         ? SANDBOX_ON_GATEWAY
-        : undefined;
+        : undefined
+    : limitsAsked && usesGateway
+      ? LIMITS_ON_GATEWAY
+      : undefined;
   const stateRoot = resolve(options.stateRoot);
 
   const build = async (): Promise<ProvidedBackend> => {
@@ -269,7 +287,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
       ...(request.extraArguments ? { extraArguments: request.extraArguments } : {}),
       ...(sandboxed ? { sandbox: sandboxed } : {}),
       ...(confinement ? { confinement } : {}),
-      ...(options.limits ? { limits: options.limits } : {}),
+      ...(local ? { limits } : {}),
     };
   };
 
@@ -315,7 +333,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     plan,
     usesGateway,
     sandbox,
-    limits: options.limits,
+    limits,
     stateRoot,
     refusal,
     backend,

@@ -12,7 +12,7 @@
  * What happened is reported as typed SessionEvents; tools/ words them.
  * After every start or restart the init script runs again (cwd, env, sys.path, prelude).
  */
-import type { ExecuteOptions, ExecuteResult, Kernel } from "../kernel/types.js";
+import type { ExecuteOptions, ExecuteResult, Kernel, KernelLimitHit } from "../kernel/types.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
 import { cwdMissingFrom, initScript } from "./init.js";
@@ -94,8 +94,17 @@ export type SessionEvent =
   | { kind: "restarted-dead-kernel" }
   /** The kernel died before the code started; it was restarted and the code sent again. */
   | { kind: "retried-before-start"; reason: string }
-  /** The kernel died while the code ran; it was restarted (state lost) and the code not run again. */
-  | { kind: "died-during-code"; reason: string; restarted: boolean; restartError?: string };
+  /**
+   * The kernel died while the code ran; it was restarted (state lost) and the code not run again.
+   * `limit`: a resource limit of the kernel ended it (docs/isolation.md, "Limits").
+   */
+  | {
+      kind: "died-during-code";
+      reason: string;
+      restarted: boolean;
+      restartError?: string;
+      limit?: KernelLimitHit;
+    };
 
 export interface SessionExecuteResult extends ExecuteResult {
   events: SessionEvent[];
@@ -207,6 +216,8 @@ export class KernelSession {
         reason: deathReason(result),
         restarted: false,
       };
+      const limit = deathLimit(result);
+      if (limit) event.limit = limit;
       events.push(event);
       try {
         await this.restartAfterDeath(ctx);
@@ -307,6 +318,12 @@ export class KernelSession {
 
 export function sessionKey(sessionId: string, cwd: string): string {
   return `${sessionId}\0${cwd}`;
+}
+
+/** The limit that ended the kernel, when its backend could tell. */
+function deathLimit(r: ExecuteResult): KernelLimitHit | undefined {
+  for (const n of r.notices) if (n.kind === "kernel-died" && n.limit) return n.limit;
+  return undefined;
 }
 
 /** Why the kernel died, as the execution saw it. */

@@ -172,7 +172,11 @@ export class CellRunRecorder {
       d.status = "aborted";
       const died = r.notices.find((x) => x.kind === "kernel-died" || x.kind === "kernel-not-running");
       d.abort = r.kernelDied
-        ? { kind: "kernel-died", reason: died && "reason" in died ? died.reason : "unknown" }
+        ? {
+            kind: "kernel-died",
+            reason: died && "reason" in died ? died.reason : "unknown",
+            ...(died?.kind === "kernel-died" && died.limit ? { limit: died.limit } : {}),
+          }
         : cancelled(signal?.aborted ? new CallAbortedError(signal.reason) : undefined, false);
     } else if (r.status === "error") {
       d.status = "error";

@@ -3,7 +3,7 @@
  * (ExecutionNotice, SessionEvent, RetiredSession, abort causes); this file alone turns them into
  * the sentences the model reads. The rules behind them are in docs/kernel-state.md.
  */
-import type { ExecutionNotice, KernelIsolation } from "../kernel/types.js";
+import type { ExecutionNotice, KernelIsolation, KernelLimitHit } from "../kernel/types.js";
 import type { NamedSessionStart, SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SlotHolder } from "../runtime/sessions.js";
 
@@ -22,7 +22,7 @@ export type CellAbort =
       slot?: { maxSessions: number; holders: SlotHolder[] };
     }
   | { kind: "cancelled"; reason?: string; beforeStart?: boolean; hostExiting?: boolean }
-  | { kind: "kernel-died"; reason: string }
+  | { kind: "kernel-died"; reason: string; limit?: KernelLimitHit }
   | { kind: "restarts-exhausted" }
   | { kind: "session-closed" }
   | { kind: "failed"; message: string };
@@ -40,6 +40,39 @@ export function isolationNote(isolation: KernelIsolation | undefined): string | 
       : undefined;
   const why = isolation.reason ? ` (no PID namespace: ${isolation.reason})` : "";
   return `Note: this kernel can see the other processes of this user, the host's included, and could read their environment (/proc/<pid>/environ) with its API keys and tokens${why}. Do not read other processes' /proc entries; \`nbagent doctor\` says how to isolate kernels on this machine.`;
+}
+
+/** "2 GiB", "512 MiB", "1.5 GiB". */
+export function bytesText(n: number): string {
+  for (const [unit, size] of [
+    ["TiB", 2 ** 40],
+    ["GiB", 2 ** 30],
+    ["MiB", 2 ** 20],
+    ["KiB", 2 ** 10],
+  ] as const) {
+    if (n >= size) return `${Number((n / size).toFixed(1))} ${unit}`;
+  }
+  return plural(n, "byte");
+}
+
+/**
+ * Why the kernel died, for "the kernel died (…)" sentences: the reason, and the limit it hit when a
+ * limit is known (docs/isolation.md, "Limits"), with what to do about it.
+ */
+export function deathText(
+  reason: string,
+  limit: KernelLimitHit | undefined,
+): { why: string; advice: string } {
+  if (!limit) return { why: `(${reason})`, advice: "" };
+  if (limit.kind === "memory-limit")
+    return {
+      why: `(${reason}): it hit its memory limit of ${bytesText(limit.limitBytes)} and the out-of-memory killer ended it`,
+      advice: ` Use less memory at once (load or process the data in smaller pieces, \`del\` large objects you no longer need), or ask the user to raise the limit (\`--memory-limit\` or NBAGENT_MEMORY_LIMIT).`,
+    };
+  return {
+    why: `(${reason}); it had hit its limit of ${plural(limit.maxProcesses, "process", "processes")} and threads: ${plural(limit.refused, "start")} of a process or thread ${limit.refused === 1 ? "was" : "were"} refused`,
+    advice: ` Start fewer processes or threads (a smaller pool, fewer workers), or ask the user to raise the limit (\`--max-processes\` or NBAGENT_MAX_PROCESSES).`,
+  };
 }
 
 /** The text written into the output stream for a notice, or undefined when the summary says it. */
@@ -176,10 +209,12 @@ export function eventText(e: SessionEvent, label: string, o: KernelOwner): strin
       return `${owner(o)} had died since the last call; it was restarted before ${label}, and its earlier state is gone.`;
     case "retried-before-start":
       return `The kernel died before ${label} started (${e.reason}); its code had not run, so it was restarted and ${label} ran once in the new kernel. Earlier state is gone.`;
-    case "died-during-code":
+    case "died-during-code": {
+      const { why, advice } = deathText(e.reason, e.limit);
       return e.restarted
-        ? `The kernel died while ${label} ran (${e.reason}). It was restarted: all state is gone (variables, imports), and ${label} was not run again; its effects up to the crash may have happened.`
-        : `The kernel died while ${label} ran (${e.reason}), and restarting it failed (${e.restartError ?? "unknown"}); the next call starts a new kernel. ${label[0].toUpperCase()}${label.slice(1)} was not run again; all state is gone.`;
+        ? `The kernel died while ${label} ran ${why}. It was restarted: all state is gone (variables, imports), and ${label} was not run again; its effects up to the crash may have happened.${advice}`
+        : `The kernel died while ${label} ran ${why}, and restarting it failed (${e.restartError ?? "unknown"}); the next call starts a new kernel. ${label[0].toUpperCase()}${label.slice(1)} was not run again; all state is gone.${advice}`;
+    }
   }
 }
 
@@ -203,8 +238,10 @@ export function abortText(a: CellAbort, label: string, restartedAfterInterrupt: 
       if (a.hostExiting)
         return `${Label} was interrupted: nbagent is exiting${a.reason ? ` (${a.reason})` : ""} and shuts its kernels down, so this kernel's state is lost.`;
       return `${Label} was interrupted: the call was cancelled${a.reason && a.reason !== "Aborted" ? ` (${a.reason})` : ""}; ${state}.`;
-    case "kernel-died":
-      return `${Label} did not finish: the kernel died (${a.reason}).`;
+    case "kernel-died": {
+      const { why, advice } = deathText(a.reason, a.limit);
+      return `${Label} did not finish: the kernel died ${why}.${advice}`;
+    }
     case "restarts-exhausted":
       return `${Label} did not run: Python kernel restarted too many times in this session (it died twice before any code started). The next call starts a new kernel; if it keeps dying, run nbagent doctor.`;
     case "session-closed":

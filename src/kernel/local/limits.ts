@@ -1,0 +1,245 @@
+/**
+ * Per-kernel resource limits, the host's side (docs/isolation.md, "Limits"): the defaults, the
+ * user's values (flags and environment) turned into a `KernelLimits`, and, once a kernel has ended,
+ * whether a limit ended it and the removal of its cgroups. The limits themselves are applied inside
+ * the kernel's namespace by limits.py (`apply_limits`), which answers with an `AppliedLimits`.
+ */
+import { spawn } from "node:child_process";
+import { readFileSync, rmdirSync } from "node:fs";
+import { basename } from "node:path";
+import { assetPath } from "../../assets.js";
+import type { KernelLimitHit, KernelLimits } from "../types.js";
+
+/**
+ * Default for the most processes and threads alive at once in one kernel: far below what takes a
+ * host down (a fork bomb stops there), far above what a kernel needs (ipykernel runs ~10 threads,
+ * numpy one OpenBLAS thread per core, a process pool one process per core).
+ */
+export const DEFAULT_MAX_PROCESSES = 1024;
+/** No memory limit unless asked: how much memory a kernel may take depends on the machine and the work. */
+export const DEFAULT_MEMORY_BYTES = 0;
+/** Below these a Python kernel cannot even start (ipykernel alone: ~60 MB, ~10 threads). */
+export const MIN_MEMORY_BYTES = 64 * 1024 * 1024;
+export const MIN_MAX_PROCESSES = 16;
+
+/** What limits.py's apply_limits answered (in the kernel's pid 1, before the kernel started). */
+export interface AppliedLimits {
+  /** The limits in force; null: none. */
+  maxProcesses: number | null;
+  memoryBytes: number | null;
+  via: LimitMechanism | "mixed" | "none";
+  processesVia: LimitMechanism | null;
+  memoryVia: LimitMechanism | null;
+  /** The cgroups made for this kernel (to read after its death, then remove). */
+  cgroups: { pids?: string; memory?: string };
+  cgroup: string | null;
+  /** Why a limit asked for is weaker than asked, or missing. */
+  reason?: string;
+}
+
+export type LimitMechanism = "cgroup-v2" | "cgroup-v1" | "rlimit";
+
+const UNITS: Record<string, number> = { "": 1, k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 };
+const OFF = new Set(["0", "off", "none", "unlimited"]);
+
+/**
+ * A memory size as the user writes it: "2G", "512M", "1.5GiB", "800mb", "1073741824" (bytes); units
+ * are powers of 1024. "0", "off", "none", "unlimited": no limit (0). Throws `Error: …` naming `what`.
+ */
+export function parseMemoryLimit(text: string, what = "--memory-limit"): number {
+  const t = text.trim().toLowerCase();
+  if (OFF.has(t)) return 0;
+  const m = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/.exec(t);
+  const bytes = m ? Math.floor(Number(m[1]) * UNITS[m[2]]) : Number.NaN;
+  if (!Number.isSafeInteger(bytes) || bytes <= 0)
+    throw new Error(
+      `Error: ${what} must be a size like 2G, 512M or 1073741824 (bytes), or off; got "${text}"`,
+    );
+  if (bytes < MIN_MEMORY_BYTES)
+    throw new Error(
+      `Error: ${what} ${text} is too small: a Python kernel needs more than that to start; give at least 64M (or off)`,
+    );
+  return bytes;
+}
+
+/** A process count: a whole number ≥ 16, or "0", "off", "none", "unlimited" for no limit (0). */
+export function parseMaxProcesses(text: string, what = "--max-processes"): number {
+  const t = text.trim().toLowerCase();
+  if (OFF.has(t)) return 0;
+  const n = /^\d+$/.test(t) ? Number(t) : Number.NaN;
+  if (!Number.isSafeInteger(n))
+    throw new Error(`Error: ${what} must be a whole number of processes like 256, or off; got "${text}"`);
+  if (n < MIN_MAX_PROCESSES)
+    throw new Error(
+      `Error: ${what} ${text} is too small: a Python kernel runs about 10 threads (each counts); give at least ${MIN_MAX_PROCESSES} (or off)`,
+    );
+  return n;
+}
+
+/**
+ * The limits for kernels from the user's settings: a flag's value wins over the environment
+ * (NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT), which wins over the defaults. Every field is set in
+ * the answer; 0 means no limit. Throws `Error: …` for a bad value.
+ */
+export function resolveLimits(
+  flags: { maxProcesses?: string; memoryLimit?: string } = {},
+  env: NodeJS.ProcessEnv = process.env,
+): Required<KernelLimits> {
+  const procs = flags.maxProcesses ?? nonEmpty(env.NBAGENT_MAX_PROCESSES);
+  const memory = flags.memoryLimit ?? nonEmpty(env.NBAGENT_MEMORY_LIMIT);
+  return {
+    maxProcesses:
+      procs === undefined
+        ? DEFAULT_MAX_PROCESSES
+        : parseMaxProcesses(
+            procs,
+            flags.maxProcesses !== undefined ? "--max-processes" : "NBAGENT_MAX_PROCESSES",
+          ),
+    memoryBytes:
+      memory === undefined
+        ? DEFAULT_MEMORY_BYTES
+        : parseMemoryLimit(
+            memory,
+            flags.memoryLimit !== undefined ? "--memory-limit" : "NBAGENT_MEMORY_LIMIT",
+          ),
+  };
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v?.trim() ? v : undefined;
+}
+
+/** A KernelLimits with the defaults filled in (what the launcher hands to apply_limits). */
+export function withDefaults(limits: KernelLimits | undefined): Required<KernelLimits> {
+  return {
+    maxProcesses: limits?.maxProcesses ?? DEFAULT_MAX_PROCESSES,
+    memoryBytes: limits?.memoryBytes ?? DEFAULT_MEMORY_BYTES,
+  };
+}
+
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** `key value` lines (memory.events, pids.events, memory.oom_control) → key: number. */
+function keyed(text: string | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of (text ?? "").split("\n")) {
+    const [k, v] = line.trim().split(/\s+/);
+    if (k && v !== undefined && /^\d+$/.test(v)) out[k] = Number(v);
+  }
+  return out;
+}
+
+/**
+ * Whether a limit ended (or hampered) the kernel, from its cgroups; call after it ended and before
+ * removeLimitCgroups. A memory limit: the out-of-memory killer killed a process of the kernel's
+ * group (cgroup v1 memory.oom_control oom_kill, v2 memory.events oom_kill). A process limit: starts
+ * of processes or threads were refused (pids.events max). Undefined when neither, or when the limits
+ * were rlimits (the kernel got MemoryError or EAGAIN instead of dying, and its output says so).
+ */
+export function readLimitHit(applied: AppliedLimits | undefined): KernelLimitHit | undefined {
+  if (!applied) return undefined;
+  const mem = applied.cgroups.memory;
+  if (mem && applied.memoryBytes) {
+    const v2 = keyed(readText(`${mem}/memory.events`));
+    const v1 = keyed(readText(`${mem}/memory.oom_control`));
+    const kills = (v2.oom_kill ?? 0) + (v1.oom_kill ?? 0);
+    if (kills > 0) return { kind: "memory-limit", limitBytes: applied.memoryBytes, oomKills: kills };
+  }
+  const pids = applied.cgroups.pids;
+  if (pids && applied.maxProcesses) {
+    const refused = keyed(readText(`${pids}/pids.events`)).max ?? 0;
+    if (refused > 0) return { kind: "process-limit", maxProcesses: applied.maxProcesses, refused };
+  }
+  return undefined;
+}
+
+/**
+ * Removes a kernel's cgroups once it and everything it started have ended (only groups named
+ * nbagent-…). Never throws: answers the directories that could not be removed, with why.
+ */
+export function removeLimitCgroups(applied: AppliedLimits | undefined): { path: string; error: string }[] {
+  const failed: { path: string; error: string }[] = [];
+  for (const path of new Set(Object.values(applied?.cgroups ?? {}))) {
+    if (!path || !basename(path).startsWith("nbagent-")) continue;
+    try {
+      rmdirSync(path);
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      if (e.code !== "ENOENT") failed.push({ path, error: e.code ?? e.message });
+    }
+  }
+  return failed;
+}
+
+/**
+ * Python for the doctor's probe: a child applies the limits as a kernel's init would, reports, and
+ * exits; the parent removes the groups it made and prints the report as one JSON line.
+ */
+function probeSource(): string {
+  return `${readFileSync(assetPath("kernel/local/limits.py"), "utf8")}
+import json
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    info = apply_limits(json.loads(sys.argv[1]), "doctor-%d" % os.getppid())
+    os.write(w, json.dumps(info).encode())
+    os._exit(0)
+os.close(w)
+data = b""
+while True:
+    chunk = os.read(r, 65536)
+    if not chunk:
+        break
+    data += chunk
+os.waitpid(pid, 0)
+info = json.loads(data.decode())
+remove_limit_cgroups(info)
+print(json.dumps(info), flush=True)
+`;
+}
+
+/**
+ * What a kernel started now would get for `limits` (the doctor's probe: the limits are applied in a
+ * throwaway process, whose groups are removed). Never throws: a probe that cannot run answers
+ * via "none" with the reason.
+ */
+export function probeLimits(python: string, limits: Required<KernelLimits>): Promise<AppliedLimits> {
+  const none = (reason: string): AppliedLimits => ({
+    maxProcesses: null,
+    memoryBytes: null,
+    via: "none",
+    processesVia: null,
+    memoryVia: null,
+    cgroups: {},
+    cgroup: null,
+    reason,
+  });
+  return new Promise((resolve) => {
+    let out = "";
+    let err = "";
+    const child = spawn(python, ["-c", probeSource(), JSON.stringify(limits)], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.once("error", (e) => resolve(none(`cannot run ${python}: ${e.message}`)));
+    child.once("close", (code) => {
+      try {
+        resolve(JSON.parse(out.trim().split("\n").pop() ?? "") as AppliedLimits);
+      } catch {
+        resolve(none(`the probe failed: ${err.trim().split("\n").pop() || `exit code ${code}`}`));
+      }
+    });
+  });
+}

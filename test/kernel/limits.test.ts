@@ -1,0 +1,333 @@
+// Per-kernel limits (docs/isolation.md, "Limits"), with real processes, namespaces and cgroups:
+// - limits.py's apply_limits, run as a kernel's init does (pid 1 of a PID namespace of its own, as
+//   root; as an unprivileged user inside a user namespace), stops a real fork bomb at the process
+//   limit (fork fails with EAGAIN, the host still starts processes) and a memory hog at the memory
+//   limit (killed by the out-of-memory killer with cgroups, MemoryError with rlimits);
+// - the host reads from the cgroups that a limit was hit, words it, and removes the groups;
+// - the user's values are parsed, or refused with one Error: line.
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { takeLimitFlags } from "../../src/cli/commands.js";
+import { limitsCheck } from "../../src/cli/doctor.js";
+import {
+  type AppliedLimits,
+  DEFAULT_MAX_PROCESSES,
+  parseMaxProcesses,
+  parseMemoryLimit,
+  probeLimits,
+  readLimitHit,
+  removeLimitCgroups,
+  resolveLimits,
+} from "../../src/kernel/local/limits.js";
+import { abortText, eventText } from "../../src/tools/kernel-text.js";
+
+const PYTHON = "/usr/bin/python3";
+const LIMITS_PY = fileURLToPath(new URL("../../src/kernel/local/limits.py", import.meta.url));
+const HARNESS = fileURLToPath(new URL("./fixtures/limits-harness.py", import.meta.url));
+const SOURCE = `${readFileSync(LIMITS_PY, "utf8")}\n${readFileSync(HARNESS, "utf8")}`;
+const ROOT = process.getuid?.() === 0;
+const NOBODY = 65534;
+const EAGAIN = 11;
+const MiB = 2 ** 20;
+
+interface HarnessResult {
+  applied: AppliedLimits;
+  forkErrno?: number;
+  pidsCurrent?: number;
+  skipped?: string;
+  memhog?: string;
+  kernelEnded?: "signal" | "exit";
+  signal?: number;
+  error?: string;
+}
+
+const made: AppliedLimits[] = [];
+after(() => {
+  for (const a of made) removeLimitCgroups(a);
+});
+
+/** Runs the harness (as `uid` when given) and resolves with its one JSON line. */
+function harness(
+  mode: "apply" | "forkbomb" | "memhog",
+  limits: Record<string, number | null>,
+  uid?: number,
+): Promise<HarnessResult & { kernelId: string }> {
+  const kernelId = `test-${randomBytes(6).toString("hex")}`;
+  const args = ["-c", SOURCE, JSON.stringify({ limits, kernelId, mode })];
+  return new Promise((resolve, reject) => {
+    const child = spawn(PYTHON, args, {
+      cwd: "/",
+      stdio: ["ignore", "pipe", "pipe"],
+      ...(uid !== undefined ? { uid, gid: uid } : {}),
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
+    child.once("error", reject);
+    child.once("close", (code) => {
+      try {
+        const result = JSON.parse(out.trim().split("\n").pop() ?? "") as HarnessResult;
+        if (result.applied) made.push(result.applied);
+        resolve({ ...result, kernelId });
+      } catch {
+        reject(new Error(`harness exited ${code}: ${out}${err}`));
+      }
+    });
+  });
+}
+
+describe("limits.py under a real kernel init", { concurrency: false }, () => {
+  test("nothing asked, nothing applied", async () => {
+    const r = await harness("apply", { maxProcesses: 0, memoryBytes: null });
+    assert.equal(r.applied.via, "none");
+    assert.deepEqual(r.applied.cgroups, {});
+    assert.equal(r.applied.maxProcesses, null);
+    assert.equal(r.applied.reason, undefined);
+  });
+
+  test("as root, a fork bomb stops at the cgroup's process limit and the host carries on", async () => {
+    assert.ok(ROOT, "these tests run as root (the CI box): cgroups are writable there");
+    const r = await harness("forkbomb", { maxProcesses: 32 });
+    assert.equal(r.skipped, undefined, `the bomb did not run: ${r.skipped}`);
+    assert.match(r.applied.via, /^cgroup-v[12]$/);
+    assert.equal(r.applied.maxProcesses, 32);
+    const dir = r.applied.cgroups.pids;
+    assert.ok(dir?.endsWith(`/nbagent-${r.kernelId}`), dir);
+    assert.equal(r.forkErrno, EAGAIN);
+    assert.ok(r.pidsCurrent !== undefined && r.pidsCurrent <= 32, `${r.pidsCurrent} processes`);
+    const hit = readLimitHit(r.applied);
+    assert.equal(hit?.kind, "process-limit");
+    assert.ok(
+      hit.kind === "process-limit" && hit.maxProcesses === 32 && hit.refused > 0,
+      JSON.stringify(hit),
+    );
+    assert.deepEqual(removeLimitCgroups(r.applied), []);
+    assert.equal(existsSync(dir ?? ""), false);
+    // The host is fine: it still starts processes.
+    assert.equal(spawnSync("/bin/sh", ["-c", "exit 7"]).status, 7);
+  });
+
+  test("as root, a memory hog is killed at the cgroup's memory limit and the death says so", async () => {
+    const r = await harness("memhog", { memoryBytes: 96 * MiB });
+    assert.match(r.applied.memoryVia ?? "", /^cgroup-v[12]$/);
+    assert.equal(r.applied.memoryBytes, 96 * MiB);
+    assert.equal(r.memhog, undefined, "the hog finished instead of being stopped");
+    assert.equal(r.kernelEnded, "signal");
+    assert.equal(r.signal, 9);
+    const hit = readLimitHit(r.applied);
+    assert.deepEqual(hit && { kind: hit.kind, limit: "limitBytes" in hit && hit.limitBytes }, {
+      kind: "memory-limit",
+      limit: 96 * MiB,
+    });
+    const text = abortText(
+      { kind: "kernel-died", reason: "kernel process ended: signal SIGKILL", limit: hit },
+      "cell 2",
+      false,
+    );
+    assert.match(
+      text,
+      /^Cell 2 did not finish: the kernel died \(kernel process ended: signal SIGKILL\): it hit its memory limit of 96 MiB and the out-of-memory killer ended it\. Use less memory at once /,
+    );
+    assert.deepEqual(removeLimitCgroups(r.applied), []);
+    assert.equal(existsSync(r.applied.cgroups.memory ?? ""), false);
+  });
+
+  test("unprivileged (a user namespace, cgroups not writable): rlimits stop the fork bomb and the hog", async () => {
+    const bomb = await harness("forkbomb", { maxProcesses: 32 }, NOBODY);
+    assert.equal(bomb.applied.processesVia, "rlimit", JSON.stringify(bomb.applied));
+    assert.equal(bomb.skipped, undefined, `the bomb did not run: ${bomb.skipped}`);
+    assert.equal(bomb.forkErrno, EAGAIN);
+    assert.match(
+      bomb.applied.reason ?? "",
+      /RLIMIT_NPROC counts this user's processes in the kernel's user namespace/,
+    );
+    assert.equal(spawnSync("/bin/sh", ["-c", "exit 7"]).status, 7);
+
+    const hog = await harness("memhog", { memoryBytes: 96 * MiB }, NOBODY);
+    assert.equal(hog.applied.memoryVia, "rlimit");
+    assert.equal(hog.memhog, "MemoryError");
+    assert.equal(hog.kernelEnded, "exit");
+    assert.match(hog.applied.reason ?? "", /RLIMIT_DATA limits each process on its own/);
+    // rlimits leave no cgroup to read: the kernel's own MemoryError says what happened.
+    assert.equal(readLimitHit(hog.applied), undefined);
+    assert.deepEqual(removeLimitCgroups(hog.applied), []);
+  });
+});
+
+describe("the user's limits", () => {
+  test("sizes: units are powers of 1024; off means none", () => {
+    assert.equal(parseMemoryLimit("2G"), 2 * 2 ** 30);
+    assert.equal(parseMemoryLimit("512M"), 512 * MiB);
+    assert.equal(parseMemoryLimit("1.5GiB"), 1.5 * 2 ** 30);
+    assert.equal(parseMemoryLimit("800mb"), 800 * MiB);
+    assert.equal(parseMemoryLimit(" 1073741824 "), 2 ** 30);
+    assert.equal(parseMemoryLimit("off"), 0);
+    assert.equal(parseMemoryLimit("0"), 0);
+  });
+
+  test("bad sizes and counts get one Error: line naming where they came from", () => {
+    assert.throws(() => parseMemoryLimit("lots"), {
+      message:
+        /^Error: --memory-limit must be a size like 2G, 512M or 1073741824 \(bytes\), or off; got "lots"$/,
+    });
+    assert.throws(() => parseMemoryLimit("-1G"), { message: /^Error: --memory-limit must be a size/ });
+    assert.throws(() => parseMemoryLimit("10M"), {
+      message: /^Error: --memory-limit 10M is too small: .*at least 64M \(or off\)$/,
+    });
+    assert.throws(() => parseMaxProcesses("many"), {
+      message: /^Error: --max-processes must be a whole number of processes like 256, or off; got "many"$/,
+    });
+    assert.throws(() => parseMaxProcesses("2.5"), {
+      message: /^Error: --max-processes must be a whole number/,
+    });
+    assert.throws(() => parseMaxProcesses("4"), {
+      message: /^Error: --max-processes 4 is too small: .*at least 16 \(or off\)$/,
+    });
+    assert.throws(() => resolveLimits({}, { NBAGENT_MEMORY_LIMIT: "big" }), {
+      message: /^Error: NBAGENT_MEMORY_LIMIT must be a size/,
+    });
+  });
+
+  test("a flag wins over the environment, which wins over the defaults", () => {
+    assert.deepEqual(resolveLimits({}, {}), { maxProcesses: DEFAULT_MAX_PROCESSES, memoryBytes: 0 });
+    assert.deepEqual(resolveLimits({}, { NBAGENT_MAX_PROCESSES: "64", NBAGENT_MEMORY_LIMIT: "1G" }), {
+      maxProcesses: 64,
+      memoryBytes: 2 ** 30,
+    });
+    assert.deepEqual(
+      resolveLimits(
+        { maxProcesses: "off", memoryLimit: "2G" },
+        { NBAGENT_MAX_PROCESSES: "64", NBAGENT_MEMORY_LIMIT: "1G" },
+      ),
+      { maxProcesses: 0, memoryBytes: 2 * 2 ** 30 },
+    );
+    assert.deepEqual(resolveLimits({}, { NBAGENT_MAX_PROCESSES: " " }).maxProcesses, DEFAULT_MAX_PROCESSES);
+  });
+});
+
+describe("death texts", () => {
+  test("a kernel killed at its memory limit, restarted", () => {
+    const text = eventText(
+      {
+        kind: "died-during-code",
+        reason: "kernel process ended: signal SIGKILL",
+        restarted: true,
+        limit: { kind: "memory-limit", limitBytes: 2 * 2 ** 30, oomKills: 1 },
+      },
+      "this call",
+      "session",
+    );
+    assert.equal(
+      text,
+      "The kernel died while this call ran (kernel process ended: signal SIGKILL): it hit its memory limit of 2 GiB and the out-of-memory killer ended it. It was restarted: all state is gone (variables, imports), and this call was not run again; its effects up to the crash may have happened. Use less memory at once (load or process the data in smaller pieces, `del` large objects you no longer need), or ask the user to raise the limit (`--memory-limit` or NBAGENT_MEMORY_LIMIT).",
+    );
+  });
+
+  test("a kernel that had hit its process limit", () => {
+    const text = abortText(
+      {
+        kind: "kernel-died",
+        reason: "kernel process ended: signal SIGSEGV",
+        limit: { kind: "process-limit", maxProcesses: 1024, refused: 3 },
+      },
+      "cell 4",
+      false,
+    );
+    assert.equal(
+      text,
+      "Cell 4 did not finish: the kernel died (kernel process ended: signal SIGSEGV); it had hit its limit of 1,024 processes and threads: 3 starts of a process or thread were refused. Start fewer processes or threads (a smaller pool, fewer workers), or ask the user to raise the limit (`--max-processes` or NBAGENT_MAX_PROCESSES).",
+    );
+  });
+
+  test("no limit known: the reason alone, as before", () => {
+    assert.equal(
+      abortText({ kind: "kernel-died", reason: "kernel process ended: exit code 1" }, "cell 1", false),
+      "Cell 1 did not finish: the kernel died (kernel process ended: exit code 1).",
+    );
+  });
+});
+
+describe("the flags", () => {
+  test("--max-processes and --memory-limit become the variables the runtime reads", () => {
+    const env: NodeJS.ProcessEnv = {};
+    const r = takeLimitFlags(
+      "call",
+      ["python", "--max-processes", "64", "--memory-limit=2G", "{}", "--", "--memory-limit"],
+      env,
+    );
+    assert.deepEqual(r, { args: ["python", "{}", "--", "--memory-limit"] });
+    assert.deepEqual(env, { NBAGENT_MAX_PROCESSES: "64", NBAGENT_MEMORY_LIMIT: "2G" });
+  });
+
+  test("bad values, a missing value, or a command without kernels: an error and nothing set", () => {
+    const env: NodeJS.ProcessEnv = {};
+    assert.deepEqual(takeLimitFlags("mcp", ["--memory-limit", "2X"], env), {
+      error: '--memory-limit must be a size like 2G, 512M or 1073741824 (bytes), or off; got "2X"',
+    });
+    assert.deepEqual(takeLimitFlags("mcp", ["--max-processes"], env), {
+      error: "--max-processes needs a value",
+    });
+    assert.match(
+      (takeLimitFlags("artifact", ["--max-processes", "64"], env) as { error: string }).error,
+      /^--max-processes applies to call, batch, mcp, demo, python, notebook, run, doctor, not to artifact$/,
+    );
+    assert.deepEqual(env, {});
+    assert.deepEqual(takeLimitFlags("run", [], { NBAGENT_MAX_PROCESSES: "lots" }), {
+      error: 'NBAGENT_MAX_PROCESSES must be a whole number of processes like 256, or off; got "lots"',
+    });
+  });
+});
+
+describe("doctor's limits line", () => {
+  test("a real probe here: the mechanism and the limits in force, and no group left behind", async () => {
+    const asked = { maxProcesses: 100, memoryBytes: 2 * 2 ** 30 };
+    const got = await probeLimits(PYTHON, asked);
+    made.push(got);
+    const check = limitsCheck(asked, got);
+    assert.equal(check.ok, true, check.detail);
+    assert.match(
+      check.detail,
+      /^each kernel: at most 100 processes and threads \(cgroup v[12]\), at most 2 GiB of memory \(cgroup v[12]\)$/,
+    );
+    for (const dir of Object.values(got.cgroups)) assert.equal(existsSync(dir), false, dir);
+  });
+
+  test("the default: the process limit, no memory limit", async () => {
+    const asked = resolveLimits({}, {});
+    const check = limitsCheck(asked, await probeLimits(PYTHON, asked));
+    assert.match(
+      check.detail,
+      /^each kernel: at most 1,024 processes and threads \(cgroup v[12]\), no memory limit \(--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one\)$/,
+    );
+  });
+
+  test("a limit not in force is a warning with the reason", () => {
+    const check = limitsCheck(
+      { maxProcesses: 1024, memoryBytes: 0 },
+      {
+        maxProcesses: null,
+        memoryBytes: null,
+        via: "rlimit",
+        processesVia: "rlimit",
+        memoryVia: null,
+        cgroups: {},
+        cgroup: null,
+        reason: "RLIMIT_NPROC is set but not enforced for root (uid 0)",
+      },
+    );
+    assert.equal(check.ok, false);
+    assert.equal(
+      check.detail,
+      "not in force here: 1,024 processes per kernel; no memory limit (--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one) — RLIMIT_NPROC is set but not enforced for root (uid 0)",
+    );
+  });
+});
