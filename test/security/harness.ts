@@ -345,3 +345,19 @@ export function listTree(dir: string): string[] {
   walk(dir, "");
   return out;
 }
+
+/** A cell that sleeps is interrupted through the runs tool and raises KeyboardInterrupt; the kernel lives on. */
+export async function assertInterruptWorks(host: Host): Promise<void> {
+  await host.python("alive = 'yes'");
+  let r = await host.python("import time\nprint('started', flush=True)\ntime.sleep(600)", {
+    wait: 2,
+    timeout: 900,
+  });
+  const run = /run (r\d+)/.exec(r.text)?.[1];
+  assert.ok(run, `the call did not go on in the background:\n${r.text}`);
+  while (!/started/.test(r.text)) r = await host.call("runs", { run_id: run, wait: 2 });
+  const stopped = await host.call("runs", { run_id: run, action: "interrupt" });
+  assert.match(stopped.text, /KeyboardInterrupt/, stopped.text);
+  const after = await host.python("print(alive)");
+  assert.match(after.text, /^yes$/m, after.text);
+}

@@ -13,7 +13,7 @@ export function hidden(s: string): string {
   return `bytes.fromhex(${JSON.stringify(Buffer.from(s).toString("hex"))})`;
 }
 
-const PRELUDE = String.raw`
+const PRELUDE = `
 import ctypes, errno, os, sys
 _libc = ctypes.CDLL(None, use_errno=True)
 def verdict(name, escaped, detail=""):
@@ -87,7 +87,7 @@ for p in files:
         kc.load_connection_file(p)
         kc.start_channels()
         kc.wait_for_ready(timeout=10)
-        kc.execute_interactive("print('VALUE', repr(globals().get(${JSON.stringify(variable)})))", timeout=10,
+        kc.execute_interactive(${JSON.stringify(`print('VALUE', repr(globals().get(${JSON.stringify(variable)})))`)}, timeout=10,
                                output_hook=lambda m: out.append(m.get("content", {}).get("text", "")))
     except Exception as e:
         failures.append(type(e).__name__)
