@@ -3,12 +3,16 @@
  * folders to cover with an empty one in the kernel's mount namespace and the paths to put back.
  * The kernel's init (pidns.py) does the mounts; this only decides the lists.
  */
-import { dirname, resolve } from "node:path";
-import type { KernelConfinement, KernelSandbox } from "../types.js";
+import { basename, dirname, resolve } from "node:path";
+import type { KernelConfinement, KernelLimits, KernelSandbox } from "../types.js";
+import { withDefaults } from "./limits.js";
 
 export interface ConfineSpec {
   hide: string[];
   expose: string[];
+  /** The limits for limits.py's apply_limits, and the name of the kernel's cgroups. */
+  limits?: Required<KernelLimits>;
+  id?: string;
 }
 
 /**
@@ -22,8 +26,15 @@ export function confineSpec(
   own: string[],
   confinement?: KernelConfinement,
   sandbox?: KernelSandbox,
+  limits?: KernelLimits,
 ): ConfineSpec {
   const hide = [...(confinement?.hide ?? [dirname(resolve(runtimeDir))]), resolve(runtimeDir)];
   if (sandbox && !sandbox.network) hide.push("/run", "/var/run");
-  return { hide, expose: [...own, ...(confinement?.expose ?? [])].map((p) => resolve(p)) };
+  return {
+    hide,
+    expose: [...own, ...(confinement?.expose ?? [])].map((p) => resolve(p)),
+    limits: withDefaults(limits),
+    // The kernel's cgroups are named after its connection file (unique per launch, restarts too).
+    id: basename(own[0] ?? "kernel").replace(/\.json$/, ""),
+  };
 }

@@ -9,7 +9,8 @@
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { LaunchedKernel } from "../provisioner.js";
-import type { KernelIsolation } from "../types.js";
+import type { KernelIsolation, KernelLimitHit } from "../types.js";
+import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "./limits.js";
 import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
 import { descendant, killGroup, processCpuMs, sendInterruptRequest } from "./launcher.js";
 import type { ZmqTransport } from "./zmq-transport.js";
@@ -23,6 +24,8 @@ export class ForkedKernelProcess implements LaunchedKernel {
   private resolveExit!: (reason: string) => void;
   private resolveIsolation!: (isolation: KernelIsolation) => void;
   private reported?: KernelIsolation;
+  /** The limits its init put in force (limits.py), read when it dies and removed after. */
+  private applied?: AppliedLimits;
   /** The kernel is outside reach, below a relay (the pid is the relay's). */
   private relay = false;
   /** The pid is the kernel's init (pid 1 of its namespace); the kernel is its child. */
@@ -45,8 +48,10 @@ export class ForkedKernelProcess implements LaunchedKernel {
   }
 
   /** What the forked child reported (the server passes it on); the first report counts. */
-  reportIsolation(isolation: KernelIsolation, relay = false): void {
+  reportIsolation(report: KernelIsolation & { limits?: AppliedLimits }, relay = false): void {
     if (this.reported) return;
+    const { limits, ...isolation } = report;
+    this.applied = limits;
     this.reported = isolation;
     this.relay = relay && !!isolation.via;
     this.nsInit = !relay && !!isolation.via;
@@ -81,9 +86,14 @@ export class ForkedKernelProcess implements LaunchedKernel {
     await Promise.race([this.exited, delay(2000)]);
   }
 
+  limitHit(): KernelLimitHit | undefined {
+    return readLimitHit(this.applied);
+  }
+
   async cleanup(): Promise<void> {
     await removeConnectionFile(this.connectionFile, this.connection);
     await rm(this.logFile, { force: true });
+    removeLimitCgroups(this.applied);
   }
 
   retryable(): boolean {

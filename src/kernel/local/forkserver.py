@@ -41,12 +41,15 @@ PR_SET_PDEATHSIG = 1
 
 
 def _load_pidns():
-    import importlib.util
+    """limits.py and pidns.py as one module (pidns calls limits' apply_limits), as the wrapper has them."""
+    import types
 
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pidns.py")
-    spec = importlib.util.spec_from_file_location("_nbagent_pidns", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = types.ModuleType("_nbagent_pidns")
+    here = os.path.dirname(os.path.abspath(__file__))
+    for name in ("limits.py", "pidns.py"):
+        path = os.path.join(here, name)
+        with open(path) as f:
+            exec(compile(f.read(), path, "exec"), module.__dict__)
     return module
 
 

@@ -287,7 +287,7 @@ export class ForkServer {
         args,
         log,
         pidns,
-        confine: confineSpec(dirname(file), [file], options.confinement),
+        confine: confineSpec(dirname(file), [file], options.confinement, undefined, options.limits),
       });
       const kernel = new ForkedKernelProcess(pid, transport, spec.interruptMode, info, file, log);
       if (!pidns) kernel.reportIsolation({ pidNamespace: false, reason: "turned off (NBAGENT_PIDNS=0)" });

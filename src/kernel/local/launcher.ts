@@ -11,7 +11,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { MessageFactory } from "../messages.js";
 import type { LaunchedKernel } from "../provisioner.js";
-import type { KernelConfinement, KernelIsolation, KernelLimits, KernelSandbox } from "../types.js";
+import type {
+  KernelConfinement,
+  KernelIsolation,
+  KernelLimitHit,
+  KernelLimits,
+  KernelSandbox,
+} from "../types.js";
+import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "./limits.js";
 import { confineSpec } from "./confine.js";
 import {
   type ConnectionInfo,
@@ -132,8 +139,10 @@ export class LocalKernelProcess implements LaunchedKernel {
   private stderr = "";
   private stdout = "";
   private reported?: KernelIsolation;
-  /** The kernel's own pid when it runs below its relay (pid 1 of its namespace, own group). */
+  /** The kernel's init's pid when it runs below its relay (pid 1 of its namespace, own group). */
   private kernelPid?: number;
+  /** The limits its init put in force (limits.py), read when it dies and removed after. */
+  private applied?: AppliedLimits;
 
   private constructor(spec: KernelSpec, info: ConnectionInfo, file: string, options: LaunchOptions) {
     this.connection = info;
@@ -144,7 +153,7 @@ export class LocalKernelProcess implements LaunchedKernel {
       a.replaceAll("{connection_file}", file).replaceAll("{resource_dir}", spec.resourceDir ?? ""),
     );
     const own = info.transport === "ipc" ? [file, dirname(info.ip)] : [file];
-    const confine = confineSpec(dirname(file), own, options.confinement, options.sandbox);
+    const confine = confineSpec(dirname(file), own, options.confinement, options.sandbox, options.limits);
     const wrapped = wrapperArgs(spec, argv, wantsPidNamespace(options), confine);
     let { command, args } = wrapped;
     const sandbox = options.sandbox;
@@ -199,7 +208,8 @@ export class LocalKernelProcess implements LaunchedKernel {
       if (!line) return;
       // The wrapper's report is not the kernel's output (which stderrTail() shows in errors).
       this.stderr = this.stderr.replace(/\n?NBAGENT_ISOLATION [^\n]*\n/, "");
-      const { kernel, ...isolation } = line;
+      const { kernel, limits, ...isolation } = line;
+      this.applied = limits as AppliedLimits | undefined;
       if (typeof kernel === "number" && this.running) {
         this.kernelPid = kernel;
         liveGroups.add(kernel);
@@ -304,8 +314,13 @@ export class LocalKernelProcess implements LaunchedKernel {
     await Promise.race([this.exited, delay(2000)]);
   }
 
+  limitHit(): KernelLimitHit | undefined {
+    return readLimitHit(this.applied);
+  }
+
   async cleanup(): Promise<void> {
     await removeConnectionFile(this.connectionFile, this.connection);
+    removeLimitCgroups(this.applied);
   }
 
   retryable(): boolean {

@@ -376,11 +376,19 @@ def become_init(libc, confine, report, status_fd):
     except OSError:
         pass  # already a session leader (the fork server's child)
     problem = None
+    confine = confine or {}
+    applied = None
     if libc.unshare(CLONE_NEWNS) != 0:
         problem = "cannot unshare a mount namespace (%s)" % _errno_text()
     else:
+        if confine.get("limits"):
+            # While the host's cgroups are still writable (setup makes /sys read-only); limits.py is
+            # prepended to this file wherever it runs (watchdog.ts, forkserver.py).
+            applied = apply_limits(confine["limits"], confine.get("id") or str(os.getpid()))
         problem = setup(libc, confine)
     info = {"pidNamespace": problem is None or "cannot confine" in problem, "via": "unshare"}
+    if applied is not None:
+        info["limits"] = applied
     locked = lock_down(libc)
     if locked is not None:
         # Never run a kernel that kept privileges: the host reports the reason as a failed start.

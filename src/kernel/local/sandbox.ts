@@ -8,11 +8,11 @@
  * signals work as without the sandbox.
  */
 import { spawn } from "node:child_process";
-import { accessSync, constants, existsSync, readFileSync } from "node:fs";
+import { accessSync, constants, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
-import { assetPath } from "../../assets.js";
 import type { KernelIsolation, KernelSandbox } from "../types.js";
+import { isolationSource } from "./watchdog.js";
 
 /** The bubblewrap executable on PATH (or NBAGENT_BWRAP), else undefined. */
 export function findBwrap(env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -50,6 +50,8 @@ export function bwrapArgs(sandbox: KernelSandbox, writable: string[], cwd: strin
   // Writable /proc: the wrapper writes its user-namespace maps there when not root.
   args.push("--bind", "/proc", "/proc", "--tmpfs", "/dev/shm", "--tmpfs", resolve(tmpdir()));
   for (const p of writable) args.push("--bind", p, p);
+  // The kernel's init joins its limits' cgroups there, then makes /sys read-only (pidns.py).
+  if (existsSync("/sys/fs/cgroup")) args.push("--bind", "/sys/fs/cgroup", "/sys/fs/cgroup");
   if (!sandbox.network) args.push("--unshare-net");
   args.push("--chdir", resolve(cwd), "--");
   return args;
@@ -57,7 +59,7 @@ export function bwrapArgs(sandbox: KernelSandbox, writable: string[], cwd: strin
 
 /** Python that reports what pidns.enter() achieves here, as one JSON line (the doctor's probe). */
 function probeSource(): string {
-  return `${readFileSync(assetPath("kernel/local/pidns.py"), "utf8")}
+  return `${isolationSource()}
 import json
 info, init, status = enter(None)
 if init is None and "via" in info:

@@ -91,10 +91,17 @@ else:
 
 let source: string | undefined;
 
-/** The wrapper's source: pidns.py, then the wrapper itself. */
+/** The wrapper's source: limits.py, pidns.py, then the wrapper itself. */
 export function watchdogSource(): string {
-  source ??= `${readFileSync(assetPath("kernel/local/pidns.py"), "utf8")}\n${MAIN}`;
+  source ??= `${isolationSource()}\n${MAIN}`;
   return source;
+}
+
+/** limits.py and pidns.py, in that order: what the kernel's relay and init run (one namespace). */
+export function isolationSource(): string {
+  return ["limits.py", "pidns.py"]
+    .map((f) => readFileSync(assetPath(`kernel/local/${f}`), "utf8"))
+    .join("\n");
 }
 
 /** Parses the wrapper's `NBAGENT_ISOLATION {json}` line out of stdout text (undefined until seen). */
