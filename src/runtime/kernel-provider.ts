@@ -8,9 +8,10 @@
  * known when the provider is built (`refusal`) and every start refuses with that one text before
  * anything (a backend, the shared gateway, a kernel) starts.
  */
-import { resolveLimits } from "../kernel/local/limits.js";
+
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
+import { resolveLimits } from "../kernel/local/limits.js";
 import type {
   Kernel,
   KernelBackend,

@@ -10,9 +10,9 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation, KernelLimitHit } from "../types.js";
-import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "./limits.js";
 import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
 import { descendant, killGroup, processCpuMs, sendInterruptRequest } from "./launcher.js";
+import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "./limits.js";
 import type { ZmqTransport } from "./zmq-transport.js";
 
 const STDERR_TAIL = 16 * 1024;

@@ -27,6 +27,7 @@ import { createInterface } from "node:readline";
 import { assetPath } from "../../assets.js";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation } from "../types.js";
+import { confineSpec } from "./confine.js";
 import {
   createConnectionInfo,
   defaultRuntimeDir,
@@ -34,7 +35,6 @@ import {
   removeConnectionFile,
   writeConnectionFile,
 } from "./connection-file.js";
-import { confineSpec } from "./confine.js";
 import { ForkedKernelProcess } from "./forkserver-kernel.js";
 import type { KernelSpec } from "./kernelspec.js";
 import { killGroup, type LaunchOptions, wantsPidNamespace } from "./launcher.js";

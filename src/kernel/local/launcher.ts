@@ -18,7 +18,6 @@ import type {
   KernelLimits,
   KernelSandbox,
 } from "../types.js";
-import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "./limits.js";
 import { confineSpec } from "./confine.js";
 import {
   type ConnectionInfo,
@@ -30,6 +29,7 @@ import {
   writeConnectionFile,
 } from "./connection-file.js";
 import type { KernelSpec } from "./kernelspec.js";
+import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "./limits.js";
 import { bwrapArgs, findBwrap, NO_BWRAP, writablePaths } from "./sandbox.js";
 import { parseIsolationLine, watchdogSource } from "./watchdog.js";
 import { type HeartbeatOptions, ZmqTransport } from "./zmq-transport.js";
