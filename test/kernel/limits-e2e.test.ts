@@ -94,7 +94,7 @@ describe("limits on a real kernel through the CLI", { concurrency: false }, () =
     assert.ok(!r.stdout.includes("survived"), r.stdout);
     assert.match(
       r.stdout,
-      /the kernel died \([^)]*\): it hit its memory limit of 128 MiB and the out-of-memory killer ended it/,
+      /The kernel died while cell 1 ran \([^)]*\): it hit its memory limit of 128 MiB and the out-of-memory killer ended it/,
     );
     assert.deepEqual(kernelGroups(), before);
   });
