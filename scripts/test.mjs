@@ -26,6 +26,9 @@ if (files.length === 0) {
   console.error("no test files matched");
   process.exit(1);
 }
+// A test that hangs fails after this long instead of holding the whole run (and CI) until its limit.
+// Node applies it to each file as a whole too: it must exceed the slowest file's run (~3 min).
+const timeoutMs = process.env.NBAGENT_TEST_TIMEOUT_MS ?? "600000";
 const concurrency = process.env.NBAGENT_TEST_CONCURRENCY ?? String(Math.max(2, availableParallelism()));
 const runTmp = mkdtempSync(join(tmpdir(), "nbagent-test-run-"));
 const cleanUp = () => {
@@ -34,7 +37,7 @@ const cleanUp = () => {
 };
 const child = spawn(
   process.execPath,
-  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, ...files],
+  ["--import", "tsx", "--test", `--test-concurrency=${concurrency}`, `--test-timeout=${timeoutMs}`, ...files],
   { stdio: "inherit", env: { ...process.env, TMPDIR: runTmp } },
 );
 // Ctrl-C reaches the test processes through the terminal; the runner waits for them, then cleans up.

@@ -126,7 +126,8 @@ test("its kernels: the wrapper's isolation, cwd from the create request, the cal
   const log = readFileSync(info.logFile, "utf8");
   const isolation = /NBAGENT_ISOLATION (\{.*\})/.exec(log);
   assert.ok(isolation, `the kernel started through the wrapper:\n${log}`);
-  if (JSON.parse(isolation[1]).pidNamespace) assert.equal(seen.pid, 1, "pid 1 of its own namespace");
+  if (JSON.parse(isolation[1]).pidNamespace)
+    assert.equal(seen.pid, 2, "pid 2 of its own namespace, under its init");
 
   // Interrupt: by message (the wrapper's relay ignores SIGINT), reaching the running code.
   let asked = false;

@@ -23,10 +23,18 @@ function ppidOf(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
 }
 
-/** The host that spawned a kernel: its parent, or its relay's parent when it has a PID namespace (docs/isolation.md). */
-function spawnerOf(pid: number): number {
-  const parent = ppidOf(pid);
-  return /NSpid:.*\t1\s*$/m.test(readFileSync(`/proc/${pid}/status`, "utf8")) ? ppidOf(parent) : parent;
+/**
+ * Who started a kernel: the nearest of its ancestors that is this test process or one of `servers`
+ * (in a PID namespace, docs/isolation.md, the kernel is below its init, and below a relay too when
+ * spawned or unprivileged).
+ */
+function starterOf(pid: number, servers: number[] = backend.forkServerPids()): number | undefined {
+  let p = pid;
+  for (let depth = 0; depth < 5 && p > 1; depth++) {
+    p = ppidOf(p);
+    if (p === process.pid || servers.includes(p)) return p;
+  }
+  return undefined;
 }
 
 function hostEnv(extra: Record<string, string> = {}): Record<string, string> {
@@ -41,7 +49,8 @@ function launchedOf(kernel: ConnectedKernel): unknown {
 
 function assertForked(kernel: ConnectedKernel): void {
   const servers = backend.forkServerPids();
-  assert.ok(kernel.pid && servers.includes(ppidOf(kernel.pid)), `kernel ${kernel.pid} not forked`);
+  const starter = kernel.pid && starterOf(kernel.pid, servers);
+  assert.ok(starter && servers.includes(starter), `kernel ${kernel.pid} not forked`);
   assert.ok(launchedOf(kernel) instanceof ForkedKernelProcess);
 }
 
@@ -61,11 +70,11 @@ describe("fork server", { concurrency: true }, () => {
       const dirs = await Promise.all([0, 1, 2, 3].map(() => mkdtemp(join(tmpdir(), "nbagent-fork-"))));
       const started = await timedStart({ cwd: dirs[0] });
       first = started.kernel;
-      assert.equal(spawnerOf(first.pid!), process.pid, "the first kernel is spawned by the host");
+      assert.equal(starterOf(first.pid!), process.pid, "the first kernel is spawned by the host");
       assert.deepEqual(backend.forkServerPids(), [], "one kernel never starts a server");
       // The server warms up with the second kernel's environment; forked kernels must not inherit it.
       const second = await backend.startKernel({ env: hostEnv({ WARM_ONLY_SECRET: "hunter2" }) });
-      assert.equal(spawnerOf(second.pid!), process.pid, "the second kernel is spawned by the host");
+      assert.equal(starterOf(second.pid!), process.pid, "the second kernel is spawned by the host");
       assert.equal(backend.forkServerPids().length, 1, "the second kernel starts the server");
       await second.shutdown();
       const times: number[] = [];
@@ -205,7 +214,7 @@ describe("fork server", { concurrency: true }, () => {
       assert.ok(pids.server > 0, "a fork server was running");
       const all = [pids.server, ...pids.kernels, pids.child];
       if (how === "SIGKILL") {
-        assert.equal(ppidOf(pids.kernels[1]), pids.server, "the second kernel was forked");
+        assert.equal(starterOf(pids.kernels[1], [pids.server]), pids.server, "the second kernel was forked");
         host.kill("SIGKILL");
       }
       const gone = await waitUntil(
@@ -247,11 +256,14 @@ describe("fork server", { concurrency: true }, () => {
   }
 
   test("a forked kernel runs the launcher module as `python -m` would (one shadowed on PYTHONPATH too)", async () => {
-    // (each test has its own FAKE_DIR; the kernel's own pid is 1 in its PID namespace)
+    // (each test has its own FAKE_DIR)
     const mark = "open(os.path.join(os.environ['FAKE_DIR'], 'ran'), 'w').close()";
     await withShadowedLauncher([mark], async (shadowed, env, dir) => {
       const kernel = await shadowed.startKernel({ env });
-      assert.ok(shadowed.forkServerPids().includes(ppidOf(kernel.pid!)), "forked");
+      assert.ok(
+        shadowed.forkServerPids().includes(starterOf(kernel.pid!, shadowed.forkServerPids()) ?? 0),
+        "forked",
+      );
       assert.ok(existsSync(join(dir, "ran")), "the shadowing launcher ran in the kernel");
       assert.equal((await kernel.execute("6 * 7")).displays[0]?.text, "42");
     });
@@ -269,7 +281,10 @@ describe("fork server", { concurrency: true }, () => {
     await withShadowedLauncher(failOnce, async (shadowed, env, dir) => {
       const kernel = await shadowed.startKernel({ env });
       assert.ok(existsSync(join(dir, "tried")), "the first attempt failed");
-      assert.ok(shadowed.forkServerPids().includes(ppidOf(kernel.pid!)), "the retry was forked");
+      assert.ok(
+        shadowed.forkServerPids().includes(starterOf(kernel.pid!, shadowed.forkServerPids()) ?? 0),
+        "the retry was forked",
+      );
       assert.equal((await kernel.execute("6 * 7")).displays[0]?.text, "42");
     });
   });
@@ -287,7 +302,11 @@ describe("fork server", { concurrency: true }, () => {
       const env = hostEnv({ PYTHONPATH: join(dir, "site") });
       for (let i = 0; i < 3; i++) {
         const kernel = await broken.startKernel({ env });
-        assert.equal(spawnerOf(kernel.pid!), process.pid, `kernel ${i} launched by the host`);
+        assert.equal(
+          starterOf(kernel.pid!, broken.forkServerPids()),
+          process.pid,
+          `kernel ${i} launched by the host`,
+        );
         assert.equal((await kernel.execute("1 + 2")).displays[0]?.text, "3");
         await kernel.shutdown();
       }

@@ -103,9 +103,9 @@ async function endHost(host: Host): Promise<void> {
   if (host.proc.exitCode === null) await new Promise((r) => host.proc.once("exit", r));
 }
 
-/** The kernel's host pid: `pid` itself when it is pid 1 of its namespace, else its relay's child. */
+/** The kernel's host pid: `pid` itself when it is pid 2 of its namespace (under its init), else a descendant. */
 function kernelProcess(pid: number): number {
-  const ns = (p: number) => /NSpid:.*\t1\s*$/m.test(readFileSync(`/proc/${p}/status`, "utf8"));
+  const ns = (p: number) => /NSpid:.*\t2\s*$/m.test(readFileSync(`/proc/${p}/status`, "utf8"));
   if (ns(pid)) return pid;
   let p = pid;
   for (let depth = 0; depth < 3; depth++) {
@@ -114,7 +114,7 @@ function kernelProcess(pid: number): number {
     if (ns(child)) return child;
     p = child;
   }
-  throw new Error(`no namespace init below ${pid}`);
+  throw new Error(`no kernel (pid 2 of a namespace) below ${pid}`);
 }
 
 /** Starts `sleep` in a session of its own from the kernel; returns its host pid. */

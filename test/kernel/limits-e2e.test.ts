@@ -3,7 +3,8 @@
 // - `--max-processes 32`: code in the kernel that starts processes gets EAGAIN before 32 (bounded at
 //   200 children, so a kernel without the limit cannot hurt the host: the test then fails);
 // - `--memory-limit 128M`: code that touches 512 MiB kills the kernel, and the text names the limit;
-// - no kernel cgroup is left behind once the host has ended.
+// - no kernel cgroup of the CLI's process (named after its pid) is left behind once it has ended.
+//   Other test files' kernels make and remove groups meanwhile, so only this process's are looked at.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync } from "node:fs";
@@ -46,7 +47,7 @@ print("survived")
 function nbagentCall(
   code: string,
   flags: string[],
-): { status: number | null; stdout: string; stderr: string } {
+): { status: number | null; stdout: string; stderr: string; pid: number } {
   const state = mkdtempSync(join(tmpdir(), "nbagent-limits-state-"));
   return spawnSync(
     process.execPath,
@@ -55,8 +56,9 @@ function nbagentCall(
   );
 }
 
-/** nbagent-* kernel groups under the cgroup hierarchies (none may outlive their host). */
-function kernelGroups(): string[] {
+/** The kernel groups of host process `pid` under the cgroup hierarchies (none may outlive it). */
+function kernelGroups(pid: number | undefined): string[] {
+  const prefix = `nbagent-kernel-${pid}-`;
   const found: string[] = [];
   const walk = (dir: string, depth: number) => {
     let entries: string[];
@@ -68,7 +70,8 @@ function kernelGroups(): string[] {
       return;
     }
     for (const name of entries) {
-      if (name.startsWith("nbagent-")) found.push(join(dir, name));
+      if (name.startsWith(prefix)) found.push(join(dir, name));
+      else if (name.startsWith("nbagent-")) continue;
       else if (depth < 4) walk(join(dir, name), depth + 1);
     }
   };
@@ -78,24 +81,24 @@ function kernelGroups(): string[] {
 
 describe("limits on a real kernel through the CLI", { concurrency: false }, () => {
   test("--max-processes 32: starting processes in the kernel fails with EAGAIN below the limit", () => {
-    const before = kernelGroups();
     const r = nbagentCall(FORKS, ["--max-processes", "32"]);
     assert.equal(r.status, 0, r.stderr);
     const m = /started (\d+) errno (\w+)/.exec(r.stdout);
     assert.ok(m, r.stdout);
     assert.equal(m[2], "11", `no EAGAIN: ${r.stdout}`);
     assert.ok(Number(m[1]) < 32, r.stdout);
-    assert.deepEqual(kernelGroups(), before);
+    assert.ok(r.pid, "the CLI ran");
+    assert.deepEqual(kernelGroups(r.pid), []);
   });
 
   test("--memory-limit 128M: a kernel that touches 512 MiB is killed and the text says it hit its limit", () => {
-    const before = kernelGroups();
     const r = nbagentCall(HOG, ["--memory-limit", "128M"]);
     assert.ok(!r.stdout.includes("survived"), r.stdout);
     assert.match(
       r.stdout,
       /The kernel died while cell 1 ran \([^)]*\): it hit its memory limit of 128 MiB and the out-of-memory killer ended it/,
     );
-    assert.deepEqual(kernelGroups(), before);
+    assert.ok(r.pid, "the CLI ran");
+    assert.deepEqual(kernelGroups(r.pid), []);
   });
 });

@@ -269,7 +269,7 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** The host pid of the session's kernel (it is pid 1 of its own namespace: found by a file it holds). */
+/** The host pid of the session's kernel (it is pid 2 of its own namespace: found by a file it holds). */
 export async function kernelPid(client: Client, session?: string): Promise<number> {
   const probe = join(await mkdtemp(join(tmpdir(), "nbagent-probe-")), "probe");
   const r = await client.callTool({

@@ -217,7 +217,7 @@ export async function pidsWithEnv(name: string, value: string): Promise<number[]
 }
 
 /**
- * Python code that makes the kernel keep `probe` open (and print "held"). A kernel is pid 1 of its
+ * Python code that makes the kernel keep `probe` open (and print "held"). A kernel is pid 2 of its
  * own PID namespace (docs/isolation.md), so its os.getpid() says nothing on the host: the host finds
  * the kernel's process by the file it holds (kernelHostPid).
  */

@@ -1,10 +1,11 @@
 /**
  * One kernel forked by the fork server (forkserver.ts): the LaunchedKernel the local backend hands to
- * ConnectedKernel, like LocalKernelProcess but without a spawn of its own. Its pid is the leader of its
- * own process group (interrupt and kill go to the group); its exit comes from the server's reports;
+ * ConnectedKernel, like LocalKernelProcess but without a spawn of its own. The forked child (`leader`)
+ * leads its own process group (interrupt and kill go to the group); its exit comes from the server's reports;
  * its stdout/stderr go to a log file next to the connection file (read for the stderr tail).
- * In a PID namespace (docs/isolation.md) the pid is the kernel itself (pid 1 of its namespace, which
- * ignores SIGTERM: kill goes straight to SIGKILL) or, without root, the kernel's relay (its only child).
+ * In a PID namespace (docs/isolation.md) the leader is the kernel's init (pid 1 of its namespace: it
+ * passes SIGTERM and SIGINT on to the kernel) or, without root, the init's relay; `pid` is always the
+ * kernel process itself, as the host sees it (what observers measure or stop).
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -26,13 +27,15 @@ export class ForkedKernelProcess implements LaunchedKernel {
   private reported?: KernelIsolation;
   /** The limits its init put in force (limits.py), read when it dies and removed after. */
   private applied?: AppliedLimits;
-  /** The kernel is outside reach, below a relay (the pid is the relay's). */
+  /** The leader is a relay: the kernel is two levels down (relay → init → kernel). */
   private relay = false;
-  /** The pid is the kernel's init (pid 1 of its namespace); the kernel is its child. */
+  /** The leader is the kernel's init (pid 1 of its namespace); the kernel is its child. */
   private nsInit = false;
+  /** The kernel process itself, once found below the leader. */
+  private kernelItself?: number;
 
   constructor(
-    readonly pid: number,
+    readonly leader: number,
     readonly transport: ZmqTransport,
     readonly interruptMode: "signal" | "message",
     readonly connection: ConnectionInfo,
@@ -58,12 +61,19 @@ export class ForkedKernelProcess implements LaunchedKernel {
     this.resolveIsolation(isolation);
   }
 
+  /** The kernel process itself (below its init, or its relay and init, when isolated). */
+  get pid(): number {
+    if (!this.relay && !this.nsInit) return this.leader;
+    this.kernelItself ??= descendant(this.leader, this.relay ? 2 : 1);
+    return this.kernelItself ?? this.leader;
+  }
+
   /** Called by the server on the kernel's exit report, or when the server itself is gone. */
   markExited(reason: string): void {
     if (!this.running) return;
     this.running = false;
     this.reportIsolation({ pidNamespace: false, reason: `the kernel exited before it said (${reason})` });
-    killGroup(this.pid, "SIGKILL"); // sweep what the kernel left in its group
+    killGroup(this.leader, "SIGKILL"); // sweep what the kernel left in its group
     this.resolveExit(reason);
   }
 
@@ -73,16 +83,16 @@ export class ForkedKernelProcess implements LaunchedKernel {
 
   async interrupt(): Promise<void> {
     if (this.interruptMode === "message") return sendInterruptRequest(this.transport);
-    if (this.running) killGroup(this.pid, "SIGINT");
+    if (this.running) killGroup(this.leader, "SIGINT");
   }
 
   async kill(graceMs: number): Promise<void> {
     if (!this.running) return;
     // The init (pid 1 of the namespace) passes SIGTERM on to the kernel; a relay turns it into SIGKILL.
-    if (graceMs > 0 && killGroup(this.pid, "SIGTERM")) {
+    if (graceMs > 0 && killGroup(this.leader, "SIGTERM")) {
       await Promise.race([this.exited, delay(graceMs)]);
     }
-    if (this.running) killGroup(this.pid, "SIGKILL");
+    if (this.running) killGroup(this.leader, "SIGKILL");
     await Promise.race([this.exited, delay(2000)]);
   }
 
@@ -105,8 +115,7 @@ export class ForkedKernelProcess implements LaunchedKernel {
   }
 
   cpuTimeMs(): number | undefined {
-    // Isolated, the kernel is the init's child; below a relay, one level further down.
-    return processCpuMs(descendant(this.pid, this.relay ? 2 : this.nsInit ? 1 : 0));
+    return processCpuMs(this.pid);
   }
 }
 

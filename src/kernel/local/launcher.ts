@@ -141,6 +141,8 @@ export class LocalKernelProcess implements LaunchedKernel {
   private reported?: KernelIsolation;
   /** The kernel's init's pid when it runs below its relay (pid 1 of its namespace, own group). */
   private kernelPid?: number;
+  /** The kernel process itself (the init's child), once found. */
+  private kernelItself?: number;
   /** The limits its init put in force (limits.py), read when it dies and removed after. */
   private applied?: AppliedLimits;
 
@@ -279,14 +281,16 @@ export class LocalKernelProcess implements LaunchedKernel {
     return [this.child.pid, this.kernelPid].filter((p): p is number => p !== undefined);
   }
 
-  /** The kernel itself runs below its init (pid 1 of the namespace) when isolated. */
   cpuTimeMs(): number | undefined {
-    return processCpuMs(this.kernelPid !== undefined ? descendant(this.kernelPid, 1) : this.pid);
+    return processCpuMs(this.pid);
   }
 
-  /** The kernel's pid as the host sees it (below its relay and bwrap when isolated). */
+  /** The kernel process itself as the host sees it: below its relay and init (pid 1 of the
+   * namespace) when isolated, what observers measure or stop; signals go to the leaders' groups. */
   get pid(): number | undefined {
-    return this.kernelPid ?? this.child.pid;
+    if (this.kernelPid === undefined) return this.child.pid;
+    this.kernelItself ??= firstChild(this.kernelPid);
+    return this.kernelItself ?? this.kernelPid;
   }
 
   isRunning(): boolean {
@@ -295,7 +299,7 @@ export class LocalKernelProcess implements LaunchedKernel {
 
   async interrupt(): Promise<void> {
     if (this.interruptMode === "message") return sendInterruptRequest(this.transport);
-    const pid = this.kernelPid ?? this.child.pid;
+    const pid = this.kernelPid ?? this.child.pid; // the init passes it on to the kernel's group
     if (this.running && pid) killGroup(pid, "SIGINT");
   }
 

@@ -3,9 +3,10 @@
  *
  * With a PID namespace (the default where the machine allows, pidns.py): the spawned process is the
  * relay — it reads the host's pipe on its stdin and kills the kernel at EOF (host exit, SIGTERM,
- * SIGKILL), turns SIGTERM into SIGKILL of the kernel and exits as the kernel did. The kernel is pid 1
- * of its namespace and leads a session and process group of its own (interrupts go to that group);
- * everything it starts ends with it. The relay prints one line `NBAGENT_ISOLATION {json}` on stdout:
+ * SIGKILL), turns SIGTERM into SIGKILL of the kernel and exits as the kernel did. Pid 1 of the
+ * namespace is the kernel's init (reaps, forwards signals, holds no privileges); the kernel is pid 2
+ * and leads a session and process group of its own (interrupts go to that group); everything it
+ * starts ends with the namespace. The relay prints one line `NBAGENT_ISOLATION {json}` on stdout:
  * what was achieved, and the kernel's pid as the host sees it ("kernel").
  *
  * Without (`--no-pidns`, or the namespace refused): as before — a tiny watchdog forked into a process
