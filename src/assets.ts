@@ -10,13 +10,20 @@ import { fileURLToPath } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-function findBase(): string {
+/** The nearest folder at or above this file's that holds a package.json (the package's root). */
+export function packageRoot(): string | undefined {
   let root = HERE;
   while (!existsSync(join(root, "package.json"))) {
     const up = dirname(root);
-    if (up === root) return HERE; // no package around: assets sit next to this file
+    if (up === root) return undefined;
     root = up;
   }
+  return root;
+}
+
+function findBase(): string {
+  const root = packageRoot();
+  if (root === undefined) return HERE; // no package around: assets sit next to this file
   const src = join(root, "src");
   return HERE === src || HERE.startsWith(src + sep) ? src : join(root, "dist");
 }

@@ -262,8 +262,10 @@ export function leadingNotes(d: PythonToolDetails): string[] {
 export function resultText(body: string, d: PythonToolDetails): string {
   const parts: string[] = [...leadingNotes(d)];
   const hasRich = d.images.length > 0 || d.jsonOutputs.length > 0 || (d.droppedImages ?? 0) > 0;
+  // A kernel that died says so below; "(no output)" above that would only be noise.
+  const died = d.cells.some((c) => c.abort?.kind === "kernel-died");
   if (body) parts.push(body);
-  else parts.push(hasRich ? "(no text output)" : "(no output)");
+  else if (!died) parts.push(hasRich ? "(no text output)" : "(no output)");
   if (d.droppedImages) parts.push(droppedImagesNotice(d));
   parts.push(...summaryLines(d));
   return parts.join("\n");

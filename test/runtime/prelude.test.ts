@@ -41,7 +41,7 @@ for (const backend of backendCases())
     const cwd = mkdtempSync(join(root, `work-${backend.name}-`));
     let rt: Runtime;
     before(async () => {
-      rt = createRuntime({ stateRoot: root, backend: await backend.create() });
+      rt = createRuntime({ stateRoot: join(root, "state"), backend: await backend.create() });
     });
     after(async () => {
       await rt.dispose();

@@ -68,7 +68,7 @@ for (const backend of backendCases())
     });
 
     function runtime(options: Parameters<typeof createRuntime>[0] = {}): Runtime {
-      const r = createRuntime({ stateRoot: root, backend: shared, ...options });
+      const r = createRuntime({ stateRoot: join(root, "state"), backend: shared, ...options });
       runtimes.push(r);
       return r;
     }

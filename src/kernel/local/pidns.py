@@ -187,34 +187,55 @@ def _minimal_dev(libc):
         os.symlink(target, "/dev/" + name)
 
 
+def _within(path, root):
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
 def _hide(libc, hide, expose):
-    """Covers each `hide` folder with an empty one, then puts back each `expose` path that lies
-    inside one, writable, at its own path."""
+    """Covers each `hide` folder with an empty one and puts back each `expose` path that lies inside
+    one, writable, at its own path. The working directory is put back too when it lies inside a
+    hidden folder (it is the user's), and hidden folders inside what was put back are covered again.
+    Ends with a chdir to the working directory's path: the cwd inherited from before the mounts would
+    still lead, through "..", into what is hidden."""
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        cwd = None
     hidden = []
     for path in hide:
         real = os.path.realpath(path)
         if os.path.isdir(real) and real not in hidden:
             hidden.append(real)
-    hidden = [h for h in hidden if not any(o != h and h.startswith(o.rstrip("/") + "/") for o in hidden)]
-    under = lambda p: any(p == h or p.startswith(h.rstrip("/") + "/") for h in hidden)  # noqa: E731
-    kept = []
-    for path in expose:
+    shown = []
+    for path in list(expose) + ([cwd] if cwd else []):
         real = os.path.realpath(path)
-        if not under(real):
-            continue
-        try:
-            kept.append((real, os.open(real, os.O_PATH | os.O_NOFOLLOW)))
-        except OSError:
-            pass
+        if real not in shown and any(_within(real, h) for h in hidden):
+            shown.append(real)
+    # One pass from the top down: at equal depth a cover comes before a putting back.
+    steps = sorted([(h.count("/"), 0, h) for h in hidden] + [(e.count("/"), 1, e) for e in shown])
+    fds = {}
     try:
-        for real in hidden:
-            _mount(libc, "tmpfs", real, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m")
-        for real, fd in kept:
-            _touch(real, os.path.isdir("/proc/self/fd/%d" % fd))
-            _bind_fd(libc, fd, real)
+        for _, show, path in steps:
+            if show:
+                try:
+                    fds[path] = os.open(path, os.O_PATH | os.O_NOFOLLOW)
+                except OSError:
+                    pass
+        covered = []  # (path, True when covered / False when put back), in the order done
+        visible = lambda p: next((not c for q, c in reversed(covered) if _within(p, q)), True)  # noqa: E731
+        for _, show, path in steps:
+            if not show and visible(path):
+                _mount(libc, "tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m")
+                covered.append((path, True))
+            elif show and path in fds and not visible(path):
+                _touch(path, os.path.isdir("/proc/self/fd/%d" % fds[path]))
+                _bind_fd(libc, fds[path], path)
+                covered.append((path, False))
     finally:
-        for _, fd in kept:
+        for fd in fds.values():
             os.close(fd)
+    if cwd:
+        os.chdir(cwd)
 
 
 def setup(libc, confine):
