@@ -252,7 +252,20 @@ export class ConnectedKernel implements Kernel {
     this.pending++;
     const run = async () => {
       await this.lifecycle.catch(() => {});
-      return runExecution(this.executionHost, code, options);
+      const launched = this.launched;
+      const before = launched?.processStartsRefused?.();
+      const result = await runExecution(this.executionHost, code, options);
+      const after = launched === this.launched ? launched?.processStartsRefused?.() : undefined;
+      if (before && after && after.refused > before.refused && !result.kernelDied) {
+        const notice = {
+          kind: "process-limit-reached" as const,
+          maxProcesses: after.maxProcesses,
+          refused: after.refused - before.refused,
+        };
+        result.notices.push(notice);
+        options.onNotice?.(notice);
+      }
+      return result;
     };
     const p = this.queue.then(run, run);
     this.queue = p.catch(() => {});

@@ -46,6 +46,11 @@ export interface LaunchedKernel {
    * kernels with cgroup limits: docs/isolation.md, "Limits"); undefined when none or unknown.
    */
   limitHit?(): KernelLimitHit | undefined;
+  /**
+   * How many starts of a process or thread the kernel's process limit has refused so far (a cgroup
+   * counts them; rlimits do not): undefined when there is no such count.
+   */
+  processStartsRefused?(): { maxProcesses: number; refused: number } | undefined;
   /** CPU time the kernel process has used so far, when it can be read (a slow start vs a hung one). */
   cpuTimeMs?(): number | undefined;
   /**

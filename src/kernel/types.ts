@@ -68,7 +68,9 @@ export type ExecutionNotice =
   /** The kernel went idle without an execute_reply (its request handler failed). */
   | { kind: "no-reply" }
   /** After an interrupt the kernel stayed busy and was restarted (state lost). */
-  | { kind: "restarted-after-interrupt" };
+  | { kind: "restarted-after-interrupt" }
+  /** While this ran, `refused` starts of a process or thread failed at the kernel's process limit. */
+  | { kind: "process-limit-reached"; maxProcesses: number; refused: number };
 
 export interface ExecuteOptions {
   signal?: AbortSignal;

@@ -164,6 +164,8 @@ export class CellRunRecorder {
     d.kernelEvents = r.events?.length ? r.events : undefined;
     d.restartedAfterInterrupt = r.kernelRestarted || undefined;
     d.noReply = r.notices.some((x) => x.kind === "no-reply") || undefined;
+    const limited = r.notices.find((x) => x.kind === "process-limit-reached");
+    if (limited) d.processLimit = { maxProcesses: limited.maxProcesses, refused: limited.refused };
     if (r.timedOut) {
       d.status = "aborted";
       d.timedOut = true;

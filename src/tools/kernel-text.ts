@@ -75,6 +75,11 @@ export function deathText(
   };
 }
 
+/** A cell whose process or thread starts were refused at the kernel's process limit (it lives on). */
+export function processLimitText(cell: number, hit: { maxProcesses: number; refused: number }): string {
+  return `Cell ${cell} reached the kernel's limit of ${plural(hit.maxProcesses, "process", "processes")} and threads: ${plural(hit.refused, "start")} of a process or thread ${hit.refused === 1 ? "was" : "were"} refused (in Python: BlockingIOError or RuntimeError "can't start new thread"). The kernel keeps running. Start fewer processes or threads (a smaller pool, fewer workers), or ask the user to raise the limit (\`--max-processes\` or NBAGENT_MAX_PROCESSES).`;
+}
+
 /** The text written into the output stream for a notice, or undefined when the summary says it. */
 export function inlineNotice(n: ExecutionNotice): string | undefined {
   return n.kind === "stdin-refused" ? STDIN_NOTICE : undefined;

@@ -13,6 +13,7 @@ import {
   cellList,
   eventText,
   type KernelOwner,
+  processLimitText,
   replacedText,
   type SessionStartFacts,
   sessionStartNotes,
@@ -37,6 +38,8 @@ export interface PythonCellDetails {
   noReply?: boolean;
   /** After an interrupt the kernel stayed busy and was restarted (state lost). */
   restartedAfterInterrupt?: boolean;
+  /** Starts of a process or thread refused at the kernel's process limit while this cell ran. */
+  processLimit?: { maxProcesses: number; refused: number };
   /** What the session did to the kernel around this cell (restarts; docs/kernel-state.md). */
   kernelEvents?: SessionEvent[];
   /** What the model was shown of this cell's output (set once it started). */
@@ -204,6 +207,7 @@ export function summaryLines(d: PythonToolDetails): string[] {
       lines.push(eventText(e, label(c), owner));
       alive = [];
     }
+    if (c.processLimit) lines.push(processLimitText(c.index, c.processLimit));
     if (c.status === "ok") alive.push(c.index);
     else if (c.status === "error" && c.allowedError) {
       const what = c.error ? `${c.error.name}: ${c.error.value}` : "an error";

@@ -20,7 +20,7 @@ after(async () => {
 });
 
 function runtime(options: Parameters<typeof createRuntime>[0]): Runtime {
-  const r = createRuntime({ stateRoot: root, artifactMaxAgeMs: 0, ...options });
+  const r = createRuntime({ stateRoot: join(root, "state"), artifactMaxAgeMs: 0, ...options });
   runtimes.push(r);
   return r;
 }
@@ -92,7 +92,7 @@ test("a bad gateway URL is an Error: at createRuntime, naming where it came from
     ],
   ];
   for (const [options, message] of cases) {
-    assert.throws(() => createRuntime({ stateRoot: root, ...options }), { message });
+    assert.throws(() => createRuntime({ stateRoot: join(root, "state"), ...options }), { message });
   }
 });
 

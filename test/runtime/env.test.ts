@@ -313,7 +313,7 @@ test("inside the kernel: cwd, sys.path, session variables — and no host secret
     NBAGENT_TEST_PLAIN: "visible",
   };
   const runtime = createRuntime({
-    stateRoot: root,
+    stateRoot: join(root, "state"),
     hostEnv,
     allow: ["AWS_REGION"],
     sessionFile: join(root, "s.json"),

@@ -43,7 +43,7 @@ for (const backend of backendCases())
     let rt: Runtime;
     let tool: ReturnType<typeof createPythonTool>;
     before(async () => {
-      rt = createRuntime({ stateRoot: root, backend: await backend.create() });
+      rt = createRuntime({ stateRoot: join(root, "state"), backend: await backend.create() });
       tool = createPythonTool({ cwd, runtime: rt, updateIntervalMs: 0 });
     });
     after(async () => {

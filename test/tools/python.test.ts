@@ -17,7 +17,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 const text = (r: ToolResult<PythonToolDetails>) => (r.content[0] as { text: string }).text;
 
 test("description lists the prelude helpers", async () => {
-  const rt = createRuntime({ stateRoot: root });
+  const rt = createRuntime({ stateRoot: join(root, "state") });
   const tool = createPythonTool({ cwd, runtime: rt });
   assert.match(tool.description, /run\(cmd, cwd=None, timeout=None\)/);
   assert.match(tool.description, /status\(op, \*\*data\)/);
@@ -30,7 +30,7 @@ for (const backend of backendCases())
     let rt: Runtime;
     let tool: ReturnType<typeof createPythonTool>;
     before(async () => {
-      rt = createRuntime({ stateRoot: root, backend: await backend.create() });
+      rt = createRuntime({ stateRoot: join(root, "state"), backend: await backend.create() });
       tool = createPythonTool({ cwd, runtime: rt, updateIntervalMs: 0 });
     });
     after(async () => {
@@ -286,7 +286,7 @@ for (const backend of backendCases())
 
     test("a kernel that cannot start gives an Error: result naming the cause", async () => {
       const bad = createRuntime({
-        stateRoot: root,
+        stateRoot: join(root, "state"),
         kernelName: "no-such-kernel-nbagent",
         backend: await backend.create(),
       });

@@ -13,7 +13,7 @@ import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation, KernelLimitHit } from "../types.js";
 import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
 import { descendant, killGroup, processCpuMs, sendInterruptRequest } from "./launcher.js";
-import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "./limits.js";
+import { type AppliedLimits, readLimitHit, readProcessRefusals, removeLimitCgroups } from "./limits.js";
 import type { ZmqTransport } from "./zmq-transport.js";
 
 const STDERR_TAIL = 16 * 1024;
@@ -98,6 +98,10 @@ export class ForkedKernelProcess implements LaunchedKernel {
 
   limitHit(): KernelLimitHit | undefined {
     return readLimitHit(this.applied);
+  }
+
+  processStartsRefused(): { maxProcesses: number; refused: number } | undefined {
+    return readProcessRefusals(this.applied);
   }
 
   async cleanup(): Promise<void> {

@@ -29,7 +29,7 @@ import {
   writeConnectionFile,
 } from "./connection-file.js";
 import type { KernelSpec } from "./kernelspec.js";
-import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "./limits.js";
+import { type AppliedLimits, readLimitHit, readProcessRefusals, removeLimitCgroups } from "./limits.js";
 import { bwrapArgs, findBwrap, NO_BWRAP, writablePaths } from "./sandbox.js";
 import { parseIsolationLine, watchdogSource } from "./watchdog.js";
 import { type HeartbeatOptions, ZmqTransport } from "./zmq-transport.js";
@@ -320,6 +320,10 @@ export class LocalKernelProcess implements LaunchedKernel {
 
   limitHit(): KernelLimitHit | undefined {
     return readLimitHit(this.applied);
+  }
+
+  processStartsRefused(): { maxProcesses: number; refused: number } | undefined {
+    return readProcessRefusals(this.applied);
   }
 
   async cleanup(): Promise<void> {

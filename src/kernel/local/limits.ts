@@ -159,6 +159,15 @@ export function readLimitHit(applied: AppliedLimits | undefined): KernelLimitHit
   return undefined;
 }
 
+/** The process limit in force by cgroup and how many starts it has refused so far, else undefined. */
+export function readProcessRefusals(
+  applied: AppliedLimits | undefined,
+): { maxProcesses: number; refused: number } | undefined {
+  const pids = applied?.cgroups.pids;
+  if (!pids || !applied.maxProcesses) return undefined;
+  return { maxProcesses: applied.maxProcesses, refused: keyed(readText(`${pids}/pids.events`)).max ?? 0 };
+}
+
 /**
  * Removes a kernel's cgroups once it and everything it started have ended (only groups named
  * nbagent-…). Never throws: answers the directories that could not be removed, with why.
