@@ -57,6 +57,8 @@ export class ConnectedKernel implements Kernel {
   /** Ends in-flight executions on any loss of the process (death, restart, shutdown). */
   private readonly executionListeners = new Set<KernelDeathListener>();
   private dead: string | null = null;
+  /** Process starts the kernel's limit had refused when the current execution began. */
+  private refusedSeen = 0;
   private expectingExit = false;
   private closed = false;
   private shuttingDown?: Promise<void>;
@@ -196,13 +198,13 @@ export class ConnectedKernel implements Kernel {
     launched.transport.ready?.();
     launched.exited.then((reason) => {
       if (this.launched === launched)
-        this.markDead(`kernel process ended: ${reason}`, launched, launched.limitHit?.());
+        this.markDead(`kernel process ended: ${reason}`, launched, this.deathLimit(launched));
       // Nothing is listening any more: free the sockets so a dead kernel keeps no handles open.
       void launched.transport.close();
     });
     launched.transport.onLost((reason) => {
       if (this.launched !== launched) return;
-      this.markDead(reason, launched, launched.limitHit?.());
+      this.markDead(reason, launched, this.deathLimit(launched));
       void launched.kill(0);
     });
     client.onExecutionState((state) => {
@@ -213,6 +215,17 @@ export class ConnectedKernel implements Kernel {
           : "the server reported it dead (its process ended and could not be restarted)";
       if (this.launched === launched) this.markDead(said, launched);
     });
+  }
+
+  /**
+   * A limit that may explain a death: a memory kill, or starts of a process or thread refused since
+   * the current execution began (earlier refusals were reported with the execution they hit).
+   */
+  private deathLimit(launched: LaunchedKernel): KernelLimitHit | undefined {
+    const hit = launched.limitHit?.();
+    if (hit?.kind !== "process-limit") return hit;
+    const fresh = hit.refused - this.refusedSeen;
+    return fresh > 0 ? { ...hit, refused: fresh } : undefined;
   }
 
   private markDead(reason: string, launched: LaunchedKernel, limit?: KernelLimitHit): void {
@@ -254,6 +267,7 @@ export class ConnectedKernel implements Kernel {
       await this.lifecycle.catch(() => {});
       const launched = this.launched;
       const before = launched?.processStartsRefused?.();
+      this.refusedSeen = before?.refused ?? 0;
       const result = await runExecution(this.executionHost, code, options);
       const after = launched === this.launched ? launched?.processStartsRefused?.() : undefined;
       if (before && after && after.refused > before.refused && !result.kernelDied) {

@@ -97,6 +97,22 @@ describe("limits on a real kernel through the CLI", { concurrency: false }, () =
     assert.deepEqual(kernelGroups(r.pid), []);
   });
 
+  test("a death after the limit refused starts in an earlier cell is not blamed on the limit", () => {
+    const state = mkdtempSync(join(tmpdir(), "nbagent-limits-state-"));
+    const cells = [{ code: FORKS }, { code: "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)" }];
+    const r = spawnSync(
+      process.execPath,
+      ["--import", "tsx", CLI, "call", "--max-processes", "32", "python", JSON.stringify({ cells })],
+      { env: { ...process.env, NBAGENT_STATE_DIR: state }, encoding: "utf8" },
+    );
+    assert.match(
+      r.stdout,
+      /The kernel died while cell 2 ran \(kernel process ended: signal SIGTERM\)\. It was restarted/,
+    );
+    assert.doesNotMatch(r.stdout, /died[^\n]*hit its limit/, r.stdout);
+    if (process.getuid?.() === 0) assert.match(r.stdout, /Cell 1 reached the kernel's limit of 32 processes/);
+  });
+
   test("--memory-limit 128M: a kernel that touches 512 MiB is killed and the text says it hit its limit", () => {
     const r = nbagentCall(HOG, ["--memory-limit", "128M"]);
     assert.ok(!r.stdout.includes("survived"), r.stdout);
