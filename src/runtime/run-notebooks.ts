@@ -76,8 +76,6 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       : await chooseNotebookKernel(loaded.notebook, () => options.kernels.kernelSpecNames());
     const kernel = options.kernels.startKernel({
       kernelName: choice.name,
-      // As nbclient: history in memory, so parallel kernels never share (or lock) one history file.
-      extraArguments: ["--HistoryManager.hist_file=:memory:"],
       cwd: options.cwd ?? dirname(job.input),
       signal: options.signal,
     });

@@ -317,6 +317,8 @@ function writeKernelSpec(dir: string, python: string, env: Record<string, string
       "ipykernel_launcher",
       "-f",
       "{connection_file}",
+      // History in memory, as for local kernels (src/kernel/local/backend.ts): no shared SQLite file.
+      "--HistoryManager.hist_file=:memory:",
     ],
     display_name: "Python 3 (ipykernel)",
     language: "python",

@@ -73,7 +73,11 @@ export class LocalBackend implements KernelBackend {
     const spec = {
       ...resolved,
       interruptMode: this.options.interruptMode ?? resolved.interruptMode,
-      argv: options.extraArguments?.length ? [...resolved.argv, ...options.extraArguments] : resolved.argv,
+      argv: [
+        ...resolved.argv,
+        ...historyInMemory(resolved.argv, options.extraArguments),
+        ...(options.extraArguments ?? []),
+      ],
     };
     const launchOptions: LaunchOptions = {
       cwd: options.cwd,
@@ -113,4 +117,18 @@ export class LocalBackend implements KernelBackend {
 
 export function createLocalBackend(options: LocalBackendOptions = {}): LocalBackend {
   return new LocalBackend(options);
+}
+
+/**
+ * An IPython kernel keeps its input history in memory (as nbclient starts them): kernels started at
+ * once with one HOME otherwise share one SQLite file, and IPython writes "ERROR! Session/line number
+ * was not unique in database" into a cell's output when two collide. Only for ipykernel's argv, and
+ * not when the caller chose a history file.
+ */
+function historyInMemory(argv: string[], extra: string[] = []): string[] {
+  const ipykernel = argv.some(
+    (a) => a === "ipykernel_launcher" || a === "ipykernel" || a.endsWith("ipykernel_launcher.py"),
+  );
+  const chosen = [...argv, ...extra].some((a) => a.startsWith("--HistoryManager.hist_file"));
+  return ipykernel && !chosen ? ["--HistoryManager.hist_file=:memory:"] : [];
 }
