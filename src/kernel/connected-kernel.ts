@@ -8,7 +8,7 @@ import { KernelClient, StartStalledError } from "./client.js";
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
-import { anySignal, deadlineSignal, TimeoutError } from "./signals.js";
+import { abortable, anySignal, deadlineSignal, TimeoutError } from "./signals.js";
 import type {
   ExecuteOptions,
   ExecuteResult,
@@ -157,6 +157,8 @@ export class ConnectedKernel implements Kernel {
               return cpu !== undefined && before !== undefined && cpu - before >= 50;
             },
           });
+          const channels = launched.transport.channelsReady?.();
+          if (channels) await abortable(channels, anySignal([deadline.signal, exited.signal]));
         } catch (caught) {
           const err = caught as Error;
           if (launched.isRunning()) {

@@ -23,6 +23,12 @@ export interface KernelTransport {
   onLost(handler: (reason: string) => void): void;
   /** The kernel answered kernel_info: start liveness checks (e.g. heartbeat) now. */
   ready?(): void;
+  /**
+   * Resolves once every channel an execution uses can receive. The kernel answers kernel_info on
+   * shell while the stdin socket may still be connecting: an input_request sent to it then is dropped
+   * by the kernel's ROUTER, and the cell's input() waits forever.
+   */
+  channelsReady?(): Promise<void>;
   stats(): TransportStats;
   close(): Promise<void>;
 }

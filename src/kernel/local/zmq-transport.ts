@@ -48,6 +48,8 @@ export class ZmqTransport implements KernelTransport {
    */
   private readonly outbox = new Map<Zmq.Dealer, Buffer[][]>();
   private readonly hbOptions: Required<HeartbeatOptions>;
+  /** Resolved when the stdin socket has completed its ZMTP handshake with the kernel. */
+  private readonly stdinConnected: Promise<void>;
 
   constructor(info: ConnectionInfo, identity: string, heartbeat: HeartbeatOptions = {}) {
     this.codec = new WireCodec(info.key, info.signature_scheme);
@@ -63,6 +65,9 @@ export class ZmqTransport implements KernelTransport {
     this.iopub = new zmq.Subscriber({ linger: 0, receiveHighWaterMark: 32 });
     this.hb = new zmq.Dealer({ linger: 0 });
     this.iopub.subscribe();
+    // The kernel's stdin ROUTER knows our routing id only after the handshake: until then its
+    // input_request would be dropped (channelsReady waits for it).
+    this.stdinConnected = new Promise((resolve) => this.stdin.events.on("handshake", () => resolve()));
     this.shell.connect(endpoint(info, info.shell_port));
     this.control.connect(endpoint(info, info.control_port));
     this.stdin.connect(endpoint(info, info.stdin_port));
@@ -130,6 +135,10 @@ export class ZmqTransport implements KernelTransport {
 
   onLost(handler: (reason: string) => void): void {
     this.lostHandler = handler;
+  }
+
+  channelsReady(): Promise<void> {
+    return this.stdinConnected;
   }
 
   /** Starts the heartbeat once the kernel is known to be up. */
