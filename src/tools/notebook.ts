@@ -17,6 +17,7 @@ import { createWithCell, HANDLERS, ToolError, withSaveNotes } from "./notebook-a
 import { notebookDescription } from "./notebook-description.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
 import { checkLoaded, invalidNote } from "./notebook-problems.js";
+import { inTurn, notebookKey } from "./notebook-turns.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
 import { errorResult, type Tool, type ToolUpdate } from "./types.js";
 
@@ -78,45 +79,51 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
         onUpdate: onUpdate as ToolUpdate<unknown> | undefined,
       };
 
-      let loaded: LoadedNotebook;
-      try {
-        loaded = await loadNotebook(path, shownPath);
-      } catch (e) {
-        if (!(e instanceof NotebookFileError)) throw e;
-        if (e.code === "not_found" && params.action === "insert") {
-          return createWithCell({ ...common, path, newNotebookKernel: options.newNotebookKernel });
+      const perform = async () => {
+        let loaded: LoadedNotebook;
+        try {
+          loaded = await loadNotebook(path, shownPath);
+        } catch (e) {
+          if (!(e instanceof NotebookFileError)) throw e;
+          if (e.code === "not_found" && params.action === "insert") {
+            return createWithCell({ ...common, path, newNotebookKernel: options.newNotebookKernel });
+          }
+          return fail(e.message);
         }
-        return fail(e.message);
-      }
-      const check = await checkLoaded(loaded);
-      if (params.cell_id !== undefined) {
-        const shared = cellsSharingId(loaded.notebook, params.cell_id);
-        if (shared.length > 0) {
-          return fail(
-            `Cell id ${JSON.stringify(params.cell_id)} is shared by cells ${shared.join(", ")} in ${shownPath}, so it does not say which cell; use cell_index (one of ${shared.join(", ")}) instead. Nothing was changed.`,
-          );
+        const check = await checkLoaded(loaded);
+        if (params.cell_id !== undefined) {
+          const shared = cellsSharingId(loaded.notebook, params.cell_id);
+          if (shared.length > 0) {
+            return fail(
+              `Cell id ${JSON.stringify(params.cell_id)} is shared by cells ${shared.join(", ")} in ${shownPath}, so it does not say which cell; use cell_index (one of ${shared.join(", ")}) instead. Nothing was changed.`,
+            );
+          }
         }
-      }
-      const readFingerprint = loaded.fingerprint;
-      let result: Awaited<ReturnType<(typeof HANDLERS)[typeof params.action]>>;
-      try {
-        const ctx = { ...common, loaded, check };
-        result = withSaveNotes(ctx, await HANDLERS[params.action](ctx));
-      } catch (e) {
-        if (e instanceof ToolError) return fail(e.message);
-        throw e;
-      }
-      if (params.action === "read" || check.problems.length === 0) return result;
-      // A save replaces the fingerprint: check again what was written (unchanged cells are cached).
-      const saved = loaded.fingerprint !== readFingerprint;
-      const after = params.action === "run" ? "ran" : saved ? await checkLoaded(loaded, check) : "unsaved";
-      const note = invalidNote(shownPath, check, after);
-      if (note && !result.isError) {
-        const [first, ...rest] = result.content;
-        if (first?.type === "text")
-          result = { ...result, content: [{ ...first, text: `${first.text}\n\n${note}` }, ...rest] };
-      }
-      return result;
+        const readFingerprint = loaded.fingerprint;
+        let result: Awaited<ReturnType<(typeof HANDLERS)[typeof params.action]>>;
+        try {
+          const ctx = { ...common, loaded, check };
+          result = withSaveNotes(ctx, await HANDLERS[params.action](ctx));
+        } catch (e) {
+          if (e instanceof ToolError) return fail(e.message);
+          throw e;
+        }
+        if (params.action === "read" || check.problems.length === 0) return result;
+        // A save replaces the fingerprint: check again what was written (unchanged cells are cached).
+        const saved = loaded.fingerprint !== readFingerprint;
+        const after = params.action === "run" ? "ran" : saved ? await checkLoaded(loaded, check) : "unsaved";
+        const note = invalidNote(shownPath, check, after);
+        if (note && !result.isError) {
+          const [first, ...rest] = result.content;
+          if (first?.type === "text")
+            result = { ...result, content: [{ ...first, text: `${first.text}\n\n${note}` }, ...rest] };
+        }
+        return result;
+      };
+      // A run holds its notebook for as long as its cells take: it does not take a turn (its saves
+      // are checked against the file on disk). Every other action waits for the calls before it.
+      if (params.action === "run") return perform();
+      return inTurn(notebookKey(path), perform);
     },
   };
 }
