@@ -40,6 +40,14 @@ export const NEAR_KEYS: Record<string, string> = {
   count: "limit",
   timeout_seconds: "timeout",
   run: "execute",
+  old_string: "old",
+  old_text: "old",
+  search: "old",
+  find: "old",
+  new_string: "new",
+  new_text: "new",
+  replacement: "new",
+  replace_all: "all",
 };
 
 /** Action names models reach for, and the action that does it. */
@@ -51,7 +59,6 @@ export const NEAR_ACTIONS: Record<string, string> = {
   append: "insert",
   create: "insert",
   new: "insert",
-  replace: "edit",
   update: "edit",
   modify: "edit",
   write: "edit",

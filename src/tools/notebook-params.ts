@@ -8,7 +8,7 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { NEAR_ACTIONS, NEAR_KEYS, nearest } from "./notebook-near-miss.js";
 
-export const EDIT_ACTIONS = ["edit", "insert", "delete", "read", "move", "clear_outputs"] as const;
+export const EDIT_ACTIONS = ["edit", "replace", "insert", "delete", "read", "move", "clear_outputs"] as const;
 export const RUN_ACTIONS = ["run"] as const;
 export type NotebookAction = (typeof EDIT_ACTIONS)[number] | (typeof RUN_ACTIONS)[number];
 
@@ -18,6 +18,8 @@ export interface NotebookParams {
   cell_index?: number;
   cell_id?: string;
   content?: string;
+  old?: string;
+  new?: string;
   cell_type?: "code" | "markdown";
   to_index?: number;
   offset?: number;
@@ -30,8 +32,8 @@ export interface NotebookParams {
   wait?: number;
 }
 
-/** Parameters that only mean something when cells can run. */
-const RUN_PARAMS = ["execute", "cell_range", "all", "allow_errors", "timeout", "wait"] as const;
+/** Parameters that only mean something when cells can run (`all` also goes with replace). */
+const RUN_PARAMS = ["execute", "cell_range", "allow_errors", "timeout", "wait"] as const;
 
 export function notebookSchema(withRun: boolean): TSchema {
   const actions = withRun ? [...EDIT_ACTIONS, ...RUN_ACTIONS] : [...EDIT_ACTIONS];
@@ -42,7 +44,7 @@ export function notebookSchema(withRun: boolean): TSchema {
         {
           description:
             "read: list cells (index, id, type, source, output summaries), or one cell with its outputs whole; " +
-            "edit: replace a cell's source; insert: add a cell at cell_index (0..cell count; into a missing .ipynb path at 0: create the notebook); " +
+            "edit: replace a cell's source; replace: change the exact text old to new within one cell (it must match once, or pass all: true); insert: add a cell at cell_index (0..cell count; into a missing .ipynb path at 0: create the notebook); " +
             "delete: remove a cell; move: move a cell to to_index; " +
             "clear_outputs: clear one cell's outputs, or all cells' when no cell is given" +
             (withRun
@@ -62,6 +64,23 @@ export function notebookSchema(withRun: boolean): TSchema {
         }),
       ),
       content: Type.Optional(Type.String({ description: "New cell source; required for edit and insert" })),
+      old: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description:
+            "replace: the exact text to change in the cell's source (whitespace and indentation included)",
+        }),
+      ),
+      new: Type.Optional(
+        Type.String({ description: "replace: the text that takes old's place (may be empty)" }),
+      ),
+      all: Type.Optional(
+        Type.Boolean({
+          description: withRun
+            ? "run: every cell, top to bottom (also the default when no cell is given); replace: change every occurrence of old, not just a unique one"
+            : "replace: change every occurrence of old, not just a unique one",
+        }),
+      ),
       cell_type: Type.Optional(
         Type.Union([Type.Literal("code"), Type.Literal("markdown")], {
           description:
@@ -83,16 +102,11 @@ export function notebookSchema(withRun: boolean): TSchema {
       ...(withRun
         ? {
             execute: Type.Optional(
-              Type.Boolean({ description: "edit/insert: run the cell right after saving it" }),
+              Type.Boolean({ description: "edit/insert/replace: run the cell right after saving it" }),
             ),
             cell_range: Type.Optional(
               Type.Tuple([Type.Integer({ minimum: 0 }), Type.Integer({ minimum: 0 })], {
                 description: "run: [first, last] cell indices, inclusive (instead of cell_index/to_index)",
-              }),
-            ),
-            all: Type.Optional(
-              Type.Boolean({
-                description: "run: every cell, top to bottom (also the default when no cell is given)",
               }),
             ),
             allow_errors: Type.Optional(
@@ -138,6 +152,8 @@ const FIELD_RULES: Record<string, string> = {
   limit: "must be an integer of at least 1",
   cell_id: "must be a non-empty string",
   content: "must be a string (the cell's source)",
+  old: "must be a non-empty string (the exact text to change)",
+  new: "must be a string (the text that takes old's place)",
   cell_type: 'must be "code" or "markdown"',
   execute: "must be true or false",
   all: "must be true or false",
@@ -150,13 +166,15 @@ const FIELD_RULES: Record<string, string> = {
 /** Which actions each optional parameter goes with. */
 const APPLIES: Record<string, readonly string[]> = {
   content: ["edit", "insert"],
+  old: ["replace"],
+  new: ["replace"],
   cell_type: ["edit", "insert"],
   to_index: ["move", "run"],
   offset: ["read"],
   limit: ["read"],
-  execute: ["edit", "insert"],
+  execute: ["edit", "insert", "replace"],
   cell_range: ["run"],
-  all: ["run"],
+  all: ["run", "replace"],
   allow_errors: ["run"],
   timeout: ["run"],
   wait: ["run"],
@@ -245,7 +263,11 @@ function crossFieldProblem(p: NotebookParams): string | undefined {
     const withExecute = key === "timeout" || key === "allow_errors" || key === "wait";
     if (withExecute && p.execute === true) continue;
     if (!goesWith.includes(action)) {
-      const where = withExecute ? "run (or edit/insert with execute: true)" : goesWith.join(" and ");
+      const where = withExecute
+        ? "run (or edit/insert/replace with execute: true)"
+        : goesWith.length > 1
+          ? `${goesWith.slice(0, -1).join(", ")} and ${goesWith[goesWith.length - 1]}`
+          : goesWith[0];
       return `${key} goes with ${where}, not ${action}.`;
     }
   }
@@ -253,6 +275,10 @@ function crossFieldProblem(p: NotebookParams): string | undefined {
     return "Give either cell_index or cell_id, not both.";
   if (action === "edit" || action === "insert") {
     if (p.content === undefined) return `Content is required for ${action} action`;
+  }
+  if (action === "replace") {
+    if (p.old === undefined) return "replace needs old (the exact text to change) and new (its replacement).";
+    if (p.new === undefined) return 'replace needs new (the text that takes old\'s place; "" removes it).';
   }
   if (action === "run") {
     if (p.cell_range && p.cell_range[0] > p.cell_range[1]) {
@@ -265,7 +291,12 @@ function crossFieldProblem(p: NotebookParams): string | undefined {
       }
     }
   }
-  const needsCell = action === "edit" || action === "insert" || action === "delete" || action === "move";
+  const needsCell =
+    action === "edit" ||
+    action === "replace" ||
+    action === "insert" ||
+    action === "delete" ||
+    action === "move";
   if (needsCell && p.cell_index === undefined && p.cell_id === undefined) {
     return `${action} needs cell_index or cell_id (exactly one).`;
   }

@@ -49,7 +49,7 @@ const CASES: [Record<string, unknown>, string][] = [
   [{ action: "read", limit: 0 }, "Error: limit must be an integer of at least 1, got 0"],
   [
     { action: "edit", cell_index: 0, source: "print(2)" },
-    'Error: Unknown parameter "source" (did you mean content?). The notebook tool takes: action, notebook_path, cell_index, cell_id, content, cell_type, to_index, offset, limit, execute, cell_range, all, allow_errors, timeout, wait.',
+    'Error: Unknown parameter "source" (did you mean content?). The notebook tool takes: action, notebook_path, cell_index, cell_id, content, old, new, all, cell_type, to_index, offset, limit, execute, cell_range, allow_errors, timeout, wait.',
   ],
   [
     { action: "insert", cell_index: 0, code: "x" },
@@ -70,7 +70,7 @@ const CASES: [Record<string, unknown>, string][] = [
   ],
   [
     { action: "remove", cell_index: 0 },
-    'Error: Unknown action "remove" (did you mean "delete"?). Use one of: edit, insert, delete, read, move, clear_outputs, run.',
+    'Error: Unknown action "remove" (did you mean "delete"?). Use one of: edit, replace, insert, delete, read, move, clear_outputs, run.',
   ],
   [{ action: "delet", cell_index: 0 }, 'Error: Unknown action "delet" (did you mean "delete"?).'],
   [{ action: "EDIT", cell_index: 0, content: "x" }, 'Error: Unknown action "EDIT" (did you mean "edit"?).'],
@@ -78,7 +78,7 @@ const CASES: [Record<string, unknown>, string][] = [
   [{ action: "execute", cell_index: 0 }, 'Error: Unknown action "execute" (did you mean "run"?).'],
   [
     { action: "explode" },
-    'Error: Unknown action "explode". Use one of: edit, insert, delete, read, move, clear_outputs, run.',
+    'Error: Unknown action "explode". Use one of: edit, replace, insert, delete, read, move, clear_outputs, run.',
   ],
   [{ action: "read", content: "x" }, "Error: content goes with edit and insert, not read."],
   [
@@ -87,11 +87,11 @@ const CASES: [Record<string, unknown>, string][] = [
   ],
   [
     { action: "delete", cell_index: 0, execute: true },
-    "Error: execute goes with edit and insert, not delete.",
+    "Error: execute goes with edit, insert and replace, not delete.",
   ],
   [
     { action: "edit", cell_index: 0, content: "x", timeout: 5 },
-    "Error: timeout goes with run (or edit/insert with execute: true), not edit.",
+    "Error: timeout goes with run (or edit/insert/replace with execute: true), not edit.",
   ],
   [{ action: "run", offset: 1 }, "Error: offset goes with read, not run."],
   [{ action: "read", cell_index: 0, limit: 2 }, "Error: read takes cell_index or cell_id (one cell"],
@@ -125,14 +125,14 @@ describe("bad parameters are refused before anything runs or is written", () => 
     const r = await tool.execute("t", { action: "explode", notebook_path: "plain.ipynb" } as never);
     assert.equal(
       text(r),
-      'Error: Unknown action "explode". Use one of: edit, insert, delete, read, move, clear_outputs.',
+      'Error: Unknown action "explode". Use one of: edit, replace, insert, delete, read, move, clear_outputs.',
     );
     const t = await tool.execute("t", { action: "read", notebook_path: "plain.ipynb", timeout: 5 } as never);
     assert.match(text(t), /^Error: timeout goes with running cells\. Running cells is not available/);
     const s = await tool.execute("t", { action: "read", notebook_path: "plain.ipynb", source: "x" } as never);
     assert.match(
       text(s),
-      /^Error: Unknown parameter "source" \(did you mean content\?\)\. The notebook tool takes: action, notebook_path, cell_index, cell_id, content, cell_type, to_index, offset, limit\.$/,
+      /^Error: Unknown parameter "source" \(did you mean content\?\)\. The notebook tool takes: action, notebook_path, cell_index, cell_id, content, old, new, all, cell_type, to_index, offset, limit\.$/,
     );
   });
 

@@ -404,7 +404,7 @@ describe("run slot", () => {
     const r = await call(dir, { action: "explode", notebook_path: "nb.ipynb" });
     assert.equal(
       text(r),
-      'Error: Unknown action "explode". Use one of: edit, insert, delete, read, move, clear_outputs.',
+      'Error: Unknown action "explode". Use one of: edit, replace, insert, delete, read, move, clear_outputs.',
     );
   });
 });

@@ -7,10 +7,12 @@ import { edit } from "./edit.js";
 import { insert } from "./insert.js";
 import { move } from "./move.js";
 import { read } from "./read.js";
+import { replace } from "./replace.js";
 import { run } from "./run.js";
 
 export const HANDLERS: Record<NotebookAction, ActionHandler> = {
   edit,
+  replace,
   insert,
   delete: remove,
   read,
