@@ -44,6 +44,23 @@ export function ok(text: string, details: NotebookDetails): ToolResult<NotebookD
   return { content: [{ type: "text", text }], details };
 }
 
+/** The details of a result about one cell: the call's, plus the cell's index, id, type and source. */
+export function cellDetails(
+  ctx: ActionContext,
+  index: number,
+  cell: Cell,
+  source: string | undefined,
+): NotebookDetails {
+  return {
+    ...ctx.details,
+    cellIndex: index,
+    cellId: cell.id as string | undefined,
+    cellType: cell.cell_type,
+    totalCells: ctx.loaded.notebook.cells.length,
+    cellSource: source,
+  };
+}
+
 /** "1 cell", "2 cells". */
 export function cells(n: number): string {
   return `${n} cell${n === 1 ? "" : "s"}`;

@@ -1,6 +1,15 @@
 /** edit: replaces a cell's source (and with cell_type, its type), then runs it with execute: true. */
 import { type CellType, setCellSource, setCellType, thawCell } from "../../notebook/index.js";
-import { type ActionHandler, cellTag, nowHas, ok, save, targetIndex, thenRun } from "./context.js";
+import {
+  type ActionHandler,
+  cellDetails,
+  cellTag,
+  nowHas,
+  ok,
+  save,
+  targetIndex,
+  thenRun,
+} from "./context.js";
 
 export const edit: ActionHandler = async (ctx) => {
   const { params: p, loaded } = ctx;
@@ -15,13 +24,6 @@ export const edit: ActionHandler = async (ctx) => {
     ...(dropped.length ? [`dropped ${dropped.join(" and ")}`] : []),
   ];
   const text = `Replaced cell ${index} (${cellTag(cell)}${changes.length ? `; ${changes.join(", ")}` : ""}). ${nowHas(ctx)}`;
-  const result = ok(text, {
-    ...ctx.details,
-    cellIndex: index,
-    cellId: cell.id as string | undefined,
-    cellType: cell.cell_type,
-    totalCells: loaded.notebook.cells.length,
-    cellSource: p.content,
-  });
+  const result = ok(text, cellDetails(ctx, index, cell, p.content));
   return thenRun(ctx, result, index);
 };

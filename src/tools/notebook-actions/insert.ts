@@ -1,6 +1,6 @@
 /** insert: adds a cell at cell_index (or at the named cell's position), then runs it with execute: true. */
 import { type CellType, createCell } from "../../notebook/index.js";
-import { type ActionHandler, nowHas, ok, save, targetIndex, thenRun } from "./context.js";
+import { type ActionHandler, cellDetails, nowHas, ok, save, targetIndex, thenRun } from "./context.js";
 
 export const insert: ActionHandler = async (ctx) => {
   const { params: p, loaded } = ctx;
@@ -10,13 +10,9 @@ export const insert: ActionHandler = async (ctx) => {
   nb.cells.splice(index, 0, cell);
   await save(ctx);
   const id = typeof cell.id === "string" ? ` (id ${cell.id})` : "";
-  const result = ok(`Inserted ${cell.cell_type} cell at position ${index}${id}. ${nowHas(ctx)}`, {
-    ...ctx.details,
-    cellIndex: index,
-    cellId: cell.id as string | undefined,
-    cellType: cell.cell_type,
-    totalCells: nb.cells.length,
-    cellSource: p.content,
-  });
+  const result = ok(
+    `Inserted ${cell.cell_type} cell at position ${index}${id}. ${nowHas(ctx)}`,
+    cellDetails(ctx, index, cell, p.content),
+  );
   return thenRun(ctx, result, index);
 };

@@ -4,7 +4,17 @@
  * sending the whole cell again (docs/notebook-tool.md, "replace"). No match: the closest line is named.
  */
 import { cellSource, setCellSource, thawCell } from "../../notebook/index.js";
-import { type ActionHandler, cellTag, nowHas, ok, save, ToolError, targetIndex, thenRun } from "./context.js";
+import {
+  type ActionHandler,
+  cellDetails,
+  cellTag,
+  nowHas,
+  ok,
+  save,
+  ToolError,
+  targetIndex,
+  thenRun,
+} from "./context.js";
 
 export const replace: ActionHandler = async (ctx) => {
   const { params: p, loaded, shownPath } = ctx;
@@ -24,14 +34,7 @@ export const replace: ActionHandler = async (ctx) => {
   await save(ctx);
   const n = p.all === true ? at.length : 1;
   const text = `Replaced ${n === 1 ? "1 occurrence" : `${n} occurrences`} in cell ${index} (${cellTag(cell)}; ${lineList(source, at.slice(0, n))} of its source before the change). ${nowHas(ctx)}`;
-  const result = ok(text, {
-    ...ctx.details,
-    cellIndex: index,
-    cellId: cell.id as string | undefined,
-    cellType: cell.cell_type,
-    totalCells: loaded.notebook.cells.length,
-    cellSource: replaced,
-  });
+  const result = ok(text, cellDetails(ctx, index, cell, replaced));
   return thenRun(ctx, result, index);
 };
 
