@@ -197,6 +197,7 @@ export class ConnectedKernel implements Kernel {
     this.launched = launched;
     this.client = client;
     this.dead = null;
+    this.refusedSeen = 0; // a new kernel (or a restarted one): its own count
     launched.transport.ready?.();
     launched.exited.then((reason) => {
       if (this.launched === launched)

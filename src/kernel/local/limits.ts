@@ -151,12 +151,8 @@ export function readLimitHit(applied: AppliedLimits | undefined): KernelLimitHit
     const kills = (v2.oom_kill ?? 0) + (v1.oom_kill ?? 0);
     if (kills > 0) return { kind: "memory-limit", limitBytes: applied.memoryBytes, oomKills: kills };
   }
-  const pids = applied.cgroups.pids;
-  if (pids && applied.maxProcesses) {
-    const refused = keyed(readText(`${pids}/pids.events`)).max ?? 0;
-    if (refused > 0) return { kind: "process-limit", maxProcesses: applied.maxProcesses, refused };
-  }
-  return undefined;
+  const starts = readProcessRefusals(applied);
+  return starts && starts.refused > 0 ? { kind: "process-limit", ...starts } : undefined;
 }
 
 /** The process limit in force by cgroup and how many starts it has refused so far, else undefined. */
