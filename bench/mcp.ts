@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { resolveSettings } from "../src/runtime/settings.js";
 import { createToolbox } from "../src/tools/index.js";
 import { type BenchSection, median, row } from "./types.js";
 
@@ -24,7 +25,11 @@ function text(r: unknown): string {
 export async function run(): Promise<BenchSection> {
   if (!existsSync("dist/cli/nbagent.js")) throw new Error("build first: npm run build");
   const root = mkdtempSync(join(tmpdir(), "nbagent-bench-mcp-"));
-  const toolbox = createToolbox({ cwd: root, runtime: { stateRoot: root } });
+  const toolbox = createToolbox({
+    settings: resolveSettings({}, process.env),
+    cwd: root,
+    runtime: { stateRoot: root },
+  });
   const tool = toolbox.tools.find((t) => t.name === "python")!;
   const client = new Client({ name: "nbagent-bench", version: "0" });
   const transport = new StdioClientTransport({

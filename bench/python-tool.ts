@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRuntime, PRELUDE_PATH } from "../src/runtime/index.js";
+import { resolveSettings } from "../src/runtime/settings.js";
 import { createPythonTool } from "../src/tools/python.js";
 import { jupyterClientBench } from "./anchors.js";
 import { type BenchSection, median, row } from "./types.js";
@@ -22,7 +23,7 @@ const GIB = 1024 ** 3;
 
 async function perCellOverhead(rounds: number): Promise<{ perCellMs: number; samples: number[] }> {
   const root = mkdtempSync(join(tmpdir(), "nbagent-bench-"));
-  const runtime = createRuntime({ stateRoot: root });
+  const runtime = createRuntime({ settings: resolveSettings({}, process.env), stateRoot: root });
   const tool = createPythonTool({ cwd: root, runtime });
   const cells = (n: number) => ({ cells: Array.from({ length: n }, () => ({ code: "1+1" })), timeout: 120 });
   const timed = async (n: number) => {
@@ -50,7 +51,7 @@ async function perCellOverhead(rounds: number): Promise<{ perCellMs: number; sam
 /** Child side: print 1 GiB through the tool and report peak RSS and the artifact's size. */
 async function gibChild(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), "nbagent-bench-gib-"));
-  const runtime = createRuntime({ stateRoot: root });
+  const runtime = createRuntime({ settings: resolveSettings({}, process.env), stateRoot: root });
   const tool = createPythonTool({ cwd: root, runtime });
   try {
     const code = [

@@ -15,7 +15,12 @@ const OUT = "test/render/fixtures";
 const root = mkdtempSync(join(tmpdir(), "nbagent-render-fixtures-"));
 const cwd = join(root, "work");
 mkdirSync(cwd);
-const box = createToolbox({ cwd, runtime: { stateRoot: join(root, "state") }, waitSeconds: 50 });
+const box = createToolbox({
+  settings: resolveSettings({}, process.env),
+  cwd,
+  runtime: { stateRoot: join(root, "state") },
+  waitSeconds: 50,
+});
 const tool = (name: string) => box.tools.find((t) => t.name === name) as AnyTool;
 
 function scrub(value: unknown): unknown {
@@ -66,6 +71,8 @@ ax.plot([0, 1, 2, 3], [1, 4, 2, 5])
 ax.set_title("trend")
 plt.show()
 `;
+
+import { resolveSettings } from "../src/runtime/settings.js";
 
 try {
   rmSync(OUT, { recursive: true, force: true });

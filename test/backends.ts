@@ -12,7 +12,9 @@ import {
   type KernelStartOptions,
   type LocalBackendOptions,
 } from "../src/kernel/index.js";
+import { localBackendOptions } from "../src/runtime/settings.js";
 import { type JupyterServerHandle, startJupyterServer } from "./gateway/helpers.js";
+import { testSettings } from "./settings.js";
 
 export type BackendName = "local" | "gateway";
 
@@ -61,7 +63,7 @@ function localCase(): BackendCase {
   return {
     name: "local",
     async create(options) {
-      const b = createLocalBackend(options);
+      const b = createLocalBackend({ ...localBackendOptions(testSettings()), ...options });
       created.push(b);
       return b;
     },

@@ -35,7 +35,7 @@ example:
 
 export const artifactCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     let values: { offset?: string; column?: string; limit?: string; json?: boolean; root?: string };
     let positionals: string[];
     try {
@@ -65,7 +65,7 @@ export const artifactCommand: Command = {
       }
       counts[name] = Number(raw);
     }
-    const store = new ArtifactStore({ root: values.root });
+    const store = new ArtifactStore({ root: values.root ?? settings.stateRoot });
     try {
       if (Object.values(counts).every((n) => n === undefined) && !values.json) {
         // Opened without following links and checked to be this user's file (docs/artifacts.md).

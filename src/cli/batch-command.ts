@@ -56,7 +56,7 @@ example:
 
 export const batchCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     let cwd: string;
     let session: string | undefined;
     try {
@@ -72,7 +72,7 @@ export const batchCommand: Command = {
       );
       return 2;
     }
-    const toolbox = createToolbox({ cwd, runtime: { sessionName: session } });
+    const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session } });
     const names = toolbox.tools.map((t) => t.name);
     const shape = `{"tool": one of ${names.map((n) => `"${n}"`).join(", ")}, "params": {…}}`;
     let worst = 0;

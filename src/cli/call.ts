@@ -51,11 +51,11 @@ examples:
 
 export const callCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     const parsed = parsedOrUsage("call", USAGE, parse, args);
     if (parsed === undefined) return 2;
     const { toolName, params, cwd, json, session } = parsed;
-    const toolbox = createToolbox({ cwd, runtime: { sessionName: session } });
+    const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session } });
     try {
       const tool = toolbox.tools.find((t) => t.name === toolName);
       if (!tool) {

@@ -3,12 +3,13 @@
  * is loaded only when that command runs (or its --help is asked for), so a short `nbagent call`
  * reads the code it needs and not the MCP server's, the renderers' or the notebook runner's.
  */
-import { parseMaxProcesses, parseMemoryLimit } from "../kernel/local/limits.js";
+import type { Settings, SettingsFlags } from "../runtime/settings.js";
 
 export interface Command {
   /** The whole `nbagent <command> --help` text: what it does, usage, options, exit codes, an example. */
   help: string;
-  run(args: string[]): Promise<number>;
+  /** `settings`: the flags taken out by main.ts and the environment, resolved once (runtime/settings.ts). */
+  run(args: string[], settings: Settings): Promise<number>;
 }
 
 export interface CommandEntry {
@@ -93,13 +94,13 @@ const SANDBOXED = new Set(["call", "batch", "mcp", "demo", "python", "notebook",
 
 /**
  * Takes `--sandbox` / `--sandbox=net-off` out of a command's arguments (before a `--`) into
- * NBAGENT_SANDBOX, which the runtime reads, and checks NBAGENT_SANDBOX's value. Returns the
- * remaining arguments, or an error text (usage, exit 2).
+ * `flags.sandbox` (its value is checked with the others by resolveSettings). Returns the remaining
+ * arguments, or an error text (usage, exit 2).
  */
 export function takeSandboxFlag(
   name: string,
   args: string[],
-  env: NodeJS.ProcessEnv = process.env,
+  flags: SettingsFlags,
 ): { args: string[] } | { error: string } {
   const rest: string[] = [];
   let given: string | undefined;
@@ -116,13 +117,7 @@ export function takeSandboxFlag(
   if (given !== undefined && !SANDBOXED.has(name)) {
     return { error: `--sandbox applies to ${[...SANDBOXED].join(", ")}, not to ${name}` };
   }
-  const value = given ?? env.NBAGENT_SANDBOX;
-  if (value !== undefined && !["", "0", "off", "1", "on", "net-off"].includes(value.trim().toLowerCase())) {
-    return {
-      error: `${given !== undefined ? "--sandbox=" : "NBAGENT_SANDBOX="}${value} is not one of 1 (on), net-off, 0 (off)`,
-    };
-  }
-  if (given !== undefined) env.NBAGENT_SANDBOX = given;
+  if (given !== undefined) flags.sandbox = given;
   return { args: rest };
 }
 
@@ -130,20 +125,19 @@ export function takeSandboxFlag(
 const LIMITED = new Set([...SANDBOXED, "doctor"]);
 
 const LIMIT_FLAGS = {
-  "--max-processes": { env: "NBAGENT_MAX_PROCESSES", parse: parseMaxProcesses },
-  "--memory-limit": { env: "NBAGENT_MEMORY_LIMIT", parse: parseMemoryLimit },
+  "--max-processes": "maxProcesses",
+  "--memory-limit": "memoryLimit",
 } as const;
 
 /**
  * Takes `--max-processes N` and `--memory-limit SIZE` (or `--flag=value`) out of a command's
- * arguments (before a `--`) into NBAGENT_MAX_PROCESSES / NBAGENT_MEMORY_LIMIT, which the runtime
- * reads, and checks those variables' values. Returns the remaining arguments, or an error text
- * (usage, exit 2).
+ * arguments (before a `--`) into `flags` (their values are checked with the others by
+ * resolveSettings). Returns the remaining arguments, or an error text (usage, exit 2).
  */
 export function takeLimitFlags(
   name: string,
   args: string[],
-  env: NodeJS.ProcessEnv = process.env,
+  flags: SettingsFlags,
 ): { args: string[] } | { error: string } {
   const rest: string[] = [];
   const given: Partial<Record<keyof typeof LIMIT_FLAGS, string>> = {};
@@ -166,15 +160,9 @@ export function takeLimitFlags(
       given[flag] = args[++i];
     } else given[flag] = a.slice(flag.length + 1);
   }
-  for (const [flag, { env: variable, parse }] of Object.entries(LIMIT_FLAGS)) {
+  for (const [flag, field] of Object.entries(LIMIT_FLAGS)) {
     const value = given[flag as keyof typeof LIMIT_FLAGS];
-    try {
-      if (value !== undefined) parse(value, flag);
-      else if (env[variable]?.trim()) parse(env[variable] ?? "", variable);
-    } catch (err) {
-      return { error: (err as Error).message.replace(/^Error: /, "") };
-    }
-    if (value !== undefined) env[variable] = value;
+    if (value !== undefined) flags[field] = value;
   }
   return { args: rest };
 }

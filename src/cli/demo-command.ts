@@ -34,7 +34,7 @@ example:
 
 export const demoCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     let positionals: string[];
     try {
       ({ positionals } = parseArgs({ args, allowPositionals: true }));
@@ -46,7 +46,7 @@ export const demoCommand: Command = {
     const dir = resolve(positionals[0] ?? "nbagent-demo");
     mkdirSync(dir, { recursive: true });
     copyFileSync(SAMPLE, join(dir, "demo.ipynb"));
-    const toolbox = createToolbox({ cwd: dir });
+    const toolbox = createToolbox({ cwd: dir, settings });
     const notebook = toolbox.tools.find((t) => t.name === "notebook")!;
     const python = toolbox.tools.find((t) => t.name === "python")!;
     const step = async (title: string, tool: typeof notebook, params: object): Promise<ToolResult> => {

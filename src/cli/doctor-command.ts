@@ -24,7 +24,7 @@ example:
 
 export const doctorCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     let values: { json?: boolean; cwd?: string };
     try {
       ({ values } = parseArgs({ args, options: { json: { type: "boolean" }, cwd: { type: "string" } } }));
@@ -34,7 +34,7 @@ export const doctorCommand: Command = {
       );
       return 2;
     }
-    const report = await runDoctor(values.cwd ?? process.cwd());
+    const report = await runDoctor(values.cwd ?? process.cwd(), settings);
     process.stdout.write(values.json ? `${JSON.stringify(report)}\n` : `${formatDoctor(report)}\n`);
     return report.ok ? 0 : 1;
   },

@@ -5,10 +5,11 @@
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { findBwrap, probeIsolation } from "../kernel/index.js";
+import { probeIsolation } from "../kernel/index.js";
 import { candidateInterpreters, findInterpreter, probeInterpreter } from "../kernel/interpreter.js";
-import { type AppliedLimits, probeLimits, resolveLimits } from "../kernel/local/limits.js";
+import { type AppliedLimits, probeLimits } from "../kernel/local/limits.js";
 import type { KernelIsolation, KernelLimits } from "../kernel/types.js";
+import type { Settings } from "../runtime/settings.js";
 import { bytesText, plural } from "../tools/kernel-text.js";
 
 export interface DoctorCheck {
@@ -64,7 +65,7 @@ function fixFor(pkg: { debian: string; pip: string }, python: string): string {
   return `${python} -m pip install ${pkg.pip}`;
 }
 
-export async function runDoctor(cwd: string): Promise<DoctorReport> {
+export async function runDoctor(cwd: string, settings: Settings): Promise<DoctorReport> {
   const checks: DoctorCheck[] = [];
   const major = Number(process.versions.node.split(".")[0]);
   checks.push({
@@ -92,7 +93,12 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
   let sandbox: KernelIsolation | null = null;
   let limits: AppliedLimits | null = null;
   try {
-    const choice = await findInterpreter({ cwd, fresh: true });
+    const choice = await findInterpreter({
+      cwd,
+      fresh: true,
+      env: settings.env,
+      cacheDir: settings.stateRoot,
+    });
     interpreter = { path: choice.path, source: choice.source, version: choice.version };
     checks.push({
       name: "python",
@@ -116,14 +122,16 @@ export async function runDoctor(cwd: string): Promise<DoctorReport> {
     }
     [isolation, sandbox] = await Promise.all([
       probeIsolation(choice.path),
-      findBwrap() ? probeIsolation(choice.path, { writable: [], network: false }) : Promise.resolve(null),
+      settings.bwrap
+        ? probeIsolation(choice.path, { writable: [], network: false }, settings.bwrap)
+        : Promise.resolve(null),
     ]);
-    checks.push(...isolationChecks(isolation, sandbox));
-    const asked = resolveLimits({}, process.env);
+    checks.push(...isolationChecks(isolation, sandbox, settings.bwrap));
+    const asked = settings.limits;
     limits = await probeLimits(choice.path, asked);
     checks.push(limitsCheck(asked, limits));
   } catch (err) {
-    const tried = candidateInterpreters({ cwd }).map((c) => c.path);
+    const tried = candidateInterpreters({ cwd, env: settings.env }).map((c) => c.path);
     checks.push({
       name: "python",
       ok: false,
@@ -173,7 +181,11 @@ export function limitsCheck(asked: Required<KernelLimits>, got: AppliedLimits): 
 }
 
 /** The two isolation lines: the default PID namespace, and the opt-in sandbox. Neither is required. */
-export function isolationChecks(isolation: KernelIsolation, sandbox: KernelIsolation | null): DoctorCheck[] {
+export function isolationChecks(
+  isolation: KernelIsolation,
+  sandbox: KernelIsolation | null,
+  bwrap: string | undefined,
+): DoctorCheck[] {
   const pid: DoctorCheck = isolation.pidNamespace
     ? {
         name: "isolation",
@@ -208,7 +220,7 @@ export function isolationChecks(isolation: KernelIsolation, sandbox: KernelIsola
     box = {
       name: "sandbox",
       ok: true,
-      detail: `--sandbox available (bubblewrap at ${findBwrap()}): read-only filesystem except the working directory, a private temp dir and the artifacts; --sandbox=net-off also cuts the network${sandbox.pidNamespace ? "" : ` (but no PID namespace inside: ${sandbox.reason})`}`,
+      detail: `--sandbox available (bubblewrap at ${bwrap}): read-only filesystem except the working directory, a private temp dir and the artifacts; --sandbox=net-off also cuts the network${sandbox.pidNamespace ? "" : ` (but no PID namespace inside: ${sandbox.reason})`}`,
       required: false,
     };
   }

@@ -12,6 +12,7 @@ import {
 } from "../kernel/gateway/local-server.js";
 import { findInterpreter } from "../kernel/interpreter.js";
 import { filterSecrets } from "../runtime/env.js";
+import type { Settings } from "../runtime/settings.js";
 import type { Command } from "./commands.js";
 
 const USAGE =
@@ -103,9 +104,11 @@ function describe(info: LocalGatewayInfo, kernels: number | undefined, showToken
   return rows.map(([k, v]) => `  ${`${k}:`.padEnd(13)}${v}`);
 }
 
-async function status(python: string, values: Values): Promise<number> {
-  const info = await localGatewayStatus({ python });
-  const others = (await listLocalGateways({})).filter((g) => g.pid !== info?.pid);
+async function status(python: string, values: Values, settings: Settings): Promise<number> {
+  const info = await localGatewayStatus({ python, stateRoot: settings.stateRoot });
+  const others = (await listLocalGateways({ stateRoot: settings.stateRoot })).filter(
+    (g) => g.pid !== info?.pid,
+  );
   if (!info) {
     if (values.json) {
       process.stdout.write(
@@ -136,7 +139,7 @@ async function status(python: string, values: Values): Promise<number> {
   return 0;
 }
 
-async function start(python: string, values: Values): Promise<number> {
+async function start(python: string, values: Values, settings: Settings): Promise<number> {
   let idleCullSeconds = DEFAULT_IDLE_CULL_SECONDS;
   if (values["idle-cull"] !== undefined) {
     const n = Number(values["idle-cull"]);
@@ -145,8 +148,14 @@ async function start(python: string, values: Values): Promise<number> {
     }
     idleCullSeconds = n;
   }
-  const before = await localGatewayStatus({ python });
-  const info = await ensureLocalGateway({ python, env: filterSecrets(process.env), idleCullSeconds });
+  const before = await localGatewayStatus({ python, stateRoot: settings.stateRoot });
+  const info = await ensureLocalGateway({
+    python,
+    stateRoot: settings.stateRoot,
+    env: filterSecrets(settings.env),
+    pidNamespace: settings.pidNamespace,
+    idleCullSeconds,
+  });
   const fresh = before?.pid !== info.pid;
   const kernels = await localGatewayKernelCount(info);
   if (values.json) {
@@ -168,10 +177,10 @@ async function start(python: string, values: Values): Promise<number> {
   return 0;
 }
 
-async function stop(python: string, values: Values): Promise<number> {
-  const before = await localGatewayStatus({ python });
+async function stop(python: string, values: Values, settings: Settings): Promise<number> {
+  const before = await localGatewayStatus({ python, stateRoot: settings.stateRoot });
   const kernels = before ? await localGatewayKernelCount(before) : undefined;
-  const stopped = await stopLocalGateway({ python });
+  const stopped = await stopLocalGateway({ python, stateRoot: settings.stateRoot });
   if (values.json) {
     process.stdout.write(
       `${JSON.stringify({ stopped, python, ...(before ? { pid: before.pid, url: before.url, kernels: kernels ?? null } : {}) })}\n`,
@@ -190,7 +199,7 @@ async function stop(python: string, values: Values): Promise<number> {
 
 export const gatewayCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     let values: Values;
     let positionals: string[];
     try {
@@ -218,15 +227,21 @@ export const gatewayCommand: Command = {
     }
     let python: string;
     try {
-      python = (await findInterpreter(values.python ? { python: values.python } : {})).path;
+      python = (
+        await findInterpreter(
+          values.python
+            ? { python: values.python, cacheDir: settings.stateRoot }
+            : { env: settings.env, cacheDir: settings.stateRoot },
+        )
+      ).path;
     } catch (err) {
       process.stderr.write(`nbagent gateway: Error: ${(err as Error).message}\n`);
       return 1;
     }
     try {
-      if (action === "status") return await status(python, values);
-      if (action === "start") return await start(python, values);
-      return await stop(python, values);
+      if (action === "status") return await status(python, values, settings);
+      if (action === "start") return await start(python, values, settings);
+      return await stop(python, values, settings);
     } catch (err) {
       const message = (err as Error).message.replace(/^Error: /, "");
       process.stderr.write(`nbagent gateway ${action}: Error: ${message}\n`);

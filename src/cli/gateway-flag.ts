@@ -1,12 +1,12 @@
 /**
  * `--gateway URL` and `--gateway-token-file F` on the commands that start kernels (docs/cli.md):
- * taken out of a command's arguments (before a `--`) into NBAGENT_GATEWAY_URL and
- * NBAGENT_GATEWAY_TOKEN, which the runtime reads — so the flag and the variable are one setting, and
+ * taken out of a command's arguments (before a `--`) into the settings' flags, which win over
+ * NBAGENT_GATEWAY_URL and NBAGENT_GATEWAY_TOKEN — so the flag and the variable are one setting, and
  * every command (and the runtime of `mcp`, `demo`, `notebook`) sees it the same way. The URL (from
- * the flag or the variable) is checked here, before anything starts.
+ * the flag or the variable) is checked by resolveSettings, before anything starts.
  */
 import { readFileSync } from "node:fs";
-import { checkGatewayUrl } from "../runtime/kernel-choice.js";
+import type { HostEnv, SettingsFlags } from "../runtime/settings.js";
 
 /** The commands whose kernels a gateway can run, and `sessions` (which lists the gateway's). */
 export const GATEWAY_COMMANDS = new Set([
@@ -21,13 +21,14 @@ export const GATEWAY_COMMANDS = new Set([
 ]);
 
 /**
- * Returns the remaining arguments, or an error text (usage, exit 2). Sets NBAGENT_GATEWAY_URL from
- * --gateway and NBAGENT_GATEWAY_TOKEN from --gateway-token-file (first line, trimmed).
+ * Returns the remaining arguments, or an error text (usage, exit 2). Sets `flags.gatewayUrl` from
+ * --gateway and `flags.gatewayToken` from --gateway-token-file (first line, trimmed).
  */
 export function takeGatewayFlags(
   name: string,
   args: string[],
-  env: NodeJS.ProcessEnv = process.env,
+  flags: SettingsFlags,
+  env: HostEnv,
 ): { args: string[] } | { error: string } {
   const rest: string[] = [];
   let url: string | undefined;
@@ -54,12 +55,6 @@ export function takeGatewayFlags(
   if (tokenFile !== undefined && url === undefined && !env.NBAGENT_GATEWAY_URL?.trim()) {
     return { error: "--gateway-token-file goes with --gateway URL (or NBAGENT_GATEWAY_URL)" };
   }
-  try {
-    if (url !== undefined) checkGatewayUrl(url, "--gateway");
-    else if (env.NBAGENT_GATEWAY_URL?.trim()) checkGatewayUrl(env.NBAGENT_GATEWAY_URL, "NBAGENT_GATEWAY_URL");
-  } catch (err) {
-    return { error: (err as Error).message.replace(/^Error:\s*/, "") };
-  }
   let token: string | undefined;
   if (tokenFile !== undefined) {
     try {
@@ -71,7 +66,7 @@ export function takeGatewayFlags(
     }
     if (!token) return { error: `--gateway-token-file ${tokenFile} is empty` };
   }
-  if (url !== undefined) env.NBAGENT_GATEWAY_URL = url;
-  if (token !== undefined) env.NBAGENT_GATEWAY_TOKEN = token;
+  if (url !== undefined) flags.gatewayUrl = url;
+  if (token !== undefined) flags.gatewayToken = token;
   return { args: rest };
 }

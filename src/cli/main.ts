@@ -3,6 +3,7 @@
  * The nbagent command line: a thin adapter over the tool objects. Subcommands are registered in
  * commands.ts; `nbagent --help` lists them and `nbagent <command> --help` describes one.
  */
+import { resolveSettings, SettingsError, type SettingsFlags } from "../runtime/settings.js";
 import { asksForHelp, COMMANDS, takeLimitFlags, takeSandboxFlag, usage } from "./commands.js";
 import { takeGatewayFlags } from "./gateway-flag.js";
 
@@ -40,22 +41,33 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write((await command.load()).help);
     return 0;
   }
-  const sandbox = takeSandboxFlag(name, rest);
+  // The flags that are settings come out of the arguments here; with the environment they are
+  // resolved (and checked) once, and every command gets the answer.
+  const flags: SettingsFlags = {};
+  const sandbox = takeSandboxFlag(name, rest, flags);
   if ("error" in sandbox) {
     process.stderr.write(`nbagent ${name}: Error: ${sandbox.error}\n`);
     return 2;
   }
-  const limits = takeLimitFlags(name, sandbox.args);
+  const limits = takeLimitFlags(name, sandbox.args, flags);
   if ("error" in limits) {
     process.stderr.write(`nbagent ${name}: Error: ${limits.error}\n`);
     return 2;
   }
-  const gateway = takeGatewayFlags(name, limits.args);
+  const gateway = takeGatewayFlags(name, limits.args, flags, process.env);
   if ("error" in gateway) {
     process.stderr.write(`nbagent ${name}: Error: ${gateway.error}\n`);
     return 2;
   }
-  return (await command.load()).run(gateway.args);
+  let settings: ReturnType<typeof resolveSettings>;
+  try {
+    settings = resolveSettings(flags, process.env);
+  } catch (err) {
+    if (!(err instanceof SettingsError)) throw err;
+    process.stderr.write(`nbagent ${name}: Error: ${err.message.replace(/^Error:\s*/, "")}\n`);
+    return 2;
+  }
+  return (await command.load()).run(gateway.args, settings);
 }
 
 main(process.argv.slice(2)).then(

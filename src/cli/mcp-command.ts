@@ -67,7 +67,7 @@ examples:
 
 export const mcpCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     let values: ReturnType<typeof parse>;
     try {
       values = parse(args);
@@ -83,7 +83,7 @@ export const mcpCommand: Command = {
     const cwd = resolve(values.cwd ?? process.cwd());
     if (!values.http) {
       const { serveStdio } = await import("../mcp/stdio.js");
-      return serveStdio({ cwd, version: version(), log });
+      return serveStdio({ cwd, settings, version: version(), log });
     }
     const port = Number(values.port ?? DEFAULT_MCP_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -102,6 +102,7 @@ export const mcpCommand: Command = {
     const { serveHttp } = await import("../mcp/http.js");
     return serveHttp({
       cwd,
+      settings,
       version: version(),
       host: values.host ?? "127.0.0.1",
       port,

@@ -55,10 +55,10 @@ examples:
 
 export const notebookCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     const parsed = parsedOrUsage("notebook", USAGE, parse, args);
     if (parsed === undefined) return 2;
-    const toolbox = createToolbox({ cwd: parsed.cwd, waitSeconds: NO_BOUND_SECONDS });
+    const toolbox = createToolbox({ cwd: parsed.cwd, settings, waitSeconds: NO_BOUND_SECONDS });
     try {
       const tool = toolbox.tools.find((t) => t.name === "notebook");
       if (!tool) throw new Error("the toolbox has no notebook tool");

@@ -62,11 +62,12 @@ examples:
 
 export const pythonCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     const parsed = parsedOrUsage("python", USAGE, parse, args);
     if (parsed === undefined) return 2;
     const { code, cwd, json, expanded } = parsed;
     const toolbox = createToolbox({
+      settings,
       cwd,
       waitSeconds: NO_BOUND_SECONDS,
       runtime: { sessionName: parsed.session },

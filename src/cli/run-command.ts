@@ -10,7 +10,6 @@ import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { LocalBackend } from "../kernel/index.js";
 import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
-import { defaultStateRoot } from "../output/artifacts.js";
 import { createKernelProvider } from "../runtime/kernel-provider.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
@@ -65,7 +64,7 @@ examples:
 
 export const runCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     const parsed = parsedOrUsage("run", USAGE, parse, args);
     if (parsed === undefined) return 2;
     const { values } = parsed;
@@ -76,7 +75,8 @@ export const runCommand: Command = {
     const kernels = createKernelProvider({
       python: values.python,
       kernelName: values.kernel,
-      stateRoot: defaultStateRoot(),
+      settings,
+      stateRoot: settings.stateRoot,
       localEnvironment: "host",
     });
     // Settings that cannot be honoured together (--sandbox with a gateway): nothing is read or run.

@@ -6,7 +6,7 @@
  */
 import { parseArgs } from "node:util";
 import { localGatewayStatus } from "../kernel/gateway/local-server.js";
-import { createRuntime, type Runtime } from "../runtime/index.js";
+import { createRuntime, type Runtime, type Settings } from "../runtime/index.js";
 import type { NamedSessionInfo } from "../runtime/named-sessions.js";
 import type { Command } from "./commands.js";
 import { UsageError } from "./params.js";
@@ -42,7 +42,7 @@ examples:
 
 export const sessionsCommand: Command = {
   help: HELP,
-  async run(args) {
+  async run(args, settings) {
     const parsed = parsedOrUsage("sessions", USAGE, parse, args);
     if (parsed === undefined) return 2;
     let runtime: Runtime;
@@ -50,7 +50,8 @@ export const sessionsCommand: Command = {
       // The gateway --session would use: the configured one, else the shared local gateway. It lists
       // and ends kernels and starts none, so the sandbox setting is not its business.
       runtime = createRuntime({
-        gateway: process.env.NBAGENT_GATEWAY_URL?.trim() ? undefined : "shared",
+        settings,
+        gateway: settings.gateway ? undefined : "shared",
         sandbox: false,
       });
     } catch (err) {
@@ -58,7 +59,7 @@ export const sessionsCommand: Command = {
       return 2;
     }
     try {
-      const where = await gatewayName(runtime);
+      const where = await gatewayName(runtime, settings);
       if (where === undefined) {
         // The shared gateway is not running: nothing to list or kill (and nothing is started for it).
         if (parsed.kill !== undefined) {
@@ -104,10 +105,15 @@ async function kill(runtime: Runtime, name: string, where: string): Promise<numb
 }
 
 /** The gateway in words; undefined when it is the shared local one and it is not running. */
-async function gatewayName(runtime: Runtime): Promise<string | undefined> {
+async function gatewayName(runtime: Runtime, settings: Settings): Promise<string | undefined> {
   const plan = runtime.plan;
   if (plan.kind === "remote") return `the gateway at ${plan.connection.url}`;
-  const info = await localGatewayStatus({ python: plan.kind === "shared" ? plan.python : undefined });
+  const info = await localGatewayStatus({
+    python: plan.kind === "shared" ? plan.python : undefined,
+    hostEnv: settings.env,
+    interpreterCacheDir: settings.stateRoot,
+    stateRoot: runtime.kernels.stateRoot,
+  });
   if (!info) return undefined;
   return `the shared local gateway (${info.url}, ${info.python})`;
 }

@@ -24,7 +24,13 @@ export interface InterpreterChoice {
 export interface FindOptions {
   python?: string;
   cwd?: string;
-  env?: NodeJS.ProcessEnv;
+  /**
+   * The host's environment to look in (NBAGENT_PYTHON, VIRTUAL_ENV, PATH), captured at the edge
+   * (runtime/settings.ts); default none: ./.venv, then /usr/bin/python3.
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Where the last choice is remembered for the next process (default $TMPDIR/nbagent-<uid>). */
+  cacheDir?: string;
   /** Modules to probe; the first listed one decides eligibility for the implicit candidates. */
   modules?: string[];
   /** Probe again, ignoring the in-process and on-disk caches (doctor). */
@@ -45,7 +51,7 @@ function isExecutable(path: string): boolean {
 export function candidateInterpreters(
   options: FindOptions = {},
 ): { path: string; source: string; explicit: boolean }[] {
-  const env = options.env ?? process.env;
+  const env = options.env ?? {};
   const cwd = options.cwd ?? process.cwd();
   const out: { path: string; source: string; explicit: boolean }[] = [];
   if (options.python) out.push({ path: options.python, source: "option", explicit: true });
@@ -99,7 +105,7 @@ const cache = new Map<string, Promise<InterpreterChoice>>();
  * (or when an explicit one does not run at all).
  */
 export function findInterpreter(options: FindOptions = {}): Promise<InterpreterChoice> {
-  const env = options.env ?? process.env;
+  const env = options.env ?? {};
   const key = JSON.stringify([
     options.python,
     env.NBAGENT_PYTHON,
@@ -107,6 +113,7 @@ export function findInterpreter(options: FindOptions = {}): Promise<InterpreterC
     options.cwd,
     env.PATH,
     options.modules,
+    options.cacheDir,
   ]);
   let hit = options.fresh ? undefined : cache.get(key);
   if (!hit) {
@@ -121,13 +128,14 @@ async function resolveInterpreter(options: FindOptions): Promise<InterpreterChoi
   const modules = options.modules ?? DEFAULT_MODULES;
   const required = modules[0] ?? "ipykernel";
   const candidates = candidateInterpreters(options);
-  const explicit = options.python ?? (options.env ?? process.env).NBAGENT_PYTHON;
+  const explicit = options.python ?? options.env?.NBAGENT_PYTHON;
   if (explicit && candidates.length === 0) {
     throw new Error(
       `Python interpreter ${explicit} (from ${options.python ? "the python option" : "NBAGENT_PYTHON"}) is not an executable file`,
     );
   }
-  const cached = options.fresh ? undefined : readDiskCache(candidates, modules);
+  const cacheFile = diskCachePath(options.cacheDir);
+  const cached = options.fresh ? undefined : readDiskCache(cacheFile, candidates, modules);
   if (cached) return cached;
   const tried: string[] = [];
   // Probe every candidate at once (a pyenv shim alone can take most of a second), then take the
@@ -141,7 +149,7 @@ async function resolveInterpreter(options: FindOptions): Promise<InterpreterChoi
     }
     if (probe?.modules[required]) {
       const choice = { path: c.path, source: c.source, version: probe.version, modules: probe.modules };
-      writeDiskCache(candidates, modules, choice, probe.origins?.[required]);
+      writeDiskCache(cacheFile, candidates, modules, choice, probe.origins?.[required]);
       return choice;
     }
     tried.push(c.path);
@@ -169,8 +177,8 @@ interface DiskCacheEntry {
   stamps: [string, number][];
 }
 
-function diskCachePath(): string {
-  return join(defaultStateRoot(), "interpreter.json");
+function diskCachePath(dir = defaultStateRoot({})): string {
+  return join(dir, "interpreter.json");
 }
 
 function cacheKey(candidates: { path: string; explicit: boolean }[], modules: string[]): string {
@@ -186,12 +194,13 @@ function mtimeOf(path: string): number | undefined {
 }
 
 function readDiskCache(
+  file: string,
   candidates: { path: string; explicit: boolean }[],
   modules: string[],
 ): InterpreterChoice | undefined {
   if (candidates.some((c) => c.explicit)) return undefined;
   try {
-    const entry = JSON.parse(readFileSync(diskCachePath(), "utf8")) as DiskCacheEntry;
+    const entry = JSON.parse(readFileSync(file, "utf8")) as DiskCacheEntry;
     if (entry.key !== cacheKey(candidates, modules)) return undefined;
     if (Date.now() - entry.savedAt > DISK_CACHE_MAX_AGE_MS) return undefined;
     if (!entry.stamps.every(([p, m]) => mtimeOf(p) === m)) return undefined;
@@ -202,6 +211,7 @@ function readDiskCache(
 }
 
 function writeDiskCache(
+  file: string,
   candidates: { path: string; explicit: boolean }[],
   modules: string[],
   choice: InterpreterChoice,
@@ -215,7 +225,6 @@ function writeDiskCache(
     stamps.push([p, m]);
   }
   const entry: DiskCacheEntry = { key: cacheKey(candidates, modules), savedAt: Date.now(), choice, stamps };
-  const file = diskCachePath();
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     const tmp = `${file}.${process.pid}.tmp`;

@@ -10,6 +10,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { Settings } from "../runtime/settings.js";
 import { createToolbox, type Toolbox } from "../tools/index.js";
 import { plural } from "../tools/kernel-text.js";
 import { hostRule, isLoopbackAddress, type Refusal, refusal } from "./http-guard.js";
@@ -21,6 +22,8 @@ export const MCP_PATH = "/mcp";
 
 export interface HttpOptions {
   cwd: string;
+  /** The settings the CLI resolved (runtime/settings.ts); every session's runtime gets them. */
+  settings: Settings;
   version: string;
   host: string;
   /** 0 picks a free port. */
@@ -108,6 +111,7 @@ export async function startHttp(options: HttpOptions): Promise<HttpMcp> {
     const id = randomUUID();
     const toolbox = createToolbox({
       cwd: options.cwd,
+      settings: options.settings,
       runtime: options.maxKernels === undefined ? undefined : { maxSessions: options.maxKernels },
     });
     const server = createMcpServer({ toolbox, version: options.version, log: options.log });

@@ -3,18 +3,21 @@
  * It ends when stdin ends or on SIGTERM / SIGINT; in-flight calls are cancelled (their kernels
  * interrupted) and every kernel is shut down before the process exits (docs/mcp.md).
  */
+import type { Settings } from "../runtime/settings.js";
 import { createToolbox } from "../tools/index.js";
 import { createMcpServer } from "./server.js";
 import { LineTransport } from "./stdio-transport.js";
 
 export interface StdioOptions {
   cwd: string;
+  /** The settings the CLI resolved (runtime/settings.ts). */
+  settings: Settings;
   version: string;
   log: (line: string) => void;
 }
 
 export async function serveStdio(options: StdioOptions): Promise<number> {
-  const toolbox = createToolbox({ cwd: options.cwd });
+  const toolbox = createToolbox({ cwd: options.cwd, settings: options.settings });
   const server = createMcpServer({ toolbox, version: options.version, log: options.log });
   const transport = new LineTransport(process.stdin, process.stdout);
   let signals = 0;

@@ -41,15 +41,18 @@ const OWN_FILE_RE = /^[0-9a-z]+-[0-9a-f]{10}\.(log|incomplete)$/;
 /** Artifacts older than this are removed when a runtime starts (NBAGENT_ARTIFACT_DAYS overrides; 0 keeps all). */
 export const DEFAULT_ARTIFACT_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 
-/** NBAGENT_STATE_DIR, else $TMPDIR/nbagent-<uid>: the per-user state directory when none is given. */
-export function defaultStateRoot(): string {
-  const configured = process.env.NBAGENT_STATE_DIR?.trim();
+/**
+ * NBAGENT_STATE_DIR of `env`, else $TMPDIR/nbagent-<uid>: the per-user state directory when none is
+ * given. The edges resolve it once (runtime/settings.ts); `{}` gives the plain default.
+ */
+export function defaultStateRoot(env: Readonly<Record<string, string | undefined>>): string {
+  const configured = env.NBAGENT_STATE_DIR?.trim();
   if (configured) return configured;
   let uid: string;
   try {
     uid = String(userInfo().uid);
   } catch {
-    uid = process.env.USER ?? "user";
+    uid = env.USER ?? "user";
   }
   return join(tmpdir(), `nbagent-${uid}`);
 }
@@ -117,7 +120,7 @@ export interface ArtifactSearchResult extends ArtifactSearch {
 }
 
 export interface ArtifactStoreOptions {
-  /** Per-user state root (default $TMPDIR/nbagent-<uid>). */
+  /** Per-user state root (default $TMPDIR/nbagent-<uid>; the edges pass the resolved one). */
   root?: string;
 }
 
@@ -127,7 +130,7 @@ export class ArtifactStore {
   private readonly indexes = new Map<string, LineIndex>();
 
   constructor(options: ArtifactStoreOptions = {}) {
-    this.root = options.root ?? defaultStateRoot();
+    this.root = options.root ?? defaultStateRoot({});
   }
 
   /** The directory of one session (its ARTIFACTS directory lives inside). */

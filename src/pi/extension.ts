@@ -12,6 +12,7 @@ import type {
   ExtensionContext,
   ToolDefinition,
 } from "@mariozechner/pi-coding-agent";
+import { resolveSettings } from "../runtime/settings.js";
 import { type AnyTool, createToolbox } from "../tools/index.js";
 import type { ToolResult } from "../tools/types.js";
 import { renderCallComponent, renderResultComponent } from "./render.js";
@@ -21,7 +22,12 @@ export type NbagentExtensionOptions = SessionToolboxOptions;
 
 /** The tools' names, labels, descriptions and schemas (the same for every session). */
 function describeTools(): AnyTool[] {
-  const toolbox = createToolbox({ cwd: process.cwd(), runtime: { artifactMaxAgeMs: 0 } });
+  // The settings are checked here too, so that a bad value stops the extension when it loads.
+  const toolbox = createToolbox({
+    cwd: process.cwd(),
+    settings: resolveSettings({}, process.env),
+    runtime: { artifactMaxAgeMs: 0 },
+  });
   // No call runs on it: it starts no kernel, and disposing it only stops its idle timer.
   void toolbox.dispose();
   return toolbox.tools;

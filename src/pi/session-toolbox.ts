@@ -3,9 +3,13 @@
  * working directory and session file are known, and shut down — every kernel with it — when pi ends
  * the session. A call that arrives after the end gets no new kernels.
  */
+import { resolveSettings, type Settings } from "../runtime/settings.js";
 import { createToolbox, type Toolbox, type ToolboxOptions } from "../tools/index.js";
 
-export type SessionToolboxOptions = Omit<ToolboxOptions, "cwd">;
+export type SessionToolboxOptions = Omit<ToolboxOptions, "cwd" | "settings"> & {
+  /** Default: resolved from pi's process environment when the toolbox is made (runtime/settings.ts). */
+  settings?: Settings;
+};
 
 /** What a tool call tells us about the pi session it runs in. */
 export interface PiSessionInfo {
@@ -34,6 +38,7 @@ export class SessionToolbox {
     if (this.#ended) throw new SessionEndedError();
     this.#toolbox ??= this.create({
       ...this.options,
+      settings: this.options.settings ?? resolveSettings({}, process.env),
       cwd: session.cwd,
       runtime: {
         ...(session.sessionFile ? { sessionFile: session.sessionFile } : {}),

@@ -14,7 +14,7 @@ export type { ImageProtocol } from "./format.js";
  * The protocol the terminal supports, from its environment: NBAGENT_IMAGES overrides
  * (kitty|iterm2|sixel|none); inside tmux/screen nothing is drawn (they do not pass images through).
  */
-export function detectImageProtocol(env: NodeJS.ProcessEnv = process.env): ImageProtocol {
+export function detectImageProtocol(env: Readonly<Record<string, string | undefined>>): ImageProtocol {
   const forced = env.NBAGENT_IMAGES;
   if (forced === "kitty" || forced === "iterm2" || forced === "sixel" || forced === "none") return forced;
   const term = env.TERM ?? "";

@@ -149,7 +149,7 @@ export function isPlain(theme: RenderTheme): boolean {
  * The theme the environment asks for: NO_COLOR (any non-empty value), FORCE_COLOR=0 or TERM=dumb →
  * plain; 256 colours when TERM or COLORTERM says so, else the 16 basic ones.
  */
-export function themeFromEnv(env: NodeJS.ProcessEnv = process.env): RenderTheme {
+export function themeFromEnv(env: Readonly<Record<string, string | undefined>>): RenderTheme {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== "") return plainTheme();
   if (env.FORCE_COLOR === "0" || env.TERM === "dumb") return plainTheme();
   const rich =

@@ -295,7 +295,8 @@ export function sessionEnv(sessionFile: string, artifactsDir: string): Record<st
 }
 
 export interface KernelEnvOptions extends SecretFilterOptions {
-  hostEnv?: NodeJS.ProcessEnv;
+  /** The host's environment, captured at the edge (Settings.env). */
+  hostEnv: NodeJS.ProcessEnv;
   sessionFile: string;
   artifactsDir: string;
   /** Set explicitly by the host; not filtered (the host chose them). */
@@ -310,7 +311,7 @@ export interface KernelEnv {
 
 /** Environment for a kernel process: filtered host env + explicit extras + session entries. */
 export function buildKernelEnv(options: KernelEnvOptions): KernelEnv {
-  const host = splitSecrets(options.hostEnv ?? process.env, options);
+  const host = splitSecrets(options.hostEnv, options);
   const env = {
     ...host.env,
     ...(options.extra ?? {}),

@@ -2,8 +2,8 @@
  * The gateway pieces the runtime uses (the gateway backend, the shared local gateway), in one place.
  */
 import { GatewayBackend } from "../kernel/gateway/index.js";
-import type { GatewayConnection } from "./kernel-choice.js";
 import type { NamedSessionGateway } from "./named-sessions.js";
+import type { GatewayConnection } from "./settings.js";
 
 export {
   DEFAULT_IDLE_CULL_SECONDS,

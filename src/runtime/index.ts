@@ -32,8 +32,6 @@ export {
   type ProvidedBackend,
   SANDBOX_ON_GATEWAY,
   SANDBOX_ON_SHARED_GATEWAY,
-  type SandboxMode,
-  sandboxFromEnv,
 } from "./kernel-provider.js";
 export {
   type NamedSessionInfo,
@@ -69,3 +67,14 @@ export {
   type SlotHolder,
   SlotWaitTimeoutError,
 } from "./sessions.js";
+export {
+  artifactMaxAgeFromEnv,
+  DEFAULT_WAIT_SECONDS,
+  type HostEnv,
+  resolveSettings,
+  type SandboxMode,
+  type Settings,
+  SettingsError,
+  type SettingsFlags,
+  waitSecondsFromEnv,
+} from "./settings.js";

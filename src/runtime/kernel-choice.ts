@@ -1,23 +1,18 @@
 /**
  * Which kernels a runtime uses, decided once (docs/backends.md): the local ZeroMQ backend, a remote
- * Jupyter server / Enterprise Gateway (option or NBAGENT_GATEWAY_URL + NBAGENT_GATEWAY_TOKEN), or the
+ * Jupyter server / Enterprise Gateway (option or the settings' gateway), or the
  * shared local gateway (a jupyter_server this user's nbagent processes share, started on demand).
  * The answer is one value, KernelChoice, that everything below the runtime is given; nothing looks
  * the backend, kernelspec or interpreter up again.
  */
+
 import { createLocalBackend } from "../kernel/index.js";
 import type { KernelBackend } from "../kernel/types.js";
 import { filterSecrets, type SecretFilterOptions } from "./env.js";
 import { createGatewayBackend, DEFAULT_IDLE_CULL_SECONDS, ensureLocalGateway } from "./gateway-deps.js";
+import { checkGatewayUrl, type GatewayConnection, localBackendOptions, type Settings } from "./settings.js";
 
-/** A gateway to reach: its base URL, token (sent as `Authorization: token <t>`), headers and CA. */
-export interface GatewayConnection {
-  url: string;
-  token?: string;
-  headers?: Record<string, string>;
-  /** PEM of a private CA for https/wss. */
-  ca?: string | Buffer;
-}
+export { checkGatewayUrl, type GatewayConnection } from "./settings.js";
 
 /** RuntimeOptions.gateway: a remote gateway, or "shared" for the shared local one. */
 export type GatewaySetting = GatewayConnection | "shared";
@@ -43,15 +38,15 @@ export type KernelChoice =
       python?: string;
     };
 
-/** The inputs of the choice: RuntimeOptions and the host environment. */
+/** The inputs of the choice: RuntimeOptions and the settings (runtime/settings.ts). */
 export interface KernelChoiceInput {
   gateway?: GatewaySetting;
   python?: string;
   kernelName?: string;
   /** A named session was asked for (CLI --session): with no gateway configured, the shared one is used. */
   sessionName?: string;
-  /** NBAGENT_GATEWAY_URL, NBAGENT_GATEWAY_TOKEN, NBAGENT_PYTHON (default process.env). */
-  hostEnv?: NodeJS.ProcessEnv;
+  /** The resolved settings: their gateway and interpreter apply unless the options above say otherwise. */
+  settings: Pick<Settings, "gateway" | "python">;
 }
 
 /** What to connect to, known without starting anything (bad settings throw `Error:` here). */
@@ -60,44 +55,14 @@ export type KernelPlan =
   | { kind: "remote"; connection: GatewayConnection; kernelName: string }
   | { kind: "shared"; python?: string; kernelName: string };
 
-/** An http(s) URL without credentials in it, trailing slashes removed; else an `Error:`. */
-export function checkGatewayUrl(url: string, from: string): string {
-  const text = url.trim();
-  let parsed: URL;
-  try {
-    parsed = new URL(text);
-  } catch {
-    throw new Error(
-      `Error: ${from} is not a URL: ${JSON.stringify(url)}. Give the gateway's base URL, e.g. http://host:8888.`,
-    );
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new Error(
-      `Error: ${from} must be an http:// or https:// URL (got ${JSON.stringify(url)}). Give the gateway's base URL, e.g. http://host:8888.`,
-    );
-  }
-  if (parsed.username || parsed.password) {
-    throw new Error(
-      `Error: ${from} must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN.`,
-    );
-  }
-  if (parsed.search || parsed.hash) {
-    throw new Error(
-      `Error: ${from} must be the gateway's base URL without a query or fragment (got ${JSON.stringify(url)}); put the token in NBAGENT_GATEWAY_TOKEN.`,
-    );
-  }
-  return text.replace(/\/+$/, "");
-}
-
 /**
  * The plan from options and environment, in this order: an explicit `gateway` option (a remote one or
- * "shared"); NBAGENT_GATEWAY_URL (+ NBAGENT_GATEWAY_TOKEN); a named session → the shared gateway;
- * else local kernels.
+ * "shared"); the settings' gateway (--gateway, NBAGENT_GATEWAY_URL); a named session → the shared
+ * gateway; else local kernels.
  */
-export function planKernelChoice(input: KernelChoiceInput = {}): KernelPlan {
-  const env = input.hostEnv ?? process.env;
+export function planKernelChoice(input: KernelChoiceInput): KernelPlan {
   const kernelName = input.kernelName ?? "python3";
-  const python = input.python ?? (env.NBAGENT_PYTHON?.trim() || undefined);
+  const python = input.python ?? input.settings.python;
   const g = input.gateway;
   if (g === "shared") return { kind: "shared", python, kernelName };
   if (g) {
@@ -107,15 +72,7 @@ export function planKernelChoice(input: KernelChoiceInput = {}): KernelPlan {
       kernelName,
     };
   }
-  const url = env.NBAGENT_GATEWAY_URL?.trim();
-  if (url) {
-    const token = env.NBAGENT_GATEWAY_TOKEN?.trim() || undefined;
-    return {
-      kind: "remote",
-      connection: { url: checkGatewayUrl(url, "NBAGENT_GATEWAY_URL"), token },
-      kernelName,
-    };
-  }
+  if (input.settings.gateway) return { kind: "remote", connection: input.settings.gateway, kernelName };
   if (input.sessionName !== undefined) return { kind: "shared", python, kernelName };
   return { kind: "local", python, kernelName };
 }
@@ -137,13 +94,14 @@ export interface ResolvedKernelChoice {
  */
 export async function resolveKernelChoice(
   plan: KernelPlan,
-  options: SecretFilterOptions & { stateRoot?: string; hostEnv?: NodeJS.ProcessEnv } = {},
+  options: SecretFilterOptions & { stateRoot?: string; settings: Settings },
 ): Promise<ResolvedKernelChoice> {
+  const { settings } = options;
   switch (plan.kind) {
     case "local":
       return {
         choice: { kind: "local", python: plan.python, kernelName: plan.kernelName },
-        backend: createLocalBackend(),
+        backend: createLocalBackend(localBackendOptions(settings)),
         identity: "local",
       };
     case "remote":
@@ -156,7 +114,10 @@ export async function resolveKernelChoice(
       const info = await ensureLocalGateway({
         python: plan.python,
         stateRoot: options.stateRoot,
-        env: filterSecrets(options.hostEnv ?? process.env, { allow: options.allow, deny: options.deny }),
+        env: filterSecrets(settings.env, { allow: options.allow, deny: options.deny }),
+        hostEnv: settings.env,
+        interpreterCacheDir: settings.stateRoot,
+        pidNamespace: settings.pidNamespace,
         // The server's own cull: kernels nobody swept (their process died) do not stay forever.
         idleCullSeconds: DEFAULT_IDLE_CULL_SECONDS,
       });

@@ -11,7 +11,6 @@
 
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
-import { resolveLimits } from "../kernel/local/limits.js";
 import type {
   Kernel,
   KernelBackend,
@@ -31,6 +30,7 @@ import {
   type ResolvedKernelChoice,
   resolveKernelChoice,
 } from "./kernel-choice.js";
+import type { SandboxMode, Settings } from "./settings.js";
 import {
   FD_EXHAUSTION_TEXT,
   isFdExhaustion,
@@ -39,24 +39,8 @@ import {
   logSize,
 } from "./start-failures.js";
 
+export type { SandboxMode } from "./settings.js";
 export { isFdExhaustion, isGatewayUnreachable } from "./start-failures.js";
-
-/** The sandbox asked for (docs/isolation.md): with or without network. */
-export interface SandboxMode {
-  network: boolean;
-}
-
-/**
- * NBAGENT_SANDBOX: unset, "", "0", "off" → no sandbox; "1", "on" → sandbox with network;
- * "net-off" → sandbox without network. Anything else is an Error: (nothing starts).
- */
-export function sandboxFromEnv(env: NodeJS.ProcessEnv): SandboxMode | undefined {
-  const v = env.NBAGENT_SANDBOX?.trim().toLowerCase() ?? "";
-  if (v === "" || v === "0" || v === "off") return undefined;
-  if (v === "1" || v === "on") return { network: true };
-  if (v === "net-off") return { network: false };
-  throw new Error(`Error: NBAGENT_SANDBOX=${env.NBAGENT_SANDBOX} is not one of 0, 1, net-off`);
-}
 
 /** The refusals (docs/isolation.md "Where kernels are made"): the same text on every road. */
 export const SANDBOX_ON_GATEWAY =
@@ -68,21 +52,24 @@ export const LIMITS_ON_GATEWAY =
   "Error: the kernel limits (--max-processes, --memory-limit, NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT) apply to local kernels; kernels on a gateway run with the limits the gateway gives them. Unset one of the two.";
 
 export interface KernelProviderOptions extends SecretFilterOptions {
-  /** A remote gateway or "shared" (kernel-choice.ts; default from hostEnv). */
+  /** A remote gateway or "shared" (kernel-choice.ts; default: the settings' gateway). */
   gateway?: GatewaySetting;
   /** A named session was asked for: with no gateway configured, the shared gateway is used. */
   sessionName?: string;
   python?: string;
   /** Default kernelspec name (default "python3"). */
   kernelName?: string;
-  /** Host environment (default process.env): gateway settings, NBAGENT_SANDBOX, the kernels' env. */
-  hostEnv?: NodeJS.ProcessEnv;
+  /**
+   * The settings resolved at the edge (runtime/settings.ts): the gateway, sandbox, limits and
+   * interpreter unless the options here say otherwise, and the host environment kernels start from.
+   */
+  settings: Settings;
   /**
    * The per-user state root (the ArtifactStore's root): hidden from every local kernel; the shared
    * gateway's files live there.
    */
   stateRoot: string;
-  /** false/undefined no sandbox, true with network, { network: false } without. Default: NBAGENT_SANDBOX. */
+  /** false/undefined no sandbox, true with network, { network: false } without. Default: the settings'. */
   sandbox?: boolean | SandboxMode;
   /** Resource limits for every kernel (docs/isolation.md). */
   limits?: KernelLimits;
@@ -166,37 +153,36 @@ export interface KernelProvider {
   dispose(): Promise<void>;
 }
 
-/** The sandbox setting: the option when given, else NBAGENT_SANDBOX (an Error: when not a value). */
-function sandboxSetting(option: KernelProviderOptions["sandbox"], hostEnv: NodeJS.ProcessEnv) {
-  if (option === undefined) return sandboxFromEnv(hostEnv);
+/** The sandbox setting: the option when given, else the settings' (--sandbox, NBAGENT_SANDBOX). */
+function sandboxSetting(option: KernelProviderOptions["sandbox"], settings: Settings) {
+  if (option === undefined) return settings.sandbox;
   if (option === true) return { network: true };
   return option || undefined;
 }
 
 export function createKernelProvider(options: KernelProviderOptions): KernelProvider {
-  const hostEnv = options.hostEnv ?? process.env;
-  // Bad settings (a gateway URL that is not one, NBAGENT_SANDBOX=bogus) are an Error: now.
+  const { settings } = options;
+  const hostEnv = settings.env;
+  // A bad gateway URL given as an option is an Error: now (the settings were checked at the edge).
   const plan = planKernelChoice({
     gateway: options.gateway,
     python: options.python,
     kernelName: options.kernelName,
     sessionName: options.sessionName,
-    hostEnv,
+    settings,
   });
-  const sandbox = sandboxSetting(options.sandbox, hostEnv);
+  const sandbox = sandboxSetting(options.sandbox, settings);
   const usesGateway = options.backend ? options.backend.name === "gateway" : plan.kind !== "local";
-  // Limits: the option's fields, else NBAGENT_MAX_PROCESSES / NBAGENT_MEMORY_LIMIT, else the defaults
-  // (a bad value is an Error: now). Asked for explicitly with a gateway: refused like the sandbox.
-  const fromEnv = resolveLimits({}, hostEnv);
+  // Limits: the option's fields, else the settings' (flags, NBAGENT_MAX_PROCESSES /
+  // NBAGENT_MEMORY_LIMIT, the defaults). Asked for explicitly with a gateway: refused like the sandbox.
   const limits: Required<KernelLimits> = {
-    maxProcesses: options.limits?.maxProcesses ?? fromEnv.maxProcesses,
-    memoryBytes: options.limits?.memoryBytes ?? fromEnv.memoryBytes,
+    maxProcesses: options.limits?.maxProcesses ?? settings.limits.maxProcesses,
+    memoryBytes: options.limits?.memoryBytes ?? settings.limits.memoryBytes,
   };
   const limitsAsked =
     options.limits?.maxProcesses !== undefined ||
     options.limits?.memoryBytes !== undefined ||
-    !!hostEnv.NBAGENT_MAX_PROCESSES?.trim() ||
-    !!hostEnv.NBAGENT_MEMORY_LIMIT?.trim();
+    settings.limitsAsked;
   const refusal = sandbox
     ? plan.kind === "shared" && !options.backend
       ? SANDBOX_ON_SHARED_GATEWAY
@@ -218,7 +204,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     }
     const resolved = await resolveKernelChoice(plan, {
       stateRoot,
-      hostEnv,
+      settings,
       allow: options.allow,
       deny: options.deny,
     });

@@ -6,7 +6,7 @@
  */
 import { join } from "node:path";
 import type { Kernel, KernelBackend, KernelLimits } from "../kernel/types.js";
-import { ArtifactStore, DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
+import { ArtifactStore } from "../output/artifacts.js";
 import type { Deadline } from "./deadline.js";
 import type { KernelEnv, SecretFilterOptions } from "./env.js";
 import type { GatewayKernelBackend } from "./gateway-deps.js";
@@ -20,16 +20,22 @@ import {
   type SessionCallOptions,
   type SessionLease,
 } from "./sessions.js";
+import type { Settings } from "./settings.js";
 
-export { isFdExhaustion, isGatewayUnreachable, sandboxFromEnv } from "./kernel-provider.js";
+export { isFdExhaustion, isGatewayUnreachable } from "./kernel-provider.js";
 
 export interface RuntimeOptions extends KernelSessionsOptions, SecretFilterOptions {
+  /**
+   * The settings resolved at the edge (runtime/settings.ts: flags, environment, defaults): every
+   * option below that is not given comes from them, and kernels start from their host environment.
+   */
+  settings: Settings;
   /** Kernel backend (default: the one the kernel choice names, created on first use). */
   backend?: KernelBackend;
   /**
    * Kernels from a gateway: a remote one ({url, token?, headers?, ca?}) or "shared" (the shared local
-   * gateway, started on demand from `python`). Default: NBAGENT_GATEWAY_URL (+ NBAGENT_GATEWAY_TOKEN)
-   * of hostEnv; else the shared gateway when sessionName is set; else local kernels.
+   * gateway, started on demand from `python`). Default: the settings' gateway (--gateway,
+   * NBAGENT_GATEWAY_URL); else the shared gateway when sessionName is set; else local kernels.
    */
   gateway?: GatewaySetting;
   /**
@@ -43,27 +49,22 @@ export interface RuntimeOptions extends KernelSessionsOptions, SecretFilterOptio
   kernelName?: string;
   /** Session id used when a call names none (default "default"). */
   sessionId?: string;
-  /** Per-user state root for session dirs and artifacts (default $TMPDIR/nbagent-<uid>). */
+  /** Per-user state root for session dirs and artifacts (default: the settings' stateRoot). */
   stateRoot?: string;
   /** The host's session state file, exported as PI_SESSION_FILE (default <session dir>/session.json). */
   sessionFile?: string;
-  /**
-   * Host environment to start kernels from (default process.env); secrets are filtered out
-   * (docs/secrets.md), except names matching `allow` or its NBAGENT_ALLOW_ENV.
-   */
-  hostEnv?: NodeJS.ProcessEnv;
   /** Extra variables for every kernel (not filtered). */
   env?: Record<string, string>;
   /** Bound on one kernel start, within the call's deadline (default 60 s). */
   startTimeoutMs?: number;
   /**
-   * Artifacts older than this are deleted when the runtime is created (default 7 days, or
-   * NBAGENT_ARTIFACT_DAYS; 0 keeps them all).
+   * Artifacts older than this are deleted when the runtime is created (default: the settings',
+   * NBAGENT_ARTIFACT_DAYS or 7 days; 0 keeps them all).
    */
   artifactMaxAgeMs?: number;
   /**
    * Run kernels in the sandbox (docs/isolation.md): false/undefined no, true with network,
-   * { network: false } without. Default: NBAGENT_SANDBOX of hostEnv (see sandboxFromEnv).
+   * { network: false } without. Default: the settings' (--sandbox, NBAGENT_SANDBOX).
    */
   sandbox?: boolean | { network: boolean };
   /** Resource limits for every kernel this runtime starts (docs/isolation.md). */
@@ -125,16 +126,9 @@ export interface Runtime {
   dispose(): Promise<void>;
 }
 
-/** NBAGENT_ARTIFACT_DAYS (a number of days; 0 keeps every artifact), else the default. */
-export function artifactMaxAgeFromEnv(env: NodeJS.ProcessEnv): number {
-  const text = env.NBAGENT_ARTIFACT_DAYS?.trim();
-  const days = Number(text);
-  return text && Number.isFinite(days) && days >= 0 ? days * 24 * 3600 * 1000 : DEFAULT_ARTIFACT_MAX_AGE_MS;
-}
-
-export function createRuntime(options: RuntimeOptions = {}): Runtime {
-  const hostEnv = options.hostEnv ?? process.env;
-  const artifacts = new ArtifactStore({ root: options.stateRoot });
+export function createRuntime(options: RuntimeOptions): Runtime {
+  const { settings } = options;
+  const artifacts = new ArtifactStore({ root: options.stateRoot ?? settings.stateRoot });
   // Every kernel of this runtime comes from here; bad settings are an Error: now, before anything
   // starts, and settings that cannot be honoured together refuse every start (kernel-provider.ts).
   const provider = createKernelProvider({
@@ -142,7 +136,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     sessionName: options.sessionName,
     python: options.python,
     kernelName: options.kernelName,
-    hostEnv,
+    settings,
     stateRoot: artifacts.root,
     sandbox: options.sandbox,
     limits: options.limits,
@@ -153,7 +147,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     releaseIdle: () => sessions.releaseIdle(),
   });
   const { plan, usesGateway } = provider;
-  const maxAge = options.artifactMaxAgeMs ?? artifactMaxAgeFromEnv(hostEnv);
+  const maxAge = options.artifactMaxAgeMs ?? settings.artifactMaxAgeMs;
   const artifactsPruned = maxAge > 0 ? artifacts.prune(maxAge).catch(() => 0) : Promise.resolve(0);
   const defaultSessionId = options.sessionId ?? options.sessionName ?? "default";
 

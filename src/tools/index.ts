@@ -3,12 +3,12 @@
  * The runtime owns the kernels; dispose() shuts them all down.
  */
 import { DEFAULT_KERNELSPEC } from "../notebook/index.js";
-import { createRuntime, type RuntimeOptions } from "../runtime/index.js";
+import { createRuntime, type RuntimeOptions, type Settings } from "../runtime/index.js";
 import { createArtifactTool } from "./artifact.js";
 import { createNotebookTool } from "./notebook.js";
 import { createNotebookExecutor } from "./notebook-executor.js";
 import { createPythonTool } from "./python.js";
-import { RunRegistry, waitSecondsFromEnv } from "./runs.js";
+import { RunRegistry } from "./runs.js";
 import { createRunsTool } from "./runs-tool.js";
 import type { Tool } from "./types.js";
 
@@ -18,10 +18,12 @@ export type AnyTool = Tool<any, any>;
 export interface ToolboxOptions {
   /** The session's working directory: relative paths resolve against it. */
   cwd: string;
-  runtime?: RuntimeOptions;
+  /** The settings the edge resolved (runtime/settings.ts): the runtime's, and the wait budget. */
+  settings: Settings;
+  runtime?: Omit<RuntimeOptions, "settings">;
   /**
    * Seconds a python call or notebook run is waited for before it returns its output so far with a
-   * run id and goes on in the background (default NBAGENT_WAIT_SECONDS, else 50; docs/runs.md).
+   * run id and goes on in the background (default: the settings', NBAGENT_WAIT_SECONDS, else 50; docs/runs.md).
    */
   waitSeconds?: number;
 }
@@ -34,8 +36,8 @@ export interface Toolbox {
 }
 
 export function createToolbox(options: ToolboxOptions): Toolbox {
-  const runtime = createRuntime({ ...options.runtime });
-  const runs = new RunRegistry(options.waitSeconds ?? waitSecondsFromEnv());
+  const runtime = createRuntime({ ...options.runtime, settings: options.settings });
+  const runs = new RunRegistry(options.waitSeconds ?? options.settings.waitSeconds);
   const tools: AnyTool[] = [
     createNotebookTool({
       cwd: options.cwd,

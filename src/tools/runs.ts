@@ -5,11 +5,13 @@
  * once done, or interrupts it. Run ids live as long as the toolbox; a finished run's result is kept
  * for KEEP_FINISHED_MS (and at most MAX_FINISHED of them).
  */
+import { DEFAULT_WAIT_SECONDS } from "../runtime/settings.js";
 import type { CellRunRecorder } from "./cell-run.js";
 import type { PythonToolDetails } from "./python-result.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
 
-export const DEFAULT_WAIT_SECONDS = 50;
+export { DEFAULT_WAIT_SECONDS };
+
 const KEEP_FINISHED_MS = 60 * 60_000;
 const MAX_FINISHED = 50;
 
@@ -35,17 +37,11 @@ export interface Run extends RunInfo {
   detach?: () => void;
 }
 
-/** The wait budget: NBAGENT_WAIT_SECONDS, else the default (a little under common 60 s client timeouts). */
-export function waitSecondsFromEnv(env: NodeJS.ProcessEnv = process.env): number {
-  const v = Number(env.NBAGENT_WAIT_SECONDS);
-  return Number.isFinite(v) && v > 0 ? v : DEFAULT_WAIT_SECONDS;
-}
-
 export class RunRegistry {
   private readonly runs = new Map<string, Run>();
   private next = 1;
 
-  constructor(readonly waitSeconds = waitSecondsFromEnv()) {}
+  constructor(readonly waitSeconds = DEFAULT_WAIT_SECONDS) {}
 
   get(id: string): Run | undefined {
     this.prune();

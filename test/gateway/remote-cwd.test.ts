@@ -12,9 +12,10 @@ import { after, before, test } from "node:test";
 import { findBwrap } from "../../src/kernel/index.js";
 import { createRuntime, type Runtime } from "../../src/runtime/index.js";
 import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
+import { testSettings } from "../settings.js";
 import { type JupyterServerHandle, startJupyterServer } from "./helpers.js";
 
-const bwrap = findBwrap();
+const bwrap = findBwrap(process.env);
 const home = mkdtempSync(join(tmpdir(), "nbagent-remote-cwd-"));
 const hidden = join(home, "this-machine");
 const cwd = join(hidden, "project");
@@ -26,7 +27,11 @@ before(async () => {
   mkdirSync(cwd, { recursive: true });
   writeFileSync(join(cwd, "data.csv"), "a,b\n1,2\n");
   server = await startJupyterServer({ wrap: [bwrap, "--dev-bind", "/", "/", "--tmpfs", hidden, "--"] });
-  rt = createRuntime({ stateRoot: join(home, "state"), gateway: { url: server.url, token: server.token } });
+  rt = createRuntime({
+    settings: testSettings(),
+    stateRoot: join(home, "state"),
+    gateway: { url: server.url, token: server.token },
+  });
 });
 
 after(async () => {

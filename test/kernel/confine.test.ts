@@ -40,9 +40,12 @@ print(json.dumps({
 }))
 `;
 
+import { localBackendOptions } from "../../src/runtime/settings.js";
+import { testSettings } from "../settings.js";
+
 for (const forkServer of [false, true]) {
   describe(forkServer ? "forked kernels" : "spawned kernels", () => {
-    const backend = createLocalBackend({ forkServer });
+    const backend = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer });
     after(() => backend.dispose());
 
     test("a cwd inside a hidden folder stays the kernel's; '..' and a hidden folder inside it do not show what is hidden", async () => {

@@ -12,10 +12,12 @@ import { fileURLToPath } from "node:url";
 import { type ConnectedKernel, createLocalBackend, resolveKernelSpec } from "../../src/kernel/index.js";
 import { forkPlan, startupSignature } from "../../src/kernel/local/forkserver.js";
 import { ForkedKernelProcess } from "../../src/kernel/local/forkserver-kernel.js";
+import { localBackendOptions } from "../../src/runtime/settings.js";
+import { testSettings } from "../settings.js";
 import { childrenOf, exitMidExecution, groupMembers, pidAlive, waitUntil } from "./helpers.js";
 
 const HOST = fileURLToPath(new URL("./fixtures/forkserver-host.ts", import.meta.url));
-const backend = createLocalBackend({ forkServer: true });
+const backend = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer: true });
 after(() => backend.dispose());
 
 function ppidOf(pid: number): number {
@@ -245,7 +247,7 @@ describe("fork server", { concurrency: true }, () => {
         "runpy.run_module('ipykernel_launcher', run_name='__main__')",
       ].join("\n"),
     );
-    const shadowed = createLocalBackend({ forkServer: true });
+    const shadowed = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer: true });
     try {
       const env = hostEnv({ PYTHONPATH: dir, FAKE_DIR: dir });
       await shadowed.prewarm({ env });
@@ -297,7 +299,7 @@ describe("fork server", { concurrency: true }, () => {
       join(dir, "site", "sitecustomize.py"),
       "import os, sys\nif sys.argv and sys.argv[0].endswith('forkserver.py'):\n    os._exit(3)\n",
     );
-    const broken = createLocalBackend({ forkServer: true });
+    const broken = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer: true });
     try {
       const env = hostEnv({ PYTHONPATH: join(dir, "site") });
       for (let i = 0; i < 3; i++) {

@@ -19,6 +19,8 @@ import {
   type OutgoingChannel,
   TimeoutError,
 } from "../../src/kernel/index.js";
+import { localBackendOptions } from "../../src/runtime/settings.js";
+import { testSettings } from "../settings.js";
 
 const isReply = (m: JupyterMessage) => m.channel === "shell";
 const isIdle = (m: JupyterMessage) =>
@@ -81,7 +83,7 @@ function passThrough(): KernelClient {
   );
 }
 
-const backend = createLocalBackend();
+const backend = createLocalBackend(localBackendOptions(testSettings()));
 let kernel: ConnectedKernel;
 
 before(async () => {

@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { createLocalBackend } from "../../src/kernel/index.js";
+import { localBackendOptions } from "../../src/runtime/settings.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-history-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -15,7 +17,7 @@ const HIST = "print(get_ipython().history_manager.hist_file)";
 
 for (const forkServer of [false, true]) {
   test(`${forkServer ? "forked" : "spawned"} kernels: history in memory unless a file is asked for`, async () => {
-    const backend = createLocalBackend({ forkServer });
+    const backend = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer });
     try {
       // Three starts: with a fork server the later ones are forked.
       for (let i = 0; i < 3; i++) {

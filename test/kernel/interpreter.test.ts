@@ -17,7 +17,7 @@ import { findInterpreter } from "../../src/kernel/interpreter.js";
 const root = mkdtempSync(join(tmpdir(), "nbagent-interp-"));
 const bin = join(root, "bin");
 const log = join(root, "runs.log");
-process.env.NBAGENT_STATE_DIR = join(root, "state");
+const cacheDir = join(root, "state");
 
 function makeWrapper(): string {
   const path = join(bin, "python3");
@@ -33,7 +33,7 @@ describe("interpreter choice", { skip: !existsSync("/usr/bin/python3") }, () => 
     mkdirSync(bin, { recursive: true });
     const wrapper = makeWrapper();
     const env = { PATH: `${bin}:/usr/bin:/bin` };
-    const first = await findInterpreter({ env, cwd: join(root, "a") });
+    const first = await findInterpreter({ env, cacheDir, cwd: join(root, "a") });
     assert.equal(first.path, wrapper);
     assert.equal(first.modules.ipykernel, true);
     const afterFirst = runs();
@@ -41,20 +41,20 @@ describe("interpreter choice", { skip: !existsSync("/usr/bin/python3") }, () => 
     assert.ok(existsSync(join(root, "state", "interpreter.json")));
 
     // Another cwd bypasses the in-process cache; the on-disk choice is reused without a probe.
-    const second = await findInterpreter({ env, cwd: join(root, "b") });
+    const second = await findInterpreter({ env, cacheDir, cwd: join(root, "b") });
     assert.equal(second.path, wrapper);
     assert.equal(runs(), afterFirst);
 
     // The interpreter file changed: probe again.
     const later = new Date(Date.now() + 5_000);
     utimesSync(wrapper, later, later);
-    const third = await findInterpreter({ env, cwd: join(root, "c") });
+    const third = await findInterpreter({ env, cacheDir, cwd: join(root, "c") });
     assert.equal(third.path, wrapper);
     assert.ok(runs() > afterFirst);
 
     // fresh (doctor) always probes.
     const before = runs();
-    await findInterpreter({ env, cwd: join(root, "c"), fresh: true });
+    await findInterpreter({ env, cacheDir, cwd: join(root, "c"), fresh: true });
     assert.ok(runs() > before);
   });
 });

@@ -5,7 +5,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type ConnectedKernel, createLocalBackend } from "../../src/kernel/index.js";
+import { localBackendOptions } from "../../src/runtime/settings.js";
 import { backendCases } from "../backends.js";
+import { testSettings } from "../settings.js";
 
 /** Runs `code`, aborting as soon as `marker` has been printed; returns the result. */
 async function abortAfter(k: ConnectedKernel, code: string, marker: string, graceMs?: number) {
@@ -87,7 +89,10 @@ for (const backend of backendCases())
   });
 
 describe("local only", () => {
-  const messageBackend = createLocalBackend({ interruptMode: "message" });
+  const messageBackend = createLocalBackend({
+    ...localBackendOptions(testSettings()),
+    interruptMode: "message",
+  });
   after(() => messageBackend.dispose());
 
   test("interrupt_mode message: interrupt_request on the control channel", async () => {

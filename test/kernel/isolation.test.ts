@@ -34,7 +34,7 @@ import { pidAlive, processesMentioning, waitUntil } from "./helpers.js";
 const HOST = fileURLToPath(new URL("./fixtures/isolation-host.ts", import.meta.url));
 const CLI = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 const SECRET = `nbagent-secret-${randomBytes(12).toString("hex")}`;
-const HAS_BWRAP = findBwrap() !== undefined;
+const HAS_BWRAP = findBwrap(process.env) !== undefined;
 
 /** Reads every /proc/<pid>/environ the kernel can, its own and its JPY_PARENT_PID's; prints a verdict. */
 const SNOOP = `
@@ -207,7 +207,7 @@ describe("kernel isolation", { concurrency: false }, () => {
   }, async () => {
     // A host inside bubblewrap as an unprivileged user with nested user namespaces disabled: no
     // unshare is possible, as on machines that forbid unprivileged user namespaces.
-    const bwrap = findBwrap() as string;
+    const bwrap = findBwrap(process.env) as string;
     // The run's TMPDIR is root's (0700): nobody gets a directory of its own, removed afterwards.
     const shared = mkdtempSync("/tmp/nbagent-iso-nobody-");
     chmodSync(shared, 0o777);

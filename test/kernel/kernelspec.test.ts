@@ -5,15 +5,17 @@ import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { createLocalBackend, findInterpreter } from "../../src/kernel/index.js";
+import { createLocalBackend, findInterpreter, type LocalBackend } from "../../src/kernel/index.js";
 import { kernelSpecDirs, listKernelSpecNames, resolveKernelSpec } from "../../src/kernel/local/kernelspec.js";
 
-const backend = createLocalBackend();
+let backend: LocalBackend;
 let jupyterPath: string;
 let python: string;
+/** The host environment the lookups are given: this process's, with JUPYTER_PATH set below. */
+let env: Record<string, string | undefined>;
 
 before(async () => {
-  python = (await findInterpreter()).path;
+  python = (await findInterpreter({ env: process.env })).path;
   jupyterPath = await mkdtemp(join(tmpdir(), "nbagent-kernelspec-"));
   const dir = join(jupyterPath, "kernels", "nbagent-test-spec");
   await mkdir(dir, { recursive: true });
@@ -27,27 +29,27 @@ before(async () => {
       env: { FROM_SPEC: "spec-env" },
     }),
   );
-  // This test file runs in its own process: setting JUPYTER_PATH here touches no other test.
-  process.env.JUPYTER_PATH = jupyterPath;
+  env = { ...process.env, JUPYTER_PATH: jupyterPath };
+  backend = createLocalBackend({ hostEnv: env });
 });
 after(() => backend.dispose());
 
 test("python3 resolves to the chosen interpreter running ipykernel_launcher", async () => {
-  const spec = await resolveKernelSpec("python3");
+  const spec = await resolveKernelSpec("python3", undefined, { env });
   assert.deepEqual(spec.argv, [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"]);
   assert.equal(spec.interruptMode, "signal");
 });
 
 test("a named spec comes from JUPYTER_PATH with its env and interrupt_mode; python option replaces argv[0]", async () => {
-  assert.equal(kernelSpecDirs(python)[0], join(jupyterPath, "kernels"));
-  assert.ok((await listKernelSpecNames(python)).includes("nbagent-test-spec"));
-  const spec = await resolveKernelSpec("nbagent-test-spec", python);
+  assert.equal(kernelSpecDirs(python, env)[0], join(jupyterPath, "kernels"));
+  assert.ok((await listKernelSpecNames(python, { env })).includes("nbagent-test-spec"));
+  const spec = await resolveKernelSpec("nbagent-test-spec", python, { env });
   assert.equal(spec.argv[0], python);
   assert.equal(spec.interruptMode, "message");
   assert.deepEqual(spec.env, { FROM_SPEC: "spec-env" });
   assert.equal(spec.displayName, "Test spec");
   // without the option, the bare "python3" becomes the interpreter findInterpreter chose
-  assert.equal((await resolveKernelSpec("nbagent-test-spec")).argv[0], python);
+  assert.equal((await resolveKernelSpec("nbagent-test-spec", undefined, { env })).argv[0], python);
 });
 
 test("a kernel started from the named spec gets the spec's env and is interrupted by message", async () => {

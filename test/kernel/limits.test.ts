@@ -23,6 +23,7 @@ import {
   removeLimitCgroups,
   resolveLimits,
 } from "../../src/kernel/local/limits.js";
+import { resolveSettings, type SettingsFlags } from "../../src/runtime/settings.js";
 import { abortText, eventText } from "../../src/tools/kernel-text.js";
 
 const PYTHON = "/usr/bin/python3";
@@ -257,32 +258,41 @@ describe("death texts", () => {
 });
 
 describe("the flags", () => {
-  test("--max-processes and --memory-limit become the variables the runtime reads", () => {
-    const env: NodeJS.ProcessEnv = {};
+  test("--max-processes and --memory-limit become the settings' flags, which win over the variables", () => {
+    const flags: SettingsFlags = {};
     const r = takeLimitFlags(
       "call",
       ["python", "--max-processes", "64", "--memory-limit=2G", "{}", "--", "--memory-limit"],
-      env,
+      flags,
     );
     assert.deepEqual(r, { args: ["python", "{}", "--", "--memory-limit"] });
-    assert.deepEqual(env, { NBAGENT_MAX_PROCESSES: "64", NBAGENT_MEMORY_LIMIT: "2G" });
+    assert.deepEqual(flags, { maxProcesses: "64", memoryLimit: "2G" });
+    const settings = resolveSettings(flags, { NBAGENT_MAX_PROCESSES: "128", NBAGENT_MEMORY_LIMIT: "1G" });
+    assert.deepEqual(settings.limits, { maxProcesses: 64, memoryBytes: 2 * 2 ** 30 });
+    assert.equal(settings.limitsAsked, true);
+    assert.equal(resolveSettings({}, {}).limitsAsked, false);
   });
 
   test("bad values, a missing value, or a command without kernels: an error and nothing set", () => {
-    const env: NodeJS.ProcessEnv = {};
-    assert.deepEqual(takeLimitFlags("mcp", ["--memory-limit", "2X"], env), {
-      error: '--memory-limit must be a size like 2G, 512M or 1073741824 (bytes), or off; got "2X"',
-    });
-    assert.deepEqual(takeLimitFlags("mcp", ["--max-processes"], env), {
+    const flags: SettingsFlags = {};
+    assert.deepEqual(takeLimitFlags("mcp", ["--max-processes"], flags), {
       error: "--max-processes needs a value",
     });
     assert.match(
-      (takeLimitFlags("artifact", ["--max-processes", "64"], env) as { error: string }).error,
+      (takeLimitFlags("artifact", ["--max-processes", "64"], flags) as { error: string }).error,
       /^--max-processes applies to call, batch, mcp, demo, python, notebook, run, doctor, not to artifact$/,
     );
-    assert.deepEqual(env, {});
-    assert.deepEqual(takeLimitFlags("run", [], { NBAGENT_MAX_PROCESSES: "lots" }), {
-      error: 'NBAGENT_MAX_PROCESSES must be a whole number of processes like 256, or off; got "lots"',
+    assert.deepEqual(flags, {});
+    // The values are checked once, with the environment's, when the settings are resolved.
+    assert.deepEqual(takeLimitFlags("mcp", ["--memory-limit", "2X"], flags), { args: [] });
+    assert.throws(() => resolveSettings(flags, {}), {
+      name: "SettingsError",
+      message: 'Error: --memory-limit must be a size like 2G, 512M or 1073741824 (bytes), or off; got "2X"',
+    });
+    assert.throws(() => resolveSettings({}, { NBAGENT_MAX_PROCESSES: "lots" }), {
+      name: "SettingsError",
+      message:
+        'Error: NBAGENT_MAX_PROCESSES must be a whole number of processes like 256, or off; got "lots"',
     });
   });
 });

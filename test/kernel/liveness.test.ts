@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { type ConnectedKernel, createLocalBackend } from "../../src/kernel/index.js";
 import { LocalKernelProcess } from "../../src/kernel/local/launcher.js";
+import { localBackendOptions } from "../../src/runtime/settings.js";
+import { testSettings } from "../settings.js";
 import {
   childrenOf,
   exitMidExecution,
@@ -18,9 +20,13 @@ import {
 } from "./helpers.js";
 
 // These tests look at the spawn launcher's process, files and stderr: no fork server here.
-const backend = createLocalBackend({ forkServer: false });
+const backend = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer: false });
 /** A fast heartbeat only where a test needs it (a loaded machine must not look like a hung kernel). */
-const fastHeartbeat = createLocalBackend({ forkServer: false, heartbeat: { intervalMs: 250, misses: 3 } });
+const fastHeartbeat = createLocalBackend({
+  ...localBackendOptions(testSettings()),
+  forkServer: false,
+  heartbeat: { intervalMs: 250, misses: 3 },
+});
 after(() => Promise.all([backend.dispose(), fastHeartbeat.dispose()]));
 
 function connectionFileOf(kernel: ConnectedKernel): string {
@@ -158,7 +164,11 @@ describe("liveness and shutdown", { concurrency: true }, () => {
 
   test("a start can be cancelled; no process or connection file is left behind", async () => {
     const runtimeDir = await mkdtemp(join(tmpdir(), "nbagent-kernel-rt-"));
-    const local = createLocalBackend({ forkServer: false, runtimeDir });
+    const local = createLocalBackend({
+      ...localBackendOptions(testSettings()),
+      forkServer: false,
+      runtimeDir,
+    });
     const controller = new AbortController();
     const starting = local.startKernel({ signal: controller.signal });
     const spawned = await waitUntil(() => processesMentioning(runtimeDir).length > 0, 10_000, 10);

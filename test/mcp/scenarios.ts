@@ -14,6 +14,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CallToolResultSchema, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { createToolbox } from "../../src/tools/index.js";
 import { holdProbeCode, kernelHostPid } from "../run/helpers.js";
+import { testSettings } from "../settings.js";
 import { readNb, textOf, validate, writeNb } from "./helpers.js";
 
 const LONG = { timeout: 120_000 };
@@ -21,7 +22,7 @@ const LONG = { timeout: 120_000 };
 export async function listsTools(client: Client): Promise<void> {
   const { tools } = await client.listTools();
   const listed = new Map(tools.map((t) => [t.name, t]));
-  const toolbox = createToolbox({ cwd: process.cwd() });
+  const toolbox = createToolbox({ settings: testSettings(), cwd: process.cwd() });
   try {
     assert.deepEqual([...listed.keys()].sort(), toolbox.tools.map((t) => t.name).sort());
     for (const tool of toolbox.tools) {

@@ -11,6 +11,7 @@ import { after, before, describe, test } from "node:test";
 import { createToolbox } from "../../src/tools/index.js";
 import { createNotebookTool } from "../../src/tools/notebook.js";
 import { batch, resultText } from "../run/helpers.js";
+import { testSettings } from "../settings.js";
 import { call, Oracle, PYTHON, readJson, tempDir, text } from "./helpers.js";
 
 let oracle: Oracle;
@@ -142,7 +143,11 @@ describe("insert into a missing path creates the notebook", () => {
     );
     const saved = process.env.JUPYTER_PATH;
     process.env.JUPYTER_PATH = join(dir, "jupyter");
-    const toolbox = createToolbox({ cwd: dir, runtime: { kernelName: "nbagent-test-py" } });
+    const toolbox = createToolbox({
+      settings: testSettings(),
+      cwd: dir,
+      runtime: { kernelName: "nbagent-test-py" },
+    });
     try {
       const tool = toolbox.tools.find((t) => t.name === "notebook")!;
       const r = await tool.execute("t", {

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { serializeNotebook } from "../../src/notebook/index.js";
 import { createToolbox } from "../../src/tools/index.js";
+import { testSettings } from "../settings.js";
 import { call, Oracle, tempDir, text, writeNotebook } from "./helpers.js";
 
 let oracle: Oracle;
@@ -300,7 +301,7 @@ describe("malformed parameters with a kernel runtime", () => {
       { source: "b", type: "markdown" },
       { source: "c" },
     ]);
-    const toolbox = createToolbox({ cwd: dir });
+    const toolbox = createToolbox({ settings: testSettings(), cwd: dir });
     try {
       const tool = toolbox.tools.find((t) => t.name === "notebook")!;
       const before = await snapshot(dir);

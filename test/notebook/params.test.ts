@@ -11,13 +11,14 @@ import { after, before, describe, test } from "node:test";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
 import { createNotebookTool } from "../../src/tools/notebook.js";
 import { batch, resultText } from "../run/helpers.js";
+import { testSettings } from "../settings.js";
 import { tempDir, text, writeNotebook } from "./helpers.js";
 
 let dir: string;
 let toolbox: Toolbox;
 before(async () => {
   dir = await tempDir();
-  toolbox = createToolbox({ cwd: dir });
+  toolbox = createToolbox({ settings: testSettings(), cwd: dir });
 });
 after(() => toolbox.dispose());
 

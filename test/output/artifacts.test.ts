@@ -4,7 +4,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { ArtifactStore, OutputSink, parseArtifactId } from "../../src/output/index.js";
-import { artifactMaxAgeFromEnv, createRuntime } from "../../src/runtime/runtime.js";
+import { createRuntime } from "../../src/runtime/runtime.js";
+import { artifactMaxAgeFromEnv } from "../../src/runtime/settings.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-artifacts-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -88,11 +90,17 @@ test("a runtime prunes old artifacts when created; NBAGENT_ARTIFACT_DAYS sets th
     writeFileSync(ref.path, "x\n");
     const twoDaysAgo = (Date.now() - 2 * 24 * 3600 * 1000) / 1000;
     utimesSync(ref.path, twoDaysAgo, twoDaysAgo);
-    const keep = createRuntime({ stateRoot: pruneRoot, hostEnv: { NBAGENT_ARTIFACT_DAYS: "0" } });
+    const keep = createRuntime({
+      stateRoot: pruneRoot,
+      settings: testSettings({ NBAGENT_ARTIFACT_DAYS: "0" }),
+    });
     assert.equal(await keep.artifactsPruned, 0);
-    const week = createRuntime({ stateRoot: pruneRoot, hostEnv: {} });
+    const week = createRuntime({ stateRoot: pruneRoot, settings: testSettings({}) });
     assert.equal(await week.artifactsPruned, 0, "2 days old is within the default 7");
-    const day = createRuntime({ stateRoot: pruneRoot, hostEnv: { NBAGENT_ARTIFACT_DAYS: "1" } });
+    const day = createRuntime({
+      stateRoot: pruneRoot,
+      settings: testSettings({ NBAGENT_ARTIFACT_DAYS: "1" }),
+    });
     assert.equal(await day.artifactsPruned, 1);
     assert.equal(existsSync(ref.path), false);
     await Promise.all([keep, week, day].map((r) => r.dispose()));

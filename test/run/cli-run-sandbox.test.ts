@@ -24,7 +24,7 @@ const cell = (source: string, id: string) => ({
 });
 
 test("nbagent run --sandbox: writing in the notebook's folder works, writing outside it fails", {
-  skip: !findBwrap() && "bubblewrap is not installed",
+  skip: !findBwrap(process.env) && "bubblewrap is not installed",
 }, async () => {
   const dir = await tempDir();
   const outside = join(outsideDir, "escaped");

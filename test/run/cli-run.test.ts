@@ -7,6 +7,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { runCommand } from "../../src/cli/run-command.js";
+import { testSettings } from "../settings.js";
 import { type Json, nbagent, outputTexts, perTestDirs, readNb, validate, writeNb } from "./helpers.js";
 
 /** Runs fn with process.stderr.write captured until fn's promise settles. */
@@ -178,7 +179,9 @@ describe("nbagent run", { concurrency: true }, () => {
     for (const [name, text, re] of inputs) {
       const input = join(d, name);
       await writeFile(input, text);
-      const { code, stderr } = await captureStderr(() => runCommand.run([input, "-o", existing]));
+      const { code, stderr } = await captureStderr(() =>
+        runCommand.run([input, "-o", existing], testSettings()),
+      );
       assert.equal(code, 1, stderr);
       assert.ok((await readFile(existing)).equals(kept), `${name}: the output was overwritten`);
       assert.match(
@@ -190,12 +193,16 @@ describe("nbagent run", { concurrency: true }, () => {
       assert.match(stderr, new RegExp(`Not run; ${existing} was not written\\.\\n$`), name);
       assert.equal(stderr.includes(`notebook: ${existing}`), false, `${name}: the output is not blamed`);
       // in place: the bad file itself stays as it was
-      const { code: c2, stderr: e2 } = await captureStderr(() => runCommand.run(["--inplace", input]));
+      const { code: c2, stderr: e2 } = await captureStderr(() =>
+        runCommand.run(["--inplace", input], testSettings()),
+      );
       assert.equal(c2, 1, e2);
       assert.equal(await readFile(input, "utf8"), text);
       assert.match(e2, /Not run; the file was not changed\.\n$/);
     }
-    const missing = await captureStderr(() => runCommand.run([join(d, "missing.ipynb"), "-o", existing]));
+    const missing = await captureStderr(() =>
+      runCommand.run([join(d, "missing.ipynb"), "-o", existing], testSettings()),
+    );
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /input notebook not found: \S*missing\.ipynb/);
     assert.ok((await readFile(existing)).equals(kept));
@@ -240,7 +247,7 @@ describe("nbagent run", { concurrency: true }, () => {
     // The command object in this process (a CLI process per case costs a second of CPU each); usage
     // errors are found before anything asynchronous, so stderr is captured for exactly that call.
     for (const [args, re] of cases) {
-      const { code, stderr } = await captureStderr(() => runCommand.run(args));
+      const { code, stderr } = await captureStderr(() => runCommand.run(args, testSettings()));
       assert.equal(code, 2, `${args.join(" ")}: ${stderr}`);
       assert.match(stderr, re, args.join(" "));
       assert.match(stderr, /usage: nbagent run/, args.join(" "));

@@ -10,6 +10,7 @@ import { after, before, describe, it } from "node:test";
 import type { Notebook } from "../../src/notebook/index.js";
 import { chooseNotebookKernel } from "../../src/runtime/notebook-session.js";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
+import { testSettings } from "../settings.js";
 import { tempDir } from "./helpers.js";
 
 function notebook(kernelspec?: Record<string, string>, languageInfo?: Record<string, string>): Notebook {
@@ -75,7 +76,7 @@ describe("the kernel a notebook runs in", () => {
     let box: Toolbox;
     before(async () => {
       dir = await tempDir();
-      box = createToolbox({ cwd: dir });
+      box = createToolbox({ settings: testSettings(), cwd: dir });
     });
     after(async () => {
       await box?.dispose();

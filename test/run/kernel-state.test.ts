@@ -9,6 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
+import { testSettings } from "../settings.js";
 import { batch, type Json, nbagent, readNb, resultText, tempDir, validate, writeNb } from "./helpers.js";
 
 const toolboxes: Toolbox[] = [];
@@ -17,7 +18,11 @@ after(async () => {
 });
 
 function toolbox(cwd: string, runtime: Parameters<typeof createToolbox>[0]["runtime"] = {}) {
-  const t = createToolbox({ cwd, runtime: { stateRoot: join(cwd, ".state"), ...runtime } });
+  const t = createToolbox({
+    settings: testSettings(),
+    cwd,
+    runtime: { stateRoot: join(cwd, ".state"), ...runtime },
+  });
   toolboxes.push(t);
   const byName = (name: string) => t.tools.find((x) => x.name === name)!;
   return {

@@ -8,9 +8,10 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { createKernelProvider } from "../../src/runtime/kernel-provider.js";
 import { runNotebooks } from "../../src/runtime/run-notebooks.js";
+import { testSettings } from "../settings.js";
 import { tempDir } from "./helpers.js";
 
-const kernels = createKernelProvider({ stateRoot: await tempDir(), hostEnv: {} });
+const kernels = createKernelProvider({ stateRoot: await tempDir(), settings: testSettings({}) });
 after(() => kernels.dispose());
 
 test("a bad input leaves an existing output byte-identical and is reported against the input", async () => {

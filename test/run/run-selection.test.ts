@@ -7,6 +7,7 @@ import { copyFile, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
+import { testSettings } from "../settings.js";
 import { ROOT, tempDir } from "./helpers.js";
 
 describe("notebook run selections", () => {
@@ -25,7 +26,7 @@ describe("notebook run selections", () => {
   before(async () => {
     dir = await tempDir();
     await copyFile(join(ROOT, "examples/demo.ipynb"), join(dir, nb));
-    box = createToolbox({ cwd: dir });
+    box = createToolbox({ settings: testSettings(), cwd: dir });
   });
   after(async () => {
     await box?.dispose();

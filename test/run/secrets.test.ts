@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { filterSecrets } from "../../src/runtime/env.js";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
+import { testSettings } from "../settings.js";
 import { type Json, resultText, tempDir, writeNb } from "./helpers.js";
 
 const toolboxes: Toolbox[] = [];
@@ -32,10 +33,15 @@ const HOST_ENV = {
 const NOTE = (whose: string) =>
   `Note: These host environment variables look like secrets and were not passed to ${whose} (os.environ does not have them): API_KEY, HTTPS_PROXY, POSTGRES_URL. To let one through, the user must restart nbagent with NBAGENT_ALLOW_ENV=NAME[,NAME] in its environment.`;
 
-function toolbox(cwd: string, runtime: Parameters<typeof createToolbox>[0]["runtime"] = {}) {
+function toolbox(
+  cwd: string,
+  runtime: Parameters<typeof createToolbox>[0]["runtime"] = {},
+  hostEnv: Record<string, string> = HOST_ENV,
+) {
   const t = createToolbox({
+    settings: testSettings(hostEnv),
     cwd,
-    runtime: { stateRoot: join(cwd, ".state"), hostEnv: HOST_ENV, ...runtime },
+    runtime: { stateRoot: join(cwd, ".state"), ...runtime },
   });
   toolboxes.push(t);
   const byName = (name: string) => t.tools.find((x) => x.name === name)!;
@@ -94,7 +100,7 @@ describe("secrets and slots, as the model reads them", { concurrency: true }, ()
 
   test("nothing withheld: no note", async () => {
     const dir = await tempDir();
-    const { py } = toolbox(dir, { hostEnv: { ...HOST_ENV, NBAGENT_ALLOW_ENV: "*" } });
+    const { py } = toolbox(dir, {}, { ...HOST_ENV, NBAGENT_ALLOW_ENV: "*" });
     const r = await py({ cells: [{ code: "import os\nprint(os.environ['API_KEY'])" }] });
     assert.equal(resultText(r), "sekrit-api-key");
     assert.deepEqual(r.details.sessionStart, { withheldEnv: [] });

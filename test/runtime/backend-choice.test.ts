@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { createRuntime, type Runtime } from "../../src/runtime/index.js";
 import { planKernelChoice } from "../../src/runtime/kernel-choice.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-choice-"));
 const runtimes: Runtime[] = [];
@@ -19,15 +20,23 @@ after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function runtime(options: Parameters<typeof createRuntime>[0]): Runtime {
-  const r = createRuntime({ stateRoot: join(root, "state"), artifactMaxAgeMs: 0, ...options });
+function runtime(options: Partial<Parameters<typeof createRuntime>[0]>): Runtime {
+  const r = createRuntime({
+    settings: testSettings(),
+    stateRoot: join(root, "state"),
+    artifactMaxAgeMs: 0,
+    ...options,
+  });
   runtimes.push(r);
   return r;
 }
 
 test("NBAGENT_GATEWAY_URL and NBAGENT_GATEWAY_TOKEN choose the remote gateway", () => {
   const plan = planKernelChoice({
-    hostEnv: { NBAGENT_GATEWAY_URL: " https://gw.example:8888/base/ ", NBAGENT_GATEWAY_TOKEN: "t0k" },
+    settings: testSettings({
+      NBAGENT_GATEWAY_URL: " https://gw.example:8888/base/ ",
+      NBAGENT_GATEWAY_TOKEN: "t0k",
+    }),
   });
   assert.deepEqual(plan, {
     kind: "remote",
@@ -36,68 +45,82 @@ test("NBAGENT_GATEWAY_URL and NBAGENT_GATEWAY_TOKEN choose the remote gateway", 
   });
   // a named session on a configured gateway stays there
   assert.equal(
-    planKernelChoice({ sessionName: "s", hostEnv: { NBAGENT_GATEWAY_URL: "http://h:1" } }).kind,
+    planKernelChoice({ sessionName: "s", settings: testSettings({ NBAGENT_GATEWAY_URL: "http://h:1" }) })
+      .kind,
     "remote",
   );
 });
 
 test("the gateway option wins over the environment; 'shared' is the shared local gateway", () => {
   const env = { NBAGENT_GATEWAY_URL: "http://env:1", NBAGENT_GATEWAY_TOKEN: "e" };
-  assert.deepEqual(planKernelChoice({ gateway: { url: "http://opt:2", token: "o" }, hostEnv: env }), {
-    kind: "remote",
-    connection: { url: "http://opt:2", token: "o" },
-    kernelName: "python3",
-  });
-  assert.deepEqual(planKernelChoice({ gateway: "shared", python: "/usr/bin/python3", hostEnv: env }), {
-    kind: "shared",
-    python: "/usr/bin/python3",
-    kernelName: "python3",
-  });
+  assert.deepEqual(
+    planKernelChoice({ gateway: { url: "http://opt:2", token: "o" }, settings: testSettings(env) }),
+    {
+      kind: "remote",
+      connection: { url: "http://opt:2", token: "o" },
+      kernelName: "python3",
+    },
+  );
+  assert.deepEqual(
+    planKernelChoice({ gateway: "shared", python: "/usr/bin/python3", settings: testSettings(env) }),
+    {
+      kind: "shared",
+      python: "/usr/bin/python3",
+      kernelName: "python3",
+    },
+  );
 });
 
 test("a named session with no gateway configured uses the shared local gateway; else kernels are local", () => {
-  assert.deepEqual(planKernelChoice({ sessionName: "s", hostEnv: { NBAGENT_PYTHON: "/usr/bin/python3" } }), {
-    kind: "shared",
-    python: "/usr/bin/python3",
-    kernelName: "python3",
-  });
-  assert.deepEqual(planKernelChoice({ kernelName: "k", hostEnv: {} }), {
+  assert.deepEqual(
+    planKernelChoice({ sessionName: "s", settings: testSettings({ NBAGENT_PYTHON: "/usr/bin/python3" }) }),
+    {
+      kind: "shared",
+      python: "/usr/bin/python3",
+      kernelName: "python3",
+    },
+  );
+  assert.deepEqual(planKernelChoice({ kernelName: "k", settings: testSettings({}) }), {
     kind: "local",
     python: undefined,
     kernelName: "k",
   });
 });
 
-test("a bad gateway URL is an Error: at createRuntime, naming where it came from", () => {
-  const cases: [Parameters<typeof createRuntime>[0], RegExp][] = [
+test("a bad gateway URL is an Error: when the settings are resolved (an option's: at createRuntime), naming where it came from", () => {
+  const fromEnv = (url: string) => () => testSettings({ NBAGENT_GATEWAY_URL: url });
+  const cases: [() => unknown, RegExp][] = [
     [
-      { hostEnv: { NBAGENT_GATEWAY_URL: "gw.example:8888" } },
+      fromEnv("gw.example:8888"),
       /^Error: NBAGENT_GATEWAY_URL must be an http:\/\/ or https:\/\/ URL \(got "gw\.example:8888"\)\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
     ],
     [
-      { hostEnv: { NBAGENT_GATEWAY_URL: "not a url" } },
+      fromEnv("not a url"),
       /^Error: NBAGENT_GATEWAY_URL is not a URL: "not a url"\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
     ],
     [
-      { gateway: { url: "ftp://h/" } },
+      () =>
+        createRuntime({
+          settings: testSettings({}),
+          stateRoot: join(root, "state"),
+          gateway: { url: "ftp://h/" },
+        }),
       /^Error: the gateway URL must be an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/h\/"\)/,
     ],
     [
-      { hostEnv: { NBAGENT_GATEWAY_URL: "http://u:secret@h:1" } },
+      fromEnv("http://u:secret@h:1"),
       /^Error: NBAGENT_GATEWAY_URL must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN\.$/,
     ],
     [
-      { hostEnv: { NBAGENT_GATEWAY_URL: "http://h:1/?token=abc" } },
+      fromEnv("http://h:1/?token=abc"),
       /^Error: NBAGENT_GATEWAY_URL must be the gateway's base URL without a query or fragment/,
     ],
   ];
-  for (const [options, message] of cases) {
-    assert.throws(() => createRuntime({ stateRoot: join(root, "state"), ...options }), { message });
-  }
+  for (const [make, message] of cases) assert.throws(make, { message });
 });
 
 test("local kernels: no named sessions; the python tool's session names an in-process session", async () => {
-  const r = runtime({ hostEnv: {} });
+  const r = runtime({ settings: testSettings({}) });
   assert.equal(r.usesGateway, false);
   assert.equal(r.plan.kind, "local");
   assert.equal(r.namedSessionFor("s", true), undefined);
@@ -109,7 +132,10 @@ test("local kernels: no named sessions; the python tool's session names an in-pr
 });
 
 test("on a gateway, the caller's named session and the runtime's sessionName are named; the default is not", () => {
-  const r = runtime({ hostEnv: { NBAGENT_GATEWAY_URL: "http://127.0.0.1:9" }, sessionName: "work" });
+  const r = runtime({
+    settings: testSettings({ NBAGENT_GATEWAY_URL: "http://127.0.0.1:9" }),
+    sessionName: "work",
+  });
   assert.equal(r.usesGateway, true);
   assert.equal(r.defaultSessionId, "work");
   assert.equal(r.namedSessionFor("work", false), "work");

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { allowFromEnv, buildKernelEnv, nameParts, splitSecrets } from "../../src/runtime/env.js";
 import { createRuntime, Deadline, filterSecrets, secretMatcher } from "../../src/runtime/index.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-env-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -314,7 +315,7 @@ test("inside the kernel: cwd, sys.path, session variables — and no host secret
   };
   const runtime = createRuntime({
     stateRoot: join(root, "state"),
-    hostEnv,
+    settings: testSettings(hostEnv),
     allow: ["AWS_REGION"],
     sessionFile: join(root, "s.json"),
   });

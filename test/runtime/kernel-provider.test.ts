@@ -17,9 +17,11 @@ import {
   SANDBOX_ON_SHARED_GATEWAY,
 } from "../../src/runtime/index.js";
 import { runNotebooks } from "../../src/runtime/run-notebooks.js";
+import { localBackendOptions } from "../../src/runtime/settings.js";
 import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
 import { stdioServer, textOf } from "../mcp/helpers.js";
 import { nbagent } from "../run/helpers.js";
+import { testSettings } from "../settings.js";
 
 const home = mkdtempSync(join(tmpdir(), "nbagent-provider-"));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -46,7 +48,7 @@ const toolSays = (refusal: string) =>
 
 /** A real local backend that records every startKernel's options. */
 function recording(): { backend: KernelBackend; starts: KernelStartOptions[] } {
-  const real = createLocalBackend();
+  const real = createLocalBackend(localBackendOptions(testSettings()));
   const starts: KernelStartOptions[] = [];
   const backend: KernelBackend = {
     name: real.name,
@@ -65,7 +67,7 @@ test("the provider refuses the sandbox on a remote gateway and on the shared one
   const stateRoot = dir("state");
   const remote = createKernelProvider({
     stateRoot,
-    hostEnv: { NBAGENT_GATEWAY_URL: NO_GATEWAY },
+    settings: testSettings({ NBAGENT_GATEWAY_URL: NO_GATEWAY }),
     sandbox: true,
   });
   assert.equal(remote.refusal, SANDBOX_ON_GATEWAY);
@@ -74,15 +76,18 @@ test("the provider refuses the sandbox on a remote gateway and on the shared one
   const viaEnv = createKernelProvider({
     stateRoot,
     sessionName: "s",
-    hostEnv: { NBAGENT_SANDBOX: "net-off" },
+    settings: testSettings({ NBAGENT_SANDBOX: "net-off" }),
   });
   assert.equal(viaEnv.refusal, SANDBOX_ON_SHARED_GATEWAY);
   await assert.rejects(viaEnv.startKernel({ cwd: home }), { message: SANDBOX_ON_SHARED_GATEWAY });
   assert.equal(existsSync(join(stateRoot, "gateway")), false, "no shared gateway was started");
   // Local kernels may be sandboxed; a gateway without the sandbox is fine.
-  assert.equal(createKernelProvider({ stateRoot, hostEnv: {}, sandbox: true }).refusal, undefined);
   assert.equal(
-    createKernelProvider({ stateRoot, hostEnv: { NBAGENT_GATEWAY_URL: NO_GATEWAY } }).refusal,
+    createKernelProvider({ stateRoot, settings: testSettings({}), sandbox: true }).refusal,
+    undefined,
+  );
+  assert.equal(
+    createKernelProvider({ stateRoot, settings: testSettings({ NBAGENT_GATEWAY_URL: NO_GATEWAY }) }).refusal,
     undefined,
   );
 });
@@ -90,8 +95,14 @@ test("the provider refuses the sandbox on a remote gateway and on the shared one
 test("the python tool through the runtime: the refusal is its Error: result, and nothing starts", async () => {
   const stateRoot = dir("state");
   const cases = [
-    { options: { hostEnv: { NBAGENT_GATEWAY_URL: NO_GATEWAY }, sandbox: true }, text: SANDBOX_ON_GATEWAY },
-    { options: { hostEnv: { NBAGENT_SANDBOX: "1" }, sessionName: "s" }, text: SANDBOX_ON_SHARED_GATEWAY },
+    {
+      options: { settings: testSettings({ NBAGENT_GATEWAY_URL: NO_GATEWAY }), sandbox: true },
+      text: SANDBOX_ON_GATEWAY,
+    },
+    {
+      options: { settings: testSettings({ NBAGENT_SANDBOX: "1" }), sessionName: "s" },
+      text: SANDBOX_ON_SHARED_GATEWAY,
+    },
   ];
   for (const { options, text } of cases) {
     const rt = createRuntime({ stateRoot, artifactMaxAgeMs: 0, ...options });
@@ -113,7 +124,13 @@ test("every local kernel gets the confinement (state root hidden, its session's 
   const stateRoot = dir("state");
   const { backend, starts } = recording();
   const limits = { maxProcesses: 512, memoryBytes: 2 * 1024 ** 3 };
-  const rt = createRuntime({ stateRoot, artifactMaxAgeMs: 0, hostEnv: {}, backend, limits });
+  const rt = createRuntime({
+    stateRoot,
+    artifactMaxAgeMs: 0,
+    settings: testSettings({}),
+    backend,
+    limits,
+  });
   try {
     const tool = createPythonTool({ cwd: home, runtime: rt, updateIntervalMs: 0 });
     const result = await tool.execute("t", { cells: [{ code: "print(6 * 7)" }] } as PythonParams);
@@ -132,7 +149,12 @@ test("every local kernel gets the confinement (state root hidden, its session's 
 
   // nbagent run's kernels: the state root hidden, no session's artifacts to put back.
   const rec = recording();
-  const kernels = createKernelProvider({ stateRoot, hostEnv: {}, backend: rec.backend, limits });
+  const kernels = createKernelProvider({
+    stateRoot,
+    settings: testSettings({}),
+    backend: rec.backend,
+    limits,
+  });
   const nbDir = dir("nb");
   writeFileSync(join(nbDir, "a.ipynb"), NOTEBOOK);
   try {

@@ -15,6 +15,7 @@ import { promisify } from "node:util";
 import { createRuntime, Deadline, type Runtime } from "../../src/runtime/index.js";
 import { createPythonTool } from "../../src/tools/python.js";
 import { type JupyterServerHandle, startJupyterServer } from "../gateway/helpers.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-named-"));
 const cwd = join(root, "work");
@@ -58,8 +59,9 @@ async function kernelIds(): Promise<string[]> {
   return ((await api("GET", "api/kernels")) as { id: string }[]).map((k) => k.id);
 }
 
-function runtime(state: string, options: Parameters<typeof createRuntime>[0] = {}): Runtime {
+function runtime(state: string, options: Partial<Parameters<typeof createRuntime>[0]> = {}): Runtime {
   const r = createRuntime({
+    settings: testSettings(),
     stateRoot: state,
     gateway: { url: server.url, token: server.token },
     artifactMaxAgeMs: 0,
@@ -198,7 +200,11 @@ test("NBAGENT_GATEWAY_URL + NBAGENT_GATEWAY_TOKEN: kernels run on that server; a
   const rt = createRuntime({
     stateRoot: state,
     artifactMaxAgeMs: 0,
-    hostEnv: { ...process.env, NBAGENT_GATEWAY_URL: `${server.url}/`, NBAGENT_GATEWAY_TOKEN: server.token },
+    settings: testSettings({
+      ...process.env,
+      NBAGENT_GATEWAY_URL: `${server.url}/`,
+      NBAGENT_GATEWAY_TOKEN: server.token,
+    }),
   });
   assert.equal(rt.usesGateway, true);
   const choice = await rt.kernelChoice();

@@ -12,6 +12,7 @@ import {
 } from "../../src/runtime/index.js";
 import { STREAM_FLUSH_CHARS } from "../../src/runtime/init.js";
 import { backendCases } from "../backends.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-prelude-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -41,7 +42,11 @@ for (const backend of backendCases())
     const cwd = mkdtempSync(join(root, `work-${backend.name}-`));
     let rt: Runtime;
     before(async () => {
-      rt = createRuntime({ stateRoot: join(root, "state"), backend: await backend.create() });
+      rt = createRuntime({
+        settings: testSettings(),
+        stateRoot: join(root, "state"),
+        backend: await backend.create(),
+      });
     });
     after(async () => {
       await rt.dispose();

@@ -18,7 +18,9 @@ import {
   type SessionLease,
   TOO_MANY_RESTARTS,
 } from "../../src/runtime/index.js";
+import { localBackendOptions } from "../../src/runtime/settings.js";
 import { backendCases, type TestBackend } from "../backends.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-sessions-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -67,8 +69,13 @@ for (const backend of backendCases())
       await backend.dispose();
     });
 
-    function runtime(options: Parameters<typeof createRuntime>[0] = {}): Runtime {
-      const r = createRuntime({ stateRoot: join(root, "state"), backend: shared, ...options });
+    function runtime(options: Partial<Parameters<typeof createRuntime>[0]> = {}): Runtime {
+      const r = createRuntime({
+        settings: testSettings(),
+        stateRoot: join(root, "state"),
+        backend: shared,
+        ...options,
+      });
       runtimes.push(r);
       return r;
     }
@@ -79,7 +86,7 @@ for (const backend of backendCases())
      * request is made. Nothing of it can have run.
      */
     function killingRuntime(kills: { left: number }) {
-      const inner = shared ?? createLocalBackend();
+      const inner = shared ?? createLocalBackend(localBackendOptions(testSettings()));
       const wrapped: KernelBackend = {
         name: inner.name,
         kernelSpecNames: (o) => inner.kernelSpecNames(o),

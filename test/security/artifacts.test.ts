@@ -31,6 +31,7 @@ import { createArtifactTool } from "../../src/tools/artifact.js";
 import { outputText } from "../../src/tools/output-text.js";
 import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
 import type { ToolResult } from "../../src/tools/types.js";
+import { testSettings } from "../settings.js";
 
 const ROOT = resolve(new URL("../..", import.meta.url).pathname);
 const MAIN = join(ROOT, "src/cli/main.ts");
@@ -267,7 +268,7 @@ describe("a real kernel plants links in its ARTIFACTS folder", () => {
   const run = (code: string) => python.execute("t", { cells: [{ code }] } as PythonParams);
 
   before(() => {
-    rt = createRuntime({ stateRoot: mkdtempSync(join(base, "rt-")) });
+    rt = createRuntime({ settings: testSettings(), stateRoot: mkdtempSync(join(base, "rt-")) });
     python = createPythonTool({ cwd: mkdtempSync(join(base, "cwd-")), runtime: rt, updateIntervalMs: 0 });
     artifact = createArtifactTool({ artifacts: rt.artifacts });
   });

@@ -13,6 +13,7 @@ import { ArtifactStore } from "../../src/output/index.js";
 import { type ArtifactToolDetails, createArtifactTool } from "../../src/tools/artifact.js";
 import { createToolbox } from "../../src/tools/index.js";
 import type { ToolResult } from "../../src/tools/types.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-arttool-"));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -221,7 +222,7 @@ test("every bad call is an Error: that says what to do, and the artifact stays a
 });
 
 test("the artifact tool is in every toolbox, with a description a model can act on", async () => {
-  const toolbox = createToolbox({ cwd: root, runtime: { stateRoot: root } });
+  const toolbox = createToolbox({ settings: testSettings(), cwd: root, runtime: { stateRoot: root } });
   try {
     const t = toolbox.tools.find((x) => x.name === "artifact");
     assert.ok(t, "createToolbox has the artifact tool");

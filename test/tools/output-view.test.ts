@@ -15,6 +15,7 @@ import type { PythonToolDetails } from "../../src/tools/python-result.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { backendCases } from "../backends.js";
 import { writeNb } from "../run/helpers.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-outview-"));
 const cwd = mkdtempSync(join(root, "work-"));
@@ -43,7 +44,11 @@ for (const backend of backendCases())
     let rt: Runtime;
     let tool: ReturnType<typeof createPythonTool>;
     before(async () => {
-      rt = createRuntime({ stateRoot: join(root, "state"), backend: await backend.create() });
+      rt = createRuntime({
+        settings: testSettings(),
+        stateRoot: join(root, "state"),
+        backend: await backend.create(),
+      });
       tool = createPythonTool({ cwd, runtime: rt, updateIntervalMs: 0 });
     });
     after(async () => {

@@ -9,6 +9,7 @@ import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
 import type { PythonToolDetails } from "../../src/tools/python-result.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { backendCases } from "../backends.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-pytool-"));
 const cwd = mkdtempSync(join(root, "work-"));
@@ -17,7 +18,7 @@ after(() => rmSync(root, { recursive: true, force: true }));
 const text = (r: ToolResult<PythonToolDetails>) => (r.content[0] as { text: string }).text;
 
 test("description lists the prelude helpers", async () => {
-  const rt = createRuntime({ stateRoot: join(root, "state") });
+  const rt = createRuntime({ settings: testSettings(), stateRoot: join(root, "state") });
   const tool = createPythonTool({ cwd, runtime: rt });
   assert.match(tool.description, /run\(cmd, cwd=None, timeout=None\)/);
   assert.match(tool.description, /status\(op, \*\*data\)/);
@@ -30,7 +31,11 @@ for (const backend of backendCases())
     let rt: Runtime;
     let tool: ReturnType<typeof createPythonTool>;
     before(async () => {
-      rt = createRuntime({ stateRoot: join(root, "state"), backend: await backend.create() });
+      rt = createRuntime({
+        settings: testSettings(),
+        stateRoot: join(root, "state"),
+        backend: await backend.create(),
+      });
       tool = createPythonTool({ cwd, runtime: rt, updateIntervalMs: 0 });
     });
     after(async () => {
@@ -286,6 +291,7 @@ for (const backend of backendCases())
 
     test("a kernel that cannot start gives an Error: result naming the cause", async () => {
       const bad = createRuntime({
+        settings: testSettings(),
         stateRoot: join(root, "state"),
         kernelName: "no-such-kernel-nbagent",
         backend: await backend.create(),

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
 import { batch, type Json, resultText, writeNb } from "../run/helpers.js";
+import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-runs-"));
 const boxes: Toolbox[] = [];
@@ -21,7 +22,12 @@ after(async () => {
 
 function toolbox() {
   const cwd = mkdtempSync(join(root, "w-"));
-  const box = createToolbox({ cwd, runtime: { stateRoot: join(root, "state") }, waitSeconds: 1 });
+  const box = createToolbox({
+    settings: testSettings(),
+    cwd,
+    runtime: { stateRoot: join(root, "state") },
+    waitSeconds: 1,
+  });
   boxes.push(box);
   const tool = (name: string) => (params: Json) =>
     box.tools.find((t) => t.name === name)!.execute("t", params) as Promise<Json>;

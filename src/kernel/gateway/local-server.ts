@@ -61,18 +61,25 @@ export interface LocalGatewayInfo {
 }
 
 export interface LocalGatewayOptions {
-  /** Interpreter (default: findInterpreter's choice: NBAGENT_PYTHON, VIRTUAL_ENV, ./.venv, PATH). */
+  /** Interpreter (default: findInterpreter's choice in hostEnv: NBAGENT_PYTHON, VIRTUAL_ENV, ./.venv, PATH). */
   python?: string;
-  /** The per-user state directory (default NBAGENT_STATE_DIR or $TMPDIR/nbagent-<uid>). */
+  /** The host's environment, captured at the edge, where an interpreter is looked for (default none). */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
+  /** Where the interpreter's choice is remembered (default $TMPDIR/nbagent-<uid>). */
+  interpreterCacheDir?: string;
+  /** The per-user state directory (default $TMPDIR/nbagent-<uid>; the edges pass the resolved one). */
   stateRoot?: string;
 }
 
 export interface EnsureLocalGatewayOptions extends LocalGatewayOptions {
   /**
    * The server's (and so its kernels') environment. The caller passes a secret-filtered one
-   * (docs/secrets.md); without it only a small list of ordinary variables is passed (PATH, HOME, …).
+   * (docs/secrets.md); without it only a small list of ordinary variables of hostEnv is passed
+   * (PATH, HOME, …).
    */
   env?: Record<string, string>;
+  /** The server's kernels in a PID namespace of their own where possible (default true). */
+  pidNamespace?: boolean;
   /** Kernels idle (and without a client) this long are shut down by the server; 0/absent = never. */
   idleCullSeconds?: number;
   /**
@@ -147,13 +154,13 @@ ServerApp.launch_instance(token=token)
 const PLAIN_ENV =
   /^(PATH|HOME|USER|LOGNAME|SHELL|LANG|LANGUAGE|TZ|TMPDIR|TERM|VIRTUAL_ENV|CONDA_PREFIX|PYTHONPATH|NBAGENT_PIDNS|LC_[A-Z]+|XDG_[A-Z_]+)$/;
 
-function plainEnv(env: NodeJS.ProcessEnv): Record<string, string> {
+function plainEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (v !== undefined && PLAIN_ENV.test(k)) out[k] = v;
   return out;
 }
 
-/** NBAGENT_STATE_DIR or $TMPDIR/nbagent-<uid> (the parent of the kernels' connection-file dir). */
+/** $TMPDIR/nbagent-<uid> (the parent of the kernels' connection-file dir) when no state root is given. */
 export function defaultGatewayStateRoot(): string {
   return dirname(defaultRuntimeDir());
 }
@@ -197,8 +204,10 @@ export function gatewayDir(stateRoot: string, python: string): string {
  * The interpreter: a given one is used as it is (the caller has chosen it; probing it again would
  * cost every call a Python start), else findInterpreter's choice.
  */
-async function chosenPython(python: string | undefined): Promise<string> {
-  if (!python) return (await findInterpreter({})).path;
+async function chosenPython(options: LocalGatewayOptions): Promise<string> {
+  const python = options.python;
+  if (!python)
+    return (await findInterpreter({ env: options.hostEnv, cacheDir: options.interpreterCacheDir })).path;
   try {
     accessSync(python, constants.X_OK);
   } catch {
@@ -298,11 +307,11 @@ function logTail(file: string, lines = 15): string {
 }
 
 /** The server's python3 kernelspec: the local backend's wrapper around ipykernel_launcher. */
-function writeKernelSpec(dir: string, python: string, env: Record<string, string>): string {
+function writeKernelSpec(dir: string, python: string, pidNamespace: boolean): string {
   const share = join(dir, "share", "jupyter");
   const specDir = join(share, "kernels", "python3");
   mkdirSync(specDir, { recursive: true, mode: 0o700 });
-  const flag = (env.NBAGENT_PIDNS ?? process.env.NBAGENT_PIDNS) === "0" ? "--no-pidns" : "--pidns";
+  const flag = pidNamespace ? "--pidns" : "--no-pidns";
   const spec = {
     argv: [
       python,
@@ -378,8 +387,8 @@ async function startServer(
   python: string,
   options: EnsureLocalGatewayOptions,
 ): Promise<Started> {
-  const base = options.env ?? plainEnv(process.env);
-  const share = writeKernelSpec(dir, python, base);
+  const base = options.env ?? plainEnv(options.hostEnv ?? {});
+  const share = writeKernelSpec(dir, python, options.pidNamespace ?? true);
   const runtimeDir = join(dir, "runtime");
   mkdirSync(runtimeDir, { recursive: true, mode: 0o700 });
   const logFile = join(dir, LOG);
@@ -514,7 +523,7 @@ function prepareDir(dir: string): void {
  * dead, not ours, or of another interpreter). Concurrent callers get the same server.
  */
 export async function ensureLocalGateway(options: EnsureLocalGatewayOptions = {}): Promise<LocalGatewayInfo> {
-  const python = await chosenPython(options.python);
+  const python = await chosenPython(options);
   const key = interpreterKey(python);
   const dir = gatewayDir(options.stateRoot ?? defaultGatewayStateRoot(), python);
   prepareDir(dir);
@@ -540,7 +549,7 @@ export async function ensureLocalGateway(options: EnsureLocalGatewayOptions = {}
 export async function localGatewayStatus(
   options: LocalGatewayOptions = {},
 ): Promise<LocalGatewayInfo | undefined> {
-  const python = await chosenPython(options.python);
+  const python = await chosenPython(options);
   const dir = gatewayDir(options.stateRoot ?? defaultGatewayStateRoot(), python);
   const info = readInfo(dir);
   return (await healthy(info, dir, interpreterKey(python))) ? info : undefined;
@@ -551,7 +560,7 @@ export async function localGatewayStatus(
  * SIGTERM / SIGKILL of its process group if it lingers) and removes info.json. True when one was running.
  */
 export async function stopLocalGateway(options: LocalGatewayOptions = {}): Promise<boolean> {
-  const python = await chosenPython(options.python);
+  const python = await chosenPython(options);
   const dir = gatewayDir(options.stateRoot ?? defaultGatewayStateRoot(), python);
   if (!existsSync(dir)) return false;
   const release = await acquireLock(join(dir, LOCK), { timeoutMs: DEFAULT_START_TIMEOUT_MS + 30_000 });

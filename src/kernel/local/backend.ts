@@ -6,15 +6,30 @@ import { findInterpreter } from "../interpreter.js";
 import type { KernelProvisioner } from "../provisioner.js";
 import type { KernelBackend, KernelStartOptions } from "../types.js";
 import { ForkServerPool } from "./forkserver.js";
-import { type KernelSpec, listKernelSpecNames, resolveKernelSpec } from "./kernelspec.js";
+import {
+  interpreterOptions,
+  type KernelSpec,
+  listKernelSpecNames,
+  resolveKernelSpec,
+  type SpecLookup,
+} from "./kernelspec.js";
 import { type LaunchOptions, LocalKernelProcess } from "./launcher.js";
 import type { HeartbeatOptions } from "./zmq-transport.js";
 
 export interface LocalBackendOptions {
   heartbeat?: HeartbeatOptions;
+  /**
+   * The host's environment, captured at the edge (runtime/settings.ts): where the interpreter and
+   * kernelspecs are looked for, and the environment of a kernel started without one. Default: none.
+   */
+  hostEnv?: Readonly<Record<string, string | undefined>>;
+  /** Where the interpreter's choice is remembered (default $TMPDIR/nbagent-<uid>). */
+  interpreterCacheDir?: string;
+  /** The bubblewrap executable for sandboxed kernels (default: looked for in /usr/bin, /bin). */
+  bwrap?: string;
   /** Directory for connection files (default: `kernels` in the per-user state directory). */
   runtimeDir?: string;
-  /** Kernels in a PID namespace of their own where possible (default true; NBAGENT_PIDNS=0: off). */
+  /** Kernels in a PID namespace of their own where possible (default true). */
   pidNamespace?: boolean;
   /** Default interrupt grace etc. are per execution; this bounds startups without their own timeout. */
   startTimeoutMs?: number;
@@ -23,8 +38,7 @@ export interface LocalBackendOptions {
   /**
    * Fork ipykernel kernels from a pre-warmed server (forkserver.ts): from the third (or after
    * prewarm()), each starts in
-   * ~0.2 s instead of ~1.5 s, still a separate ipykernel process. Default on; NBAGENT_FORK_SERVER=0 turns
-   * the default off.
+   * ~0.2 s instead of ~1.5 s, still a separate ipykernel process. Default on.
    */
   forkServer?: boolean;
 }
@@ -37,8 +51,7 @@ export class LocalBackend implements KernelBackend {
 
   constructor(options: LocalBackendOptions = {}) {
     this.options = options;
-    if (options.forkServer ?? process.env.NBAGENT_FORK_SERVER !== "0")
-      this.forkServers = new ForkServerPool();
+    if (options.forkServer ?? true) this.forkServers = new ForkServerPool();
   }
 
   /** Pids of this backend's fork servers (tests and diagnostics). */
@@ -49,8 +62,24 @@ export class LocalBackend implements KernelBackend {
   /** Warms the fork server now for kernels started with these options (when several will follow). */
   async prewarm(options: KernelStartOptions = {}): Promise<void> {
     if (!this.forkServers) return;
-    const spec = await resolveKernelSpec(options.kernelName ?? "python3", options.python);
-    this.forkServers.prewarm(spec, { cwd: options.cwd, env: options.env, sandbox: options.sandbox });
+    const spec = await resolveKernelSpec(options.kernelName ?? "python3", options.python, this.lookup());
+    this.forkServers.prewarm(spec, {
+      cwd: options.cwd,
+      env: this.kernelEnv(options),
+      sandbox: options.sandbox,
+    });
+  }
+
+  private lookup(): SpecLookup {
+    return { env: this.options.hostEnv, interpreterCacheDir: this.options.interpreterCacheDir };
+  }
+
+  /** The start options' environment, else the host's (both as given: the caller filters secrets). */
+  private kernelEnv(options: KernelStartOptions): Record<string, string> {
+    if (options.env) return options.env;
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(this.options.hostEnv ?? {})) if (v !== undefined) env[k] = v;
+    return env;
   }
 
   private async launch(spec: KernelSpec, options: LaunchOptions) {
@@ -58,18 +87,20 @@ export class LocalBackend implements KernelBackend {
   }
 
   async kernelSpecNames(options: { python?: string } = {}): Promise<string[]> {
+    const lookup = this.lookup();
     return listKernelSpecNames(
-      (await findInterpreter(options.python ? { python: options.python } : {})).path,
+      (await findInterpreter(interpreterOptions(options.python, lookup))).path,
+      lookup,
     );
   }
 
   async kernelSpecInfo(name: string, options: { python?: string } = {}) {
-    const spec = await resolveKernelSpec(name, options.python);
+    const spec = await resolveKernelSpec(name, options.python, this.lookup());
     return { name: spec.name, displayName: spec.displayName, language: spec.language };
   }
 
   async startKernel(options: KernelStartOptions = {}): Promise<ConnectedKernel> {
-    const resolved = await resolveKernelSpec(options.kernelName ?? "python3", options.python);
+    const resolved = await resolveKernelSpec(options.kernelName ?? "python3", options.python, this.lookup());
     const spec = {
       ...resolved,
       interruptMode: this.options.interruptMode ?? resolved.interruptMode,
@@ -81,10 +112,11 @@ export class LocalBackend implements KernelBackend {
     };
     const launchOptions: LaunchOptions = {
       cwd: options.cwd,
-      env: options.env,
+      env: this.kernelEnv(options),
       heartbeat: this.options.heartbeat,
       runtimeDir: this.options.runtimeDir,
       pidNamespace: this.options.pidNamespace,
+      bwrap: this.options.bwrap,
       sandbox: options.sandbox,
       confinement: options.confinement,
       limits: options.limits,

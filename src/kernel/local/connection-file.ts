@@ -48,15 +48,19 @@ async function freePorts(count: number, host: string): Promise<number[]> {
   }
 }
 
-/** The per-user state directory's `kernels` folder (kernel/ cannot import output/'s copy of the rule). */
-export function defaultRuntimeDir(): string {
-  const configured = process.env.NBAGENT_STATE_DIR?.trim();
+/**
+ * The per-user state directory's `kernels` folder (kernel/ cannot import output/'s copy of the rule):
+ * under NBAGENT_STATE_DIR of `env`, else $TMPDIR/nbagent-<uid>. The runtime passes the folder of the
+ * resolved state directory (runtime/settings.ts); `{}` gives the plain default.
+ */
+export function defaultRuntimeDir(env: Readonly<Record<string, string | undefined>> = {}): string {
+  const configured = env.NBAGENT_STATE_DIR?.trim();
   if (configured) return join(configured, "kernels");
   let uid: string;
   try {
     uid = String(userInfo().uid);
   } catch {
-    uid = process.env.USER ?? "user";
+    uid = env.USER ?? "user";
   }
   return join(tmpdir(), `nbagent-${uid}`, "kernels");
 }

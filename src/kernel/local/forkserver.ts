@@ -95,7 +95,7 @@ export function forkPlan(spec: KernelSpec): ForkPlan | undefined {
 /** The kernel's environment, as LocalKernelProcess builds it. */
 export function kernelEnvironment(spec: KernelSpec, options: LaunchOptions): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(options.env ?? process.env)) if (v !== undefined) env[k] = v;
+  for (const [k, v] of Object.entries(options.env ?? {})) if (v !== undefined) env[k] = v;
   Object.assign(env, spec.env);
   env.PYDEVD_DISABLE_FILE_VALIDATION ??= "1";
   // Only outside a PID namespace: inside, the kernel's parent is its init (pid 1), which ipykernel

@@ -25,7 +25,20 @@ export interface KernelSpec {
 const NATIVE = new Set(["python3", "python"]);
 const cache = new Map<string, Promise<KernelSpec>>();
 
-export function kernelSpecDirs(python?: string, env: NodeJS.ProcessEnv = process.env): string[] {
+/**
+ * Where kernelspecs are looked for, and the interpreter found: the host's environment as captured at
+ * the edge (JUPYTER_PATH, JUPYTER_DATA_DIR, XDG_DATA_HOME; PATH, VIRTUAL_ENV, NBAGENT_PYTHON for the
+ * interpreter) and where the interpreter's choice is remembered. Default: no environment.
+ */
+export interface SpecLookup {
+  env?: Readonly<Record<string, string | undefined>>;
+  interpreterCacheDir?: string;
+}
+
+export function kernelSpecDirs(
+  python: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+): string[] {
   const dirs: string[] = [];
   for (const p of (env.JUPYTER_PATH ?? "").split(":")) if (p) dirs.push(join(p, "kernels"));
   dirs.push(
@@ -47,9 +60,12 @@ async function readSpec(dir: string, name: string): Promise<Record<string, unkno
   }
 }
 
-export async function listKernelSpecNames(python?: string): Promise<string[]> {
+export async function listKernelSpecNames(
+  python: string | undefined,
+  lookup: SpecLookup = {},
+): Promise<string[]> {
   const names = new Set<string>(["python3"]);
-  for (const dir of kernelSpecDirs(python)) {
+  for (const dir of kernelSpecDirs(python, lookup.env ?? {})) {
     try {
       for (const entry of await readdir(dir)) names.add(entry);
     } catch {
@@ -63,8 +79,8 @@ function looksLikePython(cmd: string): boolean {
   return /^python[0-9.]*$/.test(basename(cmd));
 }
 
-async function resolve(name: string, python: string | undefined): Promise<KernelSpec> {
-  const interpreter = (await findInterpreter(python ? { python } : {})).path;
+async function resolve(name: string, python: string | undefined, lookup: SpecLookup): Promise<KernelSpec> {
+  const interpreter = (await findInterpreter(interpreterOptions(python, lookup))).path;
   if (NATIVE.has(name)) {
     return {
       name: "python3",
@@ -76,7 +92,7 @@ async function resolve(name: string, python: string | undefined): Promise<Kernel
       python: interpreter,
     };
   }
-  for (const dir of kernelSpecDirs(interpreter)) {
+  for (const dir of kernelSpecDirs(interpreter, lookup.env ?? {})) {
     const spec = await readSpec(dir, name);
     if (!spec || !Array.isArray(spec.argv) || spec.argv.length === 0) continue;
     const argv = (spec.argv as unknown[]).map(String);
@@ -94,17 +110,36 @@ async function resolve(name: string, python: string | undefined): Promise<Kernel
       resourceDir: join(dir, name),
     };
   }
-  const known = await listKernelSpecNames(interpreter);
+  const known = await listKernelSpecNames(interpreter, lookup);
   throw new Error(
     `Error: no kernelspec named "${name}". Available: ${known.join(", ")}. Use one of these names.`,
   );
 }
 
-export function resolveKernelSpec(name = "python3", python?: string): Promise<KernelSpec> {
-  const key = `${name}\0${python ?? ""}`;
+/** findInterpreter's options for an explicit interpreter or the lookup's environment. */
+export function interpreterOptions(python: string | undefined, lookup: SpecLookup = {}) {
+  return python
+    ? { python, cacheDir: lookup.interpreterCacheDir }
+    : { env: lookup.env, cacheDir: lookup.interpreterCacheDir };
+}
+
+export function resolveKernelSpec(
+  name = "python3",
+  python?: string,
+  lookup: SpecLookup = {},
+): Promise<KernelSpec> {
+  const env = lookup.env ?? {};
+  const key = JSON.stringify([
+    name,
+    python,
+    lookup.interpreterCacheDir,
+    ...["JUPYTER_PATH", "JUPYTER_DATA_DIR", "XDG_DATA_HOME", "PATH", "VIRTUAL_ENV", "NBAGENT_PYTHON"].map(
+      (k) => env[k],
+    ),
+  ]);
   let hit = cache.get(key);
   if (!hit) {
-    hit = resolve(name, python);
+    hit = resolve(name, python, lookup);
     cache.set(key, hit);
     hit.catch(() => cache.delete(key));
   }

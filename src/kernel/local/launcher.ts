@@ -36,24 +36,26 @@ import { type HeartbeatOptions, ZmqTransport } from "./zmq-transport.js";
 
 export interface LaunchOptions {
   cwd?: string;
-  /** Full environment of the kernel (the caller filters secrets); default process.env. */
+  /** Full environment of the kernel (the caller filters secrets); default none. */
   env?: Record<string, string>;
   heartbeat?: HeartbeatOptions;
   /** Directory for the connection file (default: the per-user state directory's `kernels`). */
   runtimeDir?: string;
   /** Run under bubblewrap (docs/isolation.md); the launch fails with an Error: without bwrap. */
   sandbox?: KernelSandbox;
-  /** A PID namespace of its own (default true; NBAGENT_PIDNS=0 turns it off). */
+  /** A PID namespace of its own (default true; the settings turn it off with NBAGENT_PIDNS=0). */
   pidNamespace?: boolean;
+  /** The bubblewrap executable for the sandbox (default: looked for in /usr/bin, /bin). */
+  bwrap?: string;
   /** What of nbagent's state the kernel may see (default: the state directory hidden). */
   confinement?: KernelConfinement;
   /** Per-kernel resource limits. */
   limits?: KernelLimits;
 }
 
-/** Whether kernels get a PID namespace: the option, else NBAGENT_PIDNS (anything but 0 is on). */
+/** Whether kernels get a PID namespace: the option, else yes. */
 export function wantsPidNamespace(options: { pidNamespace?: boolean }): boolean {
-  return options.pidNamespace ?? process.env.NBAGENT_PIDNS !== "0";
+  return options.pidNamespace ?? true;
 }
 
 /** The process `depth` first-children below `pid` (the kernel below its relay and init). */
@@ -160,7 +162,7 @@ export class LocalKernelProcess implements LaunchedKernel {
     let { command, args } = wrapped;
     const sandbox = options.sandbox;
     if (sandbox) {
-      const bwrap = findBwrap();
+      const bwrap = options.bwrap ?? findBwrap({});
       if (!bwrap) throw new Error(`Error: the sandbox was asked for, but ${NO_BWRAP}`);
       const cwd = options.cwd ?? process.cwd();
       const writable = writablePaths(sandbox, cwd, dirname(file));
@@ -174,7 +176,7 @@ export class LocalKernelProcess implements LaunchedKernel {
         }
       : undefined;
     const env: Record<string, string> = {
-      ...((options.env ?? process.env) as Record<string, string>),
+      ...options.env,
       ...spec.env,
     };
     env.PYDEVD_DISABLE_FILE_VALIDATION ??= "1";

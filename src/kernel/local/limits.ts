@@ -82,8 +82,8 @@ export function parseMaxProcesses(text: string, what = "--max-processes"): numbe
  * the answer; 0 means no limit. Throws `Error: …` for a bad value.
  */
 export function resolveLimits(
-  flags: { maxProcesses?: string; memoryLimit?: string } = {},
-  env: NodeJS.ProcessEnv = process.env,
+  flags: { maxProcesses?: string; memoryLimit?: string },
+  env: Readonly<Record<string, string | undefined>>,
 ): Required<KernelLimits> {
   const procs = flags.maxProcesses ?? nonEmpty(env.NBAGENT_MAX_PROCESSES);
   const memory = flags.memoryLimit ?? nonEmpty(env.NBAGENT_MEMORY_LIMIT);

@@ -14,8 +14,11 @@ import { delimiter, join, resolve } from "node:path";
 import type { KernelIsolation, KernelSandbox } from "../types.js";
 import { isolationSource } from "./watchdog.js";
 
-/** The bubblewrap executable on PATH (or NBAGENT_BWRAP), else undefined. */
-export function findBwrap(env: NodeJS.ProcessEnv = process.env): string | undefined {
+/**
+ * The bubblewrap executable: NBAGENT_BWRAP of `env`, else on its PATH (default /usr/bin:/bin), else
+ * undefined. The edges look once (runtime/settings.ts) and pass the answer down.
+ */
+export function findBwrap(env: Readonly<Record<string, string | undefined>>): string | undefined {
   const explicit = env.NBAGENT_BWRAP?.trim();
   const candidates = explicit
     ? [explicit]
@@ -74,11 +77,15 @@ print(json.dumps(info), flush=True)
  * Runs the probe with `python` (inside the sandbox when asked): the isolation a kernel started now
  * would get. Never throws: a probe that cannot run reports pidNamespace false with the reason.
  */
-export async function probeIsolation(python: string, sandbox?: KernelSandbox): Promise<KernelIsolation> {
+export async function probeIsolation(
+  python: string,
+  sandbox?: KernelSandbox,
+  bwrapPath?: string,
+): Promise<KernelIsolation> {
   let command = python;
   let args = ["-c", probeSource()];
   if (sandbox) {
-    const bwrap = findBwrap();
+    const bwrap = bwrapPath ?? findBwrap({});
     if (!bwrap) return { pidNamespace: false, reason: NO_BWRAP };
     const cwd = process.cwd();
     const writable = writablePaths(sandbox, cwd, cwd);

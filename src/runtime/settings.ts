@@ -1,0 +1,204 @@
+/**
+ * The user's settings, resolved once at the edge (the CLI, the MCP server, the pi extension) and
+ * passed down: command-line flags win over the environment, which wins over the defaults. Every
+ * value is checked here, once, with one error text per bad value; nothing below the edge reads the
+ * environment (docs/cli.md lists the variables).
+ *
+ * The type lives on the runtime floor so that the runtime (and what it builds: the kernel provider,
+ * the kernel choice, the local backend's options) can take it; the resolver lives beside it and reads
+ * only the environment record it is given, which the edges capture from their process.
+ */
+import { join } from "node:path";
+import type { LocalBackendOptions } from "../kernel/local/backend.js";
+import { resolveLimits } from "../kernel/local/limits.js";
+import { findBwrap } from "../kernel/local/sandbox.js";
+import type { KernelLimits } from "../kernel/types.js";
+import { DEFAULT_ARTIFACT_MAX_AGE_MS, defaultStateRoot } from "../output/artifacts.js";
+
+/** An environment as a process has it (names to values; undefined values are absent). */
+export type HostEnv = Readonly<Record<string, string | undefined>>;
+
+/** A setting's value is not one it can have: the message is the whole text for the user. */
+export class SettingsError extends Error {
+  override name = "SettingsError";
+}
+
+/** A gateway to reach: its base URL, token (sent as `Authorization: token <t>`), headers and CA. */
+export interface GatewayConnection {
+  url: string;
+  token?: string;
+  headers?: Record<string, string>;
+  /** PEM of a private CA for https/wss. */
+  ca?: string | Buffer;
+}
+
+/** An http(s) URL without credentials in it, trailing slashes removed; else an `Error:`. */
+export function checkGatewayUrl(url: string, from: string): string {
+  const text = url.trim();
+  let parsed: URL;
+  try {
+    parsed = new URL(text);
+  } catch {
+    throw new SettingsError(
+      `Error: ${from} is not a URL: ${JSON.stringify(url)}. Give the gateway's base URL, e.g. http://host:8888.`,
+    );
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
+    throw new SettingsError(
+      `Error: ${from} must be an http:// or https:// URL (got ${JSON.stringify(url)}). Give the gateway's base URL, e.g. http://host:8888.`,
+    );
+  }
+  if (parsed.username || parsed.password) {
+    throw new SettingsError(
+      `Error: ${from} must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN.`,
+    );
+  }
+  if (parsed.search || parsed.hash) {
+    throw new SettingsError(
+      `Error: ${from} must be the gateway's base URL without a query or fragment (got ${JSON.stringify(url)}); put the token in NBAGENT_GATEWAY_TOKEN.`,
+    );
+  }
+  return text.replace(/\/+$/, "");
+}
+
+/** The sandbox asked for (docs/isolation.md): with or without network. */
+export interface SandboxMode {
+  network: boolean;
+}
+
+/** The wait budget of a python call or notebook run when none is set (docs/runs.md). */
+export const DEFAULT_WAIT_SECONDS = 50;
+
+export interface Settings {
+  /**
+   * The host's environment, captured at the edge: what kernels start from (secrets filtered out,
+   * docs/secrets.md), and where the interpreter, kernelspecs and bubblewrap are looked for (PATH,
+   * VIRTUAL_ENV, JUPYTER_PATH …). Data passed down, not configuration.
+   */
+  env: HostEnv;
+  /** An explicit interpreter for kernels (NBAGENT_PYTHON); else one is found (kernel/interpreter.ts). */
+  python?: string;
+  /** A remote gateway (--gateway / NBAGENT_GATEWAY_URL, token --gateway-token-file / NBAGENT_GATEWAY_TOKEN). */
+  gateway?: GatewayConnection;
+  /** The sandbox for local kernels (--sandbox / NBAGENT_SANDBOX); undefined: none. */
+  sandbox?: SandboxMode;
+  /** The limits for local kernels (--max-processes, --memory-limit / NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT). */
+  limits: Required<KernelLimits>;
+  /** The limits were asked for (a flag or a variable), not just the defaults: refused with a gateway. */
+  limitsAsked: boolean;
+  /** Artifacts older than this are deleted when a runtime starts (NBAGENT_ARTIFACT_DAYS; 0 keeps all). */
+  artifactMaxAgeMs: number;
+  /** Seconds a call is waited for before it goes on in the background (NBAGENT_WAIT_SECONDS). */
+  waitSeconds: number;
+  /** The per-user state directory (NBAGENT_STATE_DIR, else $TMPDIR/nbagent-<uid>). */
+  stateRoot: string;
+  /** Local kernels in a PID namespace of their own where possible (NBAGENT_PIDNS=0 turns it off). */
+  pidNamespace: boolean;
+  /** Local kernels forked from a pre-warmed server (NBAGENT_FORK_SERVER=0 turns it off). */
+  forkServer: boolean;
+  /** The bubblewrap executable (NBAGENT_BWRAP, else on PATH), if any. */
+  bwrap?: string;
+}
+
+/** What the command line gave (raw texts; checked by resolveSettings). */
+export interface SettingsFlags {
+  /** --sandbox ("1") or --sandbox=VALUE. */
+  sandbox?: string;
+  /** --max-processes N. */
+  maxProcesses?: string;
+  /** --memory-limit SIZE. */
+  memoryLimit?: string;
+  /** --gateway URL. */
+  gatewayUrl?: string;
+  /** The token read from --gateway-token-file. */
+  gatewayToken?: string;
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v?.trim() ? v : undefined;
+}
+
+/** "", "0", "off" → none; "1", "on" → with network; "net-off" → without; else an error text. */
+function parseSandbox(value: string, from: string): SandboxMode | undefined {
+  const v = value.trim().toLowerCase();
+  if (v === "" || v === "0" || v === "off") return undefined;
+  if (v === "1" || v === "on") return { network: true };
+  if (v === "net-off") return { network: false };
+  throw new SettingsError(`Error: ${from}${value} is not one of 1 (on), net-off, 0 (off)`);
+}
+
+/** NBAGENT_ARTIFACT_DAYS (a number of days; 0 keeps every artifact), else the default. */
+export function artifactMaxAgeFromEnv(env: HostEnv): number {
+  const text = env.NBAGENT_ARTIFACT_DAYS?.trim();
+  const days = Number(text);
+  return text && Number.isFinite(days) && days >= 0 ? days * 24 * 3600 * 1000 : DEFAULT_ARTIFACT_MAX_AGE_MS;
+}
+
+/** NBAGENT_WAIT_SECONDS (a positive number), else the default (a little under common 60 s client timeouts). */
+export function waitSecondsFromEnv(env: HostEnv): number {
+  const v = Number(env.NBAGENT_WAIT_SECONDS);
+  return Number.isFinite(v) && v > 0 ? v : DEFAULT_WAIT_SECONDS;
+}
+
+/**
+ * The settings from the command line's flags and the environment (flags win), checked: a bad value
+ * throws a SettingsError whose message (`Error: …`) names the flag or variable it came from.
+ */
+export function resolveSettings(flags: SettingsFlags, env: HostEnv): Settings {
+  const sandbox =
+    flags.sandbox !== undefined
+      ? parseSandbox(flags.sandbox, "--sandbox=")
+      : env.NBAGENT_SANDBOX !== undefined
+        ? parseSandbox(env.NBAGENT_SANDBOX, "NBAGENT_SANDBOX=")
+        : undefined;
+
+  let limits: Required<KernelLimits>;
+  try {
+    limits = resolveLimits(flags, env);
+  } catch (err) {
+    throw new SettingsError((err as Error).message);
+  }
+  const limitsAsked =
+    flags.maxProcesses !== undefined ||
+    flags.memoryLimit !== undefined ||
+    nonEmpty(env.NBAGENT_MAX_PROCESSES) !== undefined ||
+    nonEmpty(env.NBAGENT_MEMORY_LIMIT) !== undefined;
+
+  let gateway: GatewayConnection | undefined;
+  const url = flags.gatewayUrl ?? nonEmpty(env.NBAGENT_GATEWAY_URL);
+  if (url !== undefined) {
+    const checked = checkGatewayUrl(
+      url,
+      flags.gatewayUrl !== undefined ? "--gateway" : "NBAGENT_GATEWAY_URL",
+    );
+    const token = flags.gatewayToken ?? (env.NBAGENT_GATEWAY_TOKEN?.trim() || undefined);
+    gateway = { url: checked, token };
+  }
+
+  return {
+    env,
+    python: env.NBAGENT_PYTHON?.trim() || undefined,
+    gateway,
+    sandbox,
+    limits,
+    limitsAsked,
+    artifactMaxAgeMs: artifactMaxAgeFromEnv(env),
+    waitSeconds: waitSecondsFromEnv(env),
+    stateRoot: defaultStateRoot(env),
+    pidNamespace: env.NBAGENT_PIDNS !== "0",
+    forkServer: env.NBAGENT_FORK_SERVER !== "0",
+    bwrap: findBwrap(env),
+  };
+}
+
+/** What the local backend takes from the settings: where to look, where to keep files, how to isolate. */
+export function localBackendOptions(settings: Settings): LocalBackendOptions {
+  return {
+    hostEnv: settings.env,
+    runtimeDir: join(settings.stateRoot, "kernels"),
+    interpreterCacheDir: settings.stateRoot,
+    pidNamespace: settings.pidNamespace,
+    forkServer: settings.forkServer,
+    bwrap: settings.bwrap,
+  };
+}
