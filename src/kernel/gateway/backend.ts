@@ -12,6 +12,7 @@ import {
   toGatewayKernel,
 } from "./provisioner.js";
 import { type GatewayOptions, GatewayRest } from "./rest.js";
+import { KERNELS, KERNELSPECS, kernelPath } from "./restapi.js";
 import type { GatewayWsTransport } from "./ws-transport.js";
 
 // The contract's names, importable from here as well as from ./index.js.
@@ -114,22 +115,22 @@ export class GatewayBackend implements KernelBackend {
   }
 
   async listKernels(): Promise<GatewayKernel[]> {
-    const r = await this.rest.request("GET", "api/kernels");
+    const r = await this.rest.request("GET", KERNELS);
     return Array.isArray(r.json) ? r.json.map(toGatewayKernel) : [];
   }
 
   async getKernel(id: string): Promise<GatewayKernel | undefined> {
-    const r = await this.rest.request("GET", `api/kernels/${encodeURIComponent(id)}`, { accept: [404] });
+    const r = await this.rest.request("GET", kernelPath(id), { accept: [404] });
     return r.status === 404 ? undefined : toGatewayKernel(r.json);
   }
 
   /** Shuts a kernel down on the server (404: already gone, fine). */
   async deleteKernel(id: string): Promise<void> {
-    await this.rest.request("DELETE", `api/kernels/${encodeURIComponent(id)}`, { accept: [404] });
+    await this.rest.request("DELETE", kernelPath(id), { accept: [404] });
   }
 
   private async specs(): Promise<{ default?: string; kernelspecs: Record<string, unknown> }> {
-    const r = await this.rest.request("GET", "api/kernelspecs");
+    const r = await this.rest.request("GET", KERNELSPECS);
     const j = (r.json ?? {}) as { default?: string; kernelspecs?: Record<string, unknown> };
     return { default: j.default, kernelspecs: j.kernelspecs ?? {} };
   }

@@ -43,6 +43,7 @@ import { defaultRuntimeDir } from "../local/connection-file.js";
 import { watchdogSource } from "../local/watchdog.js";
 import { processAlive, processArgs } from "./process-info.js";
 import { GatewayRest } from "./rest.js";
+import { API, KERNELS, restUrl, SHUTDOWN, STATUS } from "./restapi.js";
 import { acquireLock } from "./start-lock.js";
 
 export interface LocalGatewayInfo {
@@ -272,7 +273,7 @@ async function fetchJson(
 /** The server answers /api/status with this token. */
 async function answers(info: LocalGatewayInfo): Promise<boolean> {
   try {
-    return (await fetchJson(`${info.url}/api/status`, info.token)).status === 200;
+    return (await fetchJson(restUrl(info.url, STATUS), info.token)).status === 200;
   } catch {
     return false;
   }
@@ -431,7 +432,7 @@ async function startServer(
     let ready = false;
     while (exited === undefined && Date.now() < deadline) {
       try {
-        const status = await fetchJson(`${url}/api/status`, token, { timeoutMs: 2000 });
+        const status = await fetchJson(restUrl(url, STATUS), token, { timeoutMs: 2000 });
         if (status.status === 200) {
           ready = true;
           break;
@@ -443,7 +444,7 @@ async function startServer(
     }
     if (ready) {
       try {
-        const api = await fetchJson(`${url}/api`, token);
+        const api = await fetchJson(restUrl(url, API), token);
         version = (api.body as { version?: string }).version;
       } catch {
         /* version unknown */
@@ -468,7 +469,7 @@ async function startServer(
     const why =
       exited !== undefined
         ? `exited (${exited}) before it answered`
-        : `did not answer ${url}/api/status within ${Math.round(timeoutMs / 1000)} s`;
+        : `did not answer ${restUrl(url, STATUS)} within ${Math.round(timeoutMs / 1000)} s`;
     const hint = /No module named .?jupyter_server/.test(tail)
       ? `\nFix: install jupyter_server for ${python} (Debian: apt-get install python3-jupyter-server; venv: pip install jupyter_server).`
       : "";
@@ -571,7 +572,7 @@ export async function stopLocalGateway(options: LocalGatewayOptions = {}): Promi
     if (running) {
       let asked = false;
       try {
-        asked = (await fetchJson(`${info.url}/api/shutdown`, info.token, { method: "POST" })).status < 300;
+        asked = (await fetchJson(restUrl(info.url, SHUTDOWN), info.token, { method: "POST" })).status < 300;
       } catch {
         /* not answering: signals below */
       }
@@ -605,7 +606,7 @@ export async function listLocalGateways(options: { stateRoot?: string } = {}): P
 /** The kernels a gateway runs now (GET /api/kernels), or undefined when it does not answer. */
 export async function localGatewayKernelCount(info: LocalGatewayInfo): Promise<number | undefined> {
   try {
-    const res = await fetchJson(`${info.url}/api/kernels`, info.token);
+    const res = await fetchJson(restUrl(info.url, KERNELS), info.token);
     return res.status === 200 && Array.isArray(res.body) ? res.body.length : undefined;
   } catch {
     return undefined;

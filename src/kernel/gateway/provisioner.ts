@@ -5,6 +5,7 @@
  */
 import type { KernelProvisioner, LaunchedKernel } from "../provisioner.js";
 import { GatewayHttpError, type GatewayRest } from "./rest.js";
+import { KERNELS, KERNELSPECS, kernelActionPath, kernelPath } from "./restapi.js";
 import { GatewayWsTransport, type WsTransportOptions } from "./ws-transport.js";
 
 /** How long a started kernel may take to settle (LaunchedKernel.settle) before the start goes on anyway. */
@@ -73,9 +74,7 @@ export class GatewayProvisioner implements KernelProvisioner {
       return await this.connect(model.id);
     } catch (err) {
       // Ours and unusable: do not leave it running on the server.
-      await this.rest
-        .request("DELETE", `api/kernels/${encodeURIComponent(model.id)}`, { accept: [404] })
-        .catch(() => {});
+      await this.rest.request("DELETE", kernelPath(model.id), { accept: [404] }).catch(() => {});
       throw err;
     }
   }
@@ -83,7 +82,7 @@ export class GatewayProvisioner implements KernelProvisioner {
   /** POST /api/kernels; one more try after an HTTP 5xx (a gateway busy or restarting, S21). */
   private async create(body: Record<string, unknown>): Promise<unknown> {
     const post = () =>
-      this.rest.request("POST", "api/kernels", {
+      this.rest.request("POST", KERNELS, {
         body,
         signal: this.spec.signal,
         timeoutMs: this.rest.launchTimeoutMs,
@@ -108,7 +107,7 @@ export class GatewayProvisioner implements KernelProvisioner {
   /** After a failed create: the server has no kernelspec of that name → an error that says so. */
   private async throwIfNoSuchSpec(err: GatewayHttpError): Promise<void> {
     const specs = await this.rest
-      .request("GET", "api/kernelspecs", { signal: this.spec.signal })
+      .request("GET", KERNELSPECS, { signal: this.spec.signal })
       .then((r) => (r.json as { kernelspecs?: Record<string, unknown> } | undefined)?.kernelspecs)
       .catch(() => undefined);
     if (!specs || this.spec.kernelName in specs) return;
@@ -119,7 +118,7 @@ export class GatewayProvisioner implements KernelProvisioner {
   }
 
   async attach(kernelId: string): Promise<LaunchedKernel> {
-    const r = await this.rest.request("GET", `api/kernels/${encodeURIComponent(kernelId)}`, {
+    const r = await this.rest.request("GET", kernelPath(kernelId), {
       accept: [404],
       signal: this.spec.signal,
     });
@@ -167,8 +166,8 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
     });
   }
 
-  private path(action = ""): string {
-    return `api/kernels/${encodeURIComponent(this.kernelId)}${action}`;
+  private path(action?: "interrupt" | "restart"): string {
+    return action ? kernelActionPath(this.kernelId, action) : kernelPath(this.kernelId);
   }
 
   /**
@@ -194,7 +193,7 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
   }
 
   async interrupt(): Promise<void> {
-    const r = await this.rest.request("POST", this.path("/interrupt"), { accept: [404] });
+    const r = await this.rest.request("POST", this.path("interrupt"), { accept: [404] });
     if (r.status === 404) this.markGone(this.goneReason());
   }
 
@@ -208,7 +207,7 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
       return;
     }
     const post = () =>
-      this.rest.request("POST", this.path("/restart"), {
+      this.rest.request("POST", this.path("restart"), {
         accept: [404],
         timeoutMs: this.rest.launchTimeoutMs,
       });

@@ -14,6 +14,7 @@ import WebSocket from "ws";
 import type { KernelTransport, OutgoingChannel, TransportStats } from "../transport.js";
 import type { JupyterMessage } from "../types.js";
 import { GatewayHttpError, type GatewayRest } from "./rest.js";
+import { channelsPath, kernelPath } from "./restapi.js";
 import { decodeMessage, encodeMessage, V1_PROTOCOL, type WsProtocol } from "./ws-codec.js";
 
 export interface WsTransportOptions {
@@ -92,7 +93,7 @@ export class GatewayWsTransport implements KernelTransport {
   }
 
   private channelsUrl(): string {
-    const url = this.rest.url(`api/kernels/${encodeURIComponent(this.kernelId)}/channels`);
+    const url = this.rest.url(channelsPath(this.kernelId));
     url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
     url.searchParams.set("session_id", this.sessionId);
     return url.href;
@@ -257,7 +258,7 @@ export class GatewayWsTransport implements KernelTransport {
         backoff = Math.min(backoff * 2, this.options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS);
         if (this.closed) return;
         try {
-          const r = await this.rest.request("GET", `api/kernels/${encodeURIComponent(this.kernelId)}`, {
+          const r = await this.rest.request("GET", kernelPath(this.kernelId), {
             accept: [404],
             timeoutMs: this.rest.connectTimeoutMs,
           });
@@ -302,7 +303,7 @@ export class GatewayWsTransport implements KernelTransport {
     if (this.polling || this.reconnecting || this.closed || this.lost) return;
     this.polling = true;
     try {
-      const r = await this.rest.request("GET", `api/kernels/${encodeURIComponent(this.kernelId)}`, {
+      const r = await this.rest.request("GET", kernelPath(this.kernelId), {
         accept: [404],
       });
       if (r.status === 404) this.lose(this.goneReason(), true);
