@@ -51,8 +51,12 @@ export {
 } from "./runtime.js";
 export {
   KernelSession,
+  keyText,
   type NamedSessionStart,
+  namedKey,
+  notebookKey,
   type SessionExecuteResult,
+  type SessionKey,
   type SessionSpec,
   sessionKey,
   TOO_MANY_RESTARTS,

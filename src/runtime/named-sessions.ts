@@ -17,7 +17,7 @@ import { mkdirSync } from "node:fs";
 import { open, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Kernel, KernelStartOptions } from "../kernel/types.js";
-import type { StartedKernel } from "./session.js";
+import { namedKey, type StartedKernel } from "./session.js";
 import type { RetiredSession } from "./sessions.js";
 
 /** A kernel as the gateway lists it (GET /api/kernels). */
@@ -261,7 +261,7 @@ export class NamedSessions {
       reg.sessions.delete(name);
       reg.retired.delete(name);
       reg.retired.set(name, {
-        key: name,
+        key: namedKey(name),
         kernelId,
         why,
         at,
@@ -360,7 +360,7 @@ function parseRegistry(text: string): Registry {
   for (const [name, r] of Object.entries(data.retired ?? {})) {
     if (!r || !["idle", "gone", "killed"].includes(r.why)) continue;
     reg.retired.set(name, {
-      key: name,
+      key: namedKey(name),
       kernelId: String(r.kernelId ?? ""),
       why: r.why,
       at: ms(r.at),

@@ -6,7 +6,7 @@
 import { dirname } from "node:path";
 import type { Notebook } from "../notebook/index.js";
 import { DisplayRegistry } from "./collector.js";
-import type { SessionSpec } from "./session.js";
+import { notebookKey, type SessionSpec } from "./session.js";
 
 export interface NotebookKernelChoice {
   name: string;
@@ -53,7 +53,7 @@ export async function notebookSession(
     // No prelude: a notebook's kernel behaves as Jupyter's does, so a notebook that passes here
     // passes in Jupyter and under `nbagent run` (docs/kernel-state.md).
     spec: {
-      key: `notebook\0${realPath}`,
+      key: notebookKey(realPath),
       sessionId,
       cwd: cwd ?? dirname(realPath),
       kernelName: kernel.name,

@@ -13,7 +13,7 @@ import type { GatewayKernelBackend } from "./gateway-deps.js";
 import type { GatewaySetting, KernelChoice, KernelPlan } from "./kernel-choice.js";
 import { createKernelProvider, type KernelProvider, type KernelRequest } from "./kernel-provider.js";
 import { type NamedSessionInfo, NamedSessions, registryPath } from "./named-sessions.js";
-import type { SessionSpec, StartedKernel } from "./session.js";
+import { namedKey, type SessionSpec, type StartedKernel } from "./session.js";
 import {
   KernelSessions,
   type KernelSessionsOptions,
@@ -234,7 +234,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async withSession(spec, callOptions, fn) {
       if (!spec.named) return sessions.withSession(spec, callOptions, fn);
       return sessions.withSession(
-        { ...spec, key: spec.key ?? `named\0${spec.named}` },
+        { ...spec, key: spec.key ?? namedKey(spec.named) },
         callOptions,
         async (lease) => {
           try {

@@ -45,8 +45,8 @@ export class InitScriptError extends Error {
 }
 
 export interface SessionSpec {
-  /** Map key; by default `${sessionId}\0${cwd}`. A notebook session uses its own key. */
-  key?: string;
+  /** What the session is kept by; by default the python tool's (sessionId, cwd). */
+  key?: SessionKey;
   sessionId: string;
   cwd: string;
   kernelName?: string;
@@ -111,7 +111,7 @@ export interface SessionExecuteResult extends ExecuteResult {
 }
 
 export class KernelSession {
-  readonly key: string;
+  readonly key: SessionKey;
   readonly lock = new FifoLock();
   lastUsed = Date.now();
   /** Callers holding or waiting for this session (it cannot be evicted while > 0). */
@@ -316,8 +316,43 @@ export class KernelSession {
   }
 }
 
-export function sessionKey(sessionId: string, cwd: string): string {
-  return `${sessionId}\0${cwd}`;
+/**
+ * What a kept session is kept by: the python tool's session id in a working directory, a notebook
+ * (its real path), a named session on a gateway, or a per-call session made for one of those.
+ */
+export type SessionKey =
+  | { kind: "python"; sessionId: string; cwd: string }
+  | { kind: "notebook"; path: string }
+  | { kind: "named"; name: string }
+  | { kind: "per-call"; of: SessionKey };
+
+/** The python tool's key for a session id in a working directory. */
+export function sessionKey(sessionId: string, cwd: string): SessionKey {
+  return { kind: "python", sessionId, cwd };
+}
+
+/** A notebook's key: its real path. */
+export function notebookKey(path: string): SessionKey {
+  return { kind: "notebook", path };
+}
+
+/** A named session's key (kept on a gateway across processes). */
+export function namedKey(name: string): SessionKey {
+  return { kind: "named", name };
+}
+
+/** The key as one text, for a Map (built from the typed value; nothing decodes it). */
+export function keyText(key: SessionKey): string {
+  switch (key.kind) {
+    case "python":
+      return JSON.stringify(["python", key.sessionId, key.cwd]);
+    case "notebook":
+      return JSON.stringify(["notebook", key.path]);
+    case "named":
+      return JSON.stringify(["named", key.name]);
+    case "per-call":
+      return JSON.stringify(["per-call", keyText(key.of)]);
+  }
 }
 
 /** The limit that ended the kernel, when its backend could tell. */

@@ -23,9 +23,11 @@ import {
   type CallContext,
   KernelSession,
   type KernelStarter,
+  keyText,
   type NamedSessionStart,
   SessionClosedError,
   type SessionExecuteResult,
+  type SessionKey,
   type SessionSpec,
   sessionKey,
 } from "./session.js";
@@ -42,7 +44,7 @@ export interface SessionCallOptions extends CallContext {
 
 /** Why a kept session was shut down while no call was using it. */
 export interface RetiredSession {
-  key: string;
+  key: SessionKey;
   /**
    * idle: the sweep, after idleTimeoutMs unused; evicted: its slot went to another session; died: its
    * kernel died while unused (found by the sweep). Named sessions on a gateway (named-sessions.ts):
@@ -81,7 +83,7 @@ export class SlotWaitTimeoutError extends CallTimeoutError {
 
 /** What fn gets: the session's kernel and an execute with the restart/retry rules. */
 export interface SessionLease {
-  readonly key: string;
+  readonly key: SessionKey;
   readonly spec: SessionSpec;
   readonly mode: SessionMode;
   /**
@@ -137,12 +139,12 @@ export class KernelSessions {
   }
 
   /** Keys of the kept sessions, least recently used first. */
-  keys(): string[] {
+  keys(): SessionKey[] {
     return [...this.sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed).map((s) => s.key);
   }
 
-  get(key: string): KernelSession | undefined {
-    return this.sessions.get(key);
+  get(key: SessionKey): KernelSession | undefined {
+    return this.sessions.get(keyText(key));
   }
 
   /** Runs fn with exclusive use of the session's kernel (its FIFO turn), under one deadline. */
@@ -156,7 +158,7 @@ export class KernelSessions {
     const ctx: CallContext = { deadline: options.deadline, signal: options.signal };
     if (mode === "per-call") {
       const session = new KernelSession(
-        { ...spec, key: `per-call:${spec.key ?? sessionKey(spec.sessionId, spec.cwd)}` },
+        { ...spec, key: { kind: "per-call", of: spec.key ?? sessionKey(spec.sessionId, spec.cwd) } },
         this.starter,
         this.envFor(spec),
       );
@@ -232,22 +234,22 @@ export class KernelSessions {
       .sort((a, b) => a.lastUsed - b.lastUsed)
       .map(
         (s): SlotHolder =>
-          // A notebook's session key is `notebook\0<real path>` (notebook-session.ts).
-          s.key.startsWith("notebook\0")
-            ? { kind: "notebook", path: s.key.slice("notebook\0".length) }
+          s.key.kind === "notebook"
+            ? { kind: "notebook", path: s.key.path }
             : { kind: "python", session: s.spec.sessionId, cwd: s.spec.cwd },
       );
   }
 
   private async findOrCreate(
     spec: SessionSpec,
-    key: string,
+    key: SessionKey,
     ctx: CallContext,
     onWait: () => void,
   ): Promise<KernelSession> {
+    const text = keyText(key);
     for (;;) {
       ctx.deadline.check(ctx.signal);
-      const existing = this.sessions.get(key);
+      const existing = this.sessions.get(text);
       if (existing) {
         existing.refs++;
         existing.lastUsed = Date.now();
@@ -255,10 +257,10 @@ export class KernelSessions {
       }
       if (this.sessions.size < this.maxSessions || this.evictOne()) {
         const session = new KernelSession({ ...spec, key }, this.starter, this.envFor(spec));
-        session.replaced = this.retired.get(key);
-        this.retired.delete(key);
+        session.replaced = this.retired.get(text);
+        this.retired.delete(text);
         session.refs++;
-        this.sessions.set(key, session);
+        this.sessions.set(text, session);
         return session;
       }
       onWait();
@@ -281,8 +283,9 @@ export class KernelSessions {
   private retire(session: KernelSession, why: RetiredSession["why"]): void {
     // A named session's kernel is only detached (it lives on): its state is not gone, so no record.
     if (session.started && !session.spec.named) {
-      this.retired.delete(session.key);
-      this.retired.set(session.key, {
+      const text = keyText(session.key);
+      this.retired.delete(text);
+      this.retired.set(text, {
         key: session.key,
         why,
         at: Date.now(),
@@ -300,7 +303,8 @@ export class KernelSessions {
   }
 
   private drop(session: KernelSession): void {
-    if (this.sessions.get(session.key) === session) this.sessions.delete(session.key);
+    const text = keyText(session.key);
+    if (this.sessions.get(text) === session) this.sessions.delete(text);
     const p = session.dispose().finally(() => this.pendingShutdowns.delete(p));
     this.pendingShutdowns.add(p);
   }
@@ -323,8 +327,8 @@ export class KernelSessions {
   }
 
   /** Disposes dead sessions and sessions idle for longer than idleTimeoutMs (S13). */
-  sweep(now = Date.now()): string[] {
-    const removed: string[] = [];
+  sweep(now = Date.now()): SessionKey[] {
+    const removed: SessionKey[] = [];
     for (const s of [...this.sessions.values()]) {
       if (s.busy) continue;
       const dead = s.started && !s.isAlive();

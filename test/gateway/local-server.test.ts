@@ -145,11 +145,9 @@ test("its kernels: the wrapper's isolation, cwd from the create request, the cal
 test("without an env option the server gets only ordinary variables, never the host's secrets", async (t) => {
   const root = stateRoot();
   await stopAfter(t, root);
-  process.env.GW_TEST_API_KEY = "sk-test-secret-value-1234567890";
-  t.after(() => {
-    delete process.env.GW_TEST_API_KEY;
-  });
-  const info = await ensureLocalGateway({ python: PYTHON, stateRoot: root });
+  // The host's environment as the edge captured it, with a secret in it.
+  const hostEnv = { ...process.env, GW_TEST_API_KEY: "sk-test-secret-value-1234567890" };
+  const info = await ensureLocalGateway({ python: PYTHON, stateRoot: root, hostEnv });
   const id = await createKernel(info);
   const r = await execute(
     info,

@@ -141,10 +141,8 @@ describe("insert into a missing path creates the notebook", () => {
         language: "python",
       }),
     );
-    const saved = process.env.JUPYTER_PATH;
-    process.env.JUPYTER_PATH = join(dir, "jupyter");
     const toolbox = createToolbox({
-      settings: testSettings(),
+      settings: testSettings({ ...process.env, JUPYTER_PATH: join(dir, "jupyter") }),
       cwd: dir,
       runtime: { kernelName: "nbagent-test-py" },
     });
@@ -175,8 +173,6 @@ describe("insert into a missing path creates the notebook", () => {
       assert.ok((await oracle.check(join(dir, "k.ipynb"))).valid);
     } finally {
       await toolbox.dispose();
-      if (saved === undefined) delete process.env.JUPYTER_PATH;
-      else process.env.JUPYTER_PATH = saved;
     }
   });
 

@@ -16,6 +16,7 @@ import {
   Deadline,
   type Runtime,
   type SessionLease,
+  sessionKey,
   TOO_MANY_RESTARTS,
 } from "../../src/runtime/index.js";
 import { localBackendOptions } from "../../src/runtime/settings.js";
@@ -145,12 +146,12 @@ for (const backend of backendCases())
       const rt = runtime({ maxSessions: 4 });
       const gate = join(root, `gate-${process.pid}-${backend.name}-lru`);
       const busy = call(rt, "s1", waitFor(gate));
-      await until(() => rt.sessions.get(`s1\0${root}`)?.currentKernel?.isBusy() === true);
+      await until(() => rt.sessions.get(sessionKey("s1", root))?.currentKernel?.isBusy() === true);
       for (const s of ["s2", "s3", "s4"]) assert.equal((await call(rt, s, "1")).status, "ok");
       // LRU order by last use: s1 (running since before the others), s2, s3, s4
-      assert.equal(rt.sessions.keys()[0], `s1\0${root}`);
+      assert.deepEqual(rt.sessions.keys()[0], sessionKey("s1", root));
       assert.equal((await call(rt, "s5", "print('five')")).text, "five\n");
-      const keys = rt.sessions.keys().map((k) => k.split("\0")[0]);
+      const keys = rt.sessions.keys().map((k) => (k.kind === "python" ? k.sessionId : k.kind));
       assert.deepEqual(keys.sort(), ["s1", "s3", "s4", "s5"]);
       writeFileSync(gate, "");
       const r = await busy;
@@ -161,13 +162,13 @@ for (const backend of backendCases())
       const rt = runtime({ maxSessions: 1 });
       const gate = join(root, `gate-${process.pid}-${backend.name}-wait`);
       const busy = call(rt, "a", waitFor(gate));
-      await until(() => rt.sessions.get(`a\0${root}`)?.currentKernel?.isBusy() === true);
+      await until(() => rt.sessions.get(sessionKey("a", root))?.currentKernel?.isBusy() === true);
       await assert.rejects(call(rt, "b", "1", { seconds: 0.5 }), CallTimeoutError);
       const waiting = call(rt, "b", "print('b ran')");
       writeFileSync(gate, "");
       assert.equal((await busy).text, "released\n");
       assert.equal((await waiting).text, "b ran\n");
-      assert.deepEqual(rt.sessions.keys(), [`b\0${root}`]);
+      assert.deepEqual(rt.sessions.keys(), [sessionKey("b", root)]);
     });
 
     test("50 concurrent calls on one session run in FIFO order without interleaved output", async () => {
@@ -189,10 +190,10 @@ for (const backend of backendCases())
       const rt = runtime({ idleTimeoutMs: 60_000, sweepIntervalMs: 3_600_000 }); // only the explicit sweeps below
       await call(rt, "idle", "1");
       await call(rt, "dead", "1");
-      const deadKernel = rt.sessions.get(`dead\0${root}`)!.currentKernel!;
+      const deadKernel = rt.sessions.get(sessionKey("dead", root))!.currentKernel!;
       await deadKernel.shutdown();
-      assert.deepEqual(rt.sessions.sweep(), [`dead\0${root}`]);
-      assert.deepEqual(rt.sessions.sweep(Date.now() + 61_000), [`idle\0${root}`]);
+      assert.deepEqual(rt.sessions.sweep(), [sessionKey("dead", root)]);
+      assert.deepEqual(rt.sessions.sweep(Date.now() + 61_000), [sessionKey("idle", root)]);
       assert.deepEqual(rt.sessions.keys(), []);
       // The next lease on each key carries the record, once.
       const leaseOf = (sessionId: string) =>
@@ -207,7 +208,7 @@ for (const backend of backendCases())
       assert.deepEqual(await leaseOf("idle"), { replaced: undefined, kernelStarted: false });
 
       await call(rt, "s18", "v = 1");
-      await rt.sessions.get(`s18\0${root}`)!.currentKernel!.shutdown();
+      await rt.sessions.get(sessionKey("s18", root))!.currentKernel!.shutdown();
       const r = await call(rt, "s18", "print('v' in globals())");
       assert.deepEqual(r.events, [{ kind: "restarted-dead-kernel" }]);
       assert.equal(r.text, "False\n");
@@ -281,7 +282,7 @@ for (const backend of backendCases())
     test("the periodic sweep (its own timer) disposes a session idle past the limit", async () => {
       const rt = runtime({ sweepIntervalMs: 50, idleTimeoutMs: 200 });
       await call(rt, "swept", "1");
-      const kernel = rt.sessions.get(`swept\0${root}`)!.currentKernel!;
+      const kernel = rt.sessions.get(sessionKey("swept", root))!.currentKernel!;
       await until(() => rt.sessions.keys().length === 0, 10_000);
       await until(() => !kernel.isAlive(), 10_000);
     });
