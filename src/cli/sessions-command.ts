@@ -106,10 +106,10 @@ async function kill(runtime: Runtime, name: string, where: string): Promise<numb
 
 /** The gateway in words; undefined when it is the shared local one and it is not running. */
 async function gatewayName(runtime: Runtime, settings: Settings): Promise<string | undefined> {
-  const plan = runtime.plan;
-  if (plan.kind === "remote") return `the gateway at ${plan.connection.url}`;
+  const choice = runtime.choice;
+  if (choice.kind === "remote") return `the gateway at ${choice.connection.url}`;
   const info = await localGatewayStatus({
-    python: plan.kind === "shared" ? plan.python : undefined,
+    python: choice.kind === "shared" ? choice.python : undefined,
     hostEnv: settings.env,
     interpreterCacheDir: settings.stateRoot,
     stateRoot: runtime.kernels.stateRoot,

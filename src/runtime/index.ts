@@ -14,22 +14,21 @@ export {
 } from "./env.js";
 export { initScript, STREAM_FLUSH_CHARS, streamGuardScript } from "./init.js";
 export {
+  type BuiltBackend,
+  buildKernelBackend,
   checkGatewayUrl,
   type GatewayConnection,
   type GatewaySetting,
   type KernelChoice,
   type KernelChoiceInput,
-  type KernelPlan,
   planKernelChoice,
-  type ResolvedKernelChoice,
-  resolveKernelChoice,
+  type SharedGateway,
 } from "./kernel-choice.js";
 export {
   createKernelProvider,
   type KernelProvider,
   type KernelProviderOptions,
   type KernelRequest,
-  type ProvidedBackend,
   SANDBOX_ON_GATEWAY,
   SANDBOX_ON_SHARED_GATEWAY,
 } from "./kernel-provider.js";

@@ -2,8 +2,8 @@
  * Which kernels a runtime uses, decided once (docs/backends.md): the local ZeroMQ backend, a remote
  * Jupyter server / Enterprise Gateway (option or the settings' gateway), or the
  * shared local gateway (a jupyter_server this user's nbagent processes share, started on demand).
- * The answer is one value, KernelChoice, that everything below the runtime is given; nothing looks
- * the backend, kernelspec or interpreter up again.
+ * The answer is one value, KernelChoice; the backend built for it (BuiltBackend) is what everything
+ * below the runtime is given; nothing looks the backend, kernelspec or interpreter up again.
  */
 
 import { createLocalBackend } from "../kernel/index.js";
@@ -17,27 +17,6 @@ export { checkGatewayUrl, type GatewayConnection } from "./settings.js";
 /** RuntimeOptions.gateway: a remote gateway, or "shared" for the shared local one. */
 export type GatewaySetting = GatewayConnection | "shared";
 
-/** What the runtime's kernels come from (resolved once; see resolveKernelChoice). */
-export type KernelChoice =
-  | {
-      kind: "local";
-      /** The interpreter's path as found (findInterpreter), once. */
-      python?: string;
-      kernelName: string;
-    }
-  | {
-      kind: "gateway";
-      /** The shared local gateway (started on demand from `python`), not a remote one. */
-      shared: boolean;
-      url: string;
-      token?: string;
-      headers?: Record<string, string>;
-      ca?: string | Buffer;
-      kernelName: string;
-      /** The shared gateway's interpreter (undefined for a remote gateway: its kernels are its own). */
-      python?: string;
-    };
-
 /** The inputs of the choice: RuntimeOptions and the settings (runtime/settings.ts). */
 export interface KernelChoiceInput {
   gateway?: GatewaySetting;
@@ -49,18 +28,32 @@ export interface KernelChoiceInput {
   settings: Pick<Settings, "gateway" | "python">;
 }
 
-/** What to connect to, known without starting anything (bad settings throw `Error:` here). */
-export type KernelPlan =
-  | { kind: "local"; python?: string; kernelName: string }
+/**
+ * What the runtime's kernels come from, known without starting anything (a bad gateway URL option
+ * throws `Error:` here): local kernels, a remote gateway, or the shared local gateway (found or
+ * started when the backend is built: buildKernelBackend).
+ */
+export type KernelChoice =
+  | {
+      kind: "local";
+      /** An explicit interpreter; else the local backend finds one (kernel/interpreter.ts). */
+      python?: string;
+      kernelName: string;
+    }
   | { kind: "remote"; connection: GatewayConnection; kernelName: string }
-  | { kind: "shared"; python?: string; kernelName: string };
+  | {
+      kind: "shared";
+      /** The interpreter the shared gateway runs; else one is found when it is started. */
+      python?: string;
+      kernelName: string;
+    };
 
 /**
- * The plan from options and environment, in this order: an explicit `gateway` option (a remote one or
+ * The choice from options and settings, in this order: an explicit `gateway` option (a remote one or
  * "shared"); the settings' gateway (--gateway, NBAGENT_GATEWAY_URL); a named session → the shared
  * gateway; else local kernels.
  */
-export function planKernelChoice(input: KernelChoiceInput): KernelPlan {
+export function planKernelChoice(input: KernelChoiceInput): KernelChoice {
   const kernelName = input.kernelName ?? "python3";
   const python = input.python ?? input.settings.python;
   const g = input.gateway;
@@ -77,42 +70,56 @@ export function planKernelChoice(input: KernelChoiceInput): KernelPlan {
   return { kind: "local", python, kernelName };
 }
 
+/** The shared local gateway as found or started: where it is, its interpreter, its log. */
+export interface SharedGateway {
+  url: string;
+  token: string;
+  python: string;
+  /** Its failures (e.g. running out of file descriptors) are written there. */
+  logFile: string;
+}
+
 /** A choice with the backend built for it. */
-export interface ResolvedKernelChoice {
+export interface BuiltBackend {
   choice: KernelChoice;
   backend: KernelBackend;
   /** What named sessions are keyed by: the gateway's URL; for the shared gateway, its interpreter. */
   identity: string;
-  /** The shared gateway's log (its failures, e.g. running out of file descriptors, are written there). */
-  logFile?: string;
+  /** The shared gateway this backend speaks to (choice "shared", built here). */
+  shared?: SharedGateway;
+  /** Built here (disposed with its owner), not given by the host. */
+  owned: boolean;
 }
 
 /**
- * Makes the plan real, once: builds the backend (local, or a GatewayBackend for the remote URL), and
+ * Makes the choice real, once: builds the backend (local, or a GatewayBackend for the remote URL), and
  * for the shared gateway finds the live one for the interpreter or starts it, with the host's
- * environment minus its secrets (docs/secrets.md). `nbagent run` and the runtime both come here.
+ * environment minus its secrets (docs/secrets.md). `nbagent run` and the runtime both come here
+ * (through the kernel provider).
  */
-export async function resolveKernelChoice(
-  plan: KernelPlan,
+export async function buildKernelBackend(
+  choice: KernelChoice,
   options: SecretFilterOptions & { stateRoot?: string; settings: Settings },
-): Promise<ResolvedKernelChoice> {
+): Promise<BuiltBackend> {
   const { settings } = options;
-  switch (plan.kind) {
+  switch (choice.kind) {
     case "local":
       return {
-        choice: { kind: "local", python: plan.python, kernelName: plan.kernelName },
+        choice,
         backend: createLocalBackend(localBackendOptions(settings)),
         identity: "local",
+        owned: true,
       };
     case "remote":
       return {
-        choice: { kind: "gateway", shared: false, ...plan.connection, kernelName: plan.kernelName },
-        backend: createGatewayBackend(plan.connection),
-        identity: plan.connection.url,
+        choice,
+        backend: createGatewayBackend(choice.connection),
+        identity: choice.connection.url,
+        owned: true,
       };
     case "shared": {
       const info = await ensureLocalGateway({
-        python: plan.python,
+        python: choice.python,
         stateRoot: options.stateRoot,
         env: filterSecrets(settings.env, { allow: options.allow, deny: options.deny }),
         hostEnv: settings.env,
@@ -122,17 +129,11 @@ export async function resolveKernelChoice(
         idleCullSeconds: DEFAULT_IDLE_CULL_SECONDS,
       });
       return {
-        choice: {
-          kind: "gateway",
-          shared: true,
-          url: info.url,
-          token: info.token,
-          kernelName: plan.kernelName,
-          python: info.python,
-        },
+        choice,
         backend: createGatewayBackend({ url: info.url, token: info.token }),
         identity: `shared:${info.python}`,
-        logFile: info.logFile,
+        shared: { url: info.url, token: info.token, python: info.python, logFile: info.logFile },
+        owned: true,
       };
     }
   }

@@ -23,12 +23,11 @@ import { CallAbortedError } from "./deadline.js";
 import { buildKernelEnv, type KernelEnv, type SecretFilterOptions, splitSecrets } from "./env.js";
 import { stopLocalGateway } from "./gateway-deps.js";
 import {
+  type BuiltBackend,
+  buildKernelBackend,
   type GatewaySetting,
   type KernelChoice,
-  type KernelPlan,
   planKernelChoice,
-  type ResolvedKernelChoice,
-  resolveKernelChoice,
 } from "./kernel-choice.js";
 import type { SandboxMode, Settings } from "./settings.js";
 import {
@@ -108,15 +107,9 @@ export interface KernelRequest {
   check?: () => void;
 }
 
-/** The choice made real: the backend built (and the shared gateway found or started). */
-export interface ProvidedBackend extends ResolvedKernelChoice {
-  /** Built here (disposed with the provider), not given in the options. */
-  owned: boolean;
-}
-
 export interface KernelProvider {
   /** What the settings chose (nothing started; bad settings threw when the provider was built). */
-  readonly plan: KernelPlan;
+  readonly choice: KernelChoice;
   /** Kernels come from a gateway (remote or shared). */
   readonly usesGateway: boolean;
   /** The sandbox every local kernel gets, if any. */
@@ -126,13 +119,13 @@ export interface KernelProvider {
   /** The settings cannot be honoured together: this `Error:` text, and every start throws it. */
   readonly refusal: string | undefined;
   /** The backend, built on first use (a failure is tried again on the next call). Throws the refusal. */
-  backend(): Promise<ProvidedBackend>;
+  backend(): Promise<BuiltBackend>;
   /** The backend if it was built (or is being built); never builds it. */
-  current(): Promise<ProvidedBackend | undefined>;
+  current(): Promise<BuiltBackend | undefined>;
   /** The environment a kernel for this request gets, and the host variables withheld as secrets. */
   kernelEnv(request?: Pick<KernelRequest, "session">): KernelEnv;
-  /** The whole start options for this request on this choice (sandbox, confinement, limits, env …). */
-  startOptions(choice: KernelChoice, request: KernelRequest): KernelStartOptions;
+  /** The whole start options for this request (sandbox, confinement, limits, env …). */
+  startOptions(request: KernelRequest): KernelStartOptions;
   /** The kernelspec names the backend can start (for its interpreter). */
   kernelSpecNames(): Promise<string[]>;
   /** A kernel for the request, with recovery (see `start`). */
@@ -145,7 +138,7 @@ export interface KernelProvider {
    */
   start<T>(
     request: KernelRequest,
-    open?: (backend: ProvidedBackend, options: KernelStartOptions) => Promise<T>,
+    open?: (backend: BuiltBackend, options: KernelStartOptions) => Promise<T>,
   ): Promise<T>;
   /** Drops the built backend so the next use builds it again; `stop` also stops the shared gateway. */
   forget(stop: boolean): Promise<void>;
@@ -164,7 +157,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
   const { settings } = options;
   const hostEnv = settings.env;
   // A bad gateway URL given as an option is an Error: now (the settings were checked at the edge).
-  const plan = planKernelChoice({
+  const choice = planKernelChoice({
     gateway: options.gateway,
     python: options.python,
     kernelName: options.kernelName,
@@ -172,7 +165,11 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     settings,
   });
   const sandbox = sandboxSetting(options.sandbox, settings);
-  const usesGateway = options.backend ? options.backend.name === "gateway" : plan.kind !== "local";
+  const usesGateway = options.backend ? options.backend.name === "gateway" : choice.kind !== "local";
+  // Kernels started here, on this machine: they get the sandbox, the confinement and the limits.
+  const local = !usesGateway && choice.kind !== "remote";
+  // The interpreter local kernels are asked to run (undefined: the backend finds one).
+  const localPython = !usesGateway && choice.kind !== "remote" ? choice.python : undefined;
   // Limits: the option's fields, else the settings' (flags, NBAGENT_MAX_PROCESSES /
   // NBAGENT_MEMORY_LIMIT, the defaults). Asked for explicitly with a gateway: refused like the sandbox.
   const limits: Required<KernelLimits> = {
@@ -184,7 +181,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     options.limits?.memoryBytes !== undefined ||
     settings.limitsAsked;
   const refusal = sandbox
-    ? plan.kind === "shared" && !options.backend
+    ? choice.kind === "shared" && !options.backend
       ? SANDBOX_ON_SHARED_GATEWAY
       : usesGateway
         ? SANDBOX_ON_GATEWAY
@@ -194,24 +191,13 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
       : undefined;
   const stateRoot = resolve(options.stateRoot);
 
-  const build = async (): Promise<ProvidedBackend> => {
-    if (options.backend) {
-      const choice: KernelChoice =
-        plan.kind === "remote"
-          ? { kind: "gateway", shared: false, ...plan.connection, kernelName: plan.kernelName }
-          : { kind: "local", python: plan.python, kernelName: plan.kernelName };
+  const build = async (): Promise<BuiltBackend> => {
+    if (options.backend)
       return { choice, backend: options.backend, identity: `backend:${options.backend.name}`, owned: false };
-    }
-    const resolved = await resolveKernelChoice(plan, {
-      stateRoot,
-      settings,
-      allow: options.allow,
-      deny: options.deny,
-    });
-    return { ...resolved, owned: true };
+    return buildKernelBackend(choice, { stateRoot, settings, allow: options.allow, deny: options.deny });
   };
-  let building: Promise<ProvidedBackend> | undefined;
-  const backend = (): Promise<ProvidedBackend> => {
+  let building: Promise<BuiltBackend> | undefined;
+  const backend = (): Promise<BuiltBackend> => {
     if (refusal) return Promise.reject(new Error(refusal));
     if (!building) {
       const p = build();
@@ -228,8 +214,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     building = undefined;
     const r = await old?.catch(() => undefined);
     if (r?.owned) await r.backend.dispose().catch(() => {});
-    if (stop && r?.choice.kind === "gateway" && r.choice.shared)
-      await stopLocalGateway({ python: r.choice.python, stateRoot }).catch(() => false);
+    if (stop && r?.shared) await stopLocalGateway({ python: r.shared.python, stateRoot }).catch(() => false);
   };
 
   const kernelEnv = (request: Pick<KernelRequest, "session"> = {}): KernelEnv => {
@@ -251,8 +236,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     });
   };
 
-  const startOptions = (choice: KernelChoice, request: KernelRequest): KernelStartOptions => {
-    const local = choice.kind === "local" && !usesGateway;
+  const startOptions = (request: KernelRequest): KernelStartOptions => {
     const artifactsDir = request.session && resolve(request.session.artifactsDir);
     // Bound or put back, it must exist.
     if (local && artifactsDir) mkdirSync(artifactsDir, { recursive: true, mode: 0o700 });
@@ -266,7 +250,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     const timeout = request.startTimeoutMs;
     return {
       kernelName: request.kernelName ?? choice.kernelName,
-      python: choice.kind === "local" ? choice.python : undefined,
+      python: localPython,
       cwd: request.cwd,
       env: kernelEnv(request).env,
       signal: request.signal,
@@ -280,26 +264,27 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
 
   async function start<T>(
     request: KernelRequest,
-    open?: (backend: ProvidedBackend, options: KernelStartOptions) => Promise<T>,
+    open?: (backend: BuiltBackend, options: KernelStartOptions) => Promise<T>,
   ): Promise<T> {
     const attempt = async (): Promise<T> => {
       if (request.signal?.aborted) throw new CallAbortedError(request.signal.reason);
       const b = await backend();
-      const o = startOptions(b.choice, request);
+      const o = startOptions(request);
       return open ? open(b, o) : (b.backend.startKernel(o) as Promise<T>);
     };
     const before = await current();
-    const logFrom = logSize(before?.logFile);
+    const logFrom = logSize(before?.shared?.logFile);
     try {
       return await attempt();
     } catch (err) {
       if (refusal) throw err;
       request.check?.();
       const r = await current();
-      const shared = r?.choice.kind === "gateway" && r.choice.shared;
+      const shared = r?.shared !== undefined;
       // The shared gateway may run out of descriptors anywhere (creating the kernel, opening its
       // channels); its own log says so even when the error we got does not.
-      const gatewayOutOfFds = shared && r === before && logSays(r?.logFile, logFrom, FD_EXHAUSTION_TEXT);
+      const gatewayOutOfFds =
+        shared && r === before && logSays(r?.shared?.logFile, logFrom, FD_EXHAUSTION_TEXT);
       if (isFdExhaustion(err) || gatewayOutOfFds) {
         // S22: let go of every idle kernel; on the shared gateway also stop the gateway itself
         // (its process is out of descriptors); the retry starts a new one on demand.
@@ -317,7 +302,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
   }
 
   return {
-    plan,
+    choice,
     usesGateway,
     sandbox,
     limits,
@@ -328,8 +313,8 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     kernelEnv,
     startOptions,
     async kernelSpecNames() {
-      const { choice, backend: b } = await backend();
-      return b.kernelSpecNames({ python: choice.kind === "local" ? choice.python : undefined });
+      const { backend: b } = await backend();
+      return b.kernelSpecNames({ python: localPython });
     },
     startKernel: (request) => start<Kernel>(request),
     start,

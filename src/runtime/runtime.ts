@@ -10,7 +10,7 @@ import { ArtifactStore } from "../output/artifacts.js";
 import type { Deadline } from "./deadline.js";
 import type { KernelEnv, SecretFilterOptions } from "./env.js";
 import type { GatewayKernelBackend } from "./gateway-deps.js";
-import type { GatewaySetting, KernelChoice, KernelPlan } from "./kernel-choice.js";
+import type { GatewaySetting, KernelChoice } from "./kernel-choice.js";
 import { createKernelProvider, type KernelProvider, type KernelRequest } from "./kernel-provider.js";
 import { type NamedSessionInfo, NamedSessions, registryPath } from "./named-sessions.js";
 import { namedKey, type SessionSpec, type StartedKernel } from "./session.js";
@@ -83,16 +83,14 @@ export interface NamedSessionsView {
 
 export interface Runtime {
   readonly sessions: KernelSessions;
-  /** What the options and environment chose (no kernel started; bad settings threw at creation). */
-  readonly plan: KernelPlan;
+  /** What the options and settings chose (no kernel started; bad settings threw at creation). */
+  readonly choice: KernelChoice;
   /** Where this runtime's kernels are made (its settings, its refusal, its backend). */
   readonly kernels: KernelProvider;
   /** Kernels come from a gateway (remote or shared): sessions can be named (kept across processes). */
   readonly usesGateway: boolean;
   /** The named session this runtime was created for (CLI --session), if any. */
   readonly sessionName?: string;
-  /** The choice, resolved (the shared gateway is found or started here). */
-  kernelChoice(): Promise<KernelChoice>;
   /**
    * The name a python session is kept under on the gateway, or undefined for an in-process session:
    * on a gateway, a session the caller named (`explicit`) or the runtime's sessionName.
@@ -146,7 +144,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     deny: options.deny,
     releaseIdle: () => sessions.releaseIdle(),
   });
-  const { plan, usesGateway } = provider;
+  const { choice, usesGateway } = provider;
   const maxAge = options.artifactMaxAgeMs ?? settings.artifactMaxAgeMs;
   const artifactsPruned = maxAge > 0 ? artifacts.prune(maxAge).catch(() => 0) : Promise.resolve(0);
   const defaultSessionId = options.sessionId ?? options.sessionName ?? "default";
@@ -154,7 +152,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   let named: NamedSessions | undefined;
   const namedSessions = async (): Promise<NamedSessions> => {
     const r = await provider.backend();
-    if (r.choice.kind !== "gateway" && !usesGateway)
+    if (!usesGateway && r.choice.kind !== "remote")
       throw new Error(
         "Error: named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
       );
@@ -207,11 +205,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     artifacts,
     artifactsPruned,
     defaultSessionId,
-    plan,
+    choice,
     kernels: provider,
     usesGateway,
     sessionName: options.sessionName,
-    kernelChoice: async () => (await provider.backend()).choice,
     namedSessionFor: (sessionId, explicit) =>
       usesGateway && (explicit || (options.sessionName !== undefined && sessionId === options.sessionName))
         ? sessionId
@@ -225,9 +222,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     kernelEnvWithWithheld: envFor,
     kernelSpecNames: () => provider.kernelSpecNames(),
     async kernelSpecInfo(name) {
-      const { choice, backend } = await provider.backend();
+      const { backend } = await provider.backend();
       const info = await backend.kernelSpecInfo?.(name ?? choice.kernelName, {
-        python: choice.kind === "local" ? choice.python : undefined,
+        python: !usesGateway && choice.kind !== "remote" ? choice.python : undefined,
       });
       return info && { name: info.name, display_name: info.displayName, language: info.language };
     },

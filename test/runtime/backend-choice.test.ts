@@ -122,9 +122,9 @@ test("a bad gateway URL is an Error: when the settings are resolved (an option's
 test("local kernels: no named sessions; the python tool's session names an in-process session", async () => {
   const r = runtime({ settings: testSettings({}) });
   assert.equal(r.usesGateway, false);
-  assert.equal(r.plan.kind, "local");
+  assert.equal(r.choice.kind, "local");
   assert.equal(r.namedSessionFor("s", true), undefined);
-  assert.deepEqual(await r.kernelChoice(), { kind: "local", python: undefined, kernelName: "python3" });
+  assert.deepEqual(r.choice, { kind: "local", python: undefined, kernelName: "python3" });
   await assert.rejects(r.namedSessions.list(), {
     message:
       "Error: named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",

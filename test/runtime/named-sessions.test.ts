@@ -207,8 +207,7 @@ test("NBAGENT_GATEWAY_URL + NBAGENT_GATEWAY_TOKEN: kernels run on that server; a
     }),
   });
   assert.equal(rt.usesGateway, true);
-  const choice = await rt.kernelChoice();
-  assert.equal(choice.kind === "gateway" && !choice.shared && choice.url, server.url);
+  assert.equal(rt.choice.kind === "remote" && rt.choice.connection.url, server.url);
   const before = await kernelIds();
   const tool = createPythonTool({ cwd, runtime: rt });
   const r = await tool.execute(
