@@ -173,6 +173,11 @@ function sandboxSetting(option: KernelProviderOptions["sandbox"], hostEnv: NodeJ
   return option || undefined;
 }
 
+/** Kernels come from a gateway: the given backend is one, or the plan names one. */
+export function kernelsOnGateway(plan: KernelPlan, backend: KernelBackend | undefined): boolean {
+  return backend ? backend.name === "gateway" : plan.kind !== "local";
+}
+
 export function createKernelProvider(options: KernelProviderOptions): KernelProvider {
   const hostEnv = options.hostEnv ?? process.env;
   // Bad settings (a gateway URL that is not one, NBAGENT_SANDBOX=bogus) are an Error: now.
@@ -184,7 +189,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     hostEnv,
   });
   const sandbox = sandboxSetting(options.sandbox, hostEnv);
-  const usesGateway = options.backend ? options.backend.name === "gateway" : plan.kind !== "local";
+  const usesGateway = kernelsOnGateway(plan, options.backend);
   // Limits: the option's fields, else NBAGENT_MAX_PROCESSES / NBAGENT_MEMORY_LIMIT, else the defaults
   // (a bad value is an Error: now). Asked for explicitly with a gateway: refused like the sandbox.
   const fromEnv = resolveLimits({}, hostEnv);
