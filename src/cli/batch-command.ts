@@ -73,7 +73,7 @@ export const batchCommand: Command = {
       return 2;
     }
     const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session } });
-    const names = toolbox.tools.map((t) => t.name);
+    const names = toolbox.entries.map((e) => e.descriptor.name);
     const shape = `{"tool": one of ${names.map((n) => `"${n}"`).join(", ")}, "params": {…}}`;
     let worst = 0;
     let interrupted: number | undefined;
@@ -115,7 +115,7 @@ export const batchCommand: Command = {
               worst = 2;
               continue;
             }
-            const tool = toolbox.tools.find((t) => t.name === call?.tool);
+            const tool = typeof call?.tool === "string" ? toolbox.find(call.tool)?.tool : undefined;
             if (
               !tool ||
               typeof call.params !== "object" ||

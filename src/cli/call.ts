@@ -5,7 +5,7 @@
  */
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { createToolbox } from "../tools/index.js";
+import { type AnyToolDescriptor, createToolbox, TOOL_DESCRIPTORS } from "../tools/index.js";
 import type { Command } from "./commands.js";
 import { resultJson, resultText } from "./output.js";
 import { readParams, sessionName, UsageError } from "./params.js";
@@ -57,9 +57,9 @@ export const callCommand: Command = {
     const { toolName, params, cwd, json, session } = parsed;
     const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session } });
     try {
-      const tool = toolbox.tools.find((t) => t.name === toolName);
+      const tool = toolbox.find(toolName)?.tool;
       if (!tool) {
-        const names = toolbox.tools.map((t) => t.name).join(", ");
+        const names = toolbox.entries.map((e) => e.descriptor.name).join(", ");
         process.stderr.write(`nbagent call: unknown tool '${toolName}' (tools: ${names})\n`);
         return 2;
       }
@@ -91,9 +91,12 @@ function parse(args: string[]) {
   if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   const params = readParams(paramsArg);
   const session = values.session === undefined ? undefined : sessionName(values.session);
-  if (session !== undefined && toolName !== "python")
+  // --session names the kernel session a tool's calls run in when they name none: for the tools
+  // whose parameters take a session.
+  const withSessions = TOOL_DESCRIPTORS.filter(takesSession).map((d) => d.name);
+  if (session !== undefined && !withSessions.includes(toolName))
     throw new UsageError(
-      `--session is for the python tool (its kernel is kept under the name), not for ${toolName}`,
+      `--session is for the ${withSessions.join(" and ")} tool (its kernel is kept under the name), not for ${toolName}`,
     );
   return {
     toolName,
@@ -102,4 +105,9 @@ function parse(args: string[]) {
     cwd: resolve(values.cwd ?? process.cwd()),
     json: values.json === true,
   };
+}
+
+function takesSession(descriptor: AnyToolDescriptor): boolean {
+  const properties = (descriptor.parameters as { properties?: Record<string, unknown> }).properties;
+  return properties !== undefined && "session" in properties;
 }

@@ -7,7 +7,9 @@ import { copyFileSync, mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { createToolbox } from "../tools/index.js";
+import { type AnyTool, createToolbox } from "../tools/index.js";
+import { notebookDescriptor } from "../tools/notebook.js";
+import { pythonDescriptor } from "../tools/python.js";
 import type { ToolResult } from "../tools/types.js";
 import type { Command } from "./commands.js";
 import { resultText } from "./output.js";
@@ -47,9 +49,9 @@ export const demoCommand: Command = {
     mkdirSync(dir, { recursive: true });
     copyFileSync(SAMPLE, join(dir, "demo.ipynb"));
     const toolbox = createToolbox({ cwd: dir, settings });
-    const notebook = toolbox.tools.find((t) => t.name === "notebook")!;
-    const python = toolbox.tools.find((t) => t.name === "python")!;
-    const step = async (title: string, tool: typeof notebook, params: object): Promise<ToolResult> => {
+    const notebook = toolbox.get(notebookDescriptor);
+    const python = toolbox.get(pythonDescriptor);
+    const step = async (title: string, tool: AnyTool, params: object): Promise<ToolResult> => {
       process.stdout.write(`\n\x1b[1m$ ${tool.name} ${JSON.stringify(params)}\x1b[0m   # ${title}\n`);
       const result = await tool.execute("demo", params);
       process.stdout.write(`${resultText(result)}\n`);

@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
+import { notebookDescriptor } from "../tools/notebook.js";
 import type { Command } from "./commands.js";
 import { UsageError } from "./params.js";
 import { NO_BOUND_SECONDS } from "./python-command.js";
@@ -60,9 +61,10 @@ export const notebookCommand: Command = {
     if (parsed === undefined) return 2;
     const toolbox = createToolbox({ cwd: parsed.cwd, settings, waitSeconds: NO_BOUND_SECONDS });
     try {
-      const tool = toolbox.tools.find((t) => t.name === "notebook");
-      if (!tool) throw new Error("the toolbox has no notebook tool");
-      return await runShownCall(tool, parsed.params, { json: parsed.json, expanded: parsed.expanded });
+      return await runShownCall(toolbox.entry(notebookDescriptor), parsed.params, {
+        json: parsed.json,
+        expanded: parsed.expanded,
+      });
     } finally {
       await toolbox.dispose();
     }

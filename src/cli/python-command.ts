@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
+import { pythonDescriptor } from "../tools/python.js";
 import type { Command } from "./commands.js";
 import { sessionName, UsageError } from "./params.js";
 import { runRepl } from "./repl.js";
@@ -72,8 +73,7 @@ export const pythonCommand: Command = {
       waitSeconds: NO_BOUND_SECONDS,
       runtime: { sessionName: parsed.session },
     });
-    const tool = toolbox.tools.find((t) => t.name === "python");
-    if (!tool) throw new Error("the toolbox has no python tool");
+    const tool = toolbox.entry(pythonDescriptor);
     const base = { timeout: parsed.timeout ?? NO_BOUND_SECONDS };
     try {
       if (code === undefined) return await runRepl(tool, { base, expanded, json });

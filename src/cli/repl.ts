@@ -5,7 +5,7 @@
  * second one in a row (or Ctrl-D, exit, quit) leaves. Rules: docs/cli.md.
  */
 import { createInterface } from "node:readline";
-import type { AnyTool } from "../tools/index.js";
+import type { ToolEntry } from "../tools/index.js";
 import { InterruptError } from "./signals.js";
 import { executeShown, type StreamView } from "./tool-view.js";
 
@@ -20,7 +20,7 @@ const PROMPT = ">>> ";
 const MORE = "... ";
 const LEAVE = new Set(["exit", "exit()", "quit", "quit()"]);
 
-export async function runRepl(tool: AnyTool, options: ReplOptions): Promise<number> {
+export async function runRepl(tool: ToolEntry, options: ReplOptions): Promise<number> {
   const stdin = process.stdin;
   process.stdout.write(
     "nbagent python: one kernel, its state kept between inputs. Ctrl-C interrupts a running cell; Ctrl-D leaves.\n",

@@ -9,13 +9,15 @@
  */
 import {
   detectImageProtocol,
+  drawsInPlace,
   plainTheme,
+  type RenderedTool,
   type RenderTheme,
   renderToolCall,
   renderToolResult,
   themeFromEnv,
 } from "../render/index.js";
-import type { AnyTool } from "../tools/index.js";
+import type { ToolEntry } from "../tools/index.js";
 import type { ToolResult } from "../tools/types.js";
 import { resultJson, resultText } from "./output.js";
 import { interruptExitCode, withInterruptSignal } from "./signals.js";
@@ -44,18 +46,23 @@ export function viewOptions(expanded: boolean, stream: NodeJS.WriteStream = proc
 }
 
 /** The lines that show a call before it runs (the code, the notebook action); none when piped. */
-export function callView(toolName: string, args: unknown, o: ViewOptions): string[] {
+export function callView(tool: RenderedTool, args: unknown, o: ViewOptions): string[] {
   if (!o.terminal) return [];
-  return renderToolCall(toolName, args, { width: o.width, expanded: o.expanded, theme: o.theme });
+  return renderToolCall(tool, args, { width: o.width, expanded: o.expanded, theme: o.theme });
 }
 
 /** The lines of a result (`partial`: a progress update of a call still running). */
-export function resultView(toolName: string, result: ToolResult, o: ViewOptions, partial = false): string[] {
+export function resultView(
+  tool: RenderedTool,
+  result: ToolResult,
+  o: ViewOptions,
+  partial = false,
+): string[] {
   if (!o.terminal) {
     const text = resultText(result);
     return text === "" ? [] : text.split("\n");
   }
-  return renderToolResult(toolName, result, {
+  return renderToolResult(tool, result, {
     width: o.width,
     expanded: o.expanded,
     theme: o.theme,
@@ -271,7 +278,7 @@ export interface ShowOptions {
  * result object. Returns the result (its isError decides the exit code).
  */
 export async function executeShown(
-  tool: AnyTool,
+  { descriptor, tool }: ToolEntry,
   params: unknown,
   options: ShowOptions,
 ): Promise<ToolResult> {
@@ -286,11 +293,11 @@ export async function executeShown(
     (text) => out.write(text),
     {
       view: (result, partial, whole) =>
-        resultView(tool.name, result, whole ? { ...vo, expanded: true } : vo, partial),
+        resultView(descriptor, result, whole ? { ...vo, expanded: true } : vo, partial),
       output: (lines) => outputLines(lines, vo),
     },
     vo.terminal
-      ? { theme: vo.theme, width: vo.width, rows: out.rows, inPlace: severalCells(tool.name, params) }
+      ? { theme: vo.theme, width: vo.width, rows: out.rows, inPlace: drawsInPlace(descriptor, params) }
       : undefined,
   );
   options.onView?.(view);
@@ -305,19 +312,12 @@ export async function executeShown(
   }
 }
 
-/** A call that runs more than one cell (its outputs are drawn per cell, in place: StreamView). */
-function severalCells(toolName: string, params: unknown): boolean {
-  const p = params as { cells?: unknown[]; action?: string; execute?: boolean };
-  if (toolName === "python") return Array.isArray(p.cells) && p.cells.length > 1;
-  return toolName === "notebook" && p.action === "run";
-}
-
 /**
  * One shown call as a command's whole work: SIGINT/SIGTERM interrupt it (the status line says so)
  * and give 130/143; otherwise 1 when the result is an error, else 0 (docs/cli.md).
  */
 export async function runShownCall(
-  tool: AnyTool,
+  tool: ToolEntry,
   params: unknown,
   options: { json: boolean; expanded: boolean },
 ): Promise<number> {

@@ -1,6 +1,6 @@
 /**
- * One MCP server over one toolbox (docs/mcp.md): the toolbox's tools (listed and called through the
- * generic adapter) and its artifacts as resources. Built on the SDK's low-level Server so the tools'
+ * One MCP server over one toolbox (docs/mcp.md): the toolbox's tools (listed from their descriptors
+ * and called through the generic adapter) and its artifacts as resources. Built on the SDK's low-level Server so the tools'
  * own JSON schemas go out as they are.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -12,7 +12,7 @@ import {
   ReadResourceRequestSchema,
   RequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
-import type { Toolbox } from "../tools/index.js";
+import { describeToolbox, type Toolbox } from "../tools/index.js";
 import { ARTIFACT_TEMPLATE, readArtifact, SeenArtifacts } from "./resources.js";
 import { callTool, listedTool } from "./tool-adapter.js";
 
@@ -44,12 +44,14 @@ export function createMcpServer(options: McpServerOptions): Server {
     { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolbox.tools.map(listedTool) }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: describeToolbox(toolbox).map(listedTool),
+  }));
 
   server.setRequestHandler(ToolsCallRequestSchema, (req, extra) => {
     const request = CallToolRequestSchema.parse(req); // checked by the SDK already
     const token = request.params._meta?.progressToken;
-    return callTool(toolbox.tools, request.params.name, request.params.arguments, {
+    return callTool(toolbox.entries, request.params.name, request.params.arguments, {
       requestId: extra.requestId,
       signal: extra.signal,
       log,

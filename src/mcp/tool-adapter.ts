@@ -1,26 +1,33 @@
 /**
- * Adapts the tool objects (src/tools) to MCP, generically: any tool the toolbox holds is listed with
- * its JSON schema, description and annotations, and called with the request's abort signal and a
- * progress sink (docs/mcp.md). A tool's failure is an `isError` result the model reads; a call that
- * names no such tool is a protocol error.
+ * Adapts the tools (src/tools) to MCP, generically, from their descriptors: every tool the toolbox
+ * holds is listed with its JSON schema, description and hints as annotations, and called with the
+ * request's abort signal and a progress sink (docs/mcp.md). A tool's failure is an `isError` result
+ * the model reads; a call that names no such tool is a protocol error. The ids a result's text
+ * names go along as data in `_meta` (REFS_META), read from the result's details, not its text.
  */
 import { type CallToolResult, ErrorCode, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
-import type { AnyTool } from "../tools/index.js";
+import { ARTIFACT_SCHEME } from "../output/artifacts.js";
+import type { DescribedTool, ToolEntry } from "../tools/index.js";
 import type { ToolContent, ToolResult } from "../tools/types.js";
-import { annotationsFor } from "./annotations.js";
 import { protocolError } from "./errors.js";
 import { ProgressTracker, type ProgressValue, throttle } from "./progress.js";
 
 /** At most this many progress notifications per second while a call runs. */
 export const PROGRESS_INTERVAL_MS = 250;
 
-export function listedTool(tool: AnyTool): McpTool {
+/**
+ * `_meta` keys of a tools/call result: the artifact URIs its text names (each readable as a
+ * resource) and the run id it gives (for the runs tool).
+ */
+export const REFS_META = { artifacts: "nbagent/artifacts", runId: "nbagent/runId" } as const;
+
+export function listedTool(tool: DescribedTool): McpTool {
   return {
     name: tool.name,
     title: tool.label,
     description: tool.description,
     inputSchema: tool.parameters as unknown as McpTool["inputSchema"],
-    annotations: annotationsFor(tool.name, tool.label),
+    annotations: { title: tool.label, ...tool.hints },
   };
 }
 
@@ -35,8 +42,6 @@ export interface CallContext {
   log?: (line: string) => void;
 }
 
-const ARTIFACT_RE = /artifact:\/\/([A-Za-z0-9_-]{1,80})/g;
-
 export function mcpContent(content: ToolContent[]): CallToolResult["content"] {
   return content.map((c) =>
     c.type === "image"
@@ -46,16 +51,17 @@ export function mcpContent(content: ToolContent[]): CallToolResult["content"] {
 }
 
 export async function callTool(
-  tools: AnyTool[],
+  entries: readonly ToolEntry[],
   name: string,
   args: Record<string, unknown> | undefined,
   ctx: CallContext,
 ): Promise<CallToolResult> {
-  const tool = tools.find((t) => t.name === name);
-  if (!tool) {
-    const names = tools.map((t) => t.name).join(", ");
+  const entry = entries.find((e) => e.descriptor.name === name);
+  if (!entry) {
+    const names = entries.map((e) => e.descriptor.name).join(", ");
     throw protocolError(ErrorCode.InvalidParams, `Unknown tool '${name}'. Tools: ${names}.`);
   }
+  const { descriptor, tool } = entry;
   let progress: ReturnType<typeof throttle<ProgressValue>> | undefined;
   let onUpdate: ((partial: ToolResult) => void) | undefined;
   if (ctx.progress) {
@@ -76,13 +82,16 @@ export async function callTool(
   } finally {
     progress?.stop();
   }
-  if (ctx.onArtifact) {
-    for (const c of result.content) {
-      if (c.type !== "text") continue;
-      for (const m of c.text.matchAll(ARTIFACT_RE)) ctx.onArtifact(m[1]);
-    }
-  }
   const out: CallToolResult = { content: mcpContent(result.content) };
   if (result.isError) out.isError = true;
+  const refs = descriptor.refs?.(result.details);
+  if (refs) {
+    for (const id of refs.artifacts) ctx.onArtifact?.(id);
+    const meta: Record<string, unknown> = {};
+    if (refs.artifacts.length)
+      meta[REFS_META.artifacts] = refs.artifacts.map((id) => `${ARTIFACT_SCHEME}${id}`);
+    if (refs.runId !== undefined) meta[REFS_META.runId] = refs.runId;
+    if (Object.keys(meta).length) out._meta = meta;
+  }
   return out;
 }

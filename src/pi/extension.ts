@@ -1,5 +1,5 @@
 /**
- * nbagent as a pi-coding-agent extension (docs/pi.md): the toolbox's tools registered with pi, drawn
+ * nbagent as a pi-coding-agent extension (docs/pi.md): the tools' descriptors registered with pi, drawn
  * by src/render through pi's renderCall/renderResult, updated live while cells run; pi's abort
  * (Esc) is the call's abort signal, which interrupts the kernel; the kernels shut down when pi ends
  * the session. A thin adapter: what the tools do and say is theirs (src/tools).
@@ -13,36 +13,26 @@ import type {
   ToolDefinition,
 } from "@mariozechner/pi-coding-agent";
 import { resolveSettings } from "../runtime/settings.js";
-import { type AnyTool, createToolbox } from "../tools/index.js";
+import { type AnyTool, type DescribedTool, describeTools } from "../tools/index.js";
 import type { ToolResult } from "../tools/types.js";
 import { renderCallComponent, renderResultComponent } from "./render.js";
 import { SessionEndedError, SessionToolbox, type SessionToolboxOptions } from "./session-toolbox.js";
 
 export type NbagentExtensionOptions = SessionToolboxOptions;
 
-/** The tools' names, labels, descriptions and schemas (the same for every session). */
-function describeTools(): AnyTool[] {
-  // The settings are checked here too, so that a bad value stops the extension when it loads.
-  const toolbox = createToolbox({
-    cwd: process.cwd(),
-    settings: resolveSettings({}, process.env),
-    runtime: { artifactMaxAgeMs: 0 },
-  });
-  // No call runs on it: it starts no kernel, and disposing it only stops its idle timer.
-  void toolbox.dispose();
-  return toolbox.tools;
-}
-
 /** An extension factory with its own toolbox options (kernels, wait time, …). */
 export function createNbagentExtension(options: NbagentExtensionOptions = {}) {
   return function nbagent(pi: ExtensionAPI): void {
-    const session = new SessionToolbox(options);
+    // The settings are resolved (and checked) here, once: a bad value stops the extension when it loads.
+    const settings = options.settings ?? resolveSettings({}, process.env);
+    const session = new SessionToolbox({ ...options, settings });
     // Calls whose result is a tool's `Error:`: pi marks a result failed only when execute throws,
     // so the tool_result hook below marks these, keeping their details for the renderer.
     const calls: Calls = { failed: new Set(), running: new Set() };
     const names = new Set<string>();
 
-    for (const described of describeTools()) {
+    // The same descriptors, read statically: no runtime is made until the session's first call.
+    for (const described of describeTools({ ...options, settings })) {
       names.add(described.name);
       pi.registerTool(toolDefinition(described, session, calls));
     }
@@ -63,8 +53,8 @@ interface Calls {
   running: Set<string>;
 }
 
-function toolDefinition(described: AnyTool, session: SessionToolbox, calls: Calls): ToolDefinition {
-  const name = described.name;
+function toolDefinition(described: DescribedTool, session: SessionToolbox, calls: Calls): ToolDefinition {
+  const { name, descriptor } = described;
   const hooks = { running: (id: string) => calls.running.has(id) };
   return {
     name,
@@ -75,7 +65,7 @@ function toolDefinition(described: AnyTool, session: SessionToolbox, calls: Call
       let tool: AnyTool | undefined;
       try {
         const toolbox = session.get({ cwd: ctx.cwd, sessionFile: ctx.sessionManager.getSessionFile() });
-        tool = toolbox.tools.find((t) => t.name === name);
+        tool = toolbox.entries.find((e) => e.descriptor === descriptor)?.tool;
       } catch (err) {
         if (err instanceof SessionEndedError) throw new Error(`Error: ${err.message}.`);
         throw err;
@@ -99,9 +89,9 @@ function toolDefinition(described: AnyTool, session: SessionToolbox, calls: Call
       if (result.isError) calls.failed.add(toolCallId);
       return piResult(result);
     },
-    renderCall: (args, theme, context) => renderCallComponent(name, args, theme, context),
+    renderCall: (args, theme, context) => renderCallComponent(descriptor, args, theme, context),
     renderResult: (result, options, theme, context) =>
-      renderResultComponent(name, result, options, theme, context, hooks),
+      renderResultComponent(descriptor, result, options, theme, context, hooks),
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Theme, ToolDefinition, ToolRenderResultOptions } from "@mariozechner/pi-coding-agent";
 import type { Component } from "@mariozechner/pi-tui";
-import { renderToolCall, renderToolResult } from "../render/index.js";
+import { type RenderedTool, renderToolCall, renderToolResult } from "../render/index.js";
 import { LinesComponent } from "./component.js";
 import { piRenderTheme } from "./theme.js";
 
@@ -26,7 +26,7 @@ export interface RenderHooks {
 }
 
 export function renderCallComponent(
-  name: string,
+  tool: RenderedTool,
   args: unknown,
   theme: Theme,
   context: RenderContext,
@@ -35,12 +35,12 @@ export function renderCallComponent(
   if (context.executionStarted) state.nbagentStartedAt ??= Date.now();
   const t = piRenderTheme(theme);
   return new LinesComponent((width) =>
-    renderToolCall(name, args, { width, expanded: context.expanded, theme: t }),
+    renderToolCall(tool, args, { width, expanded: context.expanded, theme: t }),
   );
 }
 
 export function renderResultComponent(
-  name: string,
+  tool: RenderedTool,
   result: { content: unknown; details?: unknown },
   options: ToolRenderResultOptions,
   theme: Theme,
@@ -58,7 +58,7 @@ export function renderResultComponent(
     isError: context.isError,
   };
   return new LinesComponent((width) =>
-    renderToolResult(name, input, {
+    renderToolResult(tool, input, {
       width,
       expanded: options.expanded,
       theme: t,

@@ -2,6 +2,8 @@
  * Views of the artifact and runs tools, and the plain view any other tool gets: the call's
  * parameters on one line, the result's text (a few lines collapsed, all expanded).
  */
+import { artifactDescriptor } from "../tools/artifact.js";
+import { runsDescriptor } from "../tools/runs-tool.js";
 import { block, COLLAPSED, isObject, type RenderOptions } from "./format.js";
 import { errorBlock } from "./notebook-view.js";
 import { isPythonDetails, pythonResultLines } from "./python-view.js";
@@ -26,7 +28,7 @@ export function artifactCallLines(args: unknown, o: RenderOptions): string[] {
   const a = isObject(args) ? args : {};
   const id = typeof a.id === "string" ? a.id : "?";
   const parts = [
-    t.bold(t.fg("toolTitle", "artifact")),
+    t.bold(t.fg("toolTitle", artifactDescriptor.name)),
     t.fg("accent", id.startsWith("artifact://") ? id : `artifact://${id}`),
   ];
   if (typeof a.pattern === "string") parts.push(t.fg("muted", `/${a.pattern}/`));
@@ -39,7 +41,7 @@ export function artifactCallLines(args: unknown, o: RenderOptions): string[] {
 export function runsCallLines(args: unknown, o: RenderOptions): string[] {
   const t = o.theme;
   const a = isObject(args) ? args : {};
-  const parts = [t.bold(t.fg("toolTitle", "runs")), t.fg("accent", String(a.action ?? "wait"))];
+  const parts = [t.bold(t.fg("toolTitle", runsDescriptor.name)), t.fg("accent", String(a.action ?? "wait"))];
   if (typeof a.run_id === "string") parts.push(a.run_id);
   if (typeof a.wait === "number") parts.push(t.fg("dim", `wait ${a.wait}s`));
   return wrapLine(parts.join(" "), o.width);

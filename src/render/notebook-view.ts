@@ -6,6 +6,7 @@
  * drawn as an error block naming the notebook.
  */
 
+import { notebookDescriptor } from "../tools/notebook.js";
 import type { ReadCell } from "../tools/notebook-read.js";
 import type { NotebookDetails } from "../tools/notebook-types.js";
 import { block, COLLAPSED, isObject, plural, type RenderOptions } from "./format.js";
@@ -18,7 +19,7 @@ type Content = ReadonlyArray<{ type: string; text?: string; data?: string; mimeT
 export function notebookCallLines(args: unknown, o: RenderOptions): string[] {
   const t = o.theme;
   const a = isObject(args) ? args : {};
-  const parts = [t.bold(t.fg("toolTitle", "notebook"))];
+  const parts = [t.bold(t.fg("toolTitle", notebookDescriptor.name))];
   if (typeof a.action === "string") parts.push(t.fg("accent", a.action));
   if (typeof a.notebook_path === "string") parts.push(a.notebook_path);
   if (typeof a.cell_id === "string") parts.push(t.fg("muted", `id:${a.cell_id}`));

@@ -6,6 +6,7 @@
  * tool's own notes and closing lines, and where the whole output is kept (artifact://<id>).
  * The output text is the model's, split at the cell headers the tool wrote (docs/render.md).
  */
+import { pythonDescriptor } from "../tools/python.js";
 import {
   cellHeader,
   leadingNotes,
@@ -40,7 +41,7 @@ export function pythonCallLines(args: unknown, o: RenderOptions): string[] {
   if (typeof a.wait === "number") opts.push(`wait ${a.wait}s`);
   if (typeof a.cwd === "string") opts.push(`cwd ${a.cwd}`);
   const head = [
-    t.bold(t.fg("toolTitle", "python")),
+    t.bold(t.fg("toolTitle", pythonDescriptor.name)),
     t.fg("muted", plural(cells.length, "cell")),
     ...opts.map((x) => t.fg("dim", x)),
   ].join(" ");

@@ -12,6 +12,7 @@ export {
   splitSecrets,
   valueCarriesSecret,
 } from "./env.js";
+export { type RuntimeFacts, runtimeFacts } from "./facts.js";
 export { initScript, STREAM_FLUSH_CHARS, streamGuardScript } from "./init.js";
 export {
   type BuiltBackend,

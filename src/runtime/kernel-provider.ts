@@ -153,6 +153,11 @@ function sandboxSetting(option: KernelProviderOptions["sandbox"], settings: Sett
   return option || undefined;
 }
 
+/** Kernels come from a gateway: the given backend is one, or the choice names one. */
+export function kernelsOnGateway(choice: KernelChoice, backend: KernelBackend | undefined): boolean {
+  return backend ? backend.name === "gateway" : choice.kind !== "local";
+}
+
 export function createKernelProvider(options: KernelProviderOptions): KernelProvider {
   const { settings } = options;
   const hostEnv = settings.env;
@@ -165,7 +170,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     settings,
   });
   const sandbox = sandboxSetting(options.sandbox, settings);
-  const usesGateway = options.backend ? options.backend.name === "gateway" : choice.kind !== "local";
+  const usesGateway = kernelsOnGateway(choice, options.backend);
   // Kernels started here, on this machine: they get the sandbox, the confinement and the limits.
   const local = !usesGateway && choice.kind !== "remote";
   // The interpreter local kernels are asked to run (undefined: the backend finds one).

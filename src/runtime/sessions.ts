@@ -116,6 +116,17 @@ export interface KernelSessionsOptions {
   sweepIntervalMs?: number;
 }
 
+/** The kept-kernel limits these options give (the defaults: 4 kernels, 5 minutes idle). */
+export function keptLimits(options: KernelSessionsOptions = {}): {
+  maxSessions: number;
+  idleTimeoutMs: number;
+} {
+  return {
+    maxSessions: Math.max(1, options.maxSessions ?? 4),
+    idleTimeoutMs: options.idleTimeoutMs ?? 5 * 60_000,
+  };
+}
+
 export class KernelSessions {
   readonly maxSessions: number;
   readonly idleTimeoutMs: number;
@@ -132,8 +143,7 @@ export class KernelSessions {
     private readonly envFor: (spec: SessionSpec) => KernelEnv,
     options: KernelSessionsOptions = {},
   ) {
-    this.maxSessions = Math.max(1, options.maxSessions ?? 4);
-    this.idleTimeoutMs = options.idleTimeoutMs ?? 5 * 60_000;
+    ({ maxSessions: this.maxSessions, idleTimeoutMs: this.idleTimeoutMs } = keptLimits(options));
     this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 30_000);
     this.sweeper.unref();
   }

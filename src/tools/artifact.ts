@@ -14,6 +14,7 @@ import {
   DEFAULT_PAGE_BYTES,
   parseArtifactId,
 } from "../output/index.js";
+import type { ToolDescriptor } from "./descriptor.js";
 import { saveFailure } from "./output-text.js";
 import { errorResult, type Tool, type ToolResult } from "./types.js";
 
@@ -309,11 +310,23 @@ function readError(err: ArtifactReadError, params: ArtifactParams, id: string): 
   }
 }
 
+/** The artifact tool's descriptor (tools/descriptor.ts). */
+export const artifactDescriptor: ToolDescriptor<ArtifactParams, ArtifactToolDetails> = {
+  name: "artifact",
+  label: "Artifact",
+  parameters: artifactSchema,
+  hints: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  describe: () => DESCRIPTION,
+  // A result about an artifact (a page, a search, a read that failed) names it as its uri.
+  refs: (details) => ({ artifacts: details.uri && details.id ? [details.id] : [] }),
+  create: ({ runtime }) => createArtifactTool({ artifacts: runtime.artifacts }),
+};
+
 export function createArtifactTool(options: ArtifactToolOptions): Tool<ArtifactParams, ArtifactToolDetails> {
   const maxBytes = options.maxBytes ?? DEFAULT_PAGE_BYTES;
   return {
-    name: "artifact",
-    label: "Artifact",
+    name: artifactDescriptor.name,
+    label: artifactDescriptor.label,
     description: DESCRIPTION,
     parameters: artifactSchema,
     async execute(_toolCallId, params) {

@@ -8,17 +8,21 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import {
   cellsSharingId,
+  DEFAULT_KERNELSPEC,
   type LoadedNotebook,
   loadNotebook,
   NotebookFileError,
   type NotebookKernelSpec,
 } from "../notebook/index.js";
+import type { ToolDescriptor } from "./descriptor.js";
 import { createWithCell, HANDLERS, ToolError, withSaveNotes } from "./notebook-actions/index.js";
 import { notebookDescription } from "./notebook-description.js";
+import { createNotebookExecutor } from "./notebook-executor.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
 import { checkLoaded, invalidNote } from "./notebook-problems.js";
 import { inTurn, notebookKey } from "./notebook-turns.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
+import { cellRunRefs } from "./result-refs.js";
 import { errorResult, type Tool, type ToolUpdate } from "./types.js";
 
 export type { NotebookParams } from "./notebook-params.js";
@@ -44,14 +48,34 @@ function resolvePath(cwd: string, p: string): string {
   return isAbsolute(p) ? p : resolve(cwd, p);
 }
 
+/**
+ * The notebook tool's descriptor (tools/descriptor.ts): in a toolbox its cells run, in the
+ * runtime's kernels.
+ */
+export const notebookDescriptor: ToolDescriptor<NotebookParams, NotebookDetails> = {
+  name: "notebook",
+  label: "Notebook",
+  parameters: notebookSchema(true),
+  // MCP annotates a whole tool, not an action: delete and clear_outputs are destructive
+  hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  describe: (facts) => notebookDescription(true, facts.limits),
+  refs: cellRunRefs,
+  create: ({ cwd, runtime, runs }) =>
+    createNotebookTool({
+      cwd,
+      executor: createNotebookExecutor({ runtime, runs }),
+      newNotebookKernel: async () => (await runtime.kernelSpecInfo()) ?? DEFAULT_KERNELSPEC,
+    }),
+};
+
 export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookParams, NotebookDetails> {
   const { cwd, executor } = options;
   const readBudget = options.readBudget ?? 40_000;
   const withRun = Boolean(executor);
 
   return {
-    name: "notebook",
-    label: "Notebook",
+    name: notebookDescriptor.name,
+    label: notebookDescriptor.label,
     description: notebookDescription(withRun, executor?.limits),
     parameters: notebookSchema(withRun),
 

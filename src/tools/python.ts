@@ -17,9 +17,11 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { SessionSpec } from "../runtime/session.js";
 import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
+import type { ToolDescriptor } from "./descriptor.js";
 import { isolationNote, type KeptKernelLimits, minutes, namedSessionText } from "./kernel-text.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
+import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
 import { errorResult, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
 
@@ -137,13 +139,27 @@ function validate(params: unknown): string | undefined {
   return `invalid parameter ${first.path || "(root)"}: ${first.message}`;
 }
 
+/** Bytes of text a call shows the model by default. */
+const DEFAULT_MAX_OUTPUT_BYTES = 50 * 1024;
+
+/** The python tool's descriptor (tools/descriptor.ts): what every surface lists and draws it by. */
+export const pythonDescriptor: ToolDescriptor<PythonParams, PythonToolDetails> = {
+  name: "python",
+  label: "Python",
+  parameters: pythonSchema,
+  hints: { readOnlyHint: false, openWorldHint: false },
+  describe: (facts) => describe(DEFAULT_MAX_OUTPUT_BYTES, facts.usesGateway, facts.limits),
+  refs: cellRunRefs,
+  create: ({ cwd, runtime, runs }) => createPythonTool({ cwd, runtime, runs }),
+};
+
 export function createPythonTool(options: PythonToolOptions): Tool<PythonParams, PythonToolDetails> {
-  const maxBytes = options.maxOutputBytes ?? 50 * 1024;
+  const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const imageBudget = { ...DEFAULT_IMAGE_BUDGET, ...options.images };
   const updateEvery = options.updateIntervalMs ?? 250;
   return {
-    name: "python",
-    label: "Python",
+    name: pythonDescriptor.name,
+    label: pythonDescriptor.label,
     description: describe(maxBytes, options.runtime.usesGateway, options.runtime.sessions),
     parameters: pythonSchema,
     async execute(_toolCallId, params, signal, onUpdate) {

@@ -5,6 +5,8 @@
  */
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
+import type { ToolDescriptor } from "./descriptor.js";
+import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
 import { errorResult, type Tool } from "./types.js";
 
@@ -35,17 +37,31 @@ function problem(params: unknown): string | undefined {
   return first ? `invalid parameter ${first.path || "(root)"}: ${first.message}` : "invalid parameters";
 }
 
+const DESCRIPTION = [
+  "Follow a python call or notebook run that is still running after its tool call returned (its result gave a run id).",
+  'wait (default): returns the new output so far, or the call\'s own result once it is done (waits up to 50 s; "wait": seconds).',
+  "interrupt: stops the running cell (the kernel is interrupted and keeps its state) and returns the result.",
+  "Finished runs' results stay available for an hour.",
+].join("\n");
+
+/** The runs tool's descriptor (tools/descriptor.ts). */
+export const runsDescriptor: ToolDescriptor<RunsParams, unknown> = {
+  name: "runs",
+  label: "Runs",
+  parameters: runsSchema,
+  // wait only reads; interrupt stops a cell (the kernel keeps its state): not destructive
+  hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  describe: () => DESCRIPTION,
+  refs: cellRunRefs,
+  create: ({ runs }) => createRunsTool({ runs }),
+};
+
 export function createRunsTool(options: { runs: RunRegistry }): Tool<RunsParams, unknown> {
   const { runs } = options;
   return {
-    name: "runs",
-    label: "Runs",
-    description: [
-      "Follow a python call or notebook run that is still running after its tool call returned (its result gave a run id).",
-      'wait (default): returns the new output so far, or the call\'s own result once it is done (waits up to 50 s; "wait": seconds).',
-      "interrupt: stops the running cell (the kernel is interrupted and keeps its state) and returns the result.",
-      "Finished runs' results stay available for an hour.",
-    ].join("\n"),
+    name: runsDescriptor.name,
+    label: runsDescriptor.label,
+    description: DESCRIPTION,
     parameters: runsSchema,
     async execute(_id, params, signal, onUpdate) {
       const bad = problem(params);

@@ -21,6 +21,7 @@ import {
   createAgentSessionFromServices,
   createAgentSessionRuntime,
   createAgentSessionServices,
+  type ExtensionFactory,
   initTheme,
   ModelRegistry,
   SessionManager,
@@ -48,11 +49,15 @@ export interface ToolRow {
   updates: string[][];
 }
 
-/** A pi session in `cwd` that loads the extensions at `extensionPaths` and answers with `responses`. */
+/**
+ * A pi session in `cwd` that loads the extensions at `extensionPaths` (and `extensionFactories`,
+ * extensions given as functions, as pi's SDK takes them) and answers with `responses`.
+ */
 export async function startPi(
   cwd: string,
   extensionPaths: string[],
   responses: FauxResponseStep[] = [],
+  extensionFactories: ExtensionFactory[] = [],
 ): Promise<Pi> {
   initTheme("dark");
   const agentDir = await mkdtemp(join(tmpdir(), "nbagent-pi-agent-"));
@@ -74,6 +79,7 @@ export async function startPi(
         modelRegistry: ModelRegistry.inMemory(authStorage),
         resourceLoaderOptions: {
           additionalExtensionPaths: extensionPaths,
+          extensionFactories,
           noSkills: true,
           noPromptTemplates: true,
           noThemes: true,
