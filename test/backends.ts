@@ -1,7 +1,8 @@
 /**
  * The kernel backends a backend-independent suite runs on: `for (const backend of backendCases())
  * describe(backend.name, …)`. "local" is the ZeroMQ backend; "gateway" is a GatewayBackend on a real
- * jupyter_server that this file starts (once, on first use, with a token and a temporary root dir).
+ * jupyter_server: the one the test runner started for the whole run (sharedServer), or else one this
+ * file starts (once, on first use, with a token and a temporary root dir).
  * NBAGENT_TEST_BACKENDS (default "local,gateway") picks which cases run.
  */
 import {
@@ -28,7 +29,7 @@ export interface BackendCase {
    * Local-only options (interrupt mode, interpreter) are ignored by the gateway case.
    */
   create(options?: LocalBackendOptions): Promise<TestBackend>;
-  /** Disposes every backend created here and stops the server, if one was started. */
+  /** Disposes every backend created here and stops the server, if this file started one. */
   dispose(): Promise<void>;
 }
 
@@ -81,14 +82,30 @@ export const NO_IOPUB_RATE_LIMIT = [
   "--ServerApp.iopub_msg_rate_limit=0",
 ];
 
+/**
+ * The jupyter_server the test runner started for this run (scripts/test.mjs: one for every test
+ * process, with the arguments above, under a lifeline), when there is one.
+ */
+export function sharedServer(
+  env: NodeJS.ProcessEnv = process.env,
+): { url: string; token: string } | undefined {
+  const url = env.NBAGENT_TEST_JUPYTER_URL;
+  const token = env.NBAGENT_TEST_JUPYTER_TOKEN;
+  return url && token ? { url, token } : undefined;
+}
+
 function gatewayCase(): BackendCase {
   const created: GatewayBackend[] = [];
   let server: Promise<JupyterServerHandle> | undefined;
+  const shared = sharedServer();
   return {
     name: "gateway",
     async create() {
-      server ??= startJupyterServer({ args: NO_IOPUB_RATE_LIMIT });
-      const s = await server;
+      let s: { url: string; token: string } | undefined = shared;
+      if (!s) {
+        server ??= startJupyterServer({ args: NO_IOPUB_RATE_LIMIT });
+        s = await server;
+      }
       const b = new GatewayBackend({ url: s.url, token: s.token });
       created.push(b);
       return b;
