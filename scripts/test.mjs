@@ -19,7 +19,7 @@
 // - the interpreter the product would choose, once (NBAGENT_TEST_PYTHON; test/python.ts);
 // - for the kernel and stress tiers: dist/ built when src/ is newer (`npm run -s build`), and the CLI
 //   tests run that bundle (NBAGENT_TEST_CLI; test/cli.ts); one jupyter_server for the files that use
-//   test/backends.ts (NBAGENT_TEST_JUPYTER_URL, NBAGENT_TEST_JUPYTER_TOKEN).
+//   test/backends.ts (its url and token in the file NBAGENT_TEST_JUPYTER_SERVER names).
 // The test processes and the server run under test/lifeline.mjs: when this runner ends, however it
 // ends (SIGKILL included), they end too.
 import { spawn, spawnSync } from "node:child_process";
@@ -125,9 +125,10 @@ if (files.length === 0) {
   console.error("no test files matched");
   process.exit(1);
 }
-const byTier = TIER_NAMES.map((tier) => ({ tier, files: files.filter((f) => tierOf.get(f) === tier) })).filter(
-  (t) => t.files.length > 0,
-);
+const byTier = TIER_NAMES.map((tier) => ({
+  tier,
+  files: files.filter((f) => tierOf.get(f) === tier),
+})).filter((t) => t.files.length > 0);
 
 // ---- environment ------------------------------------------------------------------------------
 const concurrency = process.env.NBAGENT_TEST_CONCURRENCY ?? String(Math.max(2, availableParallelism()));
@@ -166,8 +167,7 @@ const env = {
   IPYTHONDIR: join(jupyter, "ipython"),
 };
 delete env.JUPYTER_PREFER_ENV_PATH;
-delete env.NBAGENT_TEST_JUPYTER_URL;
-delete env.NBAGENT_TEST_JUPYTER_TOKEN;
+delete env.NBAGENT_TEST_JUPYTER_SERVER;
 
 /** The interpreter src/kernel/interpreter.ts chooses (the product's own rule, run once). */
 function choosePython() {
@@ -255,8 +255,9 @@ if (needsDist) env.NBAGENT_TEST_CLI = await ensureBuilt();
 if (files.some((f) => tierOf.get(f) !== "unit" && usesBackends(f))) {
   try {
     const server = await startSharedServer();
-    env.NBAGENT_TEST_JUPYTER_URL = server.url;
-    env.NBAGENT_TEST_JUPYTER_TOKEN = server.token;
+    const file = join(runTmp, "jupyter", "server.json");
+    writeFileSync(file, JSON.stringify({ url: server.url, token: server.token }), { mode: 0o600 });
+    env.NBAGENT_TEST_JUPYTER_SERVER = file;
   } catch (err) {
     console.error(`test: ${err.message}`);
     await cleanUp();
