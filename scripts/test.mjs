@@ -12,7 +12,7 @@
 //
 // What every run sets up, so the tests do not depend on the machine or on each other:
 // - one temp directory (TMPDIR) for every file the tests and their kernels make, removed at the end
-//   (NBAGENT_KEEP_TEST_TMP=1 keeps it);
+//   (NBAGENT_KEEP_TEST_TMP=1 keeps it), or by the next run when this one was killed;
 // - Jupyter's directories (JUPYTER_PATH, JUPYTER_DATA_DIR, JUPYTER_CONFIG_DIR, JUPYTER_RUNTIME_DIR,
 //   IPYTHONDIR) inside it, so kernelspecs, config and profiles of this machine's user stay out; the
 //   python3 kernelspec there runs the chosen interpreter;
@@ -132,15 +132,40 @@ const byTier = TIER_NAMES.map((tier) => ({
 
 // ---- environment ------------------------------------------------------------------------------
 const concurrency = process.env.NBAGENT_TEST_CONCURRENCY ?? String(Math.max(2, availableParallelism()));
+removeStaleRuns();
 const runTmp = mkdtempSync(join(tmpdir(), "nbagent-test-run-"));
+writeFileSync(join(runTmp, "runner.pid"), String(process.pid));
+
+/** Temp directories of earlier runs whose runner is gone without cleaning up (killed). */
+function removeStaleRuns() {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith("nbagent-test-run-")) continue;
+    const dir = join(tmpdir(), name);
+    let pid;
+    try {
+      pid = Number(readFileSync(join(dir, "runner.pid"), "utf8"));
+    } catch {
+      continue; // not one of ours, or still being made
+    }
+    try {
+      process.kill(pid, 0);
+      continue; // that runner is still running
+    } catch (err) {
+      if (err.code === "EPERM") continue;
+    }
+    rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
 const lifelines = new Set();
 /** Ends what still runs under a lifeline (the shared server), waits for it, removes the temp files. */
 async function cleanUp() {
   const ended = [...lifelines].map((l) => new Promise((r) => l.once("exit", r)));
   for (const l of lifelines) l.stdin.destroy();
   await Promise.all(ended);
-  if (process.env.NBAGENT_KEEP_TEST_TMP === "1") console.error(`test temp files kept in ${runTmp}`);
-  else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
+  if (process.env.NBAGENT_KEEP_TEST_TMP === "1") {
+    rmSync(join(runTmp, "runner.pid"), { force: true }); // kept: the next run leaves it alone
+    console.error(`test temp files kept in ${runTmp}`);
+  } else rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
 }
 
 const python = process.env.NBAGENT_TEST_PYTHON || choosePython();
