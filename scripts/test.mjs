@@ -268,8 +268,12 @@ function startSharedServer() {
 
 const usesBackends = (f) => /from "\.\.\/backends\.js"/.test(readFileSync(f, "utf8"));
 
-// Ctrl-C reaches the lifelines through the terminal; they end their groups, then this cleans up.
-process.on("SIGINT", () => {});
+// Ctrl-C reaches the lifelines through the terminal; they end their groups, then this cleans up
+// (and starts no further tier).
+let interrupted = false;
+process.on("SIGINT", () => {
+  interrupted = true;
+});
 process.on("SIGTERM", async () => {
   await cleanUp();
   process.exit(143);
@@ -294,6 +298,7 @@ if (files.some((f) => tierOf.get(f) !== "unit" && usesBackends(f))) {
 const times = [];
 let failed = false;
 for (const { tier, files: tierFiles } of byTier) {
+  if (interrupted) break;
   const started = Date.now();
   console.error(`test: ${tier} tier, ${tierFiles.length} file(s)`);
   const child = underLifeline(
@@ -314,4 +319,4 @@ for (const { tier, files: tierFiles } of byTier) {
 }
 console.error(`test: ${times.join(", ")}`);
 await cleanUp();
-process.exit(failed ? 1 : 0);
+process.exit(failed || interrupted ? 1 : 0);
