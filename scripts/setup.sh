@@ -2,7 +2,7 @@
 # Sets nbagent up on this machine (idempotent), then optionally runs a job:
 #   bash scripts/setup.sh          set up only
 #   bash scripts/setup.sh demo     set up, then run the demo (edit + run a sample notebook)
-#   bash scripts/setup.sh test     set up, then lint, type-check and run the whole test suite
+#   bash scripts/setup.sh test     set up, then lint, type-check and run the whole test suite (all tiers)
 # Python packages come from Debian when this is Debian and we are root, otherwise from ./.venv (pip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +12,8 @@ DEBIAN_PKGS="python3-ipykernel python3-jupyter-server python3-nbformat python3-n
 # only as root on Debian; without it everything else works and `nbagent doctor` says --sandbox is off.
 # tmux: the terminal test of `nbagent python` (skipped without it).
 SYSTEM_PKGS="bubblewrap tmux"
-PIP_PKGS="ipykernel jupyter_server nbformat nbclient matplotlib numpy pandas"
+# ipykernel: the versions the test suite runs on (README "Development"); Debian 12 has 6.17.
+PIP_PKGS="ipykernel>=6.17,<8 jupyter_server nbformat nbclient matplotlib numpy pandas"
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
@@ -54,6 +55,7 @@ setup_python() {
   fi
   if ! .venv/bin/python -c "import ipykernel, nbformat, nbclient, jupyter_server" 2>/dev/null; then
     log "installing into ./.venv: $PIP_PKGS"
+    # shellcheck disable=SC2086 # one word per package; the version range has no spaces
     .venv/bin/python -m pip install -q $PIP_PKGS
   fi
 }

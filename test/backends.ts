@@ -1,9 +1,11 @@
 /**
  * The kernel backends a backend-independent suite runs on: `for (const backend of backendCases())
  * describe(backend.name, …)`. "local" is the ZeroMQ backend; "gateway" is a GatewayBackend on a real
- * jupyter_server that this file starts (once, on first use, with a token and a temporary root dir).
+ * jupyter_server: the one the test runner started for the whole run (sharedServer), or else one this
+ * file starts (once, on first use, with a token and a temporary root dir).
  * NBAGENT_TEST_BACKENDS (default "local,gateway") picks which cases run.
  */
+import { readFileSync } from "node:fs";
 import {
   type ConnectedKernel,
   createLocalBackend,
@@ -30,7 +32,7 @@ export interface BackendCase {
    * Local-only options (interrupt mode, interpreter) are ignored by the gateway case.
    */
   create(options?: LocalBackendOptions): Promise<TestBackend>;
-  /** Disposes every backend created here and stops the server, if one was started. */
+  /** Disposes every backend created here and stops the server, if this file started one. */
   dispose(): Promise<void>;
 }
 
@@ -83,20 +85,48 @@ export const NO_IOPUB_RATE_LIMIT = [
   "--ServerApp.iopub_msg_rate_limit=0",
 ];
 
+/**
+ * The jupyter_server the test runner started for this run (scripts/test.mjs: one for every test
+ * process, with the arguments above, under a lifeline), when there is one. Its address comes in a
+ * file named by NBAGENT_TEST_JUPYTER_SERVER, not in variables: kernels inherit the test's environment,
+ * and a token there would be withheld from them with a note in every first result (docs/secrets.md).
+ */
+export function sharedServer(
+  env: NodeJS.ProcessEnv = process.env,
+): { url: string; token: string } | undefined {
+  const file = env.NBAGENT_TEST_JUPYTER_SERVER;
+  if (!file) return undefined;
+  const { url, token } = JSON.parse(readFileSync(file, "utf8")) as { url: string; token: string };
+  return { url, token };
+}
+
 function gatewayCase(): BackendCase {
   const created: GatewayBackend[] = [];
   let server: Promise<JupyterServerHandle> | undefined;
+  const shared = sharedServer();
+  // A server this process starts is its child, whose handle keeps the event loop alive. With the
+  // shared server nothing does while a test awaits a gateway kernel's restart (its timers and sockets
+  // are unref'd): node ends the file with "Promise resolution is still pending but the event loop has
+  // already resolved" (seen in test/tools/python.test.ts, a cell that kills its kernel). This keeps
+  // the loop alive while this case's backends are in use, as the server's child handle did.
+  let keepAlive: NodeJS.Timeout | undefined;
   return {
     name: "gateway",
     async create() {
-      server ??= startJupyterServer({ args: NO_IOPUB_RATE_LIMIT });
-      const s = await server;
+      let s: { url: string; token: string } | undefined = shared;
+      if (s) keepAlive ??= setInterval(() => {}, 1 << 30);
+      else {
+        server ??= startJupyterServer({ args: NO_IOPUB_RATE_LIMIT });
+        s = await server;
+      }
       const b = new GatewayBackend({ url: s.url, token: s.token });
       created.push(b);
       return b;
     },
     async dispose() {
       await Promise.all(created.splice(0).map((b) => b.dispose()));
+      clearInterval(keepAlive);
+      keepAlive = undefined;
       const s = server;
       server = undefined;
       if (s) await (await s.catch(() => undefined))?.stop();

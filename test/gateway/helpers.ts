@@ -10,15 +10,19 @@ import https from "node:https";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { GatewayBackend, type KernelBackend } from "../../src/kernel/index.js";
+import { TEST_PYTHON } from "../python.js";
 
-export const SERVER_PYTHON = "/usr/bin/python3";
+export const SERVER_PYTHON = TEST_PYTHON;
+const LIFELINE = fileURLToPath(new URL("../lifeline.mjs", import.meta.url));
 
 export interface JupyterServerHandle {
   /** http(s)://127.0.0.1:<port> (no trailing slash, no token). */
   url: string;
   token: string;
   rootDir: string;
+  /** The pid of the server's lifeline (test/lifeline.mjs), its parent. */
   pid: number;
   /** The server's log so far (stdout and stderr). */
   log(): string;
@@ -95,20 +99,26 @@ async function startOnce(options: JupyterServerOptions): Promise<JupyterServerHa
     ...(tls ? [`--ServerApp.certfile=${options.certfile}`, `--ServerApp.keyfile=${options.keyfile}`] : []),
     ...(options.args ?? []),
   ];
-  const [command, ...argv] = [...(options.wrap ?? []), SERVER_PYTHON, ...args];
-  const child: ChildProcess = spawn(command, argv, {
-    cwd: rootDir,
-    detached: true, // its own process group, killed as one at the end
-    stdio: ["ignore", logFd, logFd],
-    env: {
-      ...process.env,
-      JUPYTER_RUNTIME_DIR: join(home, "runtime"),
-      JUPYTER_DATA_DIR: join(home, "data"),
-      JUPYTER_CONFIG_DIR: join(home, "config"),
-      // the server's own kernels must not inherit a test runner's NODE_OPTIONS etc. that matter here
-      PYTHONUNBUFFERED: "1",
+  // Under test/lifeline.mjs, which ends the server when this process goes away, however it goes
+  // (a runner or test killed with SIGKILL leaves no server behind). The lifeline has a process group
+  // of its own: stop() signals it, and it passes the signal on to the server's group.
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [LIFELINE, ...(options.wrap ?? []), SERVER_PYTHON, ...args],
+    {
+      cwd: rootDir,
+      detached: true,
+      stdio: ["pipe", logFd, logFd],
+      env: {
+        ...process.env,
+        JUPYTER_RUNTIME_DIR: join(home, "runtime"),
+        JUPYTER_DATA_DIR: join(home, "data"),
+        JUPYTER_CONFIG_DIR: join(home, "config"),
+        // the server's own kernels must not inherit a test runner's NODE_OPTIONS etc. that matter here
+        PYTHONUNBUFFERED: "1",
+      },
     },
-  });
+  );
   closeSync(logFd);
   const log = () => {
     try {
@@ -132,20 +142,14 @@ async function startOnce(options: JupyterServerOptions): Promise<JupyterServerHa
     log,
     stop: async () => {
       if (exited) return;
+      // The lifeline sends the server's group SIGTERM (it shuts its kernels down), SIGKILL after 15 s.
+      child.stdin?.destroy();
       try {
         process.kill(-child.pid!, "SIGTERM");
       } catch {
         return;
       }
-      const timer = setTimeout(() => {
-        try {
-          process.kill(-child.pid!, "SIGKILL");
-        } catch {
-          // gone
-        }
-      }, 15_000);
       await exit;
-      clearTimeout(timer);
     },
   };
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);

@@ -14,8 +14,9 @@ import {
   type LocalGatewayInfo,
   stopLocalGateway,
 } from "../../src/kernel/gateway/local-server.js";
+import { TEST_PYTHON } from "../python.js";
 
-const PYTHON = "/usr/bin/python3";
+const PYTHON = TEST_PYTHON;
 const root = mkdtempSync(join(tmpdir(), "nbagent-gw-backend-"));
 let info: LocalGatewayInfo;
 let backend: GatewayBackend;

@@ -11,9 +11,10 @@ import { createInterface } from "node:readline";
 import { test } from "node:test";
 import { gatewayDir, stopLocalGateway } from "../../src/kernel/gateway/local-server.js";
 import { processAlive } from "../../src/kernel/gateway/process-info.js";
+import { TEST_PYTHON } from "../python.js";
 import { processesWith, rest } from "./local-server-client.js";
 
-const PYTHON = "/usr/bin/python3";
+const PYTHON = TEST_PYTHON;
 const WORKER = new URL("./local-server-worker.ts", import.meta.url).pathname;
 const TSX = import.meta.resolve("tsx");
 

@@ -29,9 +29,10 @@ import {
 } from "../../src/kernel/gateway/local-server.js";
 import { processAlive } from "../../src/kernel/gateway/process-info.js";
 import { acquireLock } from "../../src/kernel/gateway/start-lock.js";
+import { TEST_PYTHON } from "../python.js";
 import { createKernel, execute, processesWith, rest } from "./local-server-client.js";
 
-const PYTHON = "/usr/bin/python3";
+const PYTHON = TEST_PYTHON;
 
 function stateRoot(): string {
   return mkdtempSync(join(tmpdir(), "nbagent-gw-"));

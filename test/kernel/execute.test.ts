@@ -243,23 +243,24 @@ for (const backend of backendCases())
       });
 
       test("a kernel that goes idle without replying ends the execution with an error, state kept", async () => {
-        // With no stdin at all, pdb's prompt raises inside ipykernel's request handler, which logs
-        // "Exception in message handler", goes idle and never sends the execute_reply.
-        await kernel.execute("kept = 'yes'\n%pdb on");
-        try {
-          const r = await kernel.execute("1/0", {
-            stdinDisabled: true,
-            replyAfterIdleMs: 300,
-            timeoutMs: 30_000,
-          });
-          assert.equal(r.timedOut, false, "ended before the timeout");
-          assert.equal(r.status, "error");
-          assert.equal(r.kernelRestarted, false);
-          assert.match(r.text, /ZeroDivisionError/);
-          assert.deepEqual(r.notices, [{ kind: "no-reply" }]);
-        } finally {
-          await kernel.execute("%pdb off");
-        }
+        // The kernel's execute_request handler raises once: ipykernel logs "Exception in message
+        // handler", goes idle and never sends the execute_reply. (ipykernel 6 did this on its own when
+        // pdb's prompt found no stdin; ipykernel 7 replies there, so the handler is made to fail.)
+        await kernel.execute(
+          "kept = 'yes'\n" +
+            "_k = get_ipython().kernel\n" +
+            "_real = _k.shell_handlers['execute_request']\n" +
+            "def _fail_once(*args, **kwargs):\n" +
+            "    _k.shell_handlers['execute_request'] = _real\n" +
+            "    raise RuntimeError('the request handler failed (test)')\n" +
+            "_k.shell_handlers['execute_request'] = _fail_once",
+        );
+        const r = await kernel.execute("print('never runs')", { replyAfterIdleMs: 300, timeoutMs: 30_000 });
+        assert.equal(r.timedOut, false, "ended before the timeout");
+        assert.equal(r.status, "error");
+        assert.equal(r.kernelRestarted, false);
+        assert.doesNotMatch(r.text, /never runs/);
+        assert.deepEqual(r.notices, [{ kind: "no-reply" }]);
         assert.equal((await kernel.execute("kept")).displays[0]?.text, "'yes'");
       });
 

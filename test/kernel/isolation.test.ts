@@ -29,10 +29,10 @@ import { fileURLToPath } from "node:url";
 import { findBwrap } from "../../src/kernel/index.js";
 import { newConnectionPath } from "../../src/kernel/local/connection-file.js";
 import { isolationNote } from "../../src/tools/kernel-text.js";
+import { cliEntry } from "../cli.js";
 import { pidAlive, processesMentioning, waitUntil } from "./helpers.js";
 
 const HOST = fileURLToPath(new URL("./fixtures/isolation-host.ts", import.meta.url));
-const CLI = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
 const SECRET = `nbagent-secret-${randomBytes(12).toString("hex")}`;
 const HAS_BWRAP = findBwrap(process.env) !== undefined;
 
@@ -171,7 +171,7 @@ describe("kernel isolation", { concurrency: false }, () => {
     const state = mkdtempSync(join(tmpdir(), "nbagent-iso-state-"));
     const r = spawnSync(
       process.execPath,
-      ["--import", "tsx", CLI, "call", "python", JSON.stringify({ cells: [{ code: SNOOP }] })],
+      [...cliEntry(), "call", "python", JSON.stringify({ cells: [{ code: SNOOP }] })],
       { env: { ...process.env, NBAGENT_TEST_API_KEY: SECRET, NBAGENT_STATE_DIR: state }, encoding: "utf8" },
     );
     assert.equal(r.status, 0, r.stderr);
@@ -374,7 +374,7 @@ describe("the sandbox", { concurrency: false, skip: !HAS_BWRAP && "bubblewrap is
     writeFileSync(join(dir, "nb.ipynb"), JSON.stringify(nb));
     const r = spawnSync(
       process.execPath,
-      ["--import", "tsx", CLI, "run", "--sandbox", join(dir, "nb.ipynb"), "-o", join(dir, "out.ipynb")],
+      [...cliEntry(), "run", "--sandbox", join(dir, "nb.ipynb"), "-o", join(dir, "out.ipynb")],
       { encoding: "utf8" },
     );
     assert.equal(r.status, 1, r.stderr);

@@ -11,9 +11,7 @@ import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
-
-const CLI = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+import { cliEntry } from "../cli.js";
 
 /** Starts children (each waits on a pipe) until one cannot be started or 200 are; prints the tally. */
 const FORKS = `
@@ -51,7 +49,7 @@ function nbagentCall(
   const state = mkdtempSync(join(tmpdir(), "nbagent-limits-state-"));
   return spawnSync(
     process.execPath,
-    ["--import", "tsx", CLI, "call", ...flags, "python", JSON.stringify({ cells: [{ code }] })],
+    [...cliEntry(), "call", ...flags, "python", JSON.stringify({ cells: [{ code }] })],
     { env: { ...process.env, NBAGENT_STATE_DIR: state }, encoding: "utf8" },
   );
 }
@@ -102,7 +100,7 @@ describe("limits on a real kernel through the CLI", { concurrency: false }, () =
     const cells = [{ code: FORKS }, { code: "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)" }];
     const r = spawnSync(
       process.execPath,
-      ["--import", "tsx", CLI, "call", "--max-processes", "32", "python", JSON.stringify({ cells })],
+      [...cliEntry(), "call", "--max-processes", "32", "python", JSON.stringify({ cells })],
       { env: { ...process.env, NBAGENT_STATE_DIR: state }, encoding: "utf8" },
     );
     assert.match(

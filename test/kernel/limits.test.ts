@@ -25,8 +25,9 @@ import {
 } from "../../src/kernel/local/limits.js";
 import { resolveSettings, type SettingsFlags } from "../../src/runtime/settings.js";
 import { abortText, eventText } from "../../src/tools/kernel-text.js";
+import { TEST_PYTHON } from "../python.js";
 
-const PYTHON = "/usr/bin/python3";
+const PYTHON = TEST_PYTHON;
 const LIMITS_PY = fileURLToPath(new URL("../../src/kernel/local/limits.py", import.meta.url));
 const HARNESS = fileURLToPath(new URL("./fixtures/limits-harness.py", import.meta.url));
 const SOURCE = `${readFileSync(LIMITS_PY, "utf8")}\n${readFileSync(HARNESS, "utf8")}`;

@@ -1,23 +1,20 @@
 /**
  * Shared helpers for the MCP tests: `nbagent mcp` started as a user's client starts it (the official
  * SDK client over stdio, or the HTTP server and SDK clients over Streamable HTTP), and small readers
- * for results. The server runs from source through tsx unless a command is given.
+ * for results. The server runs as test/cli.ts starts the CLI unless a command is given.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { LineTransport } from "../../src/mcp/stdio-transport.js";
-import { ROOT } from "../run/helpers.js";
+import { cliCommand } from "../cli.js";
 
 export { marker, pidsWithEnv, ROOT, readNb, tempDir, validate, writeNb } from "../run/helpers.js";
 
-const MAIN = join(ROOT, "src/cli/main.ts");
-const TSX = import.meta.resolve("tsx");
-/** `nbagent` from source. */
-export const FROM_SOURCE = [process.execPath, "--import", TSX, MAIN];
+/** `nbagent` as the tests run it (test/cli.ts: the fresh bundle, or the source through tsx). */
+export const FROM_SOURCE = cliCommand();
 
 export function newClient(): Client {
   return new Client({ name: "nbagent-test", version: "0" });

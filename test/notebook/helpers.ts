@@ -8,8 +8,9 @@ import { promisify } from "node:util";
 import { serializeNotebook } from "../../src/notebook/index.js";
 import { createNotebookTool, type NotebookDetails } from "../../src/tools/notebook.js";
 import type { ToolResult } from "../../src/tools/types.js";
+import { TEST_PYTHON } from "../python.js";
 
-export const PYTHON = "/usr/bin/python3";
+export const PYTHON = TEST_PYTHON;
 const HERE = new URL(".", import.meta.url).pathname;
 const run = promisify(execFile);
 

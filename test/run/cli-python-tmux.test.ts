@@ -6,15 +6,13 @@
 import assert from "node:assert/strict";
 import { execFile, execFileSync } from "node:child_process";
 import { rm } from "node:fs/promises";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { promisify } from "node:util";
-import { ROOT, tempDir } from "./helpers.js";
+import { cliCommand } from "../cli.js";
+import { tempDir } from "./helpers.js";
 
 const execFileP = promisify(execFile);
-const TSX = import.meta.resolve("tsx");
-const MAIN = join(ROOT, "src/cli/main.ts");
 
 function hasTmux(): boolean {
   try {
@@ -86,7 +84,7 @@ describe("nbagent python in a terminal", { skip: hasTmux() ? false : "tmux is no
   });
 
   it("streams a running cell, Ctrl-C interrupts it, the kernel keeps its state", async () => {
-    await term.start(`${quote(process.execPath)} --import ${quote(TSX)} ${quote(MAIN)} python`, dir);
+    await term.start(`${cliCommand().map(quote).join(" ")} python`, dir);
     await term.until("the first prompt", (s) => prompts(s) === 1);
 
     await term.type("x = 42");

@@ -1,5 +1,6 @@
 /**
- * Shared helpers for notebook-run tests: the real CLI in a child process (through tsx, from source),
+ * Shared helpers for notebook-run tests: the real CLI in a child process (test/cli.ts: the fresh bundle,
+ * or the source through tsx),
  * the Python oracles (nbformat.validate, nbclient, the nbclient-test-suite normalisation), and
  * process lookups by a marker environment variable unique to one test.
  */
@@ -11,8 +12,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before } from "node:test";
 import { promisify } from "node:util";
+import { cliEntry } from "../cli.js";
+import { TEST_PYTHON } from "../python.js";
 
-export const PYTHON = "/usr/bin/python3";
+export const PYTHON = TEST_PYTHON;
 export const ROOT = resolve(new URL("../..", import.meta.url).pathname);
 export const FIXTURES = join(ROOT, "test/fixtures");
 /** The reference runner from shared/anchors beside the checkout (CI lays shared/ next to its clone). */
@@ -23,8 +26,6 @@ export const NBCLIENT_RUN =
     "/work/shared/anchors/nbclient_run.py",
   ].find((p): p is string => typeof p === "string" && existsSync(p)) ??
   join(ROOT, "../shared/anchors/nbclient_run.py");
-const MAIN = join(ROOT, "src/cli/main.ts");
-const TSX = import.meta.resolve("tsx");
 const execFileP = promisify(execFile);
 
 export async function tempDir(prefix = "nbagent-run-"): Promise<string> {
@@ -48,11 +49,11 @@ export interface CliOptions {
   bundle?: string;
 }
 
-/** Starts `nbagent ARGS…` (from source, or `options.bundle`); the caller owns the child. */
+/** Starts `nbagent ARGS…` (test/cli.ts, or `options.bundle`); the caller owns the child. */
 export function spawnNbagent(args: string[], options: CliOptions = {}) {
   const inherited = { ...process.env };
   for (const name of options.unset ?? []) delete inherited[name];
-  const entry = options.bundle ? [options.bundle] : ["--import", TSX, MAIN];
+  const entry = options.bundle ? [options.bundle] : cliEntry();
   return spawn(process.execPath, [...entry, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...inherited, ...options.env },

@@ -14,8 +14,9 @@ import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { localGatewayStatus, stopLocalGateway } from "../../src/kernel/gateway/local-server.js";
+import { TEST_PYTHON } from "../python.js";
 
-const python = "/usr/bin/python3";
+const python = TEST_PYTHON;
 const root = mkdtempSync(join(tmpdir(), "nbagent-named-shared-"));
 const cwd = join(root, "work");
 mkdirSync(cwd);

@@ -26,9 +26,10 @@ import {
 import { join } from "node:path";
 import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
+import { TEST_PYTHON } from "../python.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-export const PYTHON = "/usr/bin/python3";
+export const PYTHON = TEST_PYTHON;
 export const NOBODY_UID = 65534;
 export const IS_ROOT = process.getuid?.() === 0;
 const RUNUSER =
