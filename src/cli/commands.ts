@@ -172,7 +172,7 @@ export function takeLimitFlags(
       if (value !== undefined) parse(value, flag);
       else if (env[variable]?.trim()) parse(env[variable] ?? "", variable);
     } catch (err) {
-      return { error: (err as Error).message.replace(/^Error: /, "") };
+      return { error: (err as Error).message };
     }
     if (value !== undefined) env[variable] = value;
   }

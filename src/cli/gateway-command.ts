@@ -12,6 +12,7 @@ import {
 } from "../kernel/gateway/local-server.js";
 import { findInterpreter } from "../kernel/interpreter.js";
 import { filterSecrets } from "../runtime/env.js";
+import { failureText } from "../tools/types.js";
 import type { Command } from "./commands.js";
 
 const USAGE =
@@ -220,7 +221,7 @@ export const gatewayCommand: Command = {
     try {
       python = (await findInterpreter(values.python ? { python: values.python } : {})).path;
     } catch (err) {
-      process.stderr.write(`nbagent gateway: Error: ${(err as Error).message}\n`);
+      process.stderr.write(`nbagent gateway: ${failureText(err)}\n`);
       return 1;
     }
     try {
@@ -228,8 +229,7 @@ export const gatewayCommand: Command = {
       if (action === "start") return await start(python, values);
       return await stop(python, values);
     } catch (err) {
-      const message = (err as Error).message.replace(/^Error: /, "");
-      process.stderr.write(`nbagent gateway ${action}: Error: ${message}\n`);
+      process.stderr.write(`nbagent gateway ${action}: ${failureText(err)}\n`);
       return 1;
     }
   },

@@ -58,7 +58,7 @@ export function takeGatewayFlags(
     if (url !== undefined) checkGatewayUrl(url, "--gateway");
     else if (env.NBAGENT_GATEWAY_URL?.trim()) checkGatewayUrl(env.NBAGENT_GATEWAY_URL, "NBAGENT_GATEWAY_URL");
   } catch (err) {
-    return { error: (err as Error).message.replace(/^Error:\s*/, "") };
+    return { error: (err as Error).message };
   }
   let token: string | undefined;
   if (tokenFile !== undefined) {

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { errorText } from "../tools/types.js";
 /**
  * The nbagent command line: a thin adapter over the tool objects. Subcommands are registered in
  * commands.ts; `nbagent --help` lists them and `nbagent <command> --help` describes one.
@@ -42,17 +43,17 @@ async function main(argv: string[]): Promise<number> {
   }
   const sandbox = takeSandboxFlag(name, rest);
   if ("error" in sandbox) {
-    process.stderr.write(`nbagent ${name}: Error: ${sandbox.error}\n`);
+    process.stderr.write(`nbagent ${name}: ${errorText(sandbox.error)}\n`);
     return 2;
   }
   const limits = takeLimitFlags(name, sandbox.args);
   if ("error" in limits) {
-    process.stderr.write(`nbagent ${name}: Error: ${limits.error}\n`);
+    process.stderr.write(`nbagent ${name}: ${errorText(limits.error)}\n`);
     return 2;
   }
   const gateway = takeGatewayFlags(name, limits.args);
   if ("error" in gateway) {
-    process.stderr.write(`nbagent ${name}: Error: ${gateway.error}\n`);
+    process.stderr.write(`nbagent ${name}: ${errorText(gateway.error)}\n`);
     return 2;
   }
   return (await command.load()).run(gateway.args);

@@ -3,7 +3,7 @@
  * result to lines no wider than `width`, collapsed or expanded, in a theme's colours. Used by the
  * CLI and the pi extension.
  */
-import type { ToolContent } from "../tools/types.js";
+import { isErrorText, type ToolContent } from "../tools/types.js";
 import { fit, type RenderOptions } from "./format.js";
 import {
   artifactCallLines,
@@ -80,7 +80,7 @@ export function renderToolResult(
     case "python":
       lines =
         isPythonDetails(result.details) &&
-        !(isError && /^Error: /.test(text) && !result.details.cells.some((c) => c.status !== "pending"))
+        !(isError && isErrorText(text) && !result.details.cells.some((c) => c.status !== "pending"))
           ? pythonResultLines(text, result.details, content, o)
           : isError
             ? errorBlock(text, undefined, o)

@@ -12,6 +12,7 @@ export {
   splitSecrets,
   valueCarriesSecret,
 } from "./env.js";
+export { SettingsError } from "./errors.js";
 export { initScript, STREAM_FLUSH_CHARS, streamGuardScript } from "./init.js";
 export {
   checkGatewayUrl,

@@ -8,6 +8,7 @@
 import { createLocalBackend } from "../kernel/index.js";
 import type { KernelBackend } from "../kernel/types.js";
 import { filterSecrets, type SecretFilterOptions } from "./env.js";
+import { SettingsError } from "./errors.js";
 import { createGatewayBackend, DEFAULT_IDLE_CULL_SECONDS, ensureLocalGateway } from "./gateway-deps.js";
 
 /** A gateway to reach: its base URL, token (sent as `Authorization: token <t>`), headers and CA. */
@@ -54,36 +55,40 @@ export interface KernelChoiceInput {
   hostEnv?: NodeJS.ProcessEnv;
 }
 
-/** What to connect to, known without starting anything (bad settings throw `Error:` here). */
+/** What to connect to, known without starting anything (bad settings throw a SettingsError here). */
 export type KernelPlan =
   | { kind: "local"; python?: string; kernelName: string }
   | { kind: "remote"; connection: GatewayConnection; kernelName: string }
   | { kind: "shared"; python?: string; kernelName: string };
 
-/** An http(s) URL without credentials in it, trailing slashes removed; else an `Error:`. */
+/** An http(s) URL without credentials in it, trailing slashes removed; else a SettingsError. */
 export function checkGatewayUrl(url: string, from: string): string {
   const text = url.trim();
   let parsed: URL;
   try {
     parsed = new URL(text);
   } catch {
-    throw new Error(
-      `Error: ${from} is not a URL: ${JSON.stringify(url)}. Give the gateway's base URL, e.g. http://host:8888.`,
+    throw new SettingsError(
+      from,
+      `${from} is not a URL: ${JSON.stringify(url)}. Give the gateway's base URL, e.g. http://host:8888.`,
     );
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
-    throw new Error(
-      `Error: ${from} must be an http:// or https:// URL (got ${JSON.stringify(url)}). Give the gateway's base URL, e.g. http://host:8888.`,
+    throw new SettingsError(
+      from,
+      `${from} must be an http:// or https:// URL (got ${JSON.stringify(url)}). Give the gateway's base URL, e.g. http://host:8888.`,
     );
   }
   if (parsed.username || parsed.password) {
-    throw new Error(
-      `Error: ${from} must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN.`,
+    throw new SettingsError(
+      from,
+      `${from} must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN.`,
     );
   }
   if (parsed.search || parsed.hash) {
-    throw new Error(
-      `Error: ${from} must be the gateway's base URL without a query or fragment (got ${JSON.stringify(url)}); put the token in NBAGENT_GATEWAY_TOKEN.`,
+    throw new SettingsError(
+      from,
+      `${from} must be the gateway's base URL without a query or fragment (got ${JSON.stringify(url)}); put the token in NBAGENT_GATEWAY_TOKEN.`,
     );
   }
   return text.replace(/\/+$/, "");

@@ -8,6 +8,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { KernelStartError } from "../errors.js";
 import { findInterpreter } from "../interpreter.js";
 
 export interface KernelSpec {
@@ -95,9 +96,7 @@ async function resolve(name: string, python: string | undefined): Promise<Kernel
     };
   }
   const known = await listKernelSpecNames(interpreter);
-  throw new Error(
-    `Error: no kernelspec named "${name}". Available: ${known.join(", ")}. Use one of these names.`,
-  );
+  throw new KernelStartError({ kind: "no-such-kernelspec", name, available: known });
 }
 
 export function resolveKernelSpec(name = "python3", python?: string): Promise<KernelSpec> {
