@@ -68,31 +68,34 @@ test("a named session with no gateway configured uses the shared local gateway; 
   });
 });
 
-test("a bad gateway URL is an Error: at createRuntime, naming where it came from", () => {
+test("a bad gateway URL is a SettingsError at createRuntime, naming where it came from", () => {
   const cases: [Parameters<typeof createRuntime>[0], RegExp][] = [
     [
       { hostEnv: { NBAGENT_GATEWAY_URL: "gw.example:8888" } },
-      /^Error: NBAGENT_GATEWAY_URL must be an http:\/\/ or https:\/\/ URL \(got "gw\.example:8888"\)\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
+      /^NBAGENT_GATEWAY_URL must be an http:\/\/ or https:\/\/ URL \(got "gw\.example:8888"\)\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
     ],
     [
       { hostEnv: { NBAGENT_GATEWAY_URL: "not a url" } },
-      /^Error: NBAGENT_GATEWAY_URL is not a URL: "not a url"\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
+      /^NBAGENT_GATEWAY_URL is not a URL: "not a url"\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
     ],
     [
       { gateway: { url: "ftp://h/" } },
-      /^Error: the gateway URL must be an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/h\/"\)/,
+      /^the gateway URL must be an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/h\/"\)/,
     ],
     [
       { hostEnv: { NBAGENT_GATEWAY_URL: "http://u:secret@h:1" } },
-      /^Error: NBAGENT_GATEWAY_URL must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN\.$/,
+      /^NBAGENT_GATEWAY_URL must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN\.$/,
     ],
     [
       { hostEnv: { NBAGENT_GATEWAY_URL: "http://h:1/?token=abc" } },
-      /^Error: NBAGENT_GATEWAY_URL must be the gateway's base URL without a query or fragment/,
+      /^NBAGENT_GATEWAY_URL must be the gateway's base URL without a query or fragment/,
     ],
   ];
   for (const [options, message] of cases) {
-    assert.throws(() => createRuntime({ stateRoot: join(root, "state"), ...options }), { message });
+    assert.throws(() => createRuntime({ stateRoot: join(root, "state"), ...options }), {
+      name: "SettingsError",
+      message,
+    });
   }
 });
 
@@ -103,8 +106,9 @@ test("local kernels: no named sessions; the python tool's session names an in-pr
   assert.equal(r.namedSessionFor("s", true), undefined);
   assert.deepEqual(await r.kernelChoice(), { kind: "local", python: undefined, kernelName: "python3" });
   await assert.rejects(r.namedSessions.list(), {
+    name: "SettingsError",
     message:
-      "Error: named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
+      "named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
   });
 });
 
