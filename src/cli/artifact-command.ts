@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { ArtifactReadError, ArtifactStore, parseArtifactId } from "../output/index.js";
 import { refusedText } from "../tools/artifact.js";
 import { saveFailure } from "../tools/output-text.js";
+import { errorText } from "../tools/types.js";
 import type { Command } from "./commands.js";
 
 const HELP = `nbagent artifact — print a full output kept as artifact://<id>, whole or a page at a time
@@ -110,7 +111,7 @@ export const artifactCommand: Command = {
       }
       return 0;
     } catch (err) {
-      process.stderr.write(`Error: ${describeError(err, ref, store.root)}\n`);
+      process.stderr.write(`${errorText(describeError(err, ref, store.root))}\n`);
       return 1;
     }
   },

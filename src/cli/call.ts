@@ -37,7 +37,7 @@ options:
                   exactly as an agent receives it (default: the text; an image as a one-line
                   placeholder)
 
-exit: 0 the result is not an error; 1 it is (isError; its text starts with "Error:");
+exit: 0 the result is not an error; 1 it is (isError; its text starts with Error:);
       2 usage (unknown tool, params not a JSON object); 130/143 interrupted (SIGINT/SIGTERM);
       141 stdout closed by its reader (EPIPE).
 

@@ -13,6 +13,7 @@ import {
 import { findInterpreter } from "../kernel/interpreter.js";
 import { filterSecrets } from "../runtime/env.js";
 import type { Settings } from "../runtime/settings.js";
+import { failureText } from "../tools/types.js";
 import type { Command } from "./commands.js";
 
 const USAGE =
@@ -235,7 +236,7 @@ export const gatewayCommand: Command = {
         )
       ).path;
     } catch (err) {
-      process.stderr.write(`nbagent gateway: Error: ${(err as Error).message}\n`);
+      process.stderr.write(`nbagent gateway: ${failureText(err)}\n`);
       return 1;
     }
     try {
@@ -243,8 +244,7 @@ export const gatewayCommand: Command = {
       if (action === "start") return await start(python, values, settings);
       return await stop(python, values, settings);
     } catch (err) {
-      const message = (err as Error).message.replace(/^Error: /, "");
-      process.stderr.write(`nbagent gateway ${action}: Error: ${message}\n`);
+      process.stderr.write(`nbagent gateway ${action}: ${failureText(err)}\n`);
       return 1;
     }
   },

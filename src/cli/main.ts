@@ -4,6 +4,7 @@
  * commands.ts; `nbagent --help` lists them and `nbagent <command> --help` describes one.
  */
 import { resolveSettings, SettingsError, type SettingsFlags } from "../runtime/settings.js";
+import { errorText } from "../tools/types.js";
 import { asksForHelp, COMMANDS, takeLimitFlags, takeSandboxFlag, usage } from "./commands.js";
 import { takeGatewayFlags } from "./gateway-flag.js";
 
@@ -46,17 +47,17 @@ async function main(argv: string[]): Promise<number> {
   const flags: SettingsFlags = {};
   const sandbox = takeSandboxFlag(name, rest, flags);
   if ("error" in sandbox) {
-    process.stderr.write(`nbagent ${name}: Error: ${sandbox.error}\n`);
+    process.stderr.write(`nbagent ${name}: ${errorText(sandbox.error)}\n`);
     return 2;
   }
   const limits = takeLimitFlags(name, sandbox.args, flags);
   if ("error" in limits) {
-    process.stderr.write(`nbagent ${name}: Error: ${limits.error}\n`);
+    process.stderr.write(`nbagent ${name}: ${errorText(limits.error)}\n`);
     return 2;
   }
   const gateway = takeGatewayFlags(name, limits.args, flags, process.env);
   if ("error" in gateway) {
-    process.stderr.write(`nbagent ${name}: Error: ${gateway.error}\n`);
+    process.stderr.write(`nbagent ${name}: ${errorText(gateway.error)}\n`);
     return 2;
   }
   let settings: ReturnType<typeof resolveSettings>;
@@ -64,7 +65,7 @@ async function main(argv: string[]): Promise<number> {
     settings = resolveSettings(flags, process.env);
   } catch (err) {
     if (!(err instanceof SettingsError)) throw err;
-    process.stderr.write(`nbagent ${name}: Error: ${err.message.replace(/^Error:\s*/, "")}\n`);
+    process.stderr.write(`nbagent ${name}: ${errorText(err.message)}\n`);
     return 2;
   }
   return (await command.load()).run(gateway.args, settings);

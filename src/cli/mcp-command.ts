@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./commands.js";
 import {
   DEFAULT_IDLE_MINUTES,
@@ -72,7 +73,7 @@ export const mcpCommand: Command = {
     try {
       values = parse(args);
     } catch (err) {
-      process.stderr.write(`nbagent mcp: Error: ${(err as Error).message}\n\n${USAGE}${OPTIONS}`);
+      process.stderr.write(`nbagent mcp: ${failureText(err)}\n\n${USAGE}${OPTIONS}`);
       return 2;
     }
     if (values.help) {
@@ -87,14 +88,14 @@ export const mcpCommand: Command = {
     }
     const port = Number(values.port ?? DEFAULT_MCP_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      process.stderr.write(`nbagent mcp: Error: --port must be 0..65535, not '${values.port}'\n`);
+      process.stderr.write(`nbagent mcp: ${errorText(`--port must be 0..65535, not '${values.port}'`)}\n`);
       return 2;
     }
     let limits: ReturnType<typeof httpLimits>;
     try {
       limits = httpLimits(values);
     } catch (err) {
-      process.stderr.write(`nbagent mcp: Error: ${(err as Error).message}\n`);
+      process.stderr.write(`nbagent mcp: ${failureText(err)}\n`);
       return 2;
     }
     const configured = process.env.NBAGENT_MCP_TOKEN?.trim();

@@ -13,6 +13,7 @@ import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js
 import { createKernelProvider } from "../runtime/kernel-provider.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
+import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./commands.js";
 import { formatCellFailure } from "./run-failure.js";
 import { RunProgress } from "./run-progress.js";
@@ -81,7 +82,7 @@ export const runCommand: Command = {
     });
     // Settings that cannot be honoured together (--sandbox with a gateway): nothing is read or run.
     if (kernels.refusal) {
-      process.stderr.write(`${kernels.refusal}\nNothing was run.\n`);
+      process.stderr.write(`${errorText(kernels.refusal)}\nNothing was run.\n`);
       return 2;
     }
     const shown = new Map(parsed.jobs.map((job, i) => [job, parsed.given[i]]));
@@ -104,7 +105,7 @@ export const runCommand: Command = {
           job.output === job.input
             ? "the file was not changed"
             : `${outputName(job, values.output)} was not written`;
-        unreadable.push(`Error: input ${name(job)}: ${err.message}${reason}. Not run; ${untouched}.`);
+        unreadable.push(errorText(`input ${name(job)}: ${err.message}${reason}. Not run; ${untouched}.`));
       }
     }
     for (const line of unreadable) process.stderr.write(`${line}\n`);
@@ -117,8 +118,7 @@ export const runCommand: Command = {
         await backend.kernelSpecNames({});
       } catch (err) {
         await kernels.dispose();
-        const text = (err as Error).message;
-        process.stderr.write(`${text.startsWith("Error:") ? text : `Error: ${text}`}\nNothing was run.\n`);
+        process.stderr.write(`${failureText(err)}\nNothing was run.\n`);
         return 1;
       }
     } else if (jobs.length > 1 && !kernels.sandbox && backend instanceof LocalBackend) {
@@ -198,7 +198,7 @@ export const runCommand: Command = {
         let line: string;
         if (r.error) {
           failed = true;
-          line = `Error: ${short(r.job)}: ${r.error.replace(/^Error:\s*/, "")}`;
+          line = errorText(`${short(r.job)}: ${r.error}`);
         } else {
           const stoppedNote = r.result?.stopped ? `; stopped: ${r.result.stopReason}` : "";
           line = `${r.job.output}: ran ${ran} cells in ${r.seconds.toFixed(2)}s, ${errors.length} failed${stoppedNote}`;

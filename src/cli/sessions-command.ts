@@ -8,6 +8,7 @@ import { parseArgs } from "node:util";
 import { localGatewayStatus } from "../kernel/gateway/local-server.js";
 import { createRuntime, type Runtime, type Settings } from "../runtime/index.js";
 import type { NamedSessionInfo } from "../runtime/named-sessions.js";
+import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./commands.js";
 import { UsageError } from "./params.js";
 import { parsedOrUsage } from "./usage.js";
@@ -55,7 +56,7 @@ export const sessionsCommand: Command = {
         sandbox: false,
       });
     } catch (err) {
-      process.stderr.write(`nbagent sessions: ${errorText(err)}\n`);
+      process.stderr.write(`nbagent sessions: ${failureText(err)}\n`);
       return 2;
     }
     try {
@@ -64,7 +65,7 @@ export const sessionsCommand: Command = {
         // The shared gateway is not running: nothing to list or kill (and nothing is started for it).
         if (parsed.kill !== undefined) {
           process.stderr.write(
-            `Error: no named session '${parsed.kill}': the shared local gateway is not running, so no named session is alive.\n`,
+            `${errorText(`no named session '${parsed.kill}': the shared local gateway is not running, so no named session is alive.`)}\n`,
           );
           return 1;
         }
@@ -81,7 +82,7 @@ export const sessionsCommand: Command = {
       process.stdout.write(listText(sessions, where));
       return 0;
     } catch (err) {
-      process.stderr.write(`${errorText(err)}\n`);
+      process.stderr.write(`${failureText(err)}\n`);
       return 1;
     } finally {
       await runtime.dispose();
@@ -95,7 +96,7 @@ async function kill(runtime: Runtime, name: string, where: string): Promise<numb
   if (!found || !(await runtime.namedSessions.kill(name))) {
     const names = before.map((s) => s.name);
     const known = names.length ? `sessions: ${names.join(", ")}` : "there are none";
-    process.stderr.write(`Error: no named session '${name}' on ${where}; ${known}.\n`);
+    process.stderr.write(`${errorText(`no named session '${name}' on ${where}; ${known}.`)}\n`);
     return 1;
   }
   process.stdout.write(
@@ -166,11 +167,6 @@ export function duration(ms: number): string {
 
 function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
-}
-
-function errorText(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
-  return message.startsWith("Error:") ? message : `Error: ${message}`;
 }
 
 function parse(args: string[]) {

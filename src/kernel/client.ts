@@ -5,6 +5,8 @@
  * output never leaks into another's. A request and its completion (reply + idle) are a
  * RequestFuture (future.ts); time limits are AbortSignals (signals.ts).
  */
+
+import { KernelStartError } from "./errors.js";
 import { type FutureHooks, type FutureRouter, RequestFuture } from "./future.js";
 import type { MessageFactory } from "./messages.js";
 import { isMessageType } from "./messages.js";
@@ -105,7 +107,7 @@ export class KernelClient implements FutureRouter {
     const replyType = msg.header.msg_type.replace("_request", "_reply");
     const limit = deadlineSignal(
       timeoutMs,
-      () => new TimeoutError(timeoutMs!, `Error: no ${replyType} within ${timeoutMs} ms`),
+      () => new TimeoutError(timeoutMs!, `no ${replyType} within ${timeoutMs} ms`),
       [signal],
     );
     try {
@@ -167,7 +169,7 @@ export class KernelClient implements FutureRouter {
           reason instanceof TimeoutError
             ? new TimeoutError(
                 reason.ms,
-                `Error: the kernel did not answer kernel_info within ${reason.ms} ms (${what()})`,
+                `the kernel did not answer kernel_info within ${reason.ms} ms (${what()})`,
               )
             : reason,
         );
@@ -178,10 +180,7 @@ export class KernelClient implements FutureRouter {
         if (heard || done) return;
         if (progressing())
           stall = setTimeout(onStall, stallDelay); // slow, not stuck: keep waiting
-        else
-          stalled.abort(
-            new StartStalledError(`Error: the kernel said nothing within ${stallMs} ms of its start`),
-          );
+        else stalled.abort(new StartStalledError(stallMs));
       };
       let stall = setTimeout(onStall, stallDelay);
       if (giveUp.aborted) return onGiveUp();
@@ -192,7 +191,11 @@ export class KernelClient implements FutureRouter {
 }
 
 /** A started kernel process that never answered at all (see waitReady's stallMs). */
-export class StartStalledError extends Error {}
+export class StartStalledError extends KernelStartError {
+  constructor(ms: number) {
+    super({ kind: "stalled", ms });
+  }
+}
 
 export function toKernelInfo(content: Record<string, unknown>): KernelInfo {
   const c = content as {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { KernelClient, StartStalledError } from "./client.js";
+import { KernelStartError } from "./errors.js";
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
@@ -119,7 +120,7 @@ export class ConnectedKernel implements Kernel {
   attachTo(kernelId: string): Promise<void> {
     const attach = this.provisioner.attach;
     if (!attach)
-      return Promise.reject(new Error(`Error: the ${this.backend} backend cannot attach to kernels`));
+      return Promise.reject(new KernelStartError({ kind: "cannot-attach", backend: this.backend }));
     const attached = this.launchAndWait(() => attach.call(this.provisioner, kernelId), false);
     this.lifecycle = attached;
     return attached;
@@ -130,7 +131,7 @@ export class ConnectedKernel implements Kernel {
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
     // One deadline for every attempt; the caller's abort reads as a cancelled start.
     const cancelled = new AbortController();
-    const onCancel = () => cancelled.abort(new Error("Error: kernel start was cancelled"));
+    const onCancel = () => cancelled.abort(new KernelStartError({ kind: "cancelled" }));
     this.options.signal?.addEventListener("abort", onCancel, { once: true });
     const deadline = deadlineSignal(timeoutMs, () => new TimeoutError(timeoutMs), [cancelled.signal]);
     try {
@@ -142,7 +143,7 @@ export class ConnectedKernel implements Kernel {
         launched.exited.then((reason) => {
           const tail = launched.stderrTail?.().trim();
           exited.abort(
-            new Error(`Error: the kernel exited during startup (${reason})${tail ? `:\n${tail}` : ""}`),
+            new KernelStartError({ kind: "exited", reason, ...(tail ? { stderrTail: tail } : {}) }),
           );
         });
         try {
@@ -302,8 +303,7 @@ export class ConnectedKernel implements Kernel {
   }
 
   private restartWith(graceMs: number, fromExecution: boolean): Promise<void> {
-    if (this.shuttingDown)
-      return Promise.reject(new Error("Error: the kernel was shut down; start a new one"));
+    if (this.shuttingDown) return Promise.reject(new KernelStartError({ kind: "shut-down" }));
     const next = (fromExecution ? Promise.resolve() : this.lifecycle.catch(() => {})).then(async () => {
       this.expectingExit = true;
       try {
@@ -316,7 +316,7 @@ export class ConnectedKernel implements Kernel {
           await this.launchAndWait(() => this.provisioner.launch(), true);
         }
       } catch (err) {
-        this.dead = `restart failed: ${(err as Error).message.replace(/^Error: /, "")}`;
+        this.dead = `restart failed: ${(err as Error).message}`;
         throw err;
       } finally {
         this.expectingExit = false;
@@ -333,7 +333,7 @@ export class ConnectedKernel implements Kernel {
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
     const exited = new AbortController();
     launched.exited.then((reason) =>
-      exited.abort(new Error(`Error: the kernel ended during its restart (${reason})`)),
+      exited.abort(new KernelStartError({ kind: "ended-in-restart", reason })),
     );
     const deadline = deadlineSignal(timeoutMs, () => new TimeoutError(timeoutMs), [exited.signal]);
     try {

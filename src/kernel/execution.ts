@@ -248,10 +248,7 @@ export function runExecution(
     signal?.addEventListener("abort", onAbort, { once: true });
     if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
       const ms = options.timeoutMs;
-      timeLimit = deadlineSignal(
-        ms,
-        () => new TimeoutError(ms, `Error: the execution timed out after ${ms} ms`),
-      );
+      timeLimit = deadlineSignal(ms, () => new TimeoutError(ms, `the execution timed out after ${ms} ms`));
       timeLimit.signal.addEventListener("abort", onTimeLimit, { once: true });
     }
     const request = host.client.factory.executeRequest(code, {

@@ -31,7 +31,7 @@ export interface FutureHooks {
 /** `done` of a future that was disposed before its reply and idle both arrived. */
 export class FutureDisposedError extends Error {
   constructor(msgType: string) {
-    super(`Error: the ${msgType} was released before its reply and idle arrived`);
+    super(`the ${msgType} was released before its reply and idle arrived`);
     this.name = "FutureDisposedError";
   }
 }

@@ -9,7 +9,7 @@
 export class TimeoutError extends Error {
   constructor(
     readonly ms: number,
-    message = `Error: timed out after ${ms} ms`,
+    message = `timed out after ${ms} ms`,
   ) {
     super(message);
     this.name = "TimeoutError";

@@ -22,7 +22,7 @@ export class WireCodec {
   malformed = 0;
 
   constructor(key: string, scheme = "hmac-sha256") {
-    if (scheme !== "hmac-sha256") throw new Error(`Error: unsupported signature scheme ${scheme}`);
+    if (scheme !== "hmac-sha256") throw new Error(`unsupported signature scheme ${scheme}`);
     this.key = Buffer.from(key, "utf8");
   }
 

@@ -8,7 +8,7 @@
 import { type CallToolResult, ErrorCode, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ARTIFACT_SCHEME } from "../output/artifacts.js";
 import type { DescribedTool, ToolEntry } from "../tools/index.js";
-import type { ToolContent, ToolResult } from "../tools/types.js";
+import { type ToolContent, type ToolResult, unexpectedFailureText } from "../tools/types.js";
 import { protocolError } from "./errors.js";
 import { ProgressTracker, type ProgressValue, throttle } from "./progress.js";
 
@@ -74,9 +74,8 @@ export async function callTool(
     result = await tool.execute(`mcp-${ctx.requestId}`, args ?? {}, ctx.signal, onUpdate);
   } catch (err) {
     ctx.log?.(`tool ${name} threw: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    const msg = err instanceof Error ? err.message : String(err);
     return {
-      content: [{ type: "text", text: `Error: the ${name} tool failed unexpectedly: ${msg}` }],
+      content: [{ type: "text", text: unexpectedFailureText(name, err) }],
       isError: true,
     };
   } finally {

@@ -69,7 +69,7 @@ export type NotebookErrorCode =
   | "write_failed"
   | "exists";
 
-/** A load/save failure; `message` is the text for the user (without the `Error:` prefix). */
+/** A load/save failure; `message` is the text for the user (without the Error: prefix). */
 export class NotebookFileError extends Error {
   constructor(
     readonly code: NotebookErrorCode,

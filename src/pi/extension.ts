@@ -14,7 +14,7 @@ import type {
 } from "@mariozechner/pi-coding-agent";
 import { resolveSettings } from "../runtime/settings.js";
 import { type AnyTool, type DescribedTool, describeTools } from "../tools/index.js";
-import type { ToolResult } from "../tools/types.js";
+import { errorText, type ToolResult, unexpectedFailureText } from "../tools/types.js";
 import { renderCallComponent, renderResultComponent } from "./render.js";
 import { SessionEndedError, SessionToolbox, type SessionToolboxOptions } from "./session-toolbox.js";
 
@@ -26,7 +26,7 @@ export function createNbagentExtension(options: NbagentExtensionOptions = {}) {
     // The settings are resolved (and checked) here, once: a bad value stops the extension when it loads.
     const settings = options.settings ?? resolveSettings({}, process.env);
     const session = new SessionToolbox({ ...options, settings });
-    // Calls whose result is a tool's `Error:`: pi marks a result failed only when execute throws,
+    // Calls whose result is a tool's Error: text: pi marks a result failed only when execute throws,
     // so the tool_result hook below marks these, keeping their details for the renderer.
     const calls: Calls = { failed: new Set(), running: new Set() };
     const names = new Set<string>();
@@ -47,7 +47,7 @@ export function createNbagentExtension(options: NbagentExtensionOptions = {}) {
 
 /** The calls this extension has going on. */
 interface Calls {
-  /** Ids of calls whose result is a tool's `Error:` (until pi's tool_result hook marks them). */
+  /** Ids of calls whose result is a tool's Error: (until pi's tool_result hook marks them). */
   failed: Set<string>;
   /** Ids of calls still running (their rows keep redrawing). */
   running: Set<string>;
@@ -67,10 +67,10 @@ function toolDefinition(described: DescribedTool, session: SessionToolbox, calls
         const toolbox = session.get({ cwd: ctx.cwd, sessionFile: ctx.sessionManager.getSessionFile() });
         tool = toolbox.entries.find((e) => e.descriptor === descriptor)?.tool;
       } catch (err) {
-        if (err instanceof SessionEndedError) throw new Error(`Error: ${err.message}.`);
+        if (err instanceof SessionEndedError) throw new Error(errorText(`${err.message}.`));
         throw err;
       }
-      if (!tool) throw new Error(`Error: the ${name} tool is not in this session's toolbox.`);
+      if (!tool) throw new Error(errorText(`the ${name} tool is not in this session's toolbox.`));
       let result: ToolResult;
       calls.running.add(toolCallId);
       try {
@@ -81,8 +81,7 @@ function toolDefinition(described: DescribedTool, session: SessionToolbox, calls
           onUpdate && ((partial: ToolResult) => onUpdate(piResult(partial))),
         );
       } catch (err) {
-        const msg = err instanceof Error ? err.message : String(err);
-        throw new Error(`Error: the ${name} tool failed unexpectedly: ${msg}`);
+        throw new Error(unexpectedFailureText(name, err));
       } finally {
         calls.running.delete(toolCallId);
       }

@@ -9,7 +9,7 @@ import type { AnyToolDescriptor } from "../tools/descriptor.js";
 import { notebookDescriptor } from "../tools/notebook.js";
 import { pythonDescriptor } from "../tools/python.js";
 import { runsDescriptor } from "../tools/runs-tool.js";
-import type { ToolContent } from "../tools/types.js";
+import { isErrorText, type ToolContent } from "../tools/types.js";
 import { fit, type RenderOptions } from "./format.js";
 import {
   artifactCallLines,
@@ -95,7 +95,7 @@ registerToolView(pythonDescriptor, {
   result(content, details, isError, o) {
     const text = textOf(content);
     return isPythonDetails(details) &&
-      !(isError && /^Error: /.test(text) && !details.cells.some((c) => c.status !== "pending"))
+      !(isError && isErrorText(text) && !details.cells.some((c) => c.status !== "pending"))
       ? pythonResultLines(text, details, content, o)
       : isError
         ? errorBlock(text, undefined, o)

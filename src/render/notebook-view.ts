@@ -2,13 +2,14 @@
  * The notebook tool's views. Call: action, path, the cell (`cell:N` or `id:…`), type and run
  * options on one line. Result: the tool's summary, the cell's source highlighted (Python for code,
  * Markdown for markdown; a few lines collapsed, whole expanded), a page of cells for read, and for
- * run (or edit/insert with execute) the same cell view as the python tool. `Error:` results are
+ * run (or edit/insert with execute) the same cell view as the python tool. Error: results are
  * drawn as an error block naming the notebook.
  */
 
 import { notebookDescriptor } from "../tools/notebook.js";
 import type { ReadCell } from "../tools/notebook-read.js";
 import type { NotebookDetails } from "../tools/notebook-types.js";
+import { isErrorText } from "../tools/types.js";
 import { block, COLLAPSED, isObject, plural, type RenderOptions } from "./format.js";
 import { cellLanguage, highlightLines } from "./highlight.js";
 import { isPythonDetails, pythonResultLines } from "./python-view.js";
@@ -40,7 +41,7 @@ export function notebookCallLines(args: unknown, o: RenderOptions): string[] {
   return wrapLine(parts.join(" "), o.width);
 }
 
-/** An `Error:` result: a red-barred block with the message, and the notebook it was about. */
+/** An Error: result: a red-barred block with the message, and the notebook it was about. */
 export function errorBlock(text: string, path: string | undefined, o: RenderOptions): string[] {
   const t = o.theme;
   const bar = t.fg("error", "┃ ");
@@ -114,7 +115,7 @@ export function notebookResultLines(
   const path = typeof d.notebookPath === "string" ? d.notebookPath : undefined;
   // a run answers as the python tool does
   if (isPythonDetails(details)) {
-    if (isError && text.startsWith("Error:") && !details.cells.some((c) => c.output))
+    if (isError && isErrorText(text) && !details.cells.some((c) => c.output))
       return errorBlock(text, path, o);
     return pythonResultLines(text, details, content, o, true);
   }

@@ -30,7 +30,7 @@ export interface KernelChoiceInput {
 
 /**
  * What the runtime's kernels come from, known without starting anything (a bad gateway URL option
- * throws `Error:` here): local kernels, a remote gateway, or the shared local gateway (found or
+ * throws a SettingsError here): local kernels, a remote gateway, or the shared local gateway (found or
  * started when the backend is built: buildKernelBackend).
  */
 export type KernelChoice =

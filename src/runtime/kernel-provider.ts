@@ -21,6 +21,7 @@ import type {
 } from "../kernel/types.js";
 import { CallAbortedError } from "./deadline.js";
 import { buildKernelEnv, type KernelEnv, type SecretFilterOptions, splitSecrets } from "./env.js";
+import { SettingsError } from "./errors.js";
 import { stopLocalGateway } from "./gateway-deps.js";
 import {
   type BuiltBackend,
@@ -43,12 +44,12 @@ export { isFdExhaustion, isGatewayUnreachable } from "./start-failures.js";
 
 /** The refusals (docs/isolation.md "Where kernels are made"): the same text on every road. */
 export const SANDBOX_ON_GATEWAY =
-  "Error: the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; kernels on a gateway run where the gateway runs them. Unset one of the two.";
+  "the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; kernels on a gateway run where the gateway runs them. Unset one of the two.";
 export const SANDBOX_ON_SHARED_GATEWAY =
-  "Error: the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; a named session (--session NAME) is kept on the shared local gateway, whose kernels are not sandboxed. Unset one of the two.";
+  "the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; a named session (--session NAME) is kept on the shared local gateway, whose kernels are not sandboxed. Unset one of the two.";
 
 export const LIMITS_ON_GATEWAY =
-  "Error: the kernel limits (--max-processes, --memory-limit, NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT) apply to local kernels; kernels on a gateway run with the limits the gateway gives them. Unset one of the two.";
+  "the kernel limits (--max-processes, --memory-limit, NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT) apply to local kernels; kernels on a gateway run with the limits the gateway gives them. Unset one of the two.";
 
 export interface KernelProviderOptions extends SecretFilterOptions {
   /** A remote gateway or "shared" (kernel-choice.ts; default: the settings' gateway). */
@@ -116,7 +117,7 @@ export interface KernelProvider {
   readonly sandbox: SandboxMode | undefined;
   readonly limits: Required<KernelLimits>;
   readonly stateRoot: string;
-  /** The settings cannot be honoured together: this `Error:` text, and every start throws it. */
+  /** The settings cannot be honoured together: this text (a SettingsError), and every start throws it. */
   readonly refusal: string | undefined;
   /** The backend, built on first use (a failure is tried again on the next call). Throws the refusal. */
   backend(): Promise<BuiltBackend>;
@@ -203,7 +204,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
   };
   let building: Promise<BuiltBackend> | undefined;
   const backend = (): Promise<BuiltBackend> => {
-    if (refusal) return Promise.reject(new Error(refusal));
+    if (refusal) return Promise.reject(new SettingsError("conflict", refusal));
     if (!building) {
       const p = build();
       building = p;

@@ -149,7 +149,7 @@ export class NamedSessions {
     const kernelId = kernel.kernelId;
     if (!kernelId) {
       await kernel.shutdown().catch(() => {});
-      throw new Error("Error: the gateway gave the new kernel no id; a named session cannot be kept");
+      throw new Error("the gateway gave the new kernel no id; a named session cannot be kept");
     }
     let gone: RetiredSession | undefined;
     let other: NamedSessionRecord | undefined;

@@ -9,6 +9,7 @@ import { dirname } from "node:path";
 import type { Kernel } from "../kernel/types.js";
 import { loadNotebook } from "../notebook/index.js";
 import { DisplayRegistry } from "./collector.js";
+import { SettingsError } from "./errors.js";
 import { streamGuardScript } from "./init.js";
 import type { KernelProvider } from "./kernel-provider.js";
 import { type CellRunReport, type NotebookRunResult, runNotebookCells } from "./notebook-run.js";
@@ -58,7 +59,7 @@ export interface NotebookJobResult {
 
 export async function runNotebooks(options: RunNotebooksOptions): Promise<NotebookJobResult[]> {
   // Settings that cannot be honoured together: refused before any notebook or output is touched.
-  if (options.kernels.refusal) throw new Error(options.kernels.refusal);
+  if (options.kernels.refusal) throw new SettingsError("conflict", options.kernels.refusal);
   const jobs = options.jobs;
   const results: NotebookJobResult[] = new Array(jobs.length);
   // A finished notebook's kernel shuts down while the next notebook runs.

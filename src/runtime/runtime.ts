@@ -9,6 +9,7 @@ import type { Kernel, KernelBackend, KernelLimits } from "../kernel/types.js";
 import { ArtifactStore } from "../output/artifacts.js";
 import type { Deadline } from "./deadline.js";
 import type { KernelEnv, SecretFilterOptions } from "./env.js";
+import { SettingsError } from "./errors.js";
 import type { GatewayKernelBackend } from "./gateway-deps.js";
 import type { GatewaySetting, KernelChoice } from "./kernel-choice.js";
 import { createKernelProvider, type KernelProvider, type KernelRequest } from "./kernel-provider.js";
@@ -153,8 +154,9 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const namedSessions = async (): Promise<NamedSessions> => {
     const r = await provider.backend();
     if (!usesGateway && r.choice.kind !== "remote")
-      throw new Error(
-        "Error: named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
+      throw new SettingsError(
+        "session",
+        "named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
       );
     named ??= new NamedSessions({
       file: registryPath(artifacts.root, r.identity),

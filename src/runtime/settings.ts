@@ -14,14 +14,12 @@ import { resolveLimits } from "../kernel/local/limits.js";
 import { findBwrap } from "../kernel/local/sandbox.js";
 import type { KernelLimits } from "../kernel/types.js";
 import { DEFAULT_ARTIFACT_MAX_AGE_MS, defaultStateRoot } from "../output/artifacts.js";
+import { SettingsError } from "./errors.js";
+
+export { SettingsError } from "./errors.js";
 
 /** An environment as a process has it (names to values; undefined values are absent). */
 export type HostEnv = Readonly<Record<string, string | undefined>>;
-
-/** A setting's value is not one it can have: the message is the whole text for the user. */
-export class SettingsError extends Error {
-  override name = "SettingsError";
-}
 
 /** A gateway to reach: its base URL, token (sent as `Authorization: token <t>`), headers and CA. */
 export interface GatewayConnection {
@@ -32,7 +30,7 @@ export interface GatewayConnection {
   ca?: string | Buffer;
 }
 
-/** An http(s) URL without credentials in it, trailing slashes removed; else an `Error:`. */
+/** An http(s) URL without credentials in it, trailing slashes removed; else a SettingsError. */
 export function checkGatewayUrl(url: string, from: string): string {
   const text = url.trim();
   let parsed: URL;
@@ -40,22 +38,26 @@ export function checkGatewayUrl(url: string, from: string): string {
     parsed = new URL(text);
   } catch {
     throw new SettingsError(
-      `Error: ${from} is not a URL: ${JSON.stringify(url)}. Give the gateway's base URL, e.g. http://host:8888.`,
+      from,
+      `${from} is not a URL: ${JSON.stringify(url)}. Give the gateway's base URL, e.g. http://host:8888.`,
     );
   }
   if (parsed.protocol !== "http:" && parsed.protocol !== "https:") {
     throw new SettingsError(
-      `Error: ${from} must be an http:// or https:// URL (got ${JSON.stringify(url)}). Give the gateway's base URL, e.g. http://host:8888.`,
+      from,
+      `${from} must be an http:// or https:// URL (got ${JSON.stringify(url)}). Give the gateway's base URL, e.g. http://host:8888.`,
     );
   }
   if (parsed.username || parsed.password) {
     throw new SettingsError(
-      `Error: ${from} must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN.`,
+      from,
+      `${from} must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN.`,
     );
   }
   if (parsed.search || parsed.hash) {
     throw new SettingsError(
-      `Error: ${from} must be the gateway's base URL without a query or fragment (got ${JSON.stringify(url)}); put the token in NBAGENT_GATEWAY_TOKEN.`,
+      from,
+      `${from} must be the gateway's base URL without a query or fragment (got ${JSON.stringify(url)}); put the token in NBAGENT_GATEWAY_TOKEN.`,
     );
   }
   return text.replace(/\/+$/, "");
@@ -124,7 +126,7 @@ function parseSandbox(value: string, from: string): SandboxMode | undefined {
   if (v === "" || v === "0" || v === "off") return undefined;
   if (v === "1" || v === "on") return { network: true };
   if (v === "net-off") return { network: false };
-  throw new SettingsError(`Error: ${from}${value} is not one of 1 (on), net-off, 0 (off)`);
+  throw new SettingsError(from.replace(/=$/, ""), `${from}${value} is not one of 1 (on), net-off, 0 (off)`);
 }
 
 /** NBAGENT_ARTIFACT_DAYS (a number of days; 0 keeps every artifact), else the default. */
@@ -142,7 +144,7 @@ export function waitSecondsFromEnv(env: HostEnv): number {
 
 /**
  * The settings from the command line's flags and the environment (flags win), checked: a bad value
- * throws a SettingsError whose message (`Error: …`) names the flag or variable it came from.
+ * throws a SettingsError whose message names the flag or variable it came from.
  */
 export function resolveSettings(flags: SettingsFlags, env: HostEnv): Settings {
   const sandbox =
@@ -156,7 +158,7 @@ export function resolveSettings(flags: SettingsFlags, env: HostEnv): Settings {
   try {
     limits = resolveLimits(flags, env);
   } catch (err) {
-    throw new SettingsError((err as Error).message);
+    throw new SettingsError("limits", (err as Error).message);
   }
   const limitsAsked =
     flags.maxProcesses !== undefined ||

@@ -215,7 +215,7 @@ export class CellRunRecorder {
     else if (current === 0) return err;
     else if (err instanceof InitScriptError)
       abort = { kind: "failed", message: `the restarted kernel's init script failed (${err.why})` };
-    else abort = { kind: "failed", message: (err as Error).message.replace(/^Error:\s*/, "") };
+    else abort = { kind: "failed", message: (err as Error).message };
     if (!cell) return err;
     cell.status = "aborted";
     cell.abort = abort;

@@ -202,7 +202,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       }
       const result = (await recorder.result()) as ToolResult<NotebookRunDetails>;
       if (failure !== undefined) {
-        const msg = (failure as Error).message?.replace(/^Error:\s*/, "") ?? String(failure);
+        const msg = (failure as Error).message ?? String(failure);
         const prefix = failure instanceof NotebookFileError ? "" : "could not start the notebook's kernel: ";
         return errorResult(`${prefix}${msg}`, result.details);
       }

@@ -187,7 +187,7 @@ export interface ValidateOptions {
   noRunMessage: string;
 }
 
-/** The params, checked, or the message (without `Error:`) of the first problem. */
+/** The params, checked, or the message (without Error:) of the first problem. */
 export function validateNotebookParams(
   raw: unknown,
   options: ValidateOptions,

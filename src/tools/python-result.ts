@@ -115,7 +115,7 @@ export interface PythonToolDetails {
   notes?: string[];
 }
 
-/** Details before anything ran (also what an `Error:` result carries). */
+/** Details before anything ran (also what an Error: result carries). */
 export function emptyDetails(
   mode: SessionMode,
   session: string,

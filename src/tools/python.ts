@@ -263,7 +263,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         }
         const result = await recorder.result();
         if (startError !== undefined) {
-          const msg = (startError as Error).message?.replace(/^Error:\s*/, "") ?? String(startError);
+          const msg = (startError as Error).message ?? String(startError);
           return errorResult(`could not start the Python kernel: ${msg}`, details);
         }
         return result;

@@ -32,8 +32,35 @@ export interface Tool<TParams = unknown, TDetails = unknown> {
   ): Promise<ToolResult<TDetails>>;
 }
 
+/**
+ * The one place in src/ that writes the `Error:` prefix: lower layers report failures as typed
+ * errors whose message has none (kernel/errors.ts, runtime/errors.ts); tool results, the CLI's
+ * stderr lines and the MCP/pi adapters all get their `Error:` text here.
+ */
+export function errorText(message: string): string {
+  return isErrorText(message) ? message : `${ERROR_PREFIX} ${message}`;
+}
+
+const ERROR_PREFIX = "Error:";
+
+/** The text is an `Error:` text (a failed result's first text, a CLI error line). */
+export function isErrorText(text: string): boolean {
+  return text.startsWith(ERROR_PREFIX);
+}
+
+/** What a caught failure says, as an `Error:` line (an Error's message, else the value as text). */
+export function failureText(err: unknown): string {
+  return errorText(err instanceof Error ? err.message : String(err));
+}
+
+/** A tool's execute threw (a bug, not a failure it reports): the text the MCP and pi adapters give. */
+export function unexpectedFailureText(tool: string, err: unknown): string {
+  return errorText(
+    `the ${tool} tool failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
+  );
+}
+
 /** Builds the `Error:` result every tool returns on bad input; nothing else is touched. */
 export function errorResult<TDetails>(message: string, details: TDetails): ToolResult<TDetails> {
-  const text = message.startsWith("Error:") ? message : `Error: ${message}`;
-  return { content: [{ type: "text", text }], details, isError: true };
+  return { content: [{ type: "text", text: errorText(message) }], details, isError: true };
 }

@@ -236,7 +236,7 @@ test("a server that cannot start: an Error naming the log file, with its tail an
   await assert.rejects(ensureLocalGateway({ python, stateRoot: root }), (err: Error) => {
     assert.match(
       err.message,
-      /^Error: the shared local gateway \(.*python3 -m jupyter_server\) exited \(exit code 1\) before it answered; log .*server\.log:/,
+      /^the shared local gateway \(.*python3 -m jupyter_server\) exited \(exit code 1\) before it answered; log .*server\.log:/,
     );
     assert.match(err.message, /No module named 'jupyter_server'/);
     assert.match(err.message, /Fix: install jupyter_server for /);

@@ -48,7 +48,7 @@ describe("S21: kernel creation answered with HTTP 5xx", () => {
       assert.equal(err.status, 503);
       assert.equal(
         err.message,
-        `Error: the gateway at ${proxy.url} answered POST /api/kernels with HTTP 503 Service Unavailable: proxy: service unavailable (test) (tried twice: the first attempt got HTTP 503 too)`,
+        `the gateway at ${proxy.url} answered POST /api/kernels with HTTP 503 Service Unavailable: proxy: service unavailable (test) (tried twice: the first attempt got HTTP 503 too)`,
       );
       assert.ok(!err.message.includes(server.token));
       return true;
@@ -65,7 +65,7 @@ describe("the channels WebSocket refused at the start", () => {
     try {
       await assert.rejects(backend.startKernel({}), {
         message:
-          /^Error: the gateway at http:\/\/127\.0\.0\.1:\d+ refused the kernel's WebSocket \(GET \/api\/kernels\/[0-9a-f-]{36}\/channels\): HTTP 503 Service Unavailable$/,
+          /^the gateway at http:\/\/127\.0\.0\.1:\d+ refused the kernel's WebSocket \(GET \/api\/kernels\/[0-9a-f-]{36}\/channels\): HTTP 503 Service Unavailable$/,
       });
     } finally {
       proxy.refuseUpgrades(false);
@@ -232,7 +232,7 @@ describe("authentication", () => {
       assert.ok(err.status === 401 || err.status === 403, `status ${err.status}`);
       assert.match(
         err.message,
-        /^Error: the gateway at http:\/\/127\.0\.0\.1:\d+ answered POST \/api\/kernels with HTTP 40[13] Forbidden \(the token was missing or refused\)/,
+        /^the gateway at http:\/\/127\.0\.0\.1:\d+ answered POST \/api\/kernels with HTTP 40[13] Forbidden \(the token was missing or refused\)/,
       );
       return true;
     });
@@ -248,7 +248,7 @@ describe("authentication", () => {
     const nobody = new GatewayBackend({ url: "http://127.0.0.1:9" });
     await assert.rejects(nobody.listKernels(), {
       message:
-        /^Error: could not reach the gateway at http:\/\/127\.0\.0\.1:9 \(GET \/api\/kernels\): .*ECONNREFUSED/,
+        /^could not reach the gateway at http:\/\/127\.0\.0\.1:9 \(GET \/api\/kernels\): .*ECONNREFUSED/,
     });
   });
 });

@@ -88,6 +88,6 @@ test("without the CA the certificate is refused, and the error names the URL", a
   const backend = new GatewayBackend({ url: server.url, token: server.token });
   await assert.rejects(backend.listKernels(), {
     message:
-      /^Error: could not reach the gateway at https:\/\/127\.0\.0\.1:\d+ \(GET \/api\/kernels\): .*(self.signed|unable to verify|local issuer)/i,
+      /^could not reach the gateway at https:\/\/127\.0\.0\.1:\d+ \(GET \/api\/kernels\): .*(self.signed|unable to verify|local issuer)/i,
   });
 });

@@ -260,7 +260,7 @@ describe("release", () => {
       (e: Error) => {
         assert.ok(e instanceof TimeoutError);
         assert.equal(e.ms, 1);
-        assert.equal(e.message, "Error: no execute_reply within 1 ms");
+        assert.equal(e.message, "no execute_reply within 1 ms");
         return true;
       },
     );

@@ -90,7 +90,7 @@ test("a kernel process that never answers is replaced after the stall time, then
     (e: Error) => {
       assert.match(
         e.message,
-        /^Error: the kernel said nothing within 1500 ms of its start; its output:\nmute kernel here/,
+        /^the kernel said nothing within 1500 ms of its start; its output:\nmute kernel here/,
       );
       return true;
     },

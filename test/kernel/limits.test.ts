@@ -178,24 +178,23 @@ describe("the user's limits", () => {
 
   test("bad sizes and counts get one Error: line naming where they came from", () => {
     assert.throws(() => parseMemoryLimit("lots"), {
-      message:
-        /^Error: --memory-limit must be a size like 2G, 512M or 1073741824 \(bytes\), or off; got "lots"$/,
+      message: /^--memory-limit must be a size like 2G, 512M or 1073741824 \(bytes\), or off; got "lots"$/,
     });
-    assert.throws(() => parseMemoryLimit("-1G"), { message: /^Error: --memory-limit must be a size/ });
+    assert.throws(() => parseMemoryLimit("-1G"), { message: /^--memory-limit must be a size/ });
     assert.throws(() => parseMemoryLimit("10M"), {
-      message: /^Error: --memory-limit 10M is too small: .*at least 64M \(or off\)$/,
+      message: /^--memory-limit 10M is too small: .*at least 64M \(or off\)$/,
     });
     assert.throws(() => parseMaxProcesses("many"), {
-      message: /^Error: --max-processes must be a whole number of processes like 256, or off; got "many"$/,
+      message: /^--max-processes must be a whole number of processes like 256, or off; got "many"$/,
     });
     assert.throws(() => parseMaxProcesses("2.5"), {
-      message: /^Error: --max-processes must be a whole number/,
+      message: /^--max-processes must be a whole number/,
     });
     assert.throws(() => parseMaxProcesses("4"), {
-      message: /^Error: --max-processes 4 is too small: .*at least 16 \(or off\)$/,
+      message: /^--max-processes 4 is too small: .*at least 16 \(or off\)$/,
     });
     assert.throws(() => resolveLimits({}, { NBAGENT_MEMORY_LIMIT: "big" }), {
-      message: /^Error: NBAGENT_MEMORY_LIMIT must be a size/,
+      message: /^NBAGENT_MEMORY_LIMIT must be a size/,
     });
   });
 
@@ -288,12 +287,11 @@ describe("the flags", () => {
     assert.deepEqual(takeLimitFlags("mcp", ["--memory-limit", "2X"], flags), { args: [] });
     assert.throws(() => resolveSettings(flags, {}), {
       name: "SettingsError",
-      message: 'Error: --memory-limit must be a size like 2G, 512M or 1073741824 (bytes), or off; got "2X"',
+      message: '--memory-limit must be a size like 2G, 512M or 1073741824 (bytes), or off; got "2X"',
     });
     assert.throws(() => resolveSettings({}, { NBAGENT_MAX_PROCESSES: "lots" }), {
       name: "SettingsError",
-      message:
-        'Error: NBAGENT_MAX_PROCESSES must be a whole number of processes like 256, or off; got "lots"',
+      message: 'NBAGENT_MAX_PROCESSES must be a whole number of processes like 256, or off; got "lots"',
     });
   });
 });

@@ -122,10 +122,10 @@ describe("liveness and shutdown", { concurrency: true }, () => {
   });
 
   test("an unknown kernelspec name is refused with the names available", async () => {
-    await assert.rejects(
-      backend.startKernel({ kernelName: "no-such-kernel" }),
-      /Error: no kernelspec named "no-such-kernel"\. Available: .*python3/,
-    );
+    await assert.rejects(backend.startKernel({ kernelName: "no-such-kernel" }), {
+      name: "KernelStartError",
+      message: /^no kernelspec named "no-such-kernel"\. Available: .*python3/,
+    });
   });
 
   async function fakeLauncher(body: string): Promise<Record<string, string>> {
@@ -136,10 +136,10 @@ describe("liveness and shutdown", { concurrency: true }, () => {
 
   test("a kernel that exits during startup is reported with its stderr", async () => {
     const env = await fakeLauncher("import sys\nsys.stderr.write('boom: cannot start\\n')\nsys.exit(3)\n");
-    await assert.rejects(
-      backend.startKernel({ env }),
-      /Error: the kernel exited during startup \(exit code 3\):\nboom: cannot start/,
-    );
+    await assert.rejects(backend.startKernel({ env }), {
+      name: "KernelStartError",
+      message: /^the kernel exited during startup \(exit code 3\):\nboom: cannot start/,
+    });
   });
 
   test("a start that loses a port race (Address already in use) is retried with fresh ports", async () => {
@@ -174,7 +174,7 @@ describe("liveness and shutdown", { concurrency: true }, () => {
     const spawned = await waitUntil(() => processesMentioning(runtimeDir).length > 0, 10_000, 10);
     assert.ok(spawned, "the kernel process was spawned");
     controller.abort();
-    await assert.rejects(starting, /Error: kernel start was cancelled/);
+    await assert.rejects(starting, { name: "KernelStartError", message: /^kernel start was cancelled/ });
     assert.deepEqual(await readdir(runtimeDir), []);
     assert.ok(await waitUntil(() => processesMentioning(runtimeDir).length === 0, 5000));
   });
@@ -182,7 +182,7 @@ describe("liveness and shutdown", { concurrency: true }, () => {
   test("a missing working directory is reported before anything is spawned", async () => {
     await assert.rejects(
       backend.startKernel({ cwd: join(tmpdir(), "nbagent-no-such-dir-", String(process.pid)) }),
-      /Error: the kernel's working directory .* does not exist/,
+      { name: "KernelStartError", message: /^the kernel's working directory .* does not exist/ },
     );
   });
 

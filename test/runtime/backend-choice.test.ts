@@ -87,16 +87,16 @@ test("a named session with no gateway configured uses the shared local gateway; 
   });
 });
 
-test("a bad gateway URL is an Error: when the settings are resolved (an option's: at createRuntime), naming where it came from", () => {
+test("a bad gateway URL is a SettingsError when the settings are resolved (an option's: at createRuntime), naming where it came from", () => {
   const fromEnv = (url: string) => () => testSettings({ NBAGENT_GATEWAY_URL: url });
   const cases: [() => unknown, RegExp][] = [
     [
       fromEnv("gw.example:8888"),
-      /^Error: NBAGENT_GATEWAY_URL must be an http:\/\/ or https:\/\/ URL \(got "gw\.example:8888"\)\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
+      /^NBAGENT_GATEWAY_URL must be an http:\/\/ or https:\/\/ URL \(got "gw\.example:8888"\)\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
     ],
     [
       fromEnv("not a url"),
-      /^Error: NBAGENT_GATEWAY_URL is not a URL: "not a url"\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
+      /^NBAGENT_GATEWAY_URL is not a URL: "not a url"\. Give the gateway's base URL, e\.g\. http:\/\/host:8888\.$/,
     ],
     [
       () =>
@@ -105,18 +105,18 @@ test("a bad gateway URL is an Error: when the settings are resolved (an option's
           stateRoot: join(root, "state"),
           gateway: { url: "ftp://h/" },
         }),
-      /^Error: the gateway URL must be an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/h\/"\)/,
+      /^the gateway URL must be an http:\/\/ or https:\/\/ URL \(got "ftp:\/\/h\/"\)/,
     ],
     [
       fromEnv("http://u:secret@h:1"),
-      /^Error: NBAGENT_GATEWAY_URL must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN\.$/,
+      /^NBAGENT_GATEWAY_URL must not carry credentials in the URL; put the token in NBAGENT_GATEWAY_TOKEN\.$/,
     ],
     [
       fromEnv("http://h:1/?token=abc"),
-      /^Error: NBAGENT_GATEWAY_URL must be the gateway's base URL without a query or fragment/,
+      /^NBAGENT_GATEWAY_URL must be the gateway's base URL without a query or fragment/,
     ],
   ];
-  for (const [make, message] of cases) assert.throws(make, { message });
+  for (const [make, message] of cases) assert.throws(make, { name: "SettingsError", message });
 });
 
 test("local kernels: no named sessions; the python tool's session names an in-process session", async () => {
@@ -126,8 +126,9 @@ test("local kernels: no named sessions; the python tool's session names an in-pr
   assert.equal(r.namedSessionFor("s", true), undefined);
   assert.deepEqual(r.choice, { kind: "local", python: undefined, kernelName: "python3" });
   await assert.rejects(r.namedSessions.list(), {
+    name: "SettingsError",
     message:
-      "Error: named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
+      "named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
   });
 });
 

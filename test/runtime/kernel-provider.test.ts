@@ -185,7 +185,7 @@ test("nbagent run --sandbox --gateway URL is refused before any notebook is read
     ],
   ] as [string[], Record<string, string>][]) {
     const r = await nbagent(args, { env: { NBAGENT_STATE_DIR: state, ...env } });
-    assert.equal(r.stderr, `${SANDBOX_ON_GATEWAY}\nNothing was run.\n`);
+    assert.equal(r.stderr, `Error: ${SANDBOX_ON_GATEWAY}\nNothing was run.\n`);
     assert.equal(r.code, 2);
   }
   assert.equal(readFileSync(nb, "utf8"), NOTEBOOK, "the notebook is unchanged");

@@ -4,6 +4,7 @@
  * (docs/backends.md).
  */
 import { ConnectedKernel } from "../connected-kernel.js";
+import { KernelStartError } from "../errors.js";
 import type { KernelBackend, KernelStartOptions } from "../types.js";
 import {
   type GatewayKernel,
@@ -143,11 +144,12 @@ export class GatewayBackend implements KernelBackend {
     const specs = (await this.specs()).kernelspecs;
     const entry = specs[name] as { spec?: { display_name?: string; language?: string } } | undefined;
     if (!entry)
-      throw new Error(
-        `Error: the gateway at ${this.rest.display} has no kernelspec "${name}" (it has: ${
-          Object.keys(specs).sort().join(", ") || "none"
-        })`,
-      );
+      throw new KernelStartError({
+        kind: "no-such-kernelspec",
+        name,
+        available: Object.keys(specs).sort(),
+        gateway: this.rest.display,
+      });
     return {
       name,
       displayName: entry.spec?.display_name ?? name,

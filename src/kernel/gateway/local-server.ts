@@ -212,7 +212,7 @@ async function chosenPython(options: LocalGatewayOptions): Promise<string> {
   try {
     accessSync(python, constants.X_OK);
   } catch {
-    throw new Error(`Error: Python interpreter ${python} is not an executable file`);
+    throw new Error(`Python interpreter ${python} is not an executable file`);
   }
   return python;
 }
@@ -474,7 +474,7 @@ async function startServer(
       ? `\nFix: install jupyter_server for ${python} (Debian: apt-get install python3-jupyter-server; venv: pip install jupyter_server).`
       : "";
     throw new Error(
-      `Error: the shared local gateway (${python} -m jupyter_server) ${why}; log ${logFile}:\n${tail}${hint}`,
+      `the shared local gateway (${python} -m jupyter_server) ${why}; log ${logFile}:\n${tail}${hint}`,
     );
   }
 }

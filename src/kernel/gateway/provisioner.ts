@@ -3,6 +3,7 @@
  * 5xx, S21), joined by id, interrupted/restarted/stopped over REST; messages travel on the channels
  * WebSocket (ws-transport.ts). Everything else is the shared ConnectedKernel (docs/backends.md).
  */
+import { KernelStartError } from "../errors.js";
 import type { KernelProvisioner, LaunchedKernel } from "../provisioner.js";
 import { GatewayHttpError, type GatewayRest } from "./rest.js";
 import { KERNELS, KERNELSPECS, kernelActionPath, kernelPath } from "./restapi.js";
@@ -68,8 +69,7 @@ export class GatewayProvisioner implements KernelProvisioner {
     if (this.spec.env) body.env = this.spec.env;
     if (this.spec.cwd) body.path = this.spec.cwd;
     const model = toGatewayKernel(await this.create(body));
-    if (!model.id)
-      throw new Error(`Error: the gateway at ${this.rest.display} created a kernel but sent no id`);
+    if (!model.id) throw new KernelStartError({ kind: "no-id", gateway: this.rest.display });
     try {
       return await this.connect(model.id);
     } catch (err) {
@@ -92,7 +92,7 @@ export class GatewayProvisioner implements KernelProvisioner {
     } catch (err) {
       if (!(err instanceof GatewayHttpError)) throw err;
       // jupyter_server answers an unknown kernel name with a bare 500 "Unhandled error": say what it was.
-      await this.throwIfNoSuchSpec(err);
+      await this.throwIfNoSuchSpec();
       if (err.status < 500) throw err;
       try {
         return (await post()).json;
@@ -105,16 +105,18 @@ export class GatewayProvisioner implements KernelProvisioner {
   }
 
   /** After a failed create: the server has no kernelspec of that name → an error that says so. */
-  private async throwIfNoSuchSpec(err: GatewayHttpError): Promise<void> {
+  private async throwIfNoSuchSpec(): Promise<void> {
     const specs = await this.rest
       .request("GET", KERNELSPECS, { signal: this.spec.signal })
       .then((r) => (r.json as { kernelspecs?: Record<string, unknown> } | undefined)?.kernelspecs)
       .catch(() => undefined);
     if (!specs || this.spec.kernelName in specs) return;
-    err.message = `Error: the gateway at ${this.rest.display} has no kernelspec "${this.spec.kernelName}" (it has: ${
-      Object.keys(specs).sort().join(", ") || "none"
-    })`;
-    throw err;
+    throw new KernelStartError({
+      kind: "no-such-kernelspec",
+      name: this.spec.kernelName,
+      available: Object.keys(specs).sort(),
+      gateway: this.rest.display,
+    });
   }
 
   async attach(kernelId: string): Promise<LaunchedKernel> {
@@ -124,7 +126,7 @@ export class GatewayProvisioner implements KernelProvisioner {
     });
     if (r.status === 404)
       throw new KernelGoneError(
-        `Error: the gateway at ${this.rest.display} has no kernel ${kernelId} (it was shut down or culled)`,
+        `the gateway at ${this.rest.display} has no kernel ${kernelId} (it was shut down or culled)`,
         kernelId,
       );
     return this.connect(kernelId);
@@ -223,7 +225,7 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
     }
     if (r.status === 404) {
       this.markGone(this.goneReason());
-      throw new KernelGoneError(`Error: ${this.goneReason()}`, this.kernelId);
+      throw new KernelGoneError(this.goneReason(), this.kernelId);
     }
   }
 
@@ -265,10 +267,7 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
     if (this.gone) return Promise.resolve();
     this.deleting ??= this.rest.request("DELETE", this.path(), { accept: [404] }).then(
       () => this.markGone("shut down through the gateway"),
-      (err: Error) =>
-        this.markGone(
-          `shutdown asked, but the gateway did not confirm: ${err.message.replace(/^Error: /, "")}`,
-        ),
+      (err: Error) => this.markGone(`shutdown asked, but the gateway did not confirm: ${err.message}`),
     );
     return this.deleting;
   }

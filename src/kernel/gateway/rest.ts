@@ -1,7 +1,7 @@
 /**
  * A small REST client for a Jupyter server / Enterprise Gateway: `Authorization: token <t>`, extra
  * headers, a private CA for https, a bound on connecting and one on the whole request. Failures are
- * worded `Error: …` and name the gateway's URL, never the token (docs/backends.md).
+ * worded for the user and name the gateway's URL, never the token (docs/backends.md).
  */
 import http from "node:http";
 import https from "node:https";
@@ -91,10 +91,10 @@ export class GatewayRest {
     try {
       url = new URL(options.url);
     } catch {
-      throw new Error(`Error: the gateway URL ${JSON.stringify(options.url)} is not a valid URL`);
+      throw new Error(`the gateway URL ${JSON.stringify(options.url)} is not a valid URL`);
     }
     if (url.protocol !== "http:" && url.protocol !== "https:")
-      throw new Error(`Error: the gateway URL must start with http:// or https:// (got ${url.protocol}//…)`);
+      throw new Error(`the gateway URL must start with http:// or https:// (got ${url.protocol}//…)`);
     url.search = "";
     url.hash = "";
     url.username = "";
@@ -145,14 +145,10 @@ export class GatewayRest {
         req.destroy();
         reject(new GatewayUnreachableError(message, method, url.pathname, code));
       };
-      const onAbort = () =>
-        fail(`Error: ${shown} to the gateway at ${this.display} was cancelled`, "ABORT_ERR");
+      const onAbort = () => fail(`${shown} to the gateway at ${this.display} was cancelled`, "ABORT_ERR");
       const total = setTimeout(
         () =>
-          fail(
-            `Error: the gateway at ${this.display} did not answer ${shown} within ${timeoutMs} ms`,
-            "ETIMEDOUT",
-          ),
+          fail(`the gateway at ${this.display} did not answer ${shown} within ${timeoutMs} ms`, "ETIMEDOUT"),
         timeoutMs,
       );
       const cleanup = () => {
@@ -180,7 +176,7 @@ export class GatewayRest {
         connectTimer = setTimeout(
           () =>
             fail(
-              `Error: could not connect to the gateway at ${this.display} within ${this.connectTimeoutMs} ms`,
+              `could not connect to the gateway at ${this.display} within ${this.connectTimeoutMs} ms`,
               "ETIMEDOUT",
             ),
           this.connectTimeoutMs,
@@ -203,7 +199,7 @@ export class GatewayRest {
     if ((res.status >= 200 && res.status < 300) || o.accept === "any" || o.accept?.includes(res.status))
       return { status: res.status, body: res.body, json };
     throw new GatewayHttpError(
-      `Error: the gateway at ${this.display} answered ${shown} with HTTP ${res.status}${
+      `the gateway at ${this.display} answered ${shown} with HTTP ${res.status}${
         res.statusText ? ` ${res.statusText}` : ""
       }${authHint(res.status)}${bodyHint(res.body, json)}`,
       res.status,
@@ -215,7 +211,7 @@ export class GatewayRest {
 
   private unreachable(shown: string, err: Error): string {
     const code = errCode(err);
-    return `Error: could not reach the gateway at ${this.display} (${shown}): ${err.message}${
+    return `could not reach the gateway at ${this.display} (${shown}): ${err.message}${
       code && !err.message.includes(code) ? ` (${code})` : ""
     }`;
   }

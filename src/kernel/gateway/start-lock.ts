@@ -39,7 +39,7 @@ export class LockTimeoutError extends Error {
     waitedMs: number,
   ) {
     super(
-      `Error: another process (pid ${holder}) has held ${file} for ${Math.round(waitedMs / 1000)} s while starting or stopping the shared local gateway; try again, or remove the file if that process is stuck`,
+      `another process (pid ${holder}) has held ${file} for ${Math.round(waitedMs / 1000)} s while starting or stopping the shared local gateway; try again, or remove the file if that process is stuck`,
     );
   }
 }

@@ -116,7 +116,7 @@ export class GatewayWsTransport implements KernelTransport {
     return new Promise((resolve, reject) => {
       const path = `GET ${new URL(this.channelsUrl()).pathname}`;
       const cancelled = () =>
-        new Error(`Error: opening the kernel's WebSocket at ${this.rest.display} (${path}) was cancelled`);
+        new Error(`opening the kernel's WebSocket at ${this.rest.display} (${path}) was cancelled`);
       if (signal?.aborted) {
         reject(cancelled());
         return;
@@ -140,7 +140,7 @@ export class GatewayWsTransport implements KernelTransport {
         // Rejected first: terminate() makes ws report a generic error, which then changes nothing.
         reject(
           new GatewayHttpError(
-            `Error: the gateway at ${this.rest.display} refused the kernel's WebSocket (${path}): HTTP ${res.statusCode}${
+            `the gateway at ${this.rest.display} refused the kernel's WebSocket (${path}): HTTP ${res.statusCode}${
               res.statusMessage ? ` ${res.statusMessage}` : ""
             }`,
             res.statusCode ?? 0,
@@ -156,7 +156,7 @@ export class GatewayWsTransport implements KernelTransport {
         if (!opened)
           reject(
             new Error(
-              `Error: could not open the kernel's WebSocket at ${this.rest.display} (${path}): ${
+              `could not open the kernel's WebSocket at ${this.rest.display} (${path}): ${
                 /handshake has timed out/i.test(err.message)
                   ? `no answer within ${handshakeMs} ms`
                   : err.message
@@ -168,7 +168,7 @@ export class GatewayWsTransport implements KernelTransport {
         opened = true;
         if (this.closed) {
           ws.terminate();
-          reject(new Error("Error: the connection to the kernel was closed"));
+          reject(new Error("the connection to the kernel was closed"));
           return;
         }
         this.socket = ws;
@@ -274,7 +274,7 @@ export class GatewayWsTransport implements KernelTransport {
           for (const l of [...this.reconnectListeners]) l();
           return;
         } catch (err) {
-          lastError = (err as Error).message.replace(/^Error: /, "");
+          lastError = (err as Error).message;
         }
         if (Date.now() - since >= giveUpMs) {
           this.lose(

@@ -13,6 +13,7 @@ import { chmod, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
+import { KernelStartError } from "../errors.js";
 
 export interface ConnectionInfo {
   transport: "tcp" | "ipc";
@@ -39,7 +40,7 @@ async function freePorts(count: number, host: string): Promise<number[]> {
         server.listen(0, host, () => resolve());
       });
       const addr = server.address();
-      if (!addr || typeof addr === "string") throw new Error("Error: could not get a free port");
+      if (!addr || typeof addr === "string") throw new KernelStartError({ kind: "no-port" });
       ports.push(addr.port);
     }
     return ports;

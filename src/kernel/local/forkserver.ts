@@ -25,6 +25,7 @@ import { rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { assetPath } from "../../assets.js";
+import { KernelStartError } from "../errors.js";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation } from "../types.js";
 import { confineSpec } from "./confine.js";
@@ -164,7 +165,12 @@ export class ForkServer {
         this.state = "dead";
         liveServers.delete(this);
         const tail = this.stderr.trim();
-        const err = new Error(`Error: the kernel fork server exited (${reason})${tail ? `:\n${tail}` : ""}`);
+        const err = new KernelStartError({
+          kind: "fork-server",
+          what: "exited",
+          detail: reason,
+          ...(tail ? { stderrTail: tail } : {}),
+        });
         failStart(err);
         for (const p of this.pending.values()) p.reject(err);
         this.pending.clear();
@@ -207,14 +213,14 @@ export class ForkServer {
     }
     if ("ready" in msg) {
       if (msg.error) {
-        failStart(new Error(`Error: the kernel fork server is not safe to fork: ${msg.error}`));
+        failStart(new KernelStartError({ kind: "fork-server", what: "unsafe", detail: String(msg.error) }));
         this.child.kill("SIGKILL");
       } else {
         this.state = "ready";
         markReady();
       }
     } else if ("fatal" in msg) {
-      failStart(new Error(`Error: the kernel fork server could not start:\n${msg.fatal}`));
+      failStart(new KernelStartError({ kind: "fork-server", what: "fatal", detail: String(msg.fatal) }));
     } else if ("isolation" in msg) {
       const pid = Number(msg.isolation);
       const info = msg.info as KernelIsolation;
@@ -235,7 +241,8 @@ export class ForkServer {
       if (!p) return;
       this.pending.delete(Number(msg.id));
       if (typeof msg.pid === "number") p.resolve(msg.pid);
-      else p.reject(new Error(`Error: the kernel fork server refused: ${String(msg.error)}`));
+      else
+        p.reject(new KernelStartError({ kind: "fork-server", what: "refused", detail: String(msg.error) }));
     }
   }
 
@@ -250,7 +257,7 @@ export class ForkServer {
   }
 
   private async fork(request: Record<string, unknown>): Promise<number> {
-    if (this.state !== "ready") throw new Error("Error: the kernel fork server is not running");
+    if (this.state !== "ready") throw new KernelStartError({ kind: "fork-server", what: "not-running" });
     const id = this.nextId++;
     this.setHold(1);
     try {

@@ -8,6 +8,7 @@
 import { readdir, readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { KernelStartError } from "../errors.js";
 import { findInterpreter } from "../interpreter.js";
 
 export interface KernelSpec {
@@ -111,9 +112,7 @@ async function resolve(name: string, python: string | undefined, lookup: SpecLoo
     };
   }
   const known = await listKernelSpecNames(interpreter, lookup);
-  throw new Error(
-    `Error: no kernelspec named "${name}". Available: ${known.join(", ")}. Use one of these names.`,
-  );
+  throw new KernelStartError({ kind: "no-such-kernelspec", name, available: known });
 }
 
 /** findInterpreter's options for an explicit interpreter or the lookup's environment. */

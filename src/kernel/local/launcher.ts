@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
+import { KernelStartError } from "../errors.js";
 import { MessageFactory } from "../messages.js";
 import type { LaunchedKernel } from "../provisioner.js";
 import type {
@@ -163,7 +164,7 @@ export class LocalKernelProcess implements LaunchedKernel {
     const sandbox = options.sandbox;
     if (sandbox) {
       const bwrap = options.bwrap ?? findBwrap({});
-      if (!bwrap) throw new Error(`Error: the sandbox was asked for, but ${NO_BWRAP}`);
+      if (!bwrap) throw new KernelStartError({ kind: "no-sandbox", why: NO_BWRAP });
       const cwd = options.cwd ?? process.cwd();
       const writable = writablePaths(sandbox, cwd, dirname(file));
       args = [...bwrapArgs(sandbox, writable, cwd), command, ...args];
@@ -260,9 +261,7 @@ export class LocalKernelProcess implements LaunchedKernel {
 
   static async launch(spec: KernelSpec, options: LaunchOptions = {}): Promise<LocalKernelProcess> {
     if (options.cwd && !existsSync(options.cwd)) {
-      throw new Error(
-        `Error: the kernel's working directory ${options.cwd} does not exist; create it or pass another cwd`,
-      );
+      throw new KernelStartError({ kind: "no-cwd", cwd: options.cwd });
     }
     const base = await newConnectionPath(options.runtimeDir ?? defaultRuntimeDir());
     const info =

@@ -44,7 +44,7 @@ const OFF = new Set(["0", "off", "none", "unlimited"]);
 
 /**
  * A memory size as the user writes it: "2G", "512M", "1.5GiB", "800mb", "1073741824" (bytes); units
- * are powers of 1024. "0", "off", "none", "unlimited": no limit (0). Throws `Error: …` naming `what`.
+ * are powers of 1024. "0", "off", "none", "unlimited": no limit (0). Throws an Error naming `what` (tools/ words it for the user).
  */
 export function parseMemoryLimit(text: string, what = "--memory-limit"): number {
   const t = text.trim().toLowerCase();
@@ -52,12 +52,10 @@ export function parseMemoryLimit(text: string, what = "--memory-limit"): number 
   const m = /^(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?$/.exec(t);
   const bytes = m ? Math.floor(Number(m[1]) * UNITS[m[2]]) : Number.NaN;
   if (!Number.isSafeInteger(bytes) || bytes <= 0)
-    throw new Error(
-      `Error: ${what} must be a size like 2G, 512M or 1073741824 (bytes), or off; got "${text}"`,
-    );
+    throw new Error(`${what} must be a size like 2G, 512M or 1073741824 (bytes), or off; got "${text}"`);
   if (bytes < MIN_MEMORY_BYTES)
     throw new Error(
-      `Error: ${what} ${text} is too small: a Python kernel needs more than that to start; give at least 64M (or off)`,
+      `${what} ${text} is too small: a Python kernel needs more than that to start; give at least 64M (or off)`,
     );
   return bytes;
 }
@@ -68,10 +66,10 @@ export function parseMaxProcesses(text: string, what = "--max-processes"): numbe
   if (OFF.has(t)) return 0;
   const n = /^\d+$/.test(t) ? Number(t) : Number.NaN;
   if (!Number.isSafeInteger(n))
-    throw new Error(`Error: ${what} must be a whole number of processes like 256, or off; got "${text}"`);
+    throw new Error(`${what} must be a whole number of processes like 256, or off; got "${text}"`);
   if (n < MIN_MAX_PROCESSES)
     throw new Error(
-      `Error: ${what} ${text} is too small: a Python kernel runs about 10 threads (each counts); give at least ${MIN_MAX_PROCESSES} (or off)`,
+      `${what} ${text} is too small: a Python kernel runs about 10 threads (each counts); give at least ${MIN_MAX_PROCESSES} (or off)`,
     );
   return n;
 }
@@ -79,7 +77,7 @@ export function parseMaxProcesses(text: string, what = "--max-processes"): numbe
 /**
  * The limits for kernels from the user's settings: a flag's value wins over the environment
  * (NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT), which wins over the defaults. Every field is set in
- * the answer; 0 means no limit. Throws `Error: …` for a bad value.
+ * the answer; 0 means no limit. Throws an Error for a bad value.
  */
 export function resolveLimits(
   flags: { maxProcesses?: string; memoryLimit?: string },

@@ -37,7 +37,7 @@ export interface ActionContext {
 
 export type ActionHandler = (ctx: ActionContext) => Promise<ToolResult<NotebookDetails>>;
 
-/** A refusal: execute() turns it into an `Error:` result (the file is unchanged). */
+/** A refusal: execute() turns it into an Error: result (the file is unchanged). */
 export class ToolError extends Error {}
 
 export function ok(text: string, details: NotebookDetails): ToolResult<NotebookDetails> {
