@@ -11,6 +11,7 @@ import {
   KernelSessions,
   type SessionCallOptions,
   SlotWaitTimeoutError,
+  sessionKey,
   TooManyRestartsError,
 } from "../../src/runtime/index.js";
 import { type FakeKernel, FakeStarter } from "./fake-kernel.js";
@@ -130,10 +131,14 @@ describe("the sweep", () => {
     await starter.whenHolding("busy");
     dead.kernel.kill();
     const now = Date.now();
-    assert.deepEqual(s.sweep(now).sort(), ["dead\0/w"], "within the idle limit only the dead one goes");
     assert.deepEqual(
-      s.sweep(now + 1001).sort(),
-      ["idle\0/w"],
+      s.sweep(now),
+      [sessionKey("dead", "/w")],
+      "within the idle limit only the dead one goes",
+    );
+    assert.deepEqual(
+      s.sweep(now + 1001),
+      [sessionKey("idle", "/w")],
       "past it the idle one goes, never the busy one",
     );
     assert.deepEqual(ids(s), ["busy"]);
