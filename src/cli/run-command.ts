@@ -10,10 +10,10 @@ import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { LocalBackend } from "../kernel/index.js";
 import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
-import { defaultStateRoot } from "../output/artifacts.js";
 import { createKernelProvider } from "../runtime/kernel-provider.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
+import { stateDir } from "../sys/state-dir.js";
 import type { Command } from "./commands.js";
 import { formatCellFailure } from "./run-failure.js";
 import { RunProgress } from "./run-progress.js";
@@ -76,7 +76,7 @@ export const runCommand: Command = {
     const kernels = createKernelProvider({
       python: values.python,
       kernelName: values.kernel,
-      stateRoot: defaultStateRoot(),
+      stateRoot: stateDir(),
       localEnvironment: "host",
     });
     // Settings that cannot be honoured together (--sandbox with a gateway): nothing is read or run.

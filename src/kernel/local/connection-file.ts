@@ -11,8 +11,9 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { chmod, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
-import { tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
+import { processAlive } from "../../sys/proc.js";
+import { stateDir } from "../../sys/state-dir.js";
 
 export interface ConnectionInfo {
   transport: "tcp" | "ipc";
@@ -48,17 +49,9 @@ async function freePorts(count: number, host: string): Promise<number[]> {
   }
 }
 
-/** The per-user state directory's `kernels` folder (kernel/ cannot import output/'s copy of the rule). */
+/** The per-user state directory's `kernels` folder. */
 export function defaultRuntimeDir(): string {
-  const configured = process.env.NBAGENT_STATE_DIR?.trim();
-  if (configured) return join(configured, "kernels");
-  let uid: string;
-  try {
-    uid = String(userInfo().uid);
-  } catch {
-    uid = process.env.USER ?? "user";
-  }
-  return join(tmpdir(), `nbagent-${uid}`, "kernels");
+  return join(stateDir(), "kernels");
 }
 
 /**
@@ -68,15 +61,6 @@ export function defaultRuntimeDir(): string {
  */
 const OWN_FILE = /^kernel-(\d+)-[0-9a-f-]{36}(\.json|\.log|\.ipc|-ipc-\d+)$/;
 const swept = new Set<string>();
-
-function hostAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Removes the files of hosts that are gone; returns how many. */
 export async function sweepStaleFiles(dir: string): Promise<number> {
@@ -89,7 +73,7 @@ export async function sweepStaleFiles(dir: string): Promise<number> {
   let removed = 0;
   for (const name of names) {
     const m = OWN_FILE.exec(name);
-    if (!m || Number(m[1]) === process.pid || hostAlive(Number(m[1]))) continue;
+    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
     await rm(join(dir, name), { force: true, recursive: true });
     removed++;
   }
