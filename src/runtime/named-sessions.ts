@@ -113,6 +113,8 @@ export interface NamedSessionsOptions {
   gateway: () => Promise<NamedSessionGateway>;
   /** Unused this long (registry lastUsedAt) and idle on the gateway → shut down (default 5 min). */
   idleTimeoutMs?: number;
+  /** How long an update waits for another process holding the registry lock (default 30 s). */
+  lockTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -295,7 +297,10 @@ export class NamedSessions {
   /** Read-modify-write under the lock, written atomically. */
   private async update(change: (reg: Registry) => void): Promise<void> {
     mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
-    const held = await acquireLockFile(`${this.file}.lock`, { timeoutMs: LOCK_TIMEOUT_MS, maxPollMs: 50 });
+    const held = await acquireLockFile(`${this.file}.lock`, {
+      timeoutMs: this.options.lockTimeoutMs ?? LOCK_TIMEOUT_MS,
+      maxPollMs: 50,
+    });
     try {
       const reg = await this.read();
       change(reg);
