@@ -42,6 +42,7 @@ export const TIERS = {
     "test/run/cli-run-parallel-progress.test.ts",
     "test/run/collector.test.ts",
     "test/run/run-notebooks-input.test.ts",
+    "test/runtime/named-sessions-lock.test.ts",
     "test/runtime/queue.test.ts",
     "test/runtime/session-rules.test.ts",
   ],

@@ -8,9 +8,10 @@
  *   4. every `python3` on PATH, then /usr/bin/python3
  */
 import { execFile } from "node:child_process";
-import { accessSync, constants, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, constants, mkdirSync, readFileSync, statSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
-import { defaultStateRoot } from "../output/artifacts.js";
+import { writeFileAtomicSync } from "../sys/atomic-write.js";
+import { stateDir } from "../sys/state-dir.js";
 
 export interface InterpreterChoice {
   path: string;
@@ -177,7 +178,7 @@ interface DiskCacheEntry {
   stamps: [string, number][];
 }
 
-function diskCachePath(dir = defaultStateRoot({})): string {
+function diskCachePath(dir = stateDir({})): string {
   return join(dir, "interpreter.json");
 }
 
@@ -227,9 +228,7 @@ function writeDiskCache(
   const entry: DiskCacheEntry = { key: cacheKey(candidates, modules), savedAt: Date.now(), choice, stamps };
   try {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(entry));
-    renameSync(tmp, file);
+    writeFileAtomicSync(file, JSON.stringify(entry));
   } catch {
     /* a cache that cannot be written only costs the next process a probe */
   }

@@ -4,9 +4,9 @@
  * only if nothing is at the path yet (a hard link of a fully written temp file, which fails when
  * the name exists), so a concurrent create or an existing file is never overwritten.
  */
-import { randomBytes } from "node:crypto";
 import { link, open, stat, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { dirname } from "node:path";
+import { tempPathBeside } from "../sys/atomic-write.js";
 import { type LoadedNotebook, loadNotebook, NotebookFileError } from "./file.js";
 import type { JsonObject } from "./json.js";
 import type { Notebook } from "./model.js";
@@ -83,7 +83,7 @@ export async function createNotebookFile(
     );
   }
   const text = serializeNotebook(nb);
-  const tmp = join(folder, `.${basename(path)}.nbagent-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+  const tmp = tempPathBeside(path);
   try {
     await writeNew(tmp, text);
     try {

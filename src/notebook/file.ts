@@ -6,10 +6,10 @@
  */
 
 import { isUtf8 } from "node:buffer";
-import { randomBytes } from "node:crypto";
 import { type BigIntStats, constants, renameSync, statSync } from "node:fs";
 import { access, type FileHandle, open, realpath, stat, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { dirname } from "node:path";
+import { createTempBeside } from "../sys/atomic-write.js";
 import { decodeJson } from "./decode.js";
 import type { JsonValue } from "./json.js";
 import { LockTimeoutError, withFileLock } from "./lock.js";
@@ -319,15 +319,14 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
   await assertWritable(loaded, shownPath);
   const removedLeftovers = await sweepLeftovers(target).catch(() => []);
   const { chunks, layout } = render(loaded.notebook, loaded.layout);
-  const tmp = join(
-    dirname(target),
-    `.${basename(target)}.nbagent-${process.pid}-${randomBytes(4).toString("hex")}.tmp`,
-  );
   const notKept: SaveResult["notKept"] = {};
   let written: Fingerprint | undefined;
   let otherLinks = 0;
+  let tmp = "";
   try {
-    const fh = await open(tmp, "wx", 0o600);
+    const created = await createTempBeside(target);
+    tmp = created.path;
+    const fh = created.handle;
     try {
       await writeChunks(fh, chunks);
       // Owner first: a chown clears setuid/setgid, which the chmod after it sets again. Only root
@@ -345,7 +344,7 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
       await fh.close();
     }
   } catch (e) {
-    await unlink(tmp).catch(() => {});
+    if (tmp) await unlink(tmp).catch(() => {});
     const code = (e as NodeJS.ErrnoException).code;
     throw new NotebookFileError(
       "write_failed",

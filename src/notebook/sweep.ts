@@ -1,13 +1,14 @@
 /**
  * Removes what interrupted saves of a notebook left beside it: temp copies (`.<name>.nbagent-<pid>-
- * <hex>.tmp`) whose writer process is gone, and the lock's takeover debris (see lock.ts). Runs
+ * <hex>.tmp`) whose writer process is gone, and the lock's takeover debris (see src/sys/lock-file.ts). Runs
  * before a save, at most once a minute per notebook in a process. Rules: docs/notebook-tool.md
  * ("Files").
  */
 import { readdir, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { inspectLock, lockPathFor } from "./lock.js";
-import { HOST, processAlive } from "./owner.js";
+import { inspectLockFile, ownerGone } from "../sys/lock-file.js";
+import { processAlive } from "../sys/proc.js";
+import { lockPathFor } from "./lock.js";
 
 const EVERY_MS = 60_000;
 const lastSweep = new Map<string, number>();
@@ -45,7 +46,7 @@ export async function sweepLeftovers(target: string, force = false): Promise<str
   // and a lock id once replaced never comes back.
   let current: string | undefined;
   try {
-    current = (await inspectLock(join(dir, lockName)))?.id;
+    current = (await inspectLockFile(join(dir, lockName)))?.id;
   } catch {
     return removed;
   }
@@ -61,9 +62,8 @@ export async function sweepLeftovers(target: string, force = false): Promise<str
       const staleId = rest.slice("break-".length).split("-")[0];
       if (staleId !== current) await remove(entry);
     } else if (rest.startsWith("new-")) {
-      const seen = await inspectLock(join(dir, entry)).catch(() => undefined);
-      if (seen?.owner && seen.owner.host === HOST && !processAlive(seen.owner.pid, seen.owner.start))
-        await remove(entry);
+      const seen = await inspectLockFile(join(dir, entry)).catch(() => undefined);
+      if (seen?.owner && ownerGone(seen.owner)) await remove(entry);
     }
   }
   return removed;

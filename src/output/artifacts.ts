@@ -15,8 +15,8 @@
 import { randomBytes } from "node:crypto";
 import { lstatSync, mkdirSync, readdirSync, readlinkSync, type Stats } from "node:fs";
 import { type FileHandle, lstat, readdir, unlink } from "node:fs/promises";
-import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
+import { stateDir } from "../sys/state-dir.js";
 import { incompleteMarkerPath, MARKER_REASON_RE } from "./artifact-log.js";
 import {
   type ArtifactPage,
@@ -40,22 +40,6 @@ const ID_RE = /^[A-Za-z0-9_-]{1,80}$/;
 const OWN_FILE_RE = /^[0-9a-z]+-[0-9a-f]{10}\.(log|incomplete)$/;
 /** Artifacts older than this are removed when a runtime starts (NBAGENT_ARTIFACT_DAYS overrides; 0 keeps all). */
 export const DEFAULT_ARTIFACT_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
-
-/**
- * NBAGENT_STATE_DIR of `env`, else $TMPDIR/nbagent-<uid>: the per-user state directory when none is
- * given. The edges resolve it once (runtime/settings.ts); `{}` gives the plain default.
- */
-export function defaultStateRoot(env: Readonly<Record<string, string | undefined>>): string {
-  const configured = env.NBAGENT_STATE_DIR?.trim();
-  if (configured) return configured;
-  let uid: string;
-  try {
-    uid = String(userInfo().uid);
-  } catch {
-    uid = env.USER ?? "user";
-  }
-  return join(tmpdir(), `nbagent-${uid}`);
-}
 
 /** Turns a session id into a safe directory name. */
 export function sessionDirName(sessionId: string): string {
@@ -130,7 +114,7 @@ export class ArtifactStore {
   private readonly indexes = new Map<string, LineIndex>();
 
   constructor(options: ArtifactStoreOptions = {}) {
-    this.root = options.root ?? defaultStateRoot({});
+    this.root = options.root ?? stateDir({});
   }
 
   /** The directory of one session (its ARTIFACTS directory lives inside). */

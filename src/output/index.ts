@@ -18,7 +18,6 @@ export {
   type ArtifactStoreOptions,
   DEFAULT_ARTIFACT_MAX_AGE_MS,
   DEFAULT_PAGE_BYTES,
-  defaultStateRoot,
   parseArtifactId,
   type StoredIncomplete,
   sessionDirName,

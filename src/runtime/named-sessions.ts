@@ -14,9 +14,11 @@
  */
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { open, readFile, rename, rm, stat, unlink, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Kernel, KernelStartOptions } from "../kernel/types.js";
+import { writeFileAtomic } from "../sys/atomic-write.js";
+import { acquireLockFile } from "../sys/lock-file.js";
 import { namedKey, type StartedKernel } from "./session.js";
 import type { RetiredSession } from "./sessions.js";
 
@@ -82,8 +84,11 @@ interface Registry {
 
 /** Retired records kept per registry (the newest). */
 const MAX_RETIRED = 256;
-/** A lock older than this is taken over (its holder died or hung mid-write). */
-const STALE_LOCK_MS = 10_000;
+/**
+ * Waiting longer than this for the registry lock fails the update. A lock is taken over only when
+ * its holder is gone (src/sys/lock-file.ts); a live holder reads and rewrites one small file.
+ */
+const LOCK_TIMEOUT_MS = 30_000;
 /** The memory probe: bounded short attach + one silent execute. */
 const PROBE_TIMEOUT_MS = 3_000;
 
@@ -108,6 +113,8 @@ export interface NamedSessionsOptions {
   gateway: () => Promise<NamedSessionGateway>;
   /** Unused this long (registry lastUsedAt) and idle on the gateway → shut down (default 5 min). */
   idleTimeoutMs?: number;
+  /** How long an update waits for another process holding the registry lock (default 30 s). */
+  lockTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -290,7 +297,10 @@ export class NamedSessions {
   /** Read-modify-write under the lock, written atomically. */
   private async update(change: (reg: Registry) => void): Promise<void> {
     mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
-    const unlock = await lock(`${this.file}.lock`);
+    const held = await acquireLockFile(`${this.file}.lock`, {
+      timeoutMs: this.options.lockTimeoutMs ?? LOCK_TIMEOUT_MS,
+      maxPollMs: 50,
+    });
     try {
       const reg = await this.read();
       change(reg);
@@ -321,11 +331,9 @@ export class NamedSessions {
           ]),
         ),
       };
-      const tmp = `${this.file}.${process.pid}.tmp`;
-      await writeFile(tmp, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
-      await rename(tmp, this.file);
+      await writeFileAtomic(this.file, `${JSON.stringify(data, null, 2)}\n`, { mode: 0o600 });
     } finally {
-      await unlock();
+      held.release();
     }
   }
 }
@@ -371,40 +379,6 @@ function parseRegistry(text: string): Registry {
     });
   }
   return reg;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
-/** An exclusive lock file holding our pid; a dead holder's or a stale one is taken over. */
-async function lock(path: string): Promise<() => Promise<void>> {
-  const token = `${process.pid} ${Math.random().toString(36).slice(2)}`;
-  for (let wait = 2; ; wait = Math.min(wait * 2, 50)) {
-    try {
-      const fh = await open(path, "wx", 0o600);
-      await fh.writeFile(token);
-      await fh.close();
-      return async () => {
-        // Remove it only while it is still ours (a stale-lock takeover may have replaced it).
-        if ((await readFile(path, "utf8").catch(() => "")) === token) await unlink(path).catch(() => {});
-      };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    }
-    const holder = Number((await readFile(path, "utf8").catch(() => "")).split(" ")[0]);
-    const age = Date.now() - ((await stat(path).catch(() => undefined))?.mtimeMs ?? Date.now());
-    if ((Number.isInteger(holder) && holder > 0 && !alive(holder)) || age > STALE_LOCK_MS) {
-      await rm(path, { force: true });
-      continue;
-    }
-    await new Promise((r) => setTimeout(r, wait));
-  }
 }
 
 /** The kernel's resident memory, asked of the kernel itself through a short attach; undefined if not told in time. */

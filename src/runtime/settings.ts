@@ -13,7 +13,8 @@ import type { LocalBackendOptions } from "../kernel/local/backend.js";
 import { resolveLimits } from "../kernel/local/limits.js";
 import { findBwrap } from "../kernel/local/sandbox.js";
 import type { KernelLimits } from "../kernel/types.js";
-import { DEFAULT_ARTIFACT_MAX_AGE_MS, defaultStateRoot } from "../output/artifacts.js";
+import { DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
+import { stateDir } from "../sys/state-dir.js";
 import { SettingsError } from "./errors.js";
 
 export { SettingsError } from "./errors.js";
@@ -186,7 +187,7 @@ export function resolveSettings(flags: SettingsFlags, env: HostEnv): Settings {
     limitsAsked,
     artifactMaxAgeMs: artifactMaxAgeFromEnv(env),
     waitSeconds: waitSecondsFromEnv(env),
-    stateRoot: defaultStateRoot(env),
+    stateRoot: stateDir(env),
     pidNamespace: env.NBAGENT_PIDNS !== "0",
     forkServer: env.NBAGENT_FORK_SERVER !== "0",
     bwrap: findBwrap(env),

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { test } from "node:test";
 import { gatewayDir, stopLocalGateway } from "../../src/kernel/gateway/local-server.js";
-import { processAlive } from "../../src/kernel/gateway/process-info.js";
+import { processAlive } from "../../src/sys/proc.js";
 import { TEST_PYTHON } from "../python.js";
 import { processesWith, rest } from "./local-server-client.js";
 

@@ -27,8 +27,8 @@ import {
   localGatewayStatus,
   stopLocalGateway,
 } from "../../src/kernel/gateway/local-server.js";
-import { processAlive } from "../../src/kernel/gateway/process-info.js";
 import { acquireLock } from "../../src/kernel/gateway/start-lock.js";
+import { processAlive } from "../../src/sys/proc.js";
 import { TEST_PYTHON } from "../python.js";
 import { createKernel, execute, processesWith, rest } from "./local-server-client.js";
 
@@ -272,8 +272,13 @@ test("a server killed with SIGKILL takes its kernels with it (lifeline), and the
   const kernels = processesWith(join(dir, "runtime"), true);
   assert.ok(kernels.length >= 1);
   process.kill(info.pid, "SIGKILL");
-  for (let i = 0; i < 600 && kernels.some(processAlive); i++) await new Promise((r) => setTimeout(r, 50));
-  assert.deepEqual(kernels.filter(processAlive), [], "the kernel processes ended with their server");
+  for (let i = 0; i < 600 && kernels.some((pid) => processAlive(pid)); i++)
+    await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(
+    kernels.filter((pid) => processAlive(pid)),
+    [],
+    "the kernel processes ended with their server",
+  );
   const fresh = await ensureLocalGateway({ python: PYTHON, stateRoot: root });
   assert.notEqual(fresh.pid, info.pid);
   assert.notEqual(fresh.token, info.token);

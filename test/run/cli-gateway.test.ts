@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { COMMANDS } from "../../src/cli/commands.js";
 import { gatewayDir, stopLocalGateway } from "../../src/kernel/gateway/local-server.js";
-import { processAlive } from "../../src/kernel/gateway/process-info.js";
+import { processAlive } from "../../src/sys/proc.js";
 import { createKernel } from "../gateway/local-server-client.js";
 import { nbagent, PYTHON, tempDir } from "./helpers.js";
 

@@ -38,10 +38,11 @@ import {
 } from "node:fs";
 import { createServer } from "node:net";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { writeFileAtomicSync } from "../../sys/atomic-write.js";
+import { processAlive, processArgs } from "../../sys/proc.js";
+import { stateDir } from "../../sys/state-dir.js";
 import { findInterpreter } from "../interpreter.js";
-import { defaultRuntimeDir } from "../local/connection-file.js";
 import { watchdogSource } from "../local/watchdog.js";
-import { processAlive, processArgs } from "./process-info.js";
 import { GatewayRest } from "./rest.js";
 import { API, KERNELS, restUrl, SHUTDOWN, STATUS } from "./restapi.js";
 import { acquireLock } from "./start-lock.js";
@@ -161,11 +162,6 @@ function plainEnv(env: Readonly<Record<string, string | undefined>>): Record<str
   return out;
 }
 
-/** $TMPDIR/nbagent-<uid> (the parent of the kernels' connection-file dir) when no state root is given. */
-export function defaultGatewayStateRoot(): string {
-  return dirname(defaultRuntimeDir());
-}
-
 /**
  * What identifies an interpreter's environment: its path with symlinks followed, but never out of a
  * virtual environment (a venv's bin/python links to the base interpreter, yet is another environment).
@@ -229,11 +225,7 @@ function readInfo(dir: string): LocalGatewayInfo | undefined {
 }
 
 function writeInfo(dir: string, info: LocalGatewayInfo): void {
-  const file = join(dir, INFO);
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(tmp, 0o600);
-  renameSync(tmp, file);
+  writeFileAtomicSync(join(dir, INFO), `${JSON.stringify(info, null, 2)}\n`, { mode: 0o600 });
 }
 
 function removeInfo(dir: string, pid: number): void {
@@ -526,7 +518,7 @@ function prepareDir(dir: string): void {
 export async function ensureLocalGateway(options: EnsureLocalGatewayOptions = {}): Promise<LocalGatewayInfo> {
   const python = await chosenPython(options);
   const key = interpreterKey(python);
-  const dir = gatewayDir(options.stateRoot ?? defaultGatewayStateRoot(), python);
+  const dir = gatewayDir(options.stateRoot ?? stateDir({}), python);
   prepareDir(dir);
   const found = readInfo(dir);
   if (await healthy(found, dir, key)) return found!;
@@ -551,7 +543,7 @@ export async function localGatewayStatus(
   options: LocalGatewayOptions = {},
 ): Promise<LocalGatewayInfo | undefined> {
   const python = await chosenPython(options);
-  const dir = gatewayDir(options.stateRoot ?? defaultGatewayStateRoot(), python);
+  const dir = gatewayDir(options.stateRoot ?? stateDir({}), python);
   const info = readInfo(dir);
   return (await healthy(info, dir, interpreterKey(python))) ? info : undefined;
 }
@@ -562,7 +554,7 @@ export async function localGatewayStatus(
  */
 export async function stopLocalGateway(options: LocalGatewayOptions = {}): Promise<boolean> {
   const python = await chosenPython(options);
-  const dir = gatewayDir(options.stateRoot ?? defaultGatewayStateRoot(), python);
+  const dir = gatewayDir(options.stateRoot ?? stateDir({}), python);
   if (!existsSync(dir)) return false;
   const release = await acquireLock(join(dir, LOCK), { timeoutMs: DEFAULT_START_TIMEOUT_MS + 30_000 });
   try {
@@ -587,7 +579,7 @@ export async function stopLocalGateway(options: LocalGatewayOptions = {}): Promi
 
 /** Every shared gateway under the state root whose server process is alive. */
 export async function listLocalGateways(options: { stateRoot?: string } = {}): Promise<LocalGatewayInfo[]> {
-  const root = join(options.stateRoot ?? defaultGatewayStateRoot(), "gateway");
+  const root = join(options.stateRoot ?? stateDir({}), "gateway");
   let names: string[];
   try {
     names = readdirSync(root);

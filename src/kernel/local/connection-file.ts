@@ -11,8 +11,9 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { chmod, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
-import { tmpdir, userInfo } from "node:os";
 import { dirname, join } from "node:path";
+import { processAlive } from "../../sys/proc.js";
+import { type StateDirEnv, stateDir } from "../../sys/state-dir.js";
 import { KernelStartError } from "../errors.js";
 
 export interface ConnectionInfo {
@@ -50,20 +51,12 @@ async function freePorts(count: number, host: string): Promise<number[]> {
 }
 
 /**
- * The per-user state directory's `kernels` folder (kernel/ cannot import output/'s copy of the rule):
- * under NBAGENT_STATE_DIR of `env`, else $TMPDIR/nbagent-<uid>. The runtime passes the folder of the
- * resolved state directory (runtime/settings.ts); `{}` gives the plain default.
+ * The per-user state directory's `kernels` folder: under NBAGENT_STATE_DIR of `env`, else
+ * $TMPDIR/nbagent-<uid> (sys/state-dir.ts). The runtime passes the folder of the resolved state
+ * directory (runtime/settings.ts); `{}` gives the plain default.
  */
-export function defaultRuntimeDir(env: Readonly<Record<string, string | undefined>> = {}): string {
-  const configured = env.NBAGENT_STATE_DIR?.trim();
-  if (configured) return join(configured, "kernels");
-  let uid: string;
-  try {
-    uid = String(userInfo().uid);
-  } catch {
-    uid = env.USER ?? "user";
-  }
-  return join(tmpdir(), `nbagent-${uid}`, "kernels");
+export function defaultRuntimeDir(env: StateDirEnv = {}): string {
+  return join(stateDir(env), "kernels");
 }
 
 /**
@@ -73,15 +66,6 @@ export function defaultRuntimeDir(env: Readonly<Record<string, string | undefine
  */
 const OWN_FILE = /^kernel-(\d+)-[0-9a-f-]{36}(\.json|\.log|\.ipc|-ipc-\d+)$/;
 const swept = new Set<string>();
-
-function hostAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 /** Removes the files of hosts that are gone; returns how many. */
 export async function sweepStaleFiles(dir: string): Promise<number> {
@@ -94,7 +78,7 @@ export async function sweepStaleFiles(dir: string): Promise<number> {
   let removed = 0;
   for (const name of names) {
     const m = OWN_FILE.exec(name);
-    if (!m || Number(m[1]) === process.pid || hostAlive(Number(m[1]))) continue;
+    if (!m || Number(m[1]) === process.pid || processAlive(Number(m[1]))) continue;
     await rm(join(dir, name), { force: true, recursive: true });
     removed++;
   }

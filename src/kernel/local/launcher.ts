@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
+import { readProcStat } from "../../sys/proc.js";
 import { KernelStartError } from "../errors.js";
 import { MessageFactory } from "../messages.js";
 import type { LaunchedKernel } from "../provisioner.js";
@@ -92,15 +93,9 @@ function installExitHook(): void {
 /** User + system CPU time of a local process from /proc (Linux), or undefined when unreadable. */
 export function processCpuMs(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after the command (which may hold spaces, so split after its closing parenthesis):
-    // state is field 3, utime and stime are fields 14 and 15, in clock ticks (100 per second).
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
+  const stat = readProcStat(pid);
+  // Clock ticks, 100 per second.
+  return stat ? (stat.utimeTicks + stat.stimeTicks) * 10 : undefined;
 }
 
 /** Interrupt by message (kernelspec interrupt_mode "message"): interrupt_request on control. */
