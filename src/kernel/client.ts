@@ -95,7 +95,7 @@ export class KernelClient implements FutureRouter {
 
   /**
    * Sends a request and resolves with its reply once both the reply and the IOPub `idle` for it
-   * arrived (the S28 rule, in RequestFuture), or rejects when the time (a number: ms, or
+   * arrived (the completion rule, in RequestFuture), or rejects when the time (a number: ms, or
    * `timeoutMs`) runs out — a TimeoutError — or `signal` fires.
    */
   async request(

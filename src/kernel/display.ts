@@ -1,5 +1,5 @@
 /**
- * S25: turning an IOPub MIME bundle (execute_result / display_data / update_display_data) into a
+ * Turning an IOPub MIME bundle (execute_result / display_data / update_display_data) into a
  * DisplayOutput — text by precedence text/markdown > text/plain > text/html (converted to markdown
  * with turndown + GFM tables) > application/json (compact), structured json/image captured — or
  * into status events (no text). `unseenOutputs` lists what no text or image carries (docs/output.md).

@@ -2,9 +2,9 @@
  * One execution's lifecycle — the only place it lives; every backend runs executions through it.
  * Sends execute_request as a RequestFuture (future.ts: it routes this request's IOPub/shell/stdin
  * messages, and nothing else, here, and is done when both execute_reply and IOPub `status: idle`
- * for it arrived — S28). Abort (S29) and the time limit (S30; a signal, signals.ts) interrupt the
+ * for it arrived). Abort and the time limit (a signal, signals.ts) interrupt the
  * kernel, wait a bounded grace for idle, and restart the kernel if it stays busy; a kernel death
- * ends the execution promptly (S17).
+ * ends the execution promptly. Rules: docs/python-tool.md.
  */
 import type { KernelClient } from "./client.js";
 import { convertDisplay } from "./display.js";

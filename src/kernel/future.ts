@@ -1,6 +1,6 @@
 /**
  * One request to a kernel and everything it causes, and the one place the completion rule lives
- * (S28): a request is done when BOTH its reply (on the channel it was sent on) and the IOPub
+ * (docs/python-tool.md): a request is done when BOTH its reply (on the channel it was sent on) and the IOPub
  * `status: idle` whose parent is it have arrived, in either order. Until then every message whose
  * parent is this request (iopub, the reply, stdin's input_request) goes to its hooks and to nothing
  * else. Disposing it early (the caller gave up, the kernel is being restarted) stops the routing:

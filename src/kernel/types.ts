@@ -4,7 +4,7 @@
  * Backends may add fields; they must not change the meaning of these.
  */
 
-/** A rich output captured from execute_result / display_data (S25). */
+/** A rich output captured from execute_result / display_data (docs/output.md, "Rich outputs"). */
 export interface DisplayOutput {
   /** "json" for application/json, "image" for image/png|jpeg|svg+xml, "text" when only text came. */
   type: "json" | "image" | "text";
@@ -74,7 +74,7 @@ export type ExecutionNotice =
 
 export interface ExecuteOptions {
   signal?: AbortSignal;
-  /** One deadline for this execution; on expiry: interrupt, and the text notes the timeout (S30). */
+  /** One deadline for this execution; on expiry: interrupt, and the text notes the timeout. */
   timeoutMs?: number;
   /** Sanitised-or-not text chunks in arrival order: stream text, tracebacks, notices. */
   onChunk?: (text: string, kind: "stdout" | "stderr" | "error") => void;
@@ -85,7 +85,7 @@ export interface ExecuteOptions {
   /** Every IOPub message whose parent is this request (the notebook output collector uses these). */
   onIOPub?: (msg: JupyterMessage) => void;
   /**
-   * Default false: the first input_request is answered empty and flagged (S27); any further one in
+   * Default false: the first input_request is answered empty and flagged (docs/python-tool.md); any further one in
    * the same execution gets end-of-file, so code that reads until input ends (pdb after `%pdb on`,
    * `while True: input()`) stops instead of asking forever.
    */
@@ -93,12 +93,12 @@ export interface ExecuteOptions {
   /**
    * Tell the kernel there is no stdin at all (execute_request allow_stdin: false), so input() raises
    * StdinNotImplementedError in the user's code — what nbclient does, for notebook runs that must
-   * match it. Default false (the kernel may ask; S27 answers).
+   * match it. Default false (the kernel may ask; the answer is as above).
    */
   stdinDisabled?: boolean;
   silent?: boolean;
   storeHistory?: boolean;
-  /** Bounded wait for idle after an interrupt before the kernel is restarted (S29). */
+  /** Bounded wait for idle after an interrupt before the kernel is restarted (default 10 s). */
   interruptGraceMs?: number;
   /**
    * How long after this request's `status: idle` its execute_reply may still arrive (default 5 s).
@@ -249,7 +249,7 @@ export interface Kernel {
   readonly info: KernelInfo;
   /** What the kernel is kept from; undefined when the backend cannot tell (remote kernels). */
   readonly isolation?: KernelIsolation;
-  /** Process state, heartbeat, and status: dead/restarting messages (S17). */
+  /** Process state, heartbeat, and status: dead/restarting messages (docs/python-tool.md). */
   isAlive(): boolean;
   onDeath(listener: KernelDeathListener): () => void;
   /** True while an execution (or other shell request) is in flight. */

@@ -1,5 +1,5 @@
 /**
- * Text clean-up applied to every chunk of kernel output before it is counted, kept or spilled (S31):
+ * Text clean-up applied to every chunk of kernel output before it is counted, kept or spilled:
  * ANSI escape sequences are removed, and carriage returns / backspaces are applied the way a
  * notebook front end shows them (a `\r` discards what came before it on the same line).
  */

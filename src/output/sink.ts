@@ -1,5 +1,5 @@
 /**
- * OutputSink (S31, docs/output.md): one call's output, cell by cell. Each cell keeps a bounded view
+ * OutputSink (docs/output.md): one call's output, cell by cell. Each cell keeps a bounded view
  * of its own output (CellView); `dump` shares the text budget between the cells (tracebacks first,
  * then cells that fit keep all, the rest split what is left) and says what each shows. Every byte,
  * with the cell headers and a marker where output was cleared, goes to one artifact for the whole

@@ -1,5 +1,5 @@
 /**
- * One deadline per call (S14, S30): it covers the queue wait, kernel start, init and every cell.
+ * One deadline per call (docs/python-tool.md): it covers the queue wait, kernel start, init and every cell.
  * Errors raised when it passes or when the caller aborts carry the texts the model sees.
  * A deadline is expressed as an AbortSignal like every other time limit (src/kernel/signals.ts):
  * `deadline.signal` fires with its CallTimeoutError; waits compose it with the caller's signal.

@@ -1,5 +1,5 @@
 /**
- * The kernel's environment (S23–S24): the host's environment minus its secrets, plus the session's
+ * The kernel's environment: the host's environment minus its secrets, plus the session's
  * entries (PI_SESSION_FILE / ARTIFACTS and the NBAGENT_ spellings of both). The rules, with the
  * reasons and the names that must pass, are in docs/secrets.md.
  *
@@ -284,7 +284,7 @@ export function filterSecrets(
   return splitSecrets(env, options).env;
 }
 
-/** The session's own entries, in both the original's and nbagent's spelling (S23). */
+/** The session's own entries, in both the original's and nbagent's spelling. */
 export function sessionEnv(sessionFile: string, artifactsDir: string): Record<string, string> {
   return {
     PI_SESSION_FILE: sessionFile,

@@ -1,5 +1,6 @@
 /**
- * The init script run inside every kernel before user code, after each start or restart (S23):
+ * The init script run inside every kernel before user code, after each start or restart
+ * (docs/python-tool.md):
  * chdir to the session's cwd, copy the session env into os.environ, put cwd first on sys.path when
  * missing, bound the size of stream messages, and load the prelude helpers into the user namespace.
  *

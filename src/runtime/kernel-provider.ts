@@ -84,7 +84,7 @@ export interface KernelProviderOptions extends SecretFilterOptions {
    */
   localEnvironment?: "filtered" | "host";
   /**
-   * Out of file descriptors (S22): let go of what can be let go of (idle kernels) before the one
+   * Out of file descriptors (docs/python-tool.md): let go of what can be let go of (idle kernels) before the one
    * retry. Called with nothing awaited on the provider.
    */
   releaseIdle?: () => Promise<void>;
@@ -292,7 +292,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
       const gatewayOutOfFds =
         shared && r === before && logSays(r?.shared?.logFile, logFrom, FD_EXHAUSTION_TEXT);
       if (isFdExhaustion(err) || gatewayOutOfFds) {
-        // S22: let go of every idle kernel; on the shared gateway also stop the gateway itself
+        // Out of descriptors: let go of every idle kernel; on the shared gateway also stop the gateway itself
         // (its process is out of descriptors); the retry starts a new one on demand.
         await options.releaseIdle?.();
         if (shared) await forget(true);

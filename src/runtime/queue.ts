@@ -1,5 +1,5 @@
 /**
- * A FIFO lock: one holder at a time, waiters served in arrival order (S14). A waiter that gives up
+ * A FIFO lock: one holder at a time, waiters served in arrival order (docs/python-tool.md). A waiter that gives up
  * (abort signal or deadline) leaves the line without disturbing the others.
  */
 import { type Deadline, raceDeadline } from "./deadline.js";

@@ -133,7 +133,7 @@ export class KernelSession {
   private kernel?: Kernel;
   private initialised = false;
   private restartsInRow = 0;
-  /** A dead kernel was restarted by ready(); the next execution's result reports it (S18). */
+  /** A dead kernel was restarted by ready(); the next execution's result reports it (docs/kernel-state.md). */
   private restartedUnreported = false;
   private disposed = false;
 

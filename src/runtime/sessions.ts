@@ -38,7 +38,7 @@ const MAX_RETIRED = 256;
 
 export interface SessionCallOptions extends CallContext {
   mode?: SessionMode;
-  /** Restart the kernel (fresh state) before running fn (S16: the tool applies it to the first cell). */
+  /** Restart the kernel (fresh state) before running fn (the tool: before its first cell; docs/python-tool.md). */
   reset?: boolean;
 }
 
@@ -336,7 +336,7 @@ export class KernelSessions {
     for (const w of waiters) w();
   }
 
-  /** Disposes dead sessions and sessions idle for longer than idleTimeoutMs (S13). */
+  /** Disposes dead sessions and sessions idle for longer than idleTimeoutMs (docs/kernel-state.md). */
   sweep(now = Date.now()): SessionKey[] {
     const removed: SessionKey[] = [];
     for (const s of [...this.sessions.values()]) {
@@ -351,7 +351,7 @@ export class KernelSessions {
     return removed;
   }
 
-  /** S22: after EMFILE/ENFILE, let go of every idle session's kernel before retrying a start. */
+  /** After EMFILE/ENFILE, let go of every idle session's kernel before a retry (docs/python-tool.md). */
   async releaseIdle(): Promise<void> {
     for (const s of [...this.sessions.values()]) if (!s.busy) this.retire(s, "evicted");
     await Promise.allSettled([...this.pendingShutdowns]);

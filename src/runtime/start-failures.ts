@@ -1,13 +1,13 @@
 /**
  * What a failed kernel start was (kernel-provider.ts recovers from these): out of file descriptors
- * (S22), here or in the shared gateway (its log says so), or a gateway that cannot be reached.
+ * (docs/python-tool.md), here or in the shared gateway (its log says so), or a gateway that cannot be reached.
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 
 export const FD_EXHAUSTION_TEXT = /too many open files|EMFILE|ENFILE|\[Errno 2[34]\]/i;
 
 /**
- * EMFILE / ENFILE / "Too many open files" (S22): here, or in a gateway's answer (jupyter_server puts
+ * EMFILE / ENFILE / "Too many open files": here, or in a gateway's answer (jupyter_server puts
  * the Python traceback, `OSError: [Errno 24] Too many open files`, in its 500 reply's body).
  */
 export function isFdExhaustion(err: unknown): boolean {

@@ -7,7 +7,7 @@ import type { ExecutionNotice, KernelIsolation, KernelLimitHit } from "../kernel
 import type { NamedSessionStart, SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SlotHolder } from "../runtime/sessions.js";
 
-/** S27's notice, written into the output where the kernel asked. */
+/** The no-stdin notice (docs/python-tool.md), written into the output where the kernel asked. */
 export const STDIN_NOTICE =
   "[stdin] Kernel requested input. Interactive stdin is not supported; provide input programmatically.";
 

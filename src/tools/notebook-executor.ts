@@ -1,5 +1,5 @@
 /**
- * Runs a notebook's cells in that notebook's own kernel session and writes the outputs back (X1):
+ * Runs a notebook's cells in that notebook's own kernel session and writes the outputs back:
  * the NotebookExecutor the notebook tool delegates `run` and `execute: true` to. The model gets the
  * same result as from the python tool (bounded text with the full output behind artifact://<id>,
  * images, per-cell status), plus the cells that ran with their ids and execution counts.

@@ -1,6 +1,6 @@
 /**
  * The notebook tool's public types: its details, and the interface the runtime layer implements to
- * run cells (X1). notebook.ts re-exports them.
+ * run cells (docs/notebook-tool.md, "run and the notebook's kernel"). notebook.ts re-exports them.
  */
 
 import type { KeptKernelLimits } from "./kernel-text.js";
@@ -29,7 +29,7 @@ export interface NotebookDetails {
   run?: unknown;
 }
 
-/** What the runtime layer implements to run cells of a saved notebook in its kernel (X1). */
+/** What the runtime layer implements to run cells of a saved notebook in its kernel. */
 export interface NotebookRunRequest {
   /** Real absolute path of the notebook (already saved when called after an edit). */
   path: string;

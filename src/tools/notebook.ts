@@ -1,6 +1,6 @@
 /**
- * The `notebook` tool: edits .ipynb files cell by cell (SPEC S1–S10, X2, X3) and, with an executor,
- * runs their cells (X1). execute() checks the params against the schema, loads the file (or, for an
+ * The `notebook` tool: edits .ipynb files cell by cell (docs/notebook-tool.md) and, with an executor,
+ * runs their cells. execute() checks the params against the schema, loads the file (or, for an
  * insert into a missing path, creates it), then dispatches to one small handler per action
  * (notebook-actions/). Behaviour rules: docs/notebook-tool.md.
  */
@@ -29,7 +29,7 @@ export type { NotebookParams } from "./notebook-params.js";
 export type { NotebookDetails, NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
 
 export interface NotebookToolOptions {
-  /** The session's working directory: relative notebook paths resolve against it (S2). */
+  /** The session's working directory: relative notebook paths resolve against it. */
   cwd: string;
   /** Runs cells; without it `run` and `execute: true` answer with an Error. */
   executor?: NotebookExecutor;

@@ -1,5 +1,5 @@
 /**
- * Images for the model (X5): PNG/JPEG (and SVG rasterised to PNG) downscaled with sharp to a pixel
+ * Images for the model (docs/output.md): PNG/JPEG (and SVG rasterised to PNG) downscaled with sharp to a pixel
  * and byte budget. An image that cannot be brought within budget is reported, never dropped silently.
  */
 import type { Sharp, SharpOptions } from "sharp";

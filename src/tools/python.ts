@@ -1,5 +1,5 @@
 /**
- * The `python` tool (SPEC part 2): runs cells in order in one Jupyter kernel with persistent state.
+ * The `python` tool (docs/python-tool.md): runs cells in order in one Jupyter kernel with persistent state.
  * Validates params, takes the session's queue turn through the runtime, streams output into an
  * OutputSink (bounded, full text spilled to an artifact), and builds the model's text, images and
  * details. Progress goes to onUpdate while cells run.

@@ -1,5 +1,5 @@
 // The gateway backend through a reverse proxy that misbehaves on purpose: kernel creation answered
-// 503 (S21: one retry), channel WebSockets dropped mid-cell (reconnect, replay, full result), and a
+// 503 (one retry), channel WebSockets dropped mid-cell (reconnect, replay, full result), and a
 // server that is refused without its token.
 import assert from "node:assert/strict";
 import { existsSync, writeFileSync } from "node:fs";
@@ -26,7 +26,7 @@ after(async () => {
 const kernelPosts = () =>
   proxy.requests.filter((r) => r.method === "POST" && r.path === "/api/kernels").length;
 
-describe("S21: kernel creation answered with HTTP 5xx", () => {
+describe("kernel creation answered with HTTP 5xx", () => {
   test("503 once: retried once, the kernel starts and works", async () => {
     proxy.fail503(1);
     const before = kernelPosts();

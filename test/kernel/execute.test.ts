@@ -1,5 +1,5 @@
 // One real ipykernel per backend shared by every test of that backend: streams, every MIME case,
-// errors, stdin, S28 completion in the presence of another request's IOPub traffic, and forged
+// errors, stdin, completion (reply and idle) in the presence of another request's IOPub traffic, and forged
 // messages. Runs on the local and the gateway backend (test/backends.ts).
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -65,7 +65,7 @@ for (const backend of backendCases())
       });
     });
 
-    describe("displays (S25)", () => {
+    describe("displays", () => {
       async function displaysOf(code: string) {
         const displays: DisplayOutput[] = [];
         const events: StatusEvent[] = [];
@@ -191,7 +191,7 @@ for (const backend of backendCases())
       });
     });
 
-    describe("errors (S26) and stdin (S27)", () => {
+    describe("errors and stdin", () => {
       test("an exception gives traceback text and {name, value, traceback}", async () => {
         const kinds: string[] = [];
         const r = await kernel.execute("print('before')\n1/0", { onChunk: (_t, kind) => kinds.push(kind) });
@@ -279,7 +279,7 @@ for (const backend of backendCases())
       });
     });
 
-    describe("isolation (S28)", () => {
+    describe("isolation of requests (reply and idle)", () => {
       test("a concurrent kernel_info request never leaks into, or ends, an execution", async () => {
         const parents = new Set<string | undefined>();
         const running = kernel.execute(

@@ -1,4 +1,4 @@
-// S29/S30 against a real ipykernel: abort → interrupt, timeout → interrupt + notice, a kernel that
+// Abort and timeout against a real ipykernel: abort → interrupt, timeout → interrupt + notice, a kernel that
 // ignores SIGINT is restarted after the grace period, and the next execution always runs. The
 // backend-independent tests run on the local and the gateway backend (test/backends.ts); the
 // interrupt_mode "message" test is local-only (on a gateway the server picks how to interrupt).
@@ -48,7 +48,7 @@ for (const backend of backendCases())
       assert.equal(next.displays[0]?.text, "42");
     });
 
-    test("timeout interrupts and annotates the output (S30)", async () => {
+    test("timeout interrupts and annotates the output", async () => {
       const r = await kernel.execute("import time\nprint('working')\ntime.sleep(100)", { timeoutMs: 1000 });
       assert.equal(r.timedOut, true);
       assert.equal(r.cancelled, false);

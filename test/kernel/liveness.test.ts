@@ -1,4 +1,4 @@
-// S17 and shutdown against a real ipykernel: a kernel dying mid-execution ends that execution
+// Liveness and shutdown against a real ipykernel: a kernel dying mid-execution ends that execution
 // promptly, a hung kernel is found by its heartbeat, restart keeps the id, shutdown leaves nothing.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";

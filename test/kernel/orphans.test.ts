@@ -1,4 +1,4 @@
-// X7: the kernel (and anything it started) dies with its host — normal exit, SIGINT, SIGTERM and
+// No orphans: the kernel (and anything it started) dies with its host — normal exit, SIGINT, SIGTERM and
 // SIGKILL of the host all leave no process behind. Checked by pid and by process group.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";

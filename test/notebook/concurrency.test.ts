@@ -1,5 +1,5 @@
 /**
- * X2 no lost update: two real node processes insert cells into the same notebook at the same time.
+ * No lost update: two real node processes insert cells into the same notebook at the same time.
  * Every insert either lands (and is in the final file exactly once) or gets the conflict Error.
  */
 import assert from "node:assert/strict";

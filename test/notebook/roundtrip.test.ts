@@ -1,5 +1,5 @@
 /**
- * X2 faithful files: on a corpus written by nbformat.write (unicode, floats, big ints, NaN,
+ * Faithful files: on a corpus written by nbformat.write (unicode, floats, big ints, NaN,
  * attachments, every output type, 4.0/4.4/4.5, widgets, random nested metadata), load+save is
  * byte-identical, and an edit produces exactly the bytes Python's nbformat gives for the same edit
  * (so only that cell's lines change).

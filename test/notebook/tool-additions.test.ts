@@ -1,4 +1,4 @@
-/** The notebook tool beyond S1–S10: cell_id, read, move, clear_outputs, cell_type change, ids (X3), run slot. */
+/** The notebook tool beyond edit/insert/delete: cell_id, read, move, clear_outputs, cell_type change, ids, run slot. */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
@@ -287,7 +287,7 @@ describe("edit with cell_type", () => {
   });
 });
 
-describe("X3 cell ids", () => {
+describe("cell ids", () => {
   test("4.5: new cells get unique valid ids; 4.4: none, file stays 4.4", async () => {
     const dir = await tempDir();
     const path = await sample(dir);

@@ -1,4 +1,4 @@
-/** One test per SPEC row S1–S10 of the notebook tool, against real files, nbformat.validate as oracle. */
+/** The notebook tool's edit, insert and delete, against real files, nbformat.validate as oracle. */
 import assert from "node:assert/strict";
 import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
@@ -30,7 +30,7 @@ async function threeCells(dir: string, name = "nb.ipynb"): Promise<string> {
   ]);
 }
 
-describe("S1 actions edit, insert, delete on an .ipynb", () => {
+describe("actions edit, insert, delete on an .ipynb", () => {
   test("each action changes the file as asked and the file stays valid", async () => {
     const dir = await tempDir();
     const path = await threeCells(dir);
@@ -56,7 +56,7 @@ describe("S1 actions edit, insert, delete on an .ipynb", () => {
   });
 });
 
-describe("S2 paths resolve against the session's working directory", () => {
+describe("paths resolve against the session's working directory", () => {
   test("relative to cwd (not the process cwd), absolute, and ~", async () => {
     const dir = await tempDir();
     await mkdir(join(dir, "sub"));
@@ -100,7 +100,7 @@ describe("S2 paths resolve against the session's working directory", () => {
   });
 });
 
-describe("S3 cells array and index bounds", () => {
+describe("cells array and index bounds", () => {
   test("insert accepts 0..count (count appends); others 0..count-1; negative/fractional rejected", async () => {
     const dir = await tempDir();
     const path = await threeCells(dir);
@@ -138,7 +138,7 @@ describe("S3 cells array and index bounds", () => {
   });
 });
 
-describe("S4 source normalisation", () => {
+describe("source normalisation", () => {
   test("content becomes a line list; line breaks never lost or doubled", async () => {
     const dir = await tempDir();
     const path = await threeCells(dir);
@@ -161,7 +161,7 @@ describe("S4 source normalisation", () => {
   });
 });
 
-describe("S5 edit replaces the source and keeps the cell type", () => {
+describe("edit replaces the source and keeps the cell type", () => {
   test("markdown stays markdown; a code cell keeps its other fields", async () => {
     const dir = await tempDir();
     const path = await threeCells(dir);
@@ -177,7 +177,7 @@ describe("S5 edit replaces the source and keeps the cell type", () => {
   });
 });
 
-describe("S6 insert: default code; code and markdown cell shapes", () => {
+describe("insert: default code; code and markdown cell shapes", () => {
   test("code cell has execution_count null and outputs []; markdown only metadata, source, id", async () => {
     const dir = await tempDir();
     const path = await threeCells(dir);
@@ -209,7 +209,7 @@ describe("S6 insert: default code; code and markdown cell shapes", () => {
   });
 });
 
-describe("S7 delete returns the removed source", () => {
+describe("delete returns the removed source", () => {
   test("details.cellSource is the removed cell's source", async () => {
     const dir = await tempDir();
     const path = await threeCells(dir);
@@ -220,7 +220,7 @@ describe("S7 delete returns the removed source", () => {
   });
 });
 
-describe("S8 / X2 written as nbformat.write would", () => {
+describe("written as nbformat.write would", () => {
   test("one-space indent, sorted keys, non-ASCII kept, trailing newline", async () => {
     const dir = await tempDir();
     const path = await threeCells(dir);
@@ -238,7 +238,7 @@ describe("S8 / X2 written as nbformat.write would", () => {
   });
 });
 
-describe("S9 result texts and details", () => {
+describe("result texts and details", () => {
   test("exact summaries and {action, cellIndex, cellType, totalCells, cellSource}", async () => {
     const dir = await tempDir();
     await threeCells(dir);
@@ -280,7 +280,7 @@ describe("S9 result texts and details", () => {
   });
 });
 
-describe("S10 hard errors leave the file untouched", () => {
+describe("hard errors leave the file untouched", () => {
   test("each error text exactly", async () => {
     const dir = await tempDir();
     const good = await threeCells(dir);

@@ -1,4 +1,4 @@
-/** S22 with a real fd limit: kernel starts that hit EMFILE free the idle sessions and retry once. */
+/** Out of file descriptors with a real fd limit: kernel starts that hit EMFILE free the idle sessions and retry once. */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";

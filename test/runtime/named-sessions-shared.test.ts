@@ -1,6 +1,6 @@
 /**
  * Named sessions on the shared local gateway (docs/backends.md): with no gateway configured, a named
- * session (CLI --session) starts the shared gateway on demand and a later process re-attaches; S22:
+ * session (CLI --session) starts the shared gateway on demand and a later process re-attaches; out of fds:
  * kernel creation failing with "Too many open files" in the gateway (a real low open-files limit,
  * inherited by the gateway from the process that started it) drops the tracked sessions, stops the
  * gateway and retries once on a new one; another process's named session then says its state is gone.
@@ -77,7 +77,7 @@ test("--session with no gateway configured: the shared gateway starts on demand 
   assert.match(second, /^42$/m);
 });
 
-test("S22 on the shared gateway: EMFILE in the gateway → sessions dropped, gateway restarted, start retried once", async () => {
+test("out of fds on the shared gateway: EMFILE in the gateway → sessions dropped, gateway restarted, start retried once", async () => {
   const state = stateDir("s22");
   // The first process starts the shared gateway, which inherits its low open-files limit.
   assert.equal((await limited(state, 120, 1)).ok, true);

@@ -1,7 +1,7 @@
 /**
  * Kernel sessions against real ipykernel processes: state across calls, per-call isolation, the LRU
  * cap that never evicts a running session, waiting when all are busy, sweep, reset, and the
- * restart rules (S11–S20).
+ * restart rules (docs/kernel-state.md, docs/python-tool.md).
  */
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -1,6 +1,6 @@
 /**
  * Kernels on a Jupyter server or gateway: created with POST /api/kernels (retried once on an HTTP
- * 5xx, S21), joined by id, interrupted/restarted/stopped over REST; messages travel on the channels
+ * 5xx), joined by id, interrupted/restarted/stopped over REST; messages travel on the channels
  * WebSocket (ws-transport.ts). Everything else is the shared ConnectedKernel (docs/backends.md).
  */
 import { KernelStartError } from "../errors.js";
@@ -79,7 +79,7 @@ export class GatewayProvisioner implements KernelProvisioner {
     }
   }
 
-  /** POST /api/kernels; one more try after an HTTP 5xx (a gateway busy or restarting, S21). */
+  /** POST /api/kernels; one more try after an HTTP 5xx (a gateway busy or restarting; docs/backends.md). */
   private async create(body: Record<string, unknown>): Promise<unknown> {
     const post = () =>
       this.rest.request("POST", KERNELS, {
