@@ -8,7 +8,7 @@ import { ArtifactReadError, ArtifactStore, parseArtifactId } from "../output/ind
 import { refusedText } from "../tools/artifact.js";
 import { saveFailure } from "../tools/output-text.js";
 import { errorText } from "../tools/types.js";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 
 const HELP = `nbagent artifact — print a full output kept as artifact://<id>, whole or a page at a time
 

@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 import { resultJson } from "./output.js";
 import { sessionName } from "./params.js";
 import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./signals.js";

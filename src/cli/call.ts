@@ -6,7 +6,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type AnyToolDescriptor, createToolbox, TOOL_DESCRIPTORS } from "../tools/index.js";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 import { resultJson, resultText } from "./output.js";
 import { readParams, sessionName, UsageError } from "./params.js";
 import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./signals.js";

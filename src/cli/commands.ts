@@ -3,20 +3,11 @@
  * is loaded only when that command runs (or its --help is asked for), so a short `nbagent call`
  * reads the code it needs and not the MCP server's, the renderers' or the notebook runner's.
  */
-import type { Settings, SettingsFlags } from "../runtime/settings.js";
+import type { SettingsFlags } from "../runtime/settings.js";
 
-export interface Command {
-  /** The whole `nbagent <command> --help` text: what it does, usage, options, exit codes, an example. */
-  help: string;
-  /** `settings`: the flags taken out by main.ts and the environment, resolved once (runtime/settings.ts). */
-  run(args: string[], settings: Settings): Promise<number>;
-}
+import type { CommandEntry } from "./command.js";
 
-export interface CommandEntry {
-  /** One line for `nbagent --help`. */
-  summary: string;
-  load(): Promise<Command>;
-}
+export type { Command, CommandEntry } from "./command.js";
 
 export const COMMANDS: Record<string, CommandEntry> = {
   call: {

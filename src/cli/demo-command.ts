@@ -11,7 +11,7 @@ import { type AnyTool, createToolbox } from "../tools/index.js";
 import { notebookDescriptor } from "../tools/notebook.js";
 import { pythonDescriptor } from "../tools/python.js";
 import type { ToolResult } from "../tools/types.js";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 import { resultText } from "./output.js";
 
 const SAMPLE = fileURLToPath(new URL("../../examples/demo.ipynb", import.meta.url));

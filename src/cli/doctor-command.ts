@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 import { formatDoctor, runDoctor } from "./doctor.js";
 
 const HELP = `nbagent doctor — report the Python interpreter nbagent will use and what is missing, with fixes

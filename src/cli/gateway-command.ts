@@ -14,7 +14,7 @@ import { findInterpreter } from "../kernel/interpreter.js";
 import { filterSecrets } from "../runtime/env.js";
 import type { Settings } from "../runtime/settings.js";
 import { failureText } from "../tools/types.js";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 
 const USAGE =
   "usage: nbagent gateway status|start|stop [--python P] [--json] [--show-token] [--idle-cull SECONDS]";

@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { errorText, failureText } from "../tools/types.js";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 import {
   DEFAULT_IDLE_MINUTES,
   DEFAULT_MAX_SESSIONS,

@@ -8,7 +8,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import { notebookDescriptor } from "../tools/notebook.js";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 import { UsageError } from "./params.js";
 import { NO_BOUND_SECONDS } from "./python-command.js";
 import { runShownCall } from "./tool-view.js";

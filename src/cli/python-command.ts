@@ -9,7 +9,7 @@ import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import { pythonDescriptor } from "../tools/python.js";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 import { sessionName, UsageError } from "./params.js";
 import { runRepl } from "./repl.js";
 import { runShownCall } from "./tool-view.js";

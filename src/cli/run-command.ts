@@ -14,7 +14,7 @@ import { createKernelProvider } from "../runtime/kernel-provider.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import { errorText, failureText } from "../tools/types.js";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 import { formatCellFailure } from "./run-failure.js";
 import { RunProgress } from "./run-progress.js";
 import { interruptExitCode, withInterruptSignal } from "./signals.js";

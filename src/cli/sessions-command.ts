@@ -9,7 +9,7 @@ import { localGatewayStatus } from "../kernel/gateway/local-server.js";
 import { createRuntime, type Runtime, type Settings } from "../runtime/index.js";
 import type { NamedSessionInfo } from "../runtime/named-sessions.js";
 import { errorText, failureText } from "../tools/types.js";
-import type { Command } from "./commands.js";
+import type { Command } from "./command.js";
 import { UsageError } from "./params.js";
 import { parsedOrUsage } from "./usage.js";
 

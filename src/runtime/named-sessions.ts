@@ -19,8 +19,7 @@ import { dirname, join } from "node:path";
 import type { Kernel, KernelStartOptions } from "../kernel/types.js";
 import { writeFileAtomic } from "../sys/atomic-write.js";
 import { acquireLockFile } from "../sys/lock-file.js";
-import { namedKey, type StartedKernel } from "./session.js";
-import type { RetiredSession } from "./sessions.js";
+import { namedKey, type RetiredSession, type StartedKernel } from "./session.js";
 
 /** A kernel as the gateway lists it (GET /api/kernels). */
 export interface GatewayKernelState {

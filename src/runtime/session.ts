@@ -17,7 +17,6 @@ import { CallAbortedError, type Deadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
 import { cwdMissingFrom, initScript } from "./init.js";
 import { FifoLock } from "./queue.js";
-import type { RetiredSession } from "./sessions.js";
 
 export const TOO_MANY_RESTARTS = "Python kernel restarted too many times in this session";
 
@@ -367,4 +366,24 @@ function deathReason(r: ExecuteResult): string {
     if (n.kind === "kernel-died" || n.kind === "kernel-not-running") return n.reason;
   }
   return r.error?.value ?? "unknown";
+}
+
+/** Why a kept session was shut down while no call was using it. */
+export interface RetiredSession {
+  key: SessionKey;
+  /**
+   * idle: the sweep, after idleTimeoutMs unused; evicted: its slot went to another session; died: its
+   * kernel died while unused (found by the sweep). Named sessions on a gateway (named-sessions.ts):
+   * idle as above (by any process's sweep); gone: the gateway no longer had the kernel (cause
+   * unknown: culled, gateway restarted, …); killed: ended on request (`nbagent sessions kill`).
+   */
+  why: "idle" | "evicted" | "died" | "gone" | "killed";
+  /** When it was shut down (ms since the epoch). */
+  at: number;
+  /** When it was last used before that. */
+  lastUsed: number;
+  /** For eviction: the limit that forced it. */
+  maxSessions?: number;
+  /** For idle: the rule that applied (unused this long → shut down). */
+  idleTimeoutMs?: number;
 }

@@ -25,6 +25,7 @@ import {
   type KernelStarter,
   keyText,
   type NamedSessionStart,
+  type RetiredSession,
   SessionClosedError,
   type SessionExecuteResult,
   type SessionKey,
@@ -42,25 +43,7 @@ export interface SessionCallOptions extends CallContext {
   reset?: boolean;
 }
 
-/** Why a kept session was shut down while no call was using it. */
-export interface RetiredSession {
-  key: SessionKey;
-  /**
-   * idle: the sweep, after idleTimeoutMs unused; evicted: its slot went to another session; died: its
-   * kernel died while unused (found by the sweep). Named sessions on a gateway (named-sessions.ts):
-   * idle as above (by any process's sweep); gone: the gateway no longer had the kernel (cause
-   * unknown: culled, gateway restarted, …); killed: ended on request (`nbagent sessions kill`).
-   */
-  why: "idle" | "evicted" | "died" | "gone" | "killed";
-  /** When it was shut down (ms since the epoch). */
-  at: number;
-  /** When it was last used before that. */
-  lastUsed: number;
-  /** For eviction: the limit that forced it. */
-  maxSessions?: number;
-  /** For idle: the rule that applied (unused this long → shut down). */
-  idleTimeoutMs?: number;
-}
+export type { RetiredSession } from "./session.js";
 
 /** A kept session that held a slot while a call waited for one. */
 export type SlotHolder =

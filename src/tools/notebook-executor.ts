@@ -11,7 +11,7 @@ import { DisplayRegistries, notebookSession } from "../runtime/notebook-session.
 import type { Runtime } from "../runtime/runtime.js";
 import { CellRunRecorder } from "./cell-run.js";
 import { cellList, plural } from "./kernel-text.js";
-import type { NotebookExecutor, NotebookRunRequest } from "./notebook.js";
+import type { NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { cellRan, emptyDetails, type PythonToolDetails } from "./python-result.js";
 import type { RunRegistry } from "./runs.js";
