@@ -104,18 +104,15 @@ function gatewayCase(): BackendCase {
   const created: GatewayBackend[] = [];
   let server: Promise<JupyterServerHandle> | undefined;
   const shared = sharedServer();
-  // A server this process starts is its child, whose handle keeps the event loop alive. With the
-  // shared server nothing does while a test awaits a gateway kernel's restart (its timers and sockets
-  // are unref'd): node ends the file with "Promise resolution is still pending but the event loop has
-  // already resolved" (seen in test/tools/python.test.ts, a cell that kills its kernel). This keeps
-  // the loop alive while this case's backends are in use, as the server's child handle did.
-  let keepAlive: NodeJS.Timeout | undefined;
+  // Nothing here keeps the event loop alive while a test awaits a gateway kernel (a shared server is
+  // not this process's child): the product's own waits must, or node ends the file with "Promise
+  // resolution is still pending" (test/tools/python.test.ts, a cell that kills its kernel, caught a
+  // shutdown wait that did not).
   return {
     name: "gateway",
     async create() {
       let s: { url: string; token: string } | undefined = shared;
-      if (s) keepAlive ??= setInterval(() => {}, 1 << 30);
-      else {
+      if (!s) {
         server ??= startJupyterServer({ args: NO_IOPUB_RATE_LIMIT });
         s = await server;
       }
@@ -125,8 +122,6 @@ function gatewayCase(): BackendCase {
     },
     async dispose() {
       await Promise.all(created.splice(0).map((b) => b.dispose()));
-      clearInterval(keepAlive);
-      keepAlive = undefined;
       const s = server;
       server = undefined;
       if (s) await (await s.catch(() => undefined))?.stop();

@@ -4,6 +4,7 @@
  * dead/restarting), serialises executions, restarts in place and shuts down in bounded steps.
  */
 import { randomUUID } from "node:crypto";
+import { within } from "../sys/wait.js";
 import { KernelClient, StartStalledError } from "./client.js";
 import { KernelStartError } from "./errors.js";
 import { type ExecutionHost, runExecution } from "./execution.js";
@@ -377,7 +378,7 @@ export class ConnectedKernel implements Kernel {
     // A busy kernel cannot finish a graceful shutdown (its main thread is running user code): SIGTERM.
     if (graceMs > 0 && launched.isRunning() && !this.dead && this.client.executionState !== "busy") {
       this.client.send("control", this.client.factory.shutdownRequest(false));
-      await Promise.race([launched.exited, delay(graceMs + SHUTDOWN_EXIT_MS)]);
+      await within(launched.exited, graceMs + SHUTDOWN_EXIT_MS);
     }
     this.markDead(why, launched);
     await launched.kill(graceMs > 0 ? TERM_GRACE_MS : 0);
@@ -397,8 +398,4 @@ function settle(launched: LaunchedKernel, client: KernelClient, signal: AbortSig
     await client.request("shell", client.factory.kernelInfoRequest(), { timeoutMs: PING_MS, signal });
   };
   return launched.settle(ping, signal);
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref());
 }

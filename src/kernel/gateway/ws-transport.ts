@@ -233,10 +233,10 @@ export class GatewayWsTransport implements KernelTransport {
     void this.reconnect();
   }
 
+  /** A pause between reconnect tries; it keeps the process alive (the kernel's callers wait on it). */
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
-      timer.unref();
       function done() {
         clearTimeout(timer);
         resolve();

@@ -9,6 +9,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { rm } from "node:fs/promises";
+import { within } from "../../sys/wait.js";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation, KernelLimitHit } from "../types.js";
 import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
@@ -90,10 +91,10 @@ export class ForkedKernelProcess implements LaunchedKernel {
     if (!this.running) return;
     // The init (pid 1 of the namespace) passes SIGTERM on to the kernel; a relay turns it into SIGKILL.
     if (graceMs > 0 && killGroup(this.leader, "SIGTERM")) {
-      await Promise.race([this.exited, delay(graceMs)]);
+      await within(this.exited, graceMs);
     }
     if (this.running) killGroup(this.leader, "SIGKILL");
-    await Promise.race([this.exited, delay(2000)]);
+    await within(this.exited, 2000);
   }
 
   limitHit(): KernelLimitHit | undefined {
@@ -138,8 +139,4 @@ export function readTail(path: string, max: number): string {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref());
 }

@@ -25,6 +25,7 @@ import { rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { assetPath } from "../../assets.js";
+import { within } from "../../sys/wait.js";
 import { KernelStartError } from "../errors.js";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation } from "../types.js";
@@ -327,7 +328,7 @@ export class ForkServer {
     if (this.state === "dead") return;
     this.setHold(1); // a host disposing its backend waits for the server's exit
     this.child.kill("SIGTERM");
-    const gone = await Promise.race([this.gone.then(() => true), delay(3000).then(() => false)]);
+    const gone = await within(this.gone, 3000);
     if (!gone) this.killNow();
     this.setHold(-1);
   }
@@ -408,8 +409,4 @@ export class ForkServerPool {
     this.servers.clear();
     await Promise.all(servers.map((s) => s.dispose()));
   }
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref());
 }

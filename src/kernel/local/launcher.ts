@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { readProcStat } from "../../sys/proc.js";
+import { within } from "../../sys/wait.js";
 import { KernelStartError } from "../errors.js";
 import { MessageFactory } from "../messages.js";
 import type { LaunchedKernel } from "../provisioner.js";
@@ -308,10 +309,10 @@ export class LocalKernelProcess implements LaunchedKernel {
         .map((p) => killGroup(p, "SIGTERM"))
         .some(Boolean)
     ) {
-      await Promise.race([this.exited, delay(graceMs)]);
+      await within(this.exited, graceMs);
     }
     if (this.running) for (const p of this.groups()) killGroup(p, "SIGKILL");
-    await Promise.race([this.exited, delay(2000)]);
+    await within(this.exited, 2000);
   }
 
   limitHit(): KernelLimitHit | undefined {
@@ -338,7 +339,3 @@ export class LocalKernelProcess implements LaunchedKernel {
 
 /** How long an exited kernel's stderr may take to drain before the exit is reported anyway. */
 const STDERR_DRAIN_MS = 500;
-
-function delay(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms).unref());
-}
