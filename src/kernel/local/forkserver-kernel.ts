@@ -9,11 +9,10 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { within } from "../../sys/wait.js";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation, KernelLimitHit } from "../types.js";
 import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
-import { descendant, killGroup, processCpuMs, sendInterruptRequest } from "./launcher.js";
+import { descendant, killGroup, processCpuMs, sendInterruptRequest, stopGroups } from "./launcher.js";
 import { type AppliedLimits, readLimitHit, readProcessRefusals, removeLimitCgroups } from "./limits.js";
 import type { ZmqTransport } from "./zmq-transport.js";
 
@@ -89,12 +88,9 @@ export class ForkedKernelProcess implements LaunchedKernel {
 
   async kill(graceMs: number): Promise<void> {
     if (!this.running) return;
-    // The init (pid 1 of the namespace) passes SIGTERM on to the kernel; a relay turns it into SIGKILL.
-    if (graceMs > 0 && killGroup(this.leader, "SIGTERM")) {
-      await within(this.exited, graceMs);
-    }
-    if (this.running) killGroup(this.leader, "SIGKILL");
-    await within(this.exited, 2000);
+    // The init (pid 1 of the namespace) passes SIGTERM on to the kernel.
+    const target = { groups: () => [this.leader], isRunning: () => this.running, exited: this.exited };
+    await stopGroups(target, graceMs);
   }
 
   limitHit(): KernelLimitHit | undefined {

@@ -113,6 +113,32 @@ export function killGroup(pgid: number, signal: NodeJS.Signals): boolean {
   }
 }
 
+/** What stopGroups stops: the process groups a kernel runs in, whether it runs, and its exit. */
+export interface GroupsToStop {
+  groups(): number[];
+  isRunning(): boolean;
+  exited: Promise<unknown>;
+}
+
+/**
+ * SIGTERM to every group and up to graceMs for the exit (none when graceMs is 0), then SIGKILL to
+ * what still runs and up to 2 s more. An isolated kernel's init (pid 1 of its namespace) passes
+ * SIGTERM on to the kernel.
+ */
+export async function stopGroups(target: GroupsToStop, graceMs: number): Promise<void> {
+  if (
+    graceMs > 0 &&
+    target
+      .groups()
+      .map((p) => killGroup(p, "SIGTERM"))
+      .some(Boolean)
+  ) {
+    await within(target.exited, graceMs);
+  }
+  if (target.isRunning()) for (const p of target.groups()) killGroup(p, "SIGKILL");
+  await within(target.exited, 2000);
+}
+
 function wrapperArgs(
   spec: KernelSpec,
   argv: string[],
@@ -303,16 +329,10 @@ export class LocalKernelProcess implements LaunchedKernel {
   /** SIGTERM reaches an isolated kernel through its relay (pid 1 of a namespace ignores it). */
   async kill(graceMs: number): Promise<void> {
     if (!this.running || !this.child.pid) return;
-    if (
-      graceMs > 0 &&
-      this.groups()
-        .map((p) => killGroup(p, "SIGTERM"))
-        .some(Boolean)
-    ) {
-      await within(this.exited, graceMs);
-    }
-    if (this.running) for (const p of this.groups()) killGroup(p, "SIGKILL");
-    await within(this.exited, 2000);
+    await stopGroups(
+      { groups: () => this.groups(), isRunning: () => this.running, exited: this.exited },
+      graceMs,
+    );
   }
 
   limitHit(): KernelLimitHit | undefined {
