@@ -19,9 +19,10 @@ const HELP = `nbagent call — run one tool call the way an agent would and prin
 
 ${USAGE}
 
-<tool> is notebook, python or artifact. <params> is the call's JSON object: the text itself, @FILE
-(read from a file) or - (read from stdin). The call has its own kernels, shut down when it exits;
-to let several calls share kernels (a notebook's state, python sessions) use nbagent batch, or
+<tool> is one of ${TOOL_DESCRIPTORS.map((d) => d.name).join(", ")}.
+<params> is the call's JSON object: the text itself, @FILE (read from a file) or - (read from stdin).
+The call has its own kernels, shut down when it exits; to let several calls share kernels (a
+notebook's state, python sessions) use nbagent batch, or
 --session NAME: the python tool's kernel is then kept on a gateway under NAME after the call exits,
 and a later call with the same --session finds its variables (nbagent sessions lists them).
 

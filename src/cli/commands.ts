@@ -11,7 +11,7 @@ export type { Command, CommandEntry } from "./command.js";
 
 export const COMMANDS: Record<string, CommandEntry> = {
   call: {
-    summary: "run one tool call (notebook, python, artifact) and print its result",
+    summary: "run one tool call (any of the tools) and print its result",
     load: async () => (await import("./call.js")).callCommand,
   },
   batch: {
