@@ -44,6 +44,7 @@ export const TIERS = {
     "test/run/run-notebooks-input.test.ts",
     "test/runtime/queue.test.ts",
     "test/runtime/session-rules.test.ts",
+    "test/tools/failure-text.test.ts",
   ],
   kernel: [
     "test/gateway/",

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { KernelClient, StartStalledError } from "./client.js";
-import { KernelStartError } from "./errors.js";
+import { type KernelDeath, KernelStartError, type KernelStartFailure, restartFailedDeath } from "./errors.js";
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
@@ -58,6 +58,8 @@ export class ConnectedKernel implements Kernel {
   /** Ends in-flight executions on any loss of the process (death, restart, shutdown). */
   private readonly executionListeners = new Set<KernelDeathListener>();
   private dead: string | null = null;
+  /** The failure of the restart that left the kernel dead (tools/ words it). */
+  private deadFailure?: KernelStartFailure;
   /** Process starts the kernel's limit had refused when the current execution began. */
   private refusedSeen = 0;
   private expectingExit = false;
@@ -80,7 +82,7 @@ export class ConnectedKernel implements Kernel {
         return kernel.client;
       },
       isAlive: () => this.isAlive(),
-      deathReason: () => this.deathReason(),
+      death: () => this.death(),
       interrupt: () => this.interrupt(),
       forceRestart: () => this.restartWith(0, true),
       onDeath: (listener) => {
@@ -165,7 +167,8 @@ export class ConnectedKernel implements Kernel {
           if (launched.isRunning()) {
             // Still running, so its output is not in the error yet: add it (before cleanup removes it).
             const tail = launched.stderrTail?.().trim();
-            if (tail) err.message = `${err.message}; its output:\n${tail}`;
+            if (tail && err instanceof KernelStartError) err.output = tail;
+            else if (tail) err.message = `${err.message}; its output:\n${tail}`;
           }
           if (!owned) {
             await launched.transport.close();
@@ -198,6 +201,7 @@ export class ConnectedKernel implements Kernel {
     this.launched = launched;
     this.client = client;
     this.dead = null;
+    this.deadFailure = undefined;
     this.refusedSeen = 0; // a new kernel (or a restarted one): its own count
     launched.transport.ready?.();
     launched.exited.then((reason) => {
@@ -235,6 +239,7 @@ export class ConnectedKernel implements Kernel {
   private markDead(reason: string, launched: LaunchedKernel, limit?: KernelLimitHit): void {
     if (this.dead || this.launched !== launched) return;
     this.dead = reason;
+    this.deadFailure = undefined;
     for (const l of [...this.executionListeners]) l(reason, limit);
     if (this.expectingExit || this.closed) return;
     for (const l of [...this.deathListeners]) {
@@ -250,9 +255,16 @@ export class ConnectedKernel implements Kernel {
     return !this.dead && !this.closed && !!this.launched?.isRunning();
   }
 
+  /** Why the kernel is dead, for logs and tests; executions get death(), which keeps the failure typed. */
   deathReason(): string {
-    if (this.closed) return "the kernel was shut down";
-    return this.dead ?? "the kernel is not running";
+    const { reason, failure } = this.death();
+    return failure ? `${reason} (${failure.kind})` : reason;
+  }
+
+  private death(): KernelDeath {
+    if (this.closed) return { reason: "the kernel was shut down" };
+    if (!this.dead) return { reason: "the kernel is not running" };
+    return { reason: this.dead, ...(this.deadFailure ? { failure: this.deadFailure } : {}) };
   }
 
   onDeath(listener: KernelDeathListener): () => void {
@@ -316,7 +328,9 @@ export class ConnectedKernel implements Kernel {
           await this.launchAndWait(() => this.provisioner.launch(), true);
         }
       } catch (err) {
-        this.dead = `restart failed: ${(err as Error).message}`;
+        const death = restartFailedDeath("restart failed", err);
+        this.dead = death.reason;
+        this.deadFailure = death.failure;
         throw err;
       } finally {
         this.expectingExit = false;
@@ -343,6 +357,7 @@ export class ConnectedKernel implements Kernel {
       deadline.dispose();
     }
     this.dead = null;
+    this.deadFailure = undefined;
   }
 
   /**

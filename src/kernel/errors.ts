@@ -1,7 +1,7 @@
 /**
  * Why a kernel could not be started or joined, as a typed value: a `kind` with its detail (in the
- * style of NotebookFileError and ArtifactReadError). `message` states what happened, without the
- * Error: prefix: only tools/ (errorResult, errorText) turns a failure into an Error: text.
+ * style of NotebookFileError and ArtifactReadError). `message` is for logs; tools/failure-text.ts
+ * words every kind, and only tools/ (errorResult, errorText) turns a failure into an Error: text.
  * The gateway's own failures are GatewayHttpError / GatewayUnreachableError (gateway/rest.ts) and
  * KernelGoneError (gateway/provisioner.ts); time limits are TimeoutError (signals.ts).
  */
@@ -37,56 +37,41 @@ export type KernelStartFailure =
   /** No free TCP port for the kernel's connection file. */
   | { kind: "no-port" };
 
-function sentence(f: KernelStartFailure): string {
-  switch (f.kind) {
-    case "exited":
-      return `the kernel exited during startup (${f.reason})${f.stderrTail ? `:\n${f.stderrTail}` : ""}`;
-    case "ended-in-restart":
-      return `the kernel ended during its restart (${f.reason})`;
-    case "stalled":
-      return `the kernel said nothing within ${f.ms} ms of its start`;
-    case "no-such-kernelspec":
-      return f.gateway
-        ? `the gateway at ${f.gateway} has no kernelspec "${f.name}" (it has: ${f.available.join(", ") || "none"})`
-        : `no kernelspec named "${f.name}". Available: ${f.available.join(", ")}. Use one of these names.`;
-    case "cancelled":
-      return "kernel start was cancelled";
-    case "shut-down":
-      return "the kernel was shut down; start a new one";
-    case "no-cwd":
-      return `the kernel's working directory ${f.cwd} does not exist; create it or pass another cwd`;
-    case "cannot-attach":
-      return `the ${f.backend} backend cannot attach to kernels`;
-    case "no-sandbox":
-      return `the sandbox was asked for, but ${f.why}`;
-    case "no-id":
-      return `the gateway at ${f.gateway} created a kernel but sent no id`;
-    case "fork-server":
-      switch (f.what) {
-        case "exited":
-          return `the kernel fork server exited (${f.detail})${f.stderrTail ? `:\n${f.stderrTail}` : ""}`;
-        case "unsafe":
-          return `the kernel fork server is not safe to fork: ${f.detail}`;
-        case "fatal":
-          return `the kernel fork server could not start:\n${f.detail}`;
-        case "refused":
-          return `the kernel fork server refused: ${f.detail}`;
-        case "not-running":
-          return "the kernel fork server is not running";
-      }
-      break;
-    case "no-port":
-      return "could not get a free port";
-  }
+/** "exited (reason=exit code 3)": the kind and its detail, for logs (tools/failure-text.ts words it). */
+function statement(f: KernelStartFailure): string {
+  const { kind, ...detail } = f;
+  const parts = Object.entries(detail).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`);
+  return `kernel start failed: ${kind}${parts.length ? ` (${parts.join("; ")})` : ""}`;
 }
 
-/** A kernel start (or join) that failed; `failure` says why, `message` in words (no Error: prefix). */
+/**
+ * A kernel start (or join) that failed; `failure` says why. `message` is a short technical
+ * statement for logs; the words the model and the user read are tools/failure-text.ts's.
+ */
 export class KernelStartError extends Error {
+  /** The kernel's last output, when the start failed while its process still ran. */
+  output?: string;
   constructor(readonly failure: KernelStartFailure) {
-    super(sentence(failure));
+    super(statement(failure));
     this.name = "KernelStartError";
   }
   get kind(): KernelStartFailure["kind"] {
     return this.failure.kind;
   }
+}
+
+/**
+ * Why a kernel is dead after a restart that failed (`what`: which restart): the failure stays a
+ * typed value when it is one, for tools/ to word; any other error adds its message to the reason.
+ */
+export function restartFailedDeath(what: string, err: unknown): KernelDeath {
+  return err instanceof KernelStartError
+    ? { reason: what, failure: err.failure }
+    : { reason: `${what}: ${(err as Error).message}` };
+}
+
+/** Why a kernel is dead: in words of the kernel layer, with the failure of its restart if that was it. */
+export interface KernelDeath {
+  reason: string;
+  failure?: KernelStartFailure;
 }

@@ -8,6 +8,7 @@
  */
 import type { KernelClient } from "./client.js";
 import { convertDisplay } from "./display.js";
+import { type KernelDeath, type KernelStartFailure, restartFailedDeath } from "./errors.js";
 import type { RequestFuture } from "./future.js";
 import { type ExecuteReplyContent, isMessageType } from "./messages.js";
 import { deadlineSignal, type ScopedDeadline, TimeoutError } from "./signals.js";
@@ -35,7 +36,7 @@ export interface ExecutionHost {
   readonly client: KernelClient;
   isAlive(): boolean;
   /** Why the kernel is dead, when it is. */
-  deathReason(): string;
+  death(): KernelDeath;
   /** Interrupt by the backend's means (control interrupt_request, SIGINT, REST). */
   interrupt(): Promise<void>;
   /** Kill and start the kernel again (state lost); rejects if it cannot. */
@@ -102,15 +103,22 @@ export function runExecution(
       resolve(result);
     };
 
-    const died = (reason: string, before = false, limit?: KernelLimitHit) => {
+    const died = (reason: string, before = false, limit?: KernelLimitHit, failure?: KernelStartFailure) => {
       if (finished) return;
       result.kernelDied = true;
       result.status = "error";
       result.error ??= { name: "KernelDied", value: reason, traceback: [] };
+      const why = failure ? { failure } : {};
       notice(
         before
-          ? { kind: "kernel-not-running", reason }
-          : { kind: "kernel-died", reason, codeStarted: result.codeStarted, ...(limit ? { limit } : {}) },
+          ? { kind: "kernel-not-running", reason, ...why }
+          : {
+              kind: "kernel-died",
+              reason,
+              codeStarted: result.codeStarted,
+              ...(limit ? { limit } : {}),
+              ...why,
+            },
       );
       finish();
     };
@@ -146,7 +154,8 @@ export function runExecution(
         notice({ kind: "restarted-after-interrupt" });
         finish();
       } catch (err) {
-        died(`restart after a stuck interrupt failed: ${(err as Error).message}`);
+        const death = restartFailedDeath("restart after a stuck interrupt failed", err);
+        died(death.reason, false, undefined, death.failure);
       }
     };
 
@@ -235,7 +244,8 @@ export function runExecution(
     };
 
     if (!host.isAlive()) {
-      died(host.deathReason(), true);
+      const death = host.death();
+      died(death.reason, true, undefined, death.failure);
       return;
     }
     if (signal?.aborted) {

@@ -3,6 +3,7 @@
  * runtime/ and tools/ depend only on this file, never on a backend.
  * Backends may add fields; they must not change the meaning of these.
  */
+import type { KernelStartFailure } from "./errors.js";
 
 /** A rich output captured from execute_result / display_data (S25). */
 export interface DisplayOutput {
@@ -61,10 +62,19 @@ export type ExecutionNotice =
   | { kind: "stdin-refused"; prompt: string }
   /** The execution's time ran out; the kernel was interrupted. */
   | { kind: "timed-out"; afterMs: number }
-  /** The kernel died while this request was out (its code may have run); `limit`: a limit ended it. */
-  | { kind: "kernel-died"; reason: string; codeStarted: boolean; limit?: KernelLimitHit }
+  /**
+   * The kernel died while this request was out (its code may have run); `limit`: a limit ended it;
+   * `failure`: the restart that ended it failed so (`reason` then says which restart).
+   */
+  | {
+      kind: "kernel-died";
+      reason: string;
+      codeStarted: boolean;
+      limit?: KernelLimitHit;
+      failure?: KernelStartFailure;
+    }
   /** The kernel was already dead when the request was to be sent: nothing ran. */
-  | { kind: "kernel-not-running"; reason: string }
+  | { kind: "kernel-not-running"; reason: string; failure?: KernelStartFailure }
   /** The kernel went idle without an execute_reply (its request handler failed). */
   | { kind: "no-reply" }
   /** After an interrupt the kernel stayed busy and was restarted (state lost). */

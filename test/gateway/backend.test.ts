@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { GatewayBackend, KernelGoneError, KernelStartError } from "../../src/kernel/index.js";
+import { describeFailure } from "../../src/tools/failure-text.js";
 import { type JupyterServerHandle, SERVER_PYTHON, startJupyterServer } from "./helpers.js";
 
 let server: JupyterServerHandle;
@@ -192,7 +193,7 @@ describe("gateway backend", () => {
       assert.ok(err instanceof KernelStartError);
       assert.equal(err.failure.kind, "no-such-kernelspec");
       assert.match(
-        err.message,
+        describeFailure(err),
         /^the gateway at http:\/\/127\.0\.0\.1:\d+ has no kernelspec "nope" \(it has: .*python3/,
       );
       return true;
