@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { KernelClient, StartStalledError } from "./client.js";
-import { type KernelDeath, KernelStartError, type KernelStartFailure, restartFailedDeath } from "./errors.js";
+import { type DeathCause, type KernelDeath, KernelStartError, restartFailedDeath } from "./errors.js";
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
@@ -58,8 +58,8 @@ export class ConnectedKernel implements Kernel {
   /** Ends in-flight executions on any loss of the process (death, restart, shutdown). */
   private readonly executionListeners = new Set<KernelDeathListener>();
   private dead: string | null = null;
-  /** The failure of the restart that left the kernel dead (tools/ words it). */
-  private deadFailure?: KernelStartFailure;
+  /** The typed cause of the death, when there is one (tools/ words it). */
+  private deadCause?: DeathCause;
   /** Process starts the kernel's limit had refused when the current execution began. */
   private refusedSeen = 0;
   private expectingExit = false;
@@ -201,7 +201,7 @@ export class ConnectedKernel implements Kernel {
     this.launched = launched;
     this.client = client;
     this.dead = null;
-    this.deadFailure = undefined;
+    this.deadCause = undefined;
     this.refusedSeen = 0; // a new kernel (or a restarted one): its own count
     launched.transport.ready?.();
     launched.exited.then((reason) => {
@@ -210,9 +210,9 @@ export class ConnectedKernel implements Kernel {
       // Nothing is listening any more: free the sockets so a dead kernel keeps no handles open.
       void launched.transport.close();
     });
-    launched.transport.onLost((reason) => {
+    launched.transport.onLost((reason, cause) => {
       if (this.launched !== launched) return;
-      this.markDead(reason, launched, this.deathLimit(launched));
+      this.markDead(reason, launched, this.deathLimit(launched), cause);
       void launched.kill(0);
     });
     client.onExecutionState((state) => {
@@ -236,15 +236,20 @@ export class ConnectedKernel implements Kernel {
     return fresh > 0 ? { ...hit, refused: fresh } : undefined;
   }
 
-  private markDead(reason: string, launched: LaunchedKernel, limit?: KernelLimitHit): void {
+  private markDead(
+    reason: string,
+    launched: LaunchedKernel,
+    limit?: KernelLimitHit,
+    cause?: DeathCause,
+  ): void {
     if (this.dead || this.launched !== launched) return;
     this.dead = reason;
-    this.deadFailure = undefined;
-    for (const l of [...this.executionListeners]) l(reason, limit);
+    this.deadCause = cause;
+    for (const l of [...this.executionListeners]) l(reason, limit, cause);
     if (this.expectingExit || this.closed) return;
     for (const l of [...this.deathListeners]) {
       try {
-        l(reason, limit);
+        l(reason, limit, cause);
       } catch {
         // a listener's failure must not stop the others
       }
@@ -255,16 +260,18 @@ export class ConnectedKernel implements Kernel {
     return !this.dead && !this.closed && !!this.launched?.isRunning();
   }
 
-  /** Why the kernel is dead, for logs and tests; executions get death(), which keeps the failure typed. */
+  /** Why the kernel is dead, for logs and tests; executions get death(), which keeps the cause typed. */
   deathReason(): string {
-    const { reason, failure } = this.death();
-    return failure ? `${reason} (${failure.kind})` : reason;
+    const { reason, cause } = this.death();
+    return cause
+      ? `${reason} (${cause.kind === "unreachable" ? cause.last.kind : cause.failure.kind})`
+      : reason;
   }
 
   private death(): KernelDeath {
     if (this.closed) return { reason: "the kernel was shut down" };
     if (!this.dead) return { reason: "the kernel is not running" };
-    return { reason: this.dead, ...(this.deadFailure ? { failure: this.deadFailure } : {}) };
+    return { reason: this.dead, ...(this.deadCause ? { cause: this.deadCause } : {}) };
   }
 
   onDeath(listener: KernelDeathListener): () => void {
@@ -330,7 +337,7 @@ export class ConnectedKernel implements Kernel {
       } catch (err) {
         const death = restartFailedDeath("restart failed", err);
         this.dead = death.reason;
-        this.deadFailure = death.failure;
+        this.deadCause = death.cause;
         throw err;
       } finally {
         this.expectingExit = false;
@@ -357,7 +364,7 @@ export class ConnectedKernel implements Kernel {
       deadline.dispose();
     }
     this.dead = null;
-    this.deadFailure = undefined;
+    this.deadCause = undefined;
   }
 
   /**

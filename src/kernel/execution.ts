@@ -8,7 +8,7 @@
  */
 import type { KernelClient } from "./client.js";
 import { convertDisplay } from "./display.js";
-import { type KernelDeath, type KernelStartFailure, restartFailedDeath } from "./errors.js";
+import { type DeathCause, type KernelDeath, restartFailedDeath } from "./errors.js";
 import type { RequestFuture } from "./future.js";
 import { type ExecuteReplyContent, isMessageType } from "./messages.js";
 import { deadlineSignal, type ScopedDeadline, TimeoutError } from "./signals.js";
@@ -42,7 +42,7 @@ export interface ExecutionHost {
   /** Kill and start the kernel again (state lost); rejects if it cannot. */
   forceRestart(): Promise<void>;
   /** Unexpected death of the kernel; returns an unsubscribe function. */
-  onDeath(listener: (reason: string, limit?: KernelLimitHit) => void): () => void;
+  onDeath(listener: (reason: string, limit?: KernelLimitHit, cause?: DeathCause) => void): () => void;
 }
 
 export function runExecution(
@@ -103,12 +103,12 @@ export function runExecution(
       resolve(result);
     };
 
-    const died = (reason: string, before = false, limit?: KernelLimitHit, failure?: KernelStartFailure) => {
+    const died = (reason: string, before = false, limit?: KernelLimitHit, cause?: DeathCause) => {
       if (finished) return;
       result.kernelDied = true;
       result.status = "error";
       result.error ??= { name: "KernelDied", value: reason, traceback: [] };
-      const why = failure ? { failure } : {};
+      const why = cause ? { cause } : {};
       notice(
         before
           ? { kind: "kernel-not-running", reason, ...why }
@@ -155,7 +155,7 @@ export function runExecution(
         finish();
       } catch (err) {
         const death = restartFailedDeath("restart after a stuck interrupt failed", err);
-        died(death.reason, false, undefined, death.failure);
+        died(death.reason, false, undefined, death.cause);
       }
     };
 
@@ -245,7 +245,7 @@ export function runExecution(
 
     if (!host.isAlive()) {
       const death = host.death();
-      died(death.reason, true, undefined, death.failure);
+      died(death.reason, true, undefined, death.cause);
       return;
     }
     if (signal?.aborted) {
@@ -254,7 +254,7 @@ export function runExecution(
       finish();
       return;
     }
-    unsubscribeDeath = host.onDeath((reason, limit) => died(reason, false, limit));
+    unsubscribeDeath = host.onDeath((reason, limit, cause) => died(reason, false, limit, cause));
     signal?.addEventListener("abort", onAbort, { once: true });
     if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
       const ms = options.timeoutMs;

@@ -90,7 +90,7 @@ function statusLine(
           : a?.kind === "cancelled"
             ? "interrupted"
             : a?.kind === "kernel-died"
-              ? `kernel died (${deathReasonText(a.reason, a.failure)})`
+              ? `kernel died (${deathReasonText(a.reason, a.cause)})`
               : a?.kind === "failed"
                 ? "did not run"
                 : (a?.kind ?? "aborted").replace(/-/g, " ");

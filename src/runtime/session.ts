@@ -12,7 +12,12 @@
  * What happened is reported as typed SessionEvents; tools/ words them.
  * After every start or restart the init script runs again (cwd, env, sys.path, prelude).
  */
-import { type KernelDeath, KernelStartError, type KernelStartFailure } from "../kernel/errors.js";
+import {
+  type DeathCause,
+  type KernelDeath,
+  type KernelFailure,
+  KernelFailureError,
+} from "../kernel/errors.js";
 import type { ExecuteOptions, ExecuteResult, Kernel, KernelLimitHit } from "../kernel/types.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
@@ -94,7 +99,7 @@ export type SessionEvent =
   /** The kernel was found dead before this execution and restarted first (state lost). */
   | { kind: "restarted-dead-kernel" }
   /** The kernel died before the code started; it was restarted and the code sent again. */
-  | { kind: "retried-before-start"; reason: string; failure?: KernelStartFailure }
+  | { kind: "retried-before-start"; reason: string; cause?: DeathCause }
   /**
    * The kernel died while the code ran; it was restarted (state lost) and the code not run again.
    * `limit`: a resource limit of the kernel ended it (docs/isolation.md, "Limits").
@@ -102,12 +107,12 @@ export type SessionEvent =
   | {
       kind: "died-during-code";
       reason: string;
-      /** The failed restart that left the kernel dead (`reason` says which restart). */
-      failure?: KernelStartFailure;
+      /** The typed failure that ended the kernel, when there is one (kernel/errors.ts). */
+      cause?: DeathCause;
       restarted: boolean;
       /** Why restarting it failed: the failure when typed (tools words it), else the error's message. */
       restartError?: string;
-      restartFailure?: KernelStartFailure;
+      restartFailure?: KernelFailure;
       limit?: KernelLimitHit;
     };
 
@@ -230,7 +235,7 @@ export class KernelSession {
         event.restarted = true;
       } catch (err) {
         // The next call restarts it (found dead); the result says this one did not.
-        if (err instanceof KernelStartError) event.restartFailure = err.failure;
+        if (err instanceof KernelFailureError) event.restartFailure = err.failure;
         else event.restartError = (err as Error).message;
       }
     }
@@ -371,7 +376,7 @@ function deathLimit(r: ExecuteResult): KernelLimitHit | undefined {
 function deathOf(r: ExecuteResult): KernelDeath {
   for (const n of r.notices) {
     if (n.kind === "kernel-died" || n.kind === "kernel-not-running")
-      return { reason: n.reason, ...(n.failure ? { failure: n.failure } : {}) };
+      return { reason: n.reason, ...(n.cause ? { cause: n.cause } : {}) };
   }
   return { reason: r.error?.value ?? "unknown" };
 }

@@ -179,7 +179,7 @@ export class CellRunRecorder {
             kind: "kernel-died",
             reason: died && "reason" in died ? died.reason : "unknown",
             ...(died?.kind === "kernel-died" && died.limit ? { limit: died.limit } : {}),
-            ...(died && "failure" in died && died.failure ? { failure: died.failure } : {}),
+            ...(died?.cause ? { cause: died.cause } : {}),
           }
         : cancelled(signal?.aborted ? new CallAbortedError(signal.reason) : undefined, false);
     } else if (r.status === "error") {

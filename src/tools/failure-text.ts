@@ -1,10 +1,18 @@
 /**
  * Words for failures: the kernel and runtime layers report them as typed values (KernelStartError
- * with its KernelStartFailure, CallTimeoutError, …) whose messages are for logs; this file turns
+ * with its KernelStartFailure, the gateway's errors with their GatewayFailure, CallTimeoutError, …)
+ * whose messages are for logs; this file turns
  * them into the sentences the model and the user read (without the Error: prefix, which
  * types.ts's errorText adds). Its sibling kernel-text.ts words what happened to a running kernel.
  */
-import { KernelStartError, type KernelStartFailure } from "../kernel/errors.js";
+import {
+  type GatewayFailure,
+  isGatewayFailure,
+  type KernelFailure,
+  KernelFailureError,
+  KernelStartError,
+  type KernelStartFailure,
+} from "../kernel/errors.js";
 import { CallTimeoutError } from "../runtime/deadline.js";
 
 /** Why a kernel could not be started or joined, in words; `output` is the kernel's last output. */
@@ -68,6 +76,47 @@ function unworded(f: never): string {
   return `unexpected failure ${JSON.stringify(f)}`;
 }
 
+/** Any failure of the kernel contract in words: a start's, or a gateway's. */
+export function failureWords(f: KernelFailure, output?: string): string {
+  return isGatewayFailure(f) ? gatewayFailureText(f) : startFailureText(f, output);
+}
+
+/** What went wrong with a gateway, in words that name it by URL (never its token). */
+export function gatewayFailureText(f: GatewayFailure): string {
+  switch (f.kind) {
+    case "unreachable":
+      switch (f.why) {
+        case "cancelled":
+          return `${f.request} to the gateway at ${f.gateway} was cancelled`;
+        case "timeout":
+          return `the gateway at ${f.gateway} did not answer ${f.request} within ${f.ms} ms`;
+        case "connect-timeout":
+          return `could not connect to the gateway at ${f.gateway} within ${f.ms} ms`;
+        case "network":
+          return `could not reach the gateway at ${f.gateway} (${f.request}): ${f.cause}${
+            f.code && !f.cause.includes(f.code) ? ` (${f.code})` : ""
+          }`;
+        default:
+          return unworded(f);
+      }
+    case "refused": {
+      const status = `HTTP ${f.status}${f.statusText ? ` ${f.statusText}` : ""}`;
+      if (f.websocket)
+        return `the gateway at ${f.gateway} refused the kernel's WebSocket (${f.request}): ${status}`;
+      const auth = f.status === 401 || f.status === 403 ? " (the token was missing or refused)" : "";
+      const tried =
+        f.firstStatus !== undefined ? ` (tried twice: the first attempt got HTTP ${f.firstStatus} too)` : "";
+      return `the gateway at ${f.gateway} answered ${f.request} with ${status}${auth}${f.said ? `: ${f.said}` : ""}${tried}`;
+    }
+    case "gone":
+      return f.seen === "attach"
+        ? `the gateway at ${f.gateway} has no kernel ${f.kernelId} (it was shut down or culled)`
+        : `the gateway at ${f.gateway} says kernel ${f.kernelId} no longer exists`;
+    default:
+      return unworded(f);
+  }
+}
+
 /** The call's whole deadline passed (the python tool's cells word it per cell: kernel-text.ts). */
 export function callTimeoutText(seconds: number): string {
   return `Command timed out after ${seconds} seconds`;
@@ -78,7 +127,8 @@ export function callTimeoutText(seconds: number): string {
  * message, anything else as text.
  */
 export function describeFailure(err: unknown): string {
-  if (err instanceof KernelStartError) return startFailureText(err.failure, err.output);
+  if (err instanceof KernelFailureError)
+    return failureWords(err.failure, err instanceof KernelStartError ? err.output : undefined);
   if (err instanceof CallTimeoutError) return callTimeoutText(err.seconds);
   return err instanceof Error ? err.message : String(err);
 }

@@ -5,9 +5,16 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { KernelStartError, type KernelStartFailure } from "../../src/kernel/errors.js";
+import { type GatewayFailure, KernelStartError, type KernelStartFailure } from "../../src/kernel/errors.js";
+import { KernelGoneError } from "../../src/kernel/gateway/provisioner.js";
+import { GatewayHttpError, GatewayUnreachableError } from "../../src/kernel/gateway/rest.js";
 import { CallTimeoutError } from "../../src/runtime/deadline.js";
-import { callTimeoutText, describeFailure, startFailureText } from "../../src/tools/failure-text.js";
+import {
+  callTimeoutText,
+  describeFailure,
+  gatewayFailureText,
+  startFailureText,
+} from "../../src/tools/failure-text.js";
 import { deathReasonText } from "../../src/tools/kernel-text.js";
 import { failureText, unexpectedFailureText } from "../../src/tools/types.js";
 
@@ -102,7 +109,10 @@ test("the output of a kernel that was still running when its start failed follow
 
 test("a failed restart's failure is worded after the reason the kernel layer gives", () => {
   assert.equal(
-    deathReasonText("restart failed", { kind: "ended-in-restart", reason: "exit code 1" }),
+    deathReasonText("restart failed", {
+      kind: "restart-failed",
+      failure: { kind: "ended-in-restart", reason: "exit code 1" },
+    }),
     "restart failed: the kernel ended during its restart (exit code 1)",
   );
   assert.equal(
@@ -116,4 +126,131 @@ test("the call's deadline is worded in tools/; other errors by their message", (
   assert.equal(describeFailure(new CallTimeoutError(0.05)), "Command timed out after 0.05 seconds");
   assert.equal(describeFailure(new Error("plain")), "plain");
   assert.equal(describeFailure("text"), "text");
+});
+
+const G = "http://127.0.0.1:8888";
+
+/** Each gateway failure with the sentence the gateway client's errors used to carry. */
+const GATEWAY_WORDS: [GatewayFailure, string][] = [
+  [
+    { kind: "unreachable", gateway: G, request: "POST /api/kernels", why: "cancelled" },
+    `POST /api/kernels to the gateway at ${G} was cancelled`,
+  ],
+  [
+    { kind: "unreachable", gateway: G, request: "GET /api/kernels", why: "timeout", ms: 30000 },
+    `the gateway at ${G} did not answer GET /api/kernels within 30000 ms`,
+  ],
+  [
+    { kind: "unreachable", gateway: G, request: "GET /api/kernels", why: "connect-timeout", ms: 10000 },
+    `could not connect to the gateway at ${G} within 10000 ms`,
+  ],
+  [
+    {
+      kind: "unreachable",
+      gateway: G,
+      request: "GET /api/kernels",
+      why: "network",
+      cause: "connect ECONNREFUSED 127.0.0.1:8888",
+      code: "ECONNREFUSED",
+    },
+    `could not reach the gateway at ${G} (GET /api/kernels): connect ECONNREFUSED 127.0.0.1:8888`,
+  ],
+  [
+    {
+      kind: "unreachable",
+      gateway: G,
+      request: "GET /api/kernels",
+      why: "network",
+      cause: "socket hang up",
+      code: "ECONNRESET",
+    },
+    `could not reach the gateway at ${G} (GET /api/kernels): socket hang up (ECONNRESET)`,
+  ],
+  [
+    { kind: "refused", gateway: G, request: "POST /api/kernels", status: 403, statusText: "Forbidden" },
+    `the gateway at ${G} answered POST /api/kernels with HTTP 403 Forbidden (the token was missing or refused)`,
+  ],
+  [
+    {
+      kind: "refused",
+      gateway: G,
+      request: "POST /api/kernels",
+      status: 503,
+      statusText: "Service Unavailable",
+      said: "proxy: service unavailable (test)",
+      firstStatus: 503,
+    },
+    `the gateway at ${G} answered POST /api/kernels with HTTP 503 Service Unavailable: proxy: service unavailable (test) (tried twice: the first attempt got HTTP 503 too)`,
+  ],
+  [
+    {
+      kind: "refused",
+      gateway: G,
+      request: "GET /api/kernels/k/channels",
+      status: 503,
+      statusText: "Service Unavailable",
+      websocket: true,
+    },
+    `the gateway at ${G} refused the kernel's WebSocket (GET /api/kernels/k/channels): HTTP 503 Service Unavailable`,
+  ],
+  [
+    { kind: "gone", gateway: G, kernelId: "k1", seen: "attach" },
+    `the gateway at ${G} has no kernel k1 (it was shut down or culled)`,
+  ],
+  [
+    { kind: "gone", gateway: G, kernelId: "k1", seen: "restart" },
+    `the gateway at ${G} says kernel k1 no longer exists`,
+  ],
+];
+
+function gatewayError(f: GatewayFailure): Error {
+  if (f.kind === "unreachable") return new GatewayUnreachableError(f, "GET", "/api/kernels");
+  if (f.kind === "refused") return new GatewayHttpError(f, "POST", "/api/kernels", "{}");
+  return new KernelGoneError(f);
+}
+
+test("every gateway failure is worded in tools/, as the gateway client's errors said it before", () => {
+  const kinds = new Set<string>();
+  for (const [failure, words] of GATEWAY_WORDS) {
+    kinds.add(failure.kind);
+    assert.equal(gatewayFailureText(failure), words);
+    const err = gatewayError(failure);
+    assert.equal(describeFailure(err), words);
+    assert.equal(failureText(err), `Error: ${words}`);
+    assert.ok(err.message.startsWith(`gateway `), err.message);
+    assert.ok(!err.message.includes("the gateway at"), err.message);
+  }
+  assert.deepEqual([...kinds].sort(), ["gone", "refused", "unreachable"]);
+});
+
+test("an HTTP error tried twice keeps its answer and adds the first status", () => {
+  const first = new GatewayHttpError(
+    {
+      kind: "refused",
+      gateway: G,
+      request: "POST /api/kernels",
+      status: 500,
+      statusText: "Internal Server Error",
+    },
+    "POST",
+    "/api/kernels",
+    "Too many open files",
+  );
+  const again = first.triedTwice(500);
+  assert.equal(again.status, 500);
+  assert.equal(again.body, "Too many open files");
+  assert.equal(
+    describeFailure(again),
+    `the gateway at ${G} answered POST /api/kernels with HTTP 500 Internal Server Error (tried twice: the first attempt got HTTP 500 too)`,
+  );
+});
+
+test("a gateway that stayed unreachable: its last failure follows the kernel layer's reason", () => {
+  assert.equal(
+    deathReasonText(`the gateway at ${G} stayed unreachable for 5 s after the kernel's connection was lost`, {
+      kind: "unreachable",
+      last: GATEWAY_WORDS[3][0],
+    }),
+    `the gateway at ${G} stayed unreachable for 5 s after the kernel's connection was lost (last: ${GATEWAY_WORDS[3][1]})`,
+  );
 });
