@@ -14,6 +14,7 @@ import {
   type KernelStartFailure,
 } from "../kernel/errors.js";
 import { CallTimeoutError } from "../runtime/deadline.js";
+import { SlotWaitTimeoutError } from "../runtime/sessions.js";
 
 /** Why a kernel could not be started or joined, in words; `output` is the kernel's last output. */
 export function startFailureText(f: KernelStartFailure, output?: string): string {
@@ -129,6 +130,8 @@ export function callTimeoutText(seconds: number): string {
 export function describeFailure(err: unknown): string {
   if (err instanceof KernelFailureError)
     return failureWords(err.failure, err instanceof KernelStartError ? err.output : undefined);
+  if (err instanceof SlotWaitTimeoutError)
+    return `${callTimeoutText(err.seconds)} while waiting for a free kernel slot (all ${err.maxSessions} busy)`;
   if (err instanceof CallTimeoutError) return callTimeoutText(err.seconds);
   return err instanceof Error ? err.message : String(err);
 }

@@ -9,6 +9,7 @@ import { type GatewayFailure, KernelStartError, type KernelStartFailure } from "
 import { KernelGoneError } from "../../src/kernel/gateway/provisioner.js";
 import { GatewayHttpError, GatewayUnreachableError } from "../../src/kernel/gateway/rest.js";
 import { CallTimeoutError } from "../../src/runtime/deadline.js";
+import { SlotWaitTimeoutError } from "../../src/runtime/sessions.js";
 import {
   callTimeoutText,
   describeFailure,
@@ -124,6 +125,11 @@ test("a failed restart's failure is worded after the reason the kernel layer giv
 test("the call's deadline is worded in tools/; other errors by their message", () => {
   assert.equal(callTimeoutText(30), "Command timed out after 30 seconds");
   assert.equal(describeFailure(new CallTimeoutError(0.05)), "Command timed out after 0.05 seconds");
+  assert.equal(new CallTimeoutError(0.05).message, "call deadline passed: 0.05 s");
+  assert.equal(
+    describeFailure(new SlotWaitTimeoutError(2, 4, [])),
+    "Command timed out after 2 seconds while waiting for a free kernel slot (all 4 busy)",
+  );
   assert.equal(describeFailure(new Error("plain")), "plain");
   assert.equal(describeFailure("text"), "text");
 });
