@@ -116,8 +116,21 @@ export function isGatewayFailure(f: KernelFailure): f is GatewayFailure {
  * the last failure seen.
  */
 export type DeathCause =
-  | { kind: "restart-failed"; failure: KernelFailure }
+  | ({ kind: "restart-failed" } & FailureReport)
   | { kind: "unreachable"; last: GatewayFailure };
+
+/** A caught failure as data: its typed failure, and a kernel's last output when the error had it. */
+export interface FailureReport {
+  failure: KernelFailure;
+  output?: string;
+}
+
+/** The failure an error carries, as data; undefined for an error that carries none. */
+export function failureReport(err: unknown): FailureReport | undefined {
+  if (!(err instanceof KernelFailureError)) return undefined;
+  const output = err instanceof KernelStartError ? err.output : undefined;
+  return { failure: err.failure, ...(output ? { output } : {}) };
+}
 
 /** Why a kernel is dead: in words of the kernel layer, with its typed cause when there is one. */
 export interface KernelDeath {
@@ -130,7 +143,8 @@ export interface KernelDeath {
  * typed value when it is one, for tools/ to word; any other error adds its message to the reason.
  */
 export function restartFailedDeath(what: string, err: unknown): KernelDeath {
-  return err instanceof KernelFailureError
-    ? { reason: what, cause: { kind: "restart-failed", failure: err.failure } }
+  const report = failureReport(err);
+  return report
+    ? { reason: what, cause: { kind: "restart-failed", ...report } }
     : { reason: `${what}: ${(err as Error).message}` };
 }

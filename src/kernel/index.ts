@@ -5,6 +5,8 @@ export { ConnectedKernel } from "./connected-kernel.js";
 export { convertDisplay, htmlToMarkdown, LEGACY_STATUS_MIME, STATUS_MIME } from "./display.js";
 export {
   type DeathCause,
+  type FailureReport,
+  failureReport,
   type GatewayFailure,
   isGatewayFailure,
   type KernelDeath,

@@ -12,12 +12,7 @@
  * What happened is reported as typed SessionEvents; tools/ words them.
  * After every start or restart the init script runs again (cwd, env, sys.path, prelude).
  */
-import {
-  type DeathCause,
-  type KernelDeath,
-  type KernelFailure,
-  KernelFailureError,
-} from "../kernel/errors.js";
+import { type DeathCause, type FailureReport, failureReport, type KernelDeath } from "../kernel/errors.js";
 import type { ExecuteOptions, ExecuteResult, Kernel, KernelLimitHit } from "../kernel/types.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
@@ -112,7 +107,7 @@ export type SessionEvent =
       restarted: boolean;
       /** Why restarting it failed: the failure when typed (tools words it), else the error's message. */
       restartError?: string;
-      restartFailure?: KernelFailure;
+      restartFailure?: FailureReport;
       limit?: KernelLimitHit;
     };
 
@@ -235,7 +230,8 @@ export class KernelSession {
         event.restarted = true;
       } catch (err) {
         // The next call restarts it (found dead); the result says this one did not.
-        if (err instanceof KernelFailureError) event.restartFailure = err.failure;
+        const report = failureReport(err);
+        if (report) event.restartFailure = report;
         else event.restartError = (err as Error).message;
       }
     }

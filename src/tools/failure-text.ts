@@ -6,11 +6,10 @@
  * types.ts's errorText adds). Its sibling kernel-text.ts words what happened to a running kernel.
  */
 import {
+  failureReport,
   type GatewayFailure,
   isGatewayFailure,
   type KernelFailure,
-  KernelFailureError,
-  KernelStartError,
   type KernelStartFailure,
 } from "../kernel/errors.js";
 import { CallTimeoutError } from "../runtime/deadline.js";
@@ -128,8 +127,8 @@ export function callTimeoutText(seconds: number): string {
  * message, anything else as text.
  */
 export function describeFailure(err: unknown): string {
-  if (err instanceof KernelFailureError)
-    return failureWords(err.failure, err instanceof KernelStartError ? err.output : undefined);
+  const report = failureReport(err);
+  if (report) return failureWords(report.failure, report.output);
   if (err instanceof SlotWaitTimeoutError)
     return `${callTimeoutText(err.seconds)} while waiting for a free kernel slot (all ${err.maxSessions} busy)`;
   if (err instanceof CallTimeoutError) return callTimeoutText(err.seconds);

@@ -86,7 +86,7 @@ export function deathText(
 export function deathReasonText(reason: string, cause: DeathCause | undefined): string {
   if (!cause) return reason;
   if (cause.kind === "unreachable") return `${reason} (last: ${gatewayFailureText(cause.last)})`;
-  return `${reason}: ${failureWords(cause.failure)}`;
+  return `${reason}: ${failureWords(cause.failure, cause.output)}`;
 }
 
 /** A cell whose process or thread starts were refused at the kernel's process limit (it lives on). */
@@ -232,7 +232,7 @@ export function eventText(e: SessionEvent, label: string, o: KernelOwner): strin
       const { why, advice } = deathText(e.reason, e.limit, e.cause);
       return e.restarted
         ? `The kernel died while ${label} ran ${why}. It was restarted: all state is gone (variables, imports), and ${label} was not run again; its effects up to the crash may have happened.${advice}`
-        : `The kernel died while ${label} ran ${why}, and restarting it failed (${e.restartFailure ? failureWords(e.restartFailure) : (e.restartError ?? "unknown")}); the next call starts a new kernel. ${label[0].toUpperCase()}${label.slice(1)} was not run again; all state is gone.${advice}`;
+        : `The kernel died while ${label} ran ${why}, and restarting it failed (${e.restartFailure ? failureWords(e.restartFailure.failure, e.restartFailure.output) : (e.restartError ?? "unknown")}); the next call starts a new kernel. ${label[0].toUpperCase()}${label.slice(1)} was not run again; all state is gone.${advice}`;
     }
   }
 }

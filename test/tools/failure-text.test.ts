@@ -5,7 +5,12 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { type GatewayFailure, KernelStartError, type KernelStartFailure } from "../../src/kernel/errors.js";
+import {
+  type GatewayFailure,
+  KernelStartError,
+  type KernelStartFailure,
+  restartFailedDeath,
+} from "../../src/kernel/errors.js";
 import { KernelGoneError } from "../../src/kernel/gateway/provisioner.js";
 import { GatewayHttpError, GatewayUnreachableError } from "../../src/kernel/gateway/rest.js";
 import { CallTimeoutError } from "../../src/runtime/deadline.js";
@@ -116,6 +121,18 @@ test("a failed restart's failure is worded after the reason the kernel layer giv
     }),
     "restart failed: the kernel ended during its restart (exit code 1)",
   );
+  const stalled = new KernelStartError({ kind: "stalled", ms: 900 });
+  stalled.output = "mute";
+  assert.equal(
+    deathReasonText(
+      restartFailedDeath("restart failed", stalled).reason,
+      restartFailedDeath("restart failed", stalled).cause,
+    ),
+    "restart failed: the kernel said nothing within 900 ms of its start; its output:\nmute",
+  );
+  assert.deepEqual(restartFailedDeath("restart failed", new Error("boom")), {
+    reason: "restart failed: boom",
+  });
   assert.equal(
     deathReasonText("kernel process ended: exit code 9", undefined),
     "kernel process ended: exit code 9",
