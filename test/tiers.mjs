@@ -45,6 +45,7 @@ export const TIERS = {
     "test/runtime/named-sessions-lock.test.ts",
     "test/runtime/queue.test.ts",
     "test/runtime/session-rules.test.ts",
+    "test/tools/failure-text.test.ts",
   ],
   kernel: [
     "test/gateway/",

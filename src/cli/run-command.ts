@@ -13,6 +13,7 @@ import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js
 import { createKernelProvider } from "../runtime/kernel-provider.js";
 import type { CellRunReport } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
+import { describeFailure } from "../tools/failure-text.js";
 import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./command.js";
 import { formatCellFailure } from "./run-failure.js";
@@ -198,7 +199,7 @@ export const runCommand: Command = {
         let line: string;
         if (r.error) {
           failed = true;
-          line = errorText(`${short(r.job)}: ${r.error}`);
+          line = errorText(`${short(r.job)}: ${describeFailure(r.failure ?? r.error)}`);
         } else {
           const stoppedNote = r.result?.stopped ? `; stopped: ${r.result.stopReason}` : "";
           line = `${r.job.output}: ran ${ran} cells in ${r.seconds.toFixed(2)}s, ${errors.length} failed${stoppedNote}`;

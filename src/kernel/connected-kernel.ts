@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { within } from "../sys/wait.js";
 import { KernelClient, StartStalledError } from "./client.js";
-import { KernelStartError } from "./errors.js";
+import { type DeathCause, type KernelDeath, KernelStartError, restartFailedDeath } from "./errors.js";
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
@@ -59,6 +59,8 @@ export class ConnectedKernel implements Kernel {
   /** Ends in-flight executions on any loss of the process (death, restart, shutdown). */
   private readonly executionListeners = new Set<KernelDeathListener>();
   private dead: string | null = null;
+  /** The typed cause of the death, when there is one (tools/ words it). */
+  private deadCause?: DeathCause;
   /** Process starts the kernel's limit had refused when the current execution began. */
   private refusedSeen = 0;
   private expectingExit = false;
@@ -81,7 +83,7 @@ export class ConnectedKernel implements Kernel {
         return kernel.client;
       },
       isAlive: () => this.isAlive(),
-      deathReason: () => this.deathReason(),
+      death: () => this.death(),
       interrupt: () => this.interrupt(),
       forceRestart: () => this.restartWith(0, true),
       onDeath: (listener) => {
@@ -166,7 +168,8 @@ export class ConnectedKernel implements Kernel {
           if (launched.isRunning()) {
             // Still running, so its output is not in the error yet: add it (before cleanup removes it).
             const tail = launched.stderrTail?.().trim();
-            if (tail) err.message = `${err.message}; its output:\n${tail}`;
+            if (tail && err instanceof KernelStartError) err.output = tail;
+            else if (tail) err.message = `${err.message}; its output:\n${tail}`;
           }
           if (!owned) {
             await launched.transport.close();
@@ -199,6 +202,7 @@ export class ConnectedKernel implements Kernel {
     this.launched = launched;
     this.client = client;
     this.dead = null;
+    this.deadCause = undefined;
     this.refusedSeen = 0; // a new kernel (or a restarted one): its own count
     launched.transport.ready?.();
     launched.exited.then((reason) => {
@@ -207,9 +211,9 @@ export class ConnectedKernel implements Kernel {
       // Nothing is listening any more: free the sockets so a dead kernel keeps no handles open.
       void launched.transport.close();
     });
-    launched.transport.onLost((reason) => {
+    launched.transport.onLost((reason, cause) => {
       if (this.launched !== launched) return;
-      this.markDead(reason, launched, this.deathLimit(launched));
+      this.markDead(reason, launched, this.deathLimit(launched), cause);
       void launched.kill(0);
     });
     client.onExecutionState((state) => {
@@ -233,14 +237,20 @@ export class ConnectedKernel implements Kernel {
     return fresh > 0 ? { ...hit, refused: fresh } : undefined;
   }
 
-  private markDead(reason: string, launched: LaunchedKernel, limit?: KernelLimitHit): void {
+  private markDead(
+    reason: string,
+    launched: LaunchedKernel,
+    limit?: KernelLimitHit,
+    cause?: DeathCause,
+  ): void {
     if (this.dead || this.launched !== launched) return;
     this.dead = reason;
-    for (const l of [...this.executionListeners]) l(reason, limit);
+    this.deadCause = cause;
+    for (const l of [...this.executionListeners]) l(reason, limit, cause);
     if (this.expectingExit || this.closed) return;
     for (const l of [...this.deathListeners]) {
       try {
-        l(reason, limit);
+        l(reason, limit, cause);
       } catch {
         // a listener's failure must not stop the others
       }
@@ -251,9 +261,18 @@ export class ConnectedKernel implements Kernel {
     return !this.dead && !this.closed && !!this.launched?.isRunning();
   }
 
+  /** Why the kernel is dead, for logs and tests; executions get death(), which keeps the cause typed. */
   deathReason(): string {
-    if (this.closed) return "the kernel was shut down";
-    return this.dead ?? "the kernel is not running";
+    const { reason, cause } = this.death();
+    return cause
+      ? `${reason} (${cause.kind === "unreachable" ? cause.last.kind : cause.failure.kind})`
+      : reason;
+  }
+
+  private death(): KernelDeath {
+    if (this.closed) return { reason: "the kernel was shut down" };
+    if (!this.dead) return { reason: "the kernel is not running" };
+    return { reason: this.dead, ...(this.deadCause ? { cause: this.deadCause } : {}) };
   }
 
   onDeath(listener: KernelDeathListener): () => void {
@@ -317,7 +336,9 @@ export class ConnectedKernel implements Kernel {
           await this.launchAndWait(() => this.provisioner.launch(), true);
         }
       } catch (err) {
-        this.dead = `restart failed: ${(err as Error).message}`;
+        const death = restartFailedDeath("restart failed", err);
+        this.dead = death.reason;
+        this.deadCause = death.cause;
         throw err;
       } finally {
         this.expectingExit = false;
@@ -344,6 +365,7 @@ export class ConnectedKernel implements Kernel {
       deadline.dispose();
     }
     this.dead = null;
+    this.deadCause = undefined;
   }
 
   /**

@@ -1,9 +1,10 @@
 /**
  * Why a kernel could not be started or joined, as a typed value: a `kind` with its detail (in the
- * style of NotebookFileError and ArtifactReadError). `message` states what happened, without the
- * Error: prefix: only tools/ (errorResult, errorText) turns a failure into an Error: text.
- * The gateway's own failures are GatewayHttpError / GatewayUnreachableError (gateway/rest.ts) and
- * KernelGoneError (gateway/provisioner.ts); time limits are TimeoutError (signals.ts).
+ * style of NotebookFileError and ArtifactReadError). `message` is for logs; tools/failure-text.ts
+ * words every kind, and only tools/ (errorResult, errorText) turns a failure into an Error: text.
+ * A gateway's own failures are a GatewayFailure, carried by GatewayUnreachableError and
+ * GatewayHttpError (gateway/rest.ts) and KernelGoneError (gateway/provisioner.ts); time limits are
+ * TimeoutError (signals.ts).
  */
 
 export type KernelStartFailure =
@@ -37,56 +38,113 @@ export type KernelStartFailure =
   /** No free TCP port for the kernel's connection file. */
   | { kind: "no-port" };
 
-function sentence(f: KernelStartFailure): string {
-  switch (f.kind) {
-    case "exited":
-      return `the kernel exited during startup (${f.reason})${f.stderrTail ? `:\n${f.stderrTail}` : ""}`;
-    case "ended-in-restart":
-      return `the kernel ended during its restart (${f.reason})`;
-    case "stalled":
-      return `the kernel said nothing within ${f.ms} ms of its start`;
-    case "no-such-kernelspec":
-      return f.gateway
-        ? `the gateway at ${f.gateway} has no kernelspec "${f.name}" (it has: ${f.available.join(", ") || "none"})`
-        : `no kernelspec named "${f.name}". Available: ${f.available.join(", ")}. Use one of these names.`;
-    case "cancelled":
-      return "kernel start was cancelled";
-    case "shut-down":
-      return "the kernel was shut down; start a new one";
-    case "no-cwd":
-      return `the kernel's working directory ${f.cwd} does not exist; create it or pass another cwd`;
-    case "cannot-attach":
-      return `the ${f.backend} backend cannot attach to kernels`;
-    case "no-sandbox":
-      return `the sandbox was asked for, but ${f.why}`;
-    case "no-id":
-      return `the gateway at ${f.gateway} created a kernel but sent no id`;
-    case "fork-server":
-      switch (f.what) {
-        case "exited":
-          return `the kernel fork server exited (${f.detail})${f.stderrTail ? `:\n${f.stderrTail}` : ""}`;
-        case "unsafe":
-          return `the kernel fork server is not safe to fork: ${f.detail}`;
-        case "fatal":
-          return `the kernel fork server could not start:\n${f.detail}`;
-        case "refused":
-          return `the kernel fork server refused: ${f.detail}`;
-        case "not-running":
-          return "the kernel fork server is not running";
-      }
-      break;
-    case "no-port":
-      return "could not get a free port";
-  }
+/**
+ * What went wrong between nbagent and a Jupyter server / gateway (docs/backends.md). `gateway` is
+ * its URL as shown (no token); `request` what was asked ("POST /api/kernels").
+ */
+export type GatewayFailure =
+  /** No HTTP answer at all: the connection failed (`cause`: the network error's message and code). */
+  | { kind: "unreachable"; gateway: string; request: string; why: "network"; cause: string; code?: string }
+  /** No answer to the request within `ms`, or no connection within `ms` ("connect-timeout"). */
+  | { kind: "unreachable"; gateway: string; request: string; why: "timeout" | "connect-timeout"; ms: number }
+  /** The caller gave up on the request. */
+  | { kind: "unreachable"; gateway: string; request: string; why: "cancelled" }
+  /**
+   * The gateway answered with an HTTP error status; `said`: the server's own message, cut short;
+   * `websocket`: it refused a kernel's WebSocket; `firstStatus`: a first attempt failed the same way.
+   */
+  | {
+      kind: "refused";
+      gateway: string;
+      request: string;
+      status: number;
+      statusText?: string;
+      said?: string;
+      websocket?: boolean;
+      firstStatus?: number;
+    }
+  /** The gateway does not know the kernel (any more): found on joining it, or on restarting it. */
+  | { kind: "gone"; gateway: string; kernelId: string; seen: "attach" | "restart" };
+
+/** "exited (reason=exit code 3)": the kind and its detail, for logs (tools/failure-text.ts words it). */
+export function failureStatement(what: string, f: KernelStartFailure | GatewayFailure): string {
+  const { kind, ...detail } = f;
+  const parts = Object.entries(detail).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(",") : String(v)}`);
+  return `${what}: ${kind}${parts.length ? ` (${parts.join("; ")})` : ""}`;
 }
 
-/** A kernel start (or join) that failed; `failure` says why, `message` in words (no Error: prefix). */
-export class KernelStartError extends Error {
+/**
+ * An error that carries its failure as a typed value (KernelStartError, the gateway's errors):
+ * `message` is a short technical statement for logs; tools/failure-text.ts words `failure`.
+ */
+export abstract class KernelFailureError extends Error {
+  abstract readonly failure: KernelFailure;
+}
+
+/**
+ * A kernel start (or join) that failed; `failure` says why. `message` is a short technical
+ * statement for logs; the words the model and the user read are tools/failure-text.ts's.
+ */
+export class KernelStartError extends KernelFailureError {
+  /** The kernel's last output, when the start failed while its process still ran. */
+  output?: string;
   constructor(readonly failure: KernelStartFailure) {
-    super(sentence(failure));
+    super(failureStatement("kernel start failed", failure));
     this.name = "KernelStartError";
   }
   get kind(): KernelStartFailure["kind"] {
     return this.failure.kind;
   }
+}
+
+/** Any failure of the kernel contract: a start's, or a gateway's. */
+export type KernelFailure = KernelStartFailure | GatewayFailure;
+
+const GATEWAY_KINDS: ReadonlySet<string> = new Set<GatewayFailure["kind"]>([
+  "unreachable",
+  "refused",
+  "gone",
+]);
+
+export function isGatewayFailure(f: KernelFailure): f is GatewayFailure {
+  return GATEWAY_KINDS.has(f.kind);
+}
+
+/**
+ * A failure that ended a kernel, kept typed for tools/ to word (the kernel layer's `reason` comes
+ * first): the restart the reason names failed so, or the gateway stayed unreachable and this was
+ * the last failure seen.
+ */
+export type DeathCause =
+  | ({ kind: "restart-failed" } & FailureReport)
+  | { kind: "unreachable"; last: GatewayFailure };
+
+/** A caught failure as data: its typed failure, and a kernel's last output when the error had it. */
+export interface FailureReport {
+  failure: KernelFailure;
+  output?: string;
+}
+
+/** The failure an error carries, as data; undefined for an error that carries none. */
+export function failureReport(err: unknown): FailureReport | undefined {
+  if (!(err instanceof KernelFailureError)) return undefined;
+  const output = err instanceof KernelStartError ? err.output : undefined;
+  return { failure: err.failure, ...(output ? { output } : {}) };
+}
+
+/** Why a kernel is dead: in words of the kernel layer, with its typed cause when there is one. */
+export interface KernelDeath {
+  reason: string;
+  cause?: DeathCause;
+}
+
+/**
+ * Why a kernel is dead after a restart that failed (`what`: which restart): the failure stays a
+ * typed value when it is one, for tools/ to word; any other error adds its message to the reason.
+ */
+export function restartFailedDeath(what: string, err: unknown): KernelDeath {
+  const report = failureReport(err);
+  return report
+    ? { reason: what, cause: { kind: "restart-failed", ...report } }
+    : { reason: `${what}: ${(err as Error).message}` };
 }

@@ -8,6 +8,7 @@
  */
 import type { KernelClient } from "./client.js";
 import { convertDisplay } from "./display.js";
+import { type DeathCause, type KernelDeath, restartFailedDeath } from "./errors.js";
 import type { RequestFuture } from "./future.js";
 import { type ExecuteReplyContent, isMessageType } from "./messages.js";
 import { deadlineSignal, type ScopedDeadline, TimeoutError } from "./signals.js";
@@ -35,13 +36,13 @@ export interface ExecutionHost {
   readonly client: KernelClient;
   isAlive(): boolean;
   /** Why the kernel is dead, when it is. */
-  deathReason(): string;
+  death(): KernelDeath;
   /** Interrupt by the backend's means (control interrupt_request, SIGINT, REST). */
   interrupt(): Promise<void>;
   /** Kill and start the kernel again (state lost); rejects if it cannot. */
   forceRestart(): Promise<void>;
   /** Unexpected death of the kernel; returns an unsubscribe function. */
-  onDeath(listener: (reason: string, limit?: KernelLimitHit) => void): () => void;
+  onDeath(listener: (reason: string, limit?: KernelLimitHit, cause?: DeathCause) => void): () => void;
 }
 
 export function runExecution(
@@ -102,15 +103,22 @@ export function runExecution(
       resolve(result);
     };
 
-    const died = (reason: string, before = false, limit?: KernelLimitHit) => {
+    const died = (reason: string, before = false, limit?: KernelLimitHit, cause?: DeathCause) => {
       if (finished) return;
       result.kernelDied = true;
       result.status = "error";
       result.error ??= { name: "KernelDied", value: reason, traceback: [] };
+      const why = cause ? { cause } : {};
       notice(
         before
-          ? { kind: "kernel-not-running", reason }
-          : { kind: "kernel-died", reason, codeStarted: result.codeStarted, ...(limit ? { limit } : {}) },
+          ? { kind: "kernel-not-running", reason, ...why }
+          : {
+              kind: "kernel-died",
+              reason,
+              codeStarted: result.codeStarted,
+              ...(limit ? { limit } : {}),
+              ...why,
+            },
       );
       finish();
     };
@@ -146,7 +154,8 @@ export function runExecution(
         notice({ kind: "restarted-after-interrupt" });
         finish();
       } catch (err) {
-        died(`restart after a stuck interrupt failed: ${(err as Error).message}`);
+        const death = restartFailedDeath("restart after a stuck interrupt failed", err);
+        died(death.reason, false, undefined, death.cause);
       }
     };
 
@@ -235,7 +244,8 @@ export function runExecution(
     };
 
     if (!host.isAlive()) {
-      died(host.deathReason(), true);
+      const death = host.death();
+      died(death.reason, true, undefined, death.cause);
       return;
     }
     if (signal?.aborted) {
@@ -244,7 +254,7 @@ export function runExecution(
       finish();
       return;
     }
-    unsubscribeDeath = host.onDeath((reason, limit) => died(reason, false, limit));
+    unsubscribeDeath = host.onDeath((reason, limit, cause) => died(reason, false, limit, cause));
     signal?.addEventListener("abort", onAbort, { once: true });
     if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
       const ms = options.timeoutMs;

@@ -3,7 +3,18 @@
 export { KernelClient, type RequestOptions, StartStalledError, type WaitReadyOptions } from "./client.js";
 export { ConnectedKernel } from "./connected-kernel.js";
 export { convertDisplay, htmlToMarkdown, LEGACY_STATUS_MIME, STATUS_MIME } from "./display.js";
-export { KernelStartError, type KernelStartFailure } from "./errors.js";
+export {
+  type DeathCause,
+  type FailureReport,
+  failureReport,
+  type GatewayFailure,
+  isGatewayFailure,
+  type KernelDeath,
+  type KernelFailure,
+  KernelFailureError,
+  KernelStartError,
+  type KernelStartFailure,
+} from "./errors.js";
 export { type ExecutionHost, runExecution } from "./execution.js";
 export {
   FutureDisposedError,

@@ -3,6 +3,7 @@
  * shell/control/stdin, and receive every message (any channel) in arrival order.
  * ZeroMQ (local) and WebSocket (gateway) backends each implement this; nothing above it knows which.
  */
+import type { DeathCause } from "./errors.js";
 import type { JupyterMessage } from "./types.js";
 
 export type OutgoingChannel = "shell" | "control" | "stdin";
@@ -19,8 +20,11 @@ export interface KernelTransport {
   send(channel: OutgoingChannel, msg: JupyterMessage): void;
   /** The single receiver of every incoming message; msg.channel says where it came from. */
   onMessage(handler: (msg: JupyterMessage) => void): void;
-  /** Called once if the transport decides the kernel is unreachable (e.g. heartbeat lost). */
-  onLost(handler: (reason: string) => void): void;
+  /**
+   * Called once if the transport decides the kernel is unreachable (e.g. heartbeat lost); `cause`:
+   * the last failure seen while trying to reach it, when typed.
+   */
+  onLost(handler: (reason: string, cause?: DeathCause) => void): void;
   /** The kernel answered kernel_info: start liveness checks (e.g. heartbeat) now. */
   ready?(): void;
   /**

@@ -3,6 +3,7 @@
  * runtime/ and tools/ depend only on this file, never on a backend.
  * Backends may add fields; they must not change the meaning of these.
  */
+import type { DeathCause } from "./errors.js";
 
 /** A rich output captured from execute_result / display_data (docs/output.md, "Rich outputs"). */
 export interface DisplayOutput {
@@ -61,10 +62,19 @@ export type ExecutionNotice =
   | { kind: "stdin-refused"; prompt: string }
   /** The execution's time ran out; the kernel was interrupted. */
   | { kind: "timed-out"; afterMs: number }
-  /** The kernel died while this request was out (its code may have run); `limit`: a limit ended it. */
-  | { kind: "kernel-died"; reason: string; codeStarted: boolean; limit?: KernelLimitHit }
+  /**
+   * The kernel died while this request was out (its code may have run); `limit`: a limit ended it;
+   * `cause`: the typed failure that ended it, when there is one (kernel/errors.ts).
+   */
+  | {
+      kind: "kernel-died";
+      reason: string;
+      codeStarted: boolean;
+      limit?: KernelLimitHit;
+      cause?: DeathCause;
+    }
   /** The kernel was already dead when the request was to be sent: nothing ran. */
-  | { kind: "kernel-not-running"; reason: string }
+  | { kind: "kernel-not-running"; reason: string; cause?: DeathCause }
   /** The kernel went idle without an execute_reply (its request handler failed). */
   | { kind: "no-reply" }
   /** After an interrupt the kernel stayed busy and was restarted (state lost). */
@@ -241,7 +251,7 @@ export type KernelLimitHit =
   | { kind: "process-limit"; maxProcesses: number; refused: number };
 
 /** `limit`: a limit the kernel hit, when that is known (local kernels with cgroup limits). */
-export type KernelDeathListener = (reason: string, limit?: KernelLimitHit) => void;
+export type KernelDeathListener = (reason: string, limit?: KernelLimitHit, cause?: DeathCause) => void;
 
 export interface Kernel {
   readonly id: string;

@@ -6,6 +6,7 @@
  * tool's own notes and closing lines, and where the whole output is kept (artifact://<id>).
  * The output text is the model's, split at the cell headers the tool wrote (docs/render.md).
  */
+import { deathReasonText } from "../tools/kernel-text.js";
 import { pythonDescriptor } from "../tools/python.js";
 import {
   cellHeader,
@@ -89,7 +90,7 @@ function statusLine(
           : a?.kind === "cancelled"
             ? "interrupted"
             : a?.kind === "kernel-died"
-              ? `kernel died (${a.reason})`
+              ? `kernel died (${deathReasonText(a.reason, a.cause)})`
               : a?.kind === "failed"
                 ? "did not run"
                 : (a?.kind ?? "aborted").replace(/-/g, " ");

@@ -52,8 +52,10 @@ export interface RunNotebooksOptions {
 export interface NotebookJobResult {
   job: NotebookJob;
   result?: NotebookRunResult;
-  /** A failure outside the cells (unreadable notebook, kernel failed to start, save refused). */
+  /** A failure outside the cells (unreadable notebook, kernel failed to start, save refused), for logs. */
   error?: string;
+  /** That failure as thrown (a typed KernelStartError, …): tools/failure-text.ts words it. */
+  failure?: unknown;
   seconds: number;
 }
 
@@ -132,7 +134,12 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       });
       return { job, result, seconds: (performance.now() - started) / 1000 };
     } catch (err) {
-      return { job, error: (err as Error).message, seconds: (performance.now() - started) / 1000 };
+      return {
+        job,
+        error: (err as Error).message,
+        failure: err,
+        seconds: (performance.now() - started) / 1000,
+      };
     } finally {
       if (kernel) shutdowns.push(kernel.shutdown().catch(() => {}));
     }

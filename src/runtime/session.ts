@@ -12,6 +12,7 @@
  * What happened is reported as typed SessionEvents; tools/ words them.
  * After every start or restart the init script runs again (cwd, env, sys.path, prelude).
  */
+import { type DeathCause, type FailureReport, failureReport, type KernelDeath } from "../kernel/errors.js";
 import type { ExecuteOptions, ExecuteResult, Kernel, KernelLimitHit } from "../kernel/types.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
@@ -92,7 +93,7 @@ export type SessionEvent =
   /** The kernel was found dead before this execution and restarted first (state lost). */
   | { kind: "restarted-dead-kernel" }
   /** The kernel died before the code started; it was restarted and the code sent again. */
-  | { kind: "retried-before-start"; reason: string }
+  | { kind: "retried-before-start"; reason: string; cause?: DeathCause }
   /**
    * The kernel died while the code ran; it was restarted (state lost) and the code not run again.
    * `limit`: a resource limit of the kernel ended it (docs/isolation.md, "Limits").
@@ -100,8 +101,12 @@ export type SessionEvent =
   | {
       kind: "died-during-code";
       reason: string;
+      /** The typed failure that ended the kernel, when there is one (kernel/errors.ts). */
+      cause?: DeathCause;
       restarted: boolean;
+      /** Why restarting it failed: the failure when typed (tools words it), else the error's message. */
       restartError?: string;
+      restartFailure?: FailureReport;
       limit?: KernelLimitHit;
     };
 
@@ -198,10 +203,10 @@ export class KernelSession {
     let result = await this.attempt(code, ctx, options);
     if (result.kernelDied && !result.codeStarted) {
       // Nothing of this request ran: a fresh kernel may take it (once).
-      const reason = deathReason(result);
+      const death = deathOf(result);
       await this.restartAfterDeath(ctx);
       await this.init(ctx);
-      events.push({ kind: "retried-before-start", reason });
+      events.push({ kind: "retried-before-start", ...death });
       result = await this.attempt(code, ctx, options);
       if (result.kernelDied && !result.codeStarted) {
         this.restartsInRow = 0; // the next call starts over (a dead kernel is restarted first)
@@ -212,7 +217,7 @@ export class KernelSession {
     if (result.kernelDied) {
       const event: SessionEvent & { kind: "died-during-code" } = {
         kind: "died-during-code",
-        reason: deathReason(result),
+        ...deathOf(result),
         restarted: false,
       };
       const limit = deathLimit(result);
@@ -224,7 +229,9 @@ export class KernelSession {
         event.restarted = true;
       } catch (err) {
         // The next call restarts it (found dead); the result says this one did not.
-        event.restartError = (err as Error).message;
+        const report = failureReport(err);
+        if (report) event.restartFailure = report;
+        else event.restartError = (err as Error).message;
       }
     }
     return { ...result, events };
@@ -361,11 +368,12 @@ function deathLimit(r: ExecuteResult): KernelLimitHit | undefined {
 }
 
 /** Why the kernel died, as the execution saw it. */
-function deathReason(r: ExecuteResult): string {
+function deathOf(r: ExecuteResult): KernelDeath {
   for (const n of r.notices) {
-    if (n.kind === "kernel-died" || n.kind === "kernel-not-running") return n.reason;
+    if (n.kind === "kernel-died" || n.kind === "kernel-not-running")
+      return { reason: n.reason, ...(n.cause ? { cause: n.cause } : {}) };
   }
-  return r.error?.value ?? "unknown";
+  return { reason: r.error?.value ?? "unknown" };
 }
 
 /** Why a kept session was shut down while no call was using it. */

@@ -59,7 +59,7 @@ export class SlotWaitTimeoutError extends CallTimeoutError {
     readonly holders: SlotHolder[],
   ) {
     super(seconds);
-    this.message = `${this.message} while waiting for a free kernel slot (all ${maxSessions} busy)`;
+    this.message = `${this.message}, waiting for a kernel slot (maxSessions=${maxSessions})`;
     this.name = "SlotWaitTimeoutError";
   }
 }

@@ -3,6 +3,7 @@
  * (docs/python-tool.md), here or in the shared gateway (its log says so), or a gateway that cannot be reached.
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
+import { KernelFailureError } from "../kernel/errors.js";
 
 export const FD_EXHAUSTION_TEXT = /too many open files|EMFILE|ENFILE|\[Errno 2[34]\]/i;
 
@@ -21,14 +22,21 @@ export function isFdExhaustion(err: unknown): boolean {
   );
 }
 
-/** The gateway could not be reached at all (it stopped, or was restarted on another port/token). */
+/**
+ * The gateway could not be reached at all (it stopped, or was restarted on another port/token): a
+ * typed gateway failure says so (unreachable, or its token refused); other errors by their code.
+ */
 export function isGatewayUnreachable(err: unknown): boolean {
+  if (err instanceof KernelFailureError) {
+    const f = err.failure;
+    if (f.kind === "unreachable") return true;
+    if (f.kind === "refused") return f.status === 401 || f.status === 403;
+  }
   const e = err as
     | { code?: string; status?: number; message?: string; cause?: { code?: string } }
     | undefined;
   const code = e?.code ?? e?.cause?.code;
   return (
-    (err as Error | undefined)?.name === "GatewayUnreachableError" ||
     code === "ECONNREFUSED" ||
     code === "ECONNRESET" ||
     e?.status === 401 ||

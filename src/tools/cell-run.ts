@@ -18,6 +18,7 @@ import {
 } from "../runtime/session.js";
 import { SlotWaitTimeoutError } from "../runtime/sessions.js";
 import { LatestImages } from "./cell-images.js";
+import { describeFailure } from "./failure-text.js";
 import { type CellAbort, inlineNotice } from "./kernel-text.js";
 import { displayModelText, type OutputTextCell, outputText } from "./output-text.js";
 import type { ImageBudget } from "./python-images.js";
@@ -178,6 +179,7 @@ export class CellRunRecorder {
             kind: "kernel-died",
             reason: died && "reason" in died ? died.reason : "unknown",
             ...(died?.kind === "kernel-died" && died.limit ? { limit: died.limit } : {}),
+            ...(died?.cause ? { cause: died.cause } : {}),
           }
         : cancelled(signal?.aborted ? new CallAbortedError(signal.reason) : undefined, false);
     } else if (r.status === "error") {
@@ -215,7 +217,7 @@ export class CellRunRecorder {
     else if (current === 0) return err;
     else if (err instanceof InitScriptError)
       abort = { kind: "failed", message: `the restarted kernel's init script failed (${err.why})` };
-    else abort = { kind: "failed", message: (err as Error).message };
+    else abort = { kind: "failed", message: describeFailure(err) };
     if (!cell) return err;
     cell.status = "aborted";
     cell.abort = abort;

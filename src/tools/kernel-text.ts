@@ -3,9 +3,11 @@
  * (ExecutionNotice, SessionEvent, RetiredSession, abort causes); this file alone turns them into
  * the sentences the model reads. The rules behind them are in docs/kernel-state.md.
  */
+import type { DeathCause } from "../kernel/errors.js";
 import type { ExecutionNotice, KernelIsolation, KernelLimitHit } from "../kernel/types.js";
 import type { NamedSessionStart, SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SlotHolder } from "../runtime/sessions.js";
+import { failureWords, gatewayFailureText } from "./failure-text.js";
 
 /** The no-stdin notice (docs/python-tool.md), written into the output where the kernel asked. */
 export const STDIN_NOTICE =
@@ -22,7 +24,7 @@ export type CellAbort =
       slot?: { maxSessions: number; holders: SlotHolder[] };
     }
   | { kind: "cancelled"; reason?: string; beforeStart?: boolean; hostExiting?: boolean }
-  | { kind: "kernel-died"; reason: string; limit?: KernelLimitHit }
+  | { kind: "kernel-died"; reason: string; limit?: KernelLimitHit; cause?: DeathCause }
   | { kind: "restarts-exhausted" }
   | { kind: "session-closed" }
   | { kind: "failed"; message: string };
@@ -60,9 +62,11 @@ export function bytesText(n: number): string {
  * limit is known (docs/isolation.md, "Limits"), with what to do about it.
  */
 export function deathText(
-  reason: string,
+  said: string,
   limit: KernelLimitHit | undefined,
+  cause?: DeathCause,
 ): { why: string; advice: string } {
+  const reason = deathReasonText(said, cause);
   if (!limit) return { why: `(${reason})`, advice: "" };
   if (limit.kind === "memory-limit")
     return {
@@ -73,6 +77,16 @@ export function deathText(
     why: `(${reason}); it had hit its limit of ${plural(limit.maxProcesses, "process", "processes")} and threads: ${plural(limit.refused, "start")} of a process or thread ${limit.refused === 1 ? "was" : "were"} refused`,
     advice: ` Start fewer processes or threads (a smaller pool, fewer workers), or ask the user to raise the limit (\`--max-processes\` or NBAGENT_MAX_PROCESSES).`,
   };
+}
+
+/**
+ * A death reason in words: the kernel layer's reason, then its typed cause: what the failed restart
+ * said ("restart failed: …"), or the last error of a gateway that stayed unreachable ("… (last: …)").
+ */
+export function deathReasonText(reason: string, cause: DeathCause | undefined): string {
+  if (!cause) return reason;
+  if (cause.kind === "unreachable") return `${reason} (last: ${gatewayFailureText(cause.last)})`;
+  return `${reason}: ${failureWords(cause.failure, cause.output)}`;
 }
 
 /** A cell whose process or thread starts were refused at the kernel's process limit (it lives on). */
@@ -213,12 +227,12 @@ export function eventText(e: SessionEvent, label: string, o: KernelOwner): strin
     case "restarted-dead-kernel":
       return `${owner(o)} had died since the last call; it was restarted before ${label}, and its earlier state is gone.`;
     case "retried-before-start":
-      return `The kernel died before ${label} started (${e.reason}); its code had not run, so it was restarted and ${label} ran once in the new kernel. Earlier state is gone.`;
+      return `The kernel died before ${label} started (${deathReasonText(e.reason, e.cause)}); its code had not run, so it was restarted and ${label} ran once in the new kernel. Earlier state is gone.`;
     case "died-during-code": {
-      const { why, advice } = deathText(e.reason, e.limit);
+      const { why, advice } = deathText(e.reason, e.limit, e.cause);
       return e.restarted
         ? `The kernel died while ${label} ran ${why}. It was restarted: all state is gone (variables, imports), and ${label} was not run again; its effects up to the crash may have happened.${advice}`
-        : `The kernel died while ${label} ran ${why}, and restarting it failed (${e.restartError ?? "unknown"}); the next call starts a new kernel. ${label[0].toUpperCase()}${label.slice(1)} was not run again; all state is gone.${advice}`;
+        : `The kernel died while ${label} ran ${why}, and restarting it failed (${e.restartFailure ? failureWords(e.restartFailure.failure, e.restartFailure.output) : (e.restartError ?? "unknown")}); the next call starts a new kernel. ${label[0].toUpperCase()}${label.slice(1)} was not run again; all state is gone.${advice}`;
     }
   }
 }
@@ -244,7 +258,7 @@ export function abortText(a: CellAbort, label: string, restartedAfterInterrupt: 
         return `${Label} was interrupted: nbagent is exiting${a.reason ? ` (${a.reason})` : ""} and shuts its kernels down, so this kernel's state is lost.`;
       return `${Label} was interrupted: the call was cancelled${a.reason && a.reason !== "Aborted" ? ` (${a.reason})` : ""}; ${state}.`;
     case "kernel-died": {
-      const { why, advice } = deathText(a.reason, a.limit);
+      const { why, advice } = deathText(a.reason, a.limit, a.cause);
       return `${Label} did not finish: the kernel died ${why}.${advice}`;
     }
     case "restarts-exhausted":

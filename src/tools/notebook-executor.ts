@@ -10,6 +10,7 @@ import { RAISES_TAG, runNotebookCells, skipReason } from "../runtime/notebook-ru
 import { DisplayRegistries, notebookSession } from "../runtime/notebook-session.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CellRunRecorder } from "./cell-run.js";
+import { describeFailure } from "./failure-text.js";
 import { cellList, plural } from "./kernel-text.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
@@ -202,7 +203,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       }
       const result = (await recorder.result()) as ToolResult<NotebookRunDetails>;
       if (failure !== undefined) {
-        const msg = (failure as Error).message ?? String(failure);
+        const msg = describeFailure(failure);
         const prefix = failure instanceof NotebookFileError ? "" : "could not start the notebook's kernel: ";
         return errorResult(`${prefix}${msg}`, result.details);
       }

@@ -18,6 +18,7 @@ import type { SessionSpec } from "../runtime/session.js";
 import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
 import type { ToolDescriptor } from "./descriptor.js";
+import { describeFailure } from "./failure-text.js";
 import { isolationNote, type KeptKernelLimits, minutes, namedSessionText } from "./kernel-text.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
@@ -263,8 +264,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         }
         const result = await recorder.result();
         if (startError !== undefined) {
-          const msg = (startError as Error).message ?? String(startError);
-          return errorResult(`could not start the Python kernel: ${msg}`, details);
+          return errorResult(`could not start the Python kernel: ${describeFailure(startError)}`, details);
         }
         return result;
       };

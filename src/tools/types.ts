@@ -1,4 +1,5 @@
 import type { TSchema } from "@sinclair/typebox";
+import { describeFailure } from "./failure-text.js";
 
 /** One piece of content a tool hands back to the model. */
 export type TextContent = { type: "text"; text: string };
@@ -48,16 +49,14 @@ export function isErrorText(text: string): boolean {
   return text.startsWith(ERROR_PREFIX);
 }
 
-/** What a caught failure says, as an `Error:` line (an Error's message, else the value as text). */
+/** What a caught failure says, as an `Error:` line (worded by failure-text.ts's describeFailure). */
 export function failureText(err: unknown): string {
-  return errorText(err instanceof Error ? err.message : String(err));
+  return errorText(describeFailure(err));
 }
 
 /** A tool's execute threw (a bug, not a failure it reports): the text the MCP and pi adapters give. */
 export function unexpectedFailureText(tool: string, err: unknown): string {
-  return errorText(
-    `the ${tool} tool failed unexpectedly: ${err instanceof Error ? err.message : String(err)}`,
-  );
+  return errorText(`the ${tool} tool failed unexpectedly: ${describeFailure(err)}`);
 }
 
 /** Builds the `Error:` result every tool returns on bad input; nothing else is touched. */

@@ -6,6 +6,8 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { GatewayBackend, GatewayHttpError } from "../../src/kernel/index.js";
+import { describeFailure } from "../../src/tools/failure-text.js";
+import { deathReasonText } from "../../src/tools/kernel-text.js";
 import { type JupyterServerHandle, type ProxyHandle, startJupyterServer, startProxy } from "./helpers.js";
 
 let server: JupyterServerHandle;
@@ -47,7 +49,7 @@ describe("kernel creation answered with HTTP 5xx", () => {
       assert.ok(err instanceof GatewayHttpError);
       assert.equal(err.status, 503);
       assert.equal(
-        err.message,
+        describeFailure(err),
         `the gateway at ${proxy.url} answered POST /api/kernels with HTTP 503 Service Unavailable: proxy: service unavailable (test) (tried twice: the first attempt got HTTP 503 too)`,
       );
       assert.ok(!err.message.includes(server.token));
@@ -63,10 +65,11 @@ describe("the channels WebSocket refused at the start", () => {
     const kernelsBefore = (await backend.listKernels()).length;
     proxy.refuseUpgrades(true);
     try {
-      await assert.rejects(backend.startKernel({}), {
-        message:
-          /^the gateway at http:\/\/127\.0\.0\.1:\d+ refused the kernel's WebSocket \(GET \/api\/kernels\/[0-9a-f-]{36}\/channels\): HTTP 503 Service Unavailable$/,
-      });
+      await assert.rejects(backend.startKernel({}), (err) =>
+        /^the gateway at http:\/\/127\.0\.0\.1:\d+ refused the kernel's WebSocket \(GET \/api\/kernels\/[0-9a-f-]{36}\/channels\): HTTP 503 Service Unavailable$/.test(
+          describeFailure(err),
+        ),
+      );
     } finally {
       proxy.refuseUpgrades(false);
     }
@@ -168,7 +171,9 @@ describe("what counts as dead", () => {
     const kernel = await b.startKernel({});
     const id = kernel.kernelId!;
     try {
-      const died = new Promise<string>((resolve) => kernel.onDeath(resolve));
+      const died = new Promise<string>((resolve) =>
+        kernel.onDeath((reason, _limit, failure) => resolve(deathReasonText(reason, failure))),
+      );
       await lonely.stop(); // drops the socket; nothing answers on that port any more
       assert.match(
         await died,
@@ -231,14 +236,14 @@ describe("authentication", () => {
       assert.ok(err instanceof GatewayHttpError);
       assert.ok(err.status === 401 || err.status === 403, `status ${err.status}`);
       assert.match(
-        err.message,
+        describeFailure(err),
         /^the gateway at http:\/\/127\.0\.0\.1:\d+ answered POST \/api\/kernels with HTTP 40[13] Forbidden \(the token was missing or refused\)/,
       );
       return true;
     });
     const wrong = new GatewayBackend({ url: server.url, token: "not-the-token" });
     await assert.rejects(wrong.listKernels(), (err: Error) => {
-      assert.match(err.message, /answered GET \/api\/kernels with HTTP 403/);
+      assert.match(describeFailure(err), /answered GET \/api\/kernels with HTTP 403/);
       assert.ok(!err.message.includes("not-the-token"));
       return true;
     });
@@ -246,9 +251,10 @@ describe("authentication", () => {
 
   test("an unreachable gateway: Error naming the URL", async () => {
     const nobody = new GatewayBackend({ url: "http://127.0.0.1:9" });
-    await assert.rejects(nobody.listKernels(), {
-      message:
-        /^could not reach the gateway at http:\/\/127\.0\.0\.1:9 \(GET \/api\/kernels\): .*ECONNREFUSED/,
-    });
+    await assert.rejects(nobody.listKernels(), (err) =>
+      /^could not reach the gateway at http:\/\/127\.0\.0\.1:9 \(GET \/api\/kernels\): .*ECONNREFUSED/.test(
+        describeFailure(err),
+      ),
+    );
   });
 });

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createLocalBackend, findInterpreter, type LocalBackend } from "../../src/kernel/index.js";
 import { kernelSpecDirs, listKernelSpecNames, resolveKernelSpec } from "../../src/kernel/local/kernelspec.js";
+import { describeFailure } from "../../src/tools/failure-text.js";
 
 let backend: LocalBackend;
 let jupyterPath: string;
@@ -87,9 +88,9 @@ test("a kernel process that never answers is replaced after the stall time, then
   ]);
   await assert.rejects(
     backend.startKernel({ kernelName: "nbagent-mute", python, startStallMs: 1500, startTimeoutMs: 30_000 }),
-    (e: Error) => {
+    (e: unknown) => {
       assert.match(
-        e.message,
+        describeFailure(e),
         /^the kernel said nothing within 1500 ms of its start; its output:\nmute kernel here/,
       );
       return true;

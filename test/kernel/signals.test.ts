@@ -5,6 +5,7 @@ import { once } from "node:events";
 import { test } from "node:test";
 import { abortable, anySignal, deadlineSignal, TimeoutError } from "../../src/kernel/index.js";
 import { CallAbortedError, CallTimeoutError, Deadline, raceDeadline } from "../../src/runtime/index.js";
+import { describeFailure } from "../../src/tools/failure-text.js";
 
 /** Resolves once the signal has fired (at once if it already has). */
 function whenAborted(signal: AbortSignal): Promise<unknown> {
@@ -74,7 +75,8 @@ test("Deadline: its signal carries CallTimeoutError; raceDeadline maps the calle
   const alive = setInterval(() => {}, 1000);
   await whenAborted(deadline.signal).finally(() => clearInterval(alive));
   assert.ok(deadline.signal.reason instanceof CallTimeoutError);
-  assert.equal(deadline.signal.reason.message, "Command timed out after 0.001 seconds");
+  assert.equal(deadline.signal.reason.seconds, 0.001);
+  assert.equal(describeFailure(deadline.signal.reason), "Command timed out after 0.001 seconds");
   assert.equal(new Deadline(0, 0).signal.aborted, true, "an expired deadline's signal is aborted at once");
 
   await assert.rejects(raceDeadline(new Promise(() => {}), new Deadline(0.001)), CallTimeoutError);

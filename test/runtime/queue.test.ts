@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { CallAbortedError, CallTimeoutError, Deadline, FifoLock } from "../../src/runtime/index.js";
+import { describeFailure } from "../../src/tools/failure-text.js";
 
 test("FIFO order, and a waiter that gives up leaves the line without disturbing it", async () => {
   const lock = new FifoLock();
@@ -26,7 +27,7 @@ test("the queue wait honours the deadline with the timeout text", async () => {
   const release = await lock.acquire();
   await assert.rejects(lock.acquire(new Deadline(0.05)), (e: Error) => {
     assert.ok(e instanceof CallTimeoutError);
-    assert.equal(e.message, "Command timed out after 0.05 seconds");
+    assert.equal(describeFailure(e), "Command timed out after 0.05 seconds");
     return true;
   });
   release();

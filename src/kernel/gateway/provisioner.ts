@@ -3,7 +3,7 @@
  * 5xx), joined by id, interrupted/restarted/stopped over REST; messages travel on the channels
  * WebSocket (ws-transport.ts). Everything else is the shared ConnectedKernel (docs/backends.md).
  */
-import { KernelStartError } from "../errors.js";
+import { failureStatement, type GatewayFailure, KernelFailureError, KernelStartError } from "../errors.js";
 import type { KernelProvisioner, LaunchedKernel } from "../provisioner.js";
 import { GatewayHttpError, type GatewayRest } from "./rest.js";
 import { KERNELS, KERNELSPECS, kernelActionPath, kernelPath } from "./restapi.js";
@@ -12,13 +12,13 @@ import { GatewayWsTransport, type WsTransportOptions } from "./ws-transport.js";
 /** How long a started kernel may take to settle (LaunchedKernel.settle) before the start goes on anyway. */
 const SETTLE_MS = 3000;
 
-/** The server says this kernel does not exist (any more). */
-export class KernelGoneError extends Error {
+/** The server says this kernel does not exist (any more). `message` is for logs. */
+export class KernelGoneError extends KernelFailureError {
   readonly kernelId: string;
-  constructor(message: string, kernelId: string) {
-    super(message);
+  constructor(readonly failure: Extract<GatewayFailure, { kind: "gone" }>) {
+    super(failureStatement("gateway kernel gone", failure));
     this.name = "KernelGoneError";
-    this.kernelId = kernelId;
+    this.kernelId = failure.kernelId;
   }
 }
 
@@ -97,9 +97,7 @@ export class GatewayProvisioner implements KernelProvisioner {
       try {
         return (await post()).json;
       } catch (again) {
-        if (again instanceof GatewayHttpError)
-          again.message = `${again.message} (tried twice: the first attempt got HTTP ${err.status} too)`;
-        throw again;
+        throw again instanceof GatewayHttpError ? again.triedTwice(err.status) : again;
       }
     }
   }
@@ -125,10 +123,7 @@ export class GatewayProvisioner implements KernelProvisioner {
       signal: this.spec.signal,
     });
     if (r.status === 404)
-      throw new KernelGoneError(
-        `the gateway at ${this.rest.display} has no kernel ${kernelId} (it was shut down or culled)`,
-        kernelId,
-      );
+      throw new KernelGoneError({ kind: "gone", gateway: this.rest.display, kernelId, seen: "attach" });
     return this.connect(kernelId);
   }
 
@@ -225,7 +220,12 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
     }
     if (r.status === 404) {
       this.markGone(this.goneReason());
-      throw new KernelGoneError(this.goneReason(), this.kernelId);
+      throw new KernelGoneError({
+        kind: "gone",
+        gateway: this.rest.display,
+        kernelId: this.kernelId,
+        seen: "restart",
+      });
     }
   }
 

@@ -1,10 +1,12 @@
 /**
  * A small REST client for a Jupyter server / Enterprise Gateway: `Authorization: token <t>`, extra
  * headers, a private CA for https, a bound on connecting and one on the whole request. Failures are
- * worded for the user and name the gateway's URL, never the token (docs/backends.md).
+ * typed values (GatewayFailure) that name the gateway's URL, never the token; tools/failure-text.ts
+ * words them (docs/backends.md).
  */
 import http from "node:http";
 import https from "node:https";
+import { failureStatement, type GatewayFailure, KernelFailureError } from "../errors.js";
 
 export interface GatewayOptions {
   /** http(s)://host:port[/base] */
@@ -30,33 +32,41 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export const DEFAULT_LAUNCH_TIMEOUT_MS = 60_000;
 
-/** The gateway answered with an HTTP error status. */
-export class GatewayHttpError extends Error {
+/** The gateway answered with an HTTP error status; `body` is its whole answer. `message` is for logs. */
+export class GatewayHttpError extends KernelFailureError {
   readonly status: number;
-  readonly method: string;
-  readonly path: string;
-  readonly body: string;
-  constructor(message: string, status: number, method: string, path: string, body: string) {
-    super(message);
+  constructor(
+    readonly failure: Extract<GatewayFailure, { kind: "refused" }>,
+    readonly method: string,
+    readonly path: string,
+    readonly body: string,
+  ) {
+    super(failureStatement("gateway request failed", failure));
     this.name = "GatewayHttpError";
-    this.status = status;
-    this.method = method;
-    this.path = path;
-    this.body = body;
+    this.status = failure.status;
+  }
+
+  /** The same answer, after a first attempt that got `firstStatus` too. */
+  triedTwice(firstStatus: number): GatewayHttpError {
+    return new GatewayHttpError({ ...this.failure, firstStatus }, this.method, this.path, this.body);
   }
 }
 
-/** The gateway could not be reached (refused, reset, DNS, TLS, timeout): no HTTP status at all. */
-export class GatewayUnreachableError extends Error {
-  readonly method: string;
-  readonly path: string;
+/**
+ * The gateway could not be reached (refused, reset, DNS, TLS, timeout): no HTTP status at all.
+ * `message` is for logs (it keeps the network error's text).
+ */
+export class GatewayUnreachableError extends KernelFailureError {
   readonly code?: string;
-  constructor(message: string, method: string, path: string, code?: string) {
-    super(message);
+  constructor(
+    readonly failure: Extract<GatewayFailure, { kind: "unreachable" }>,
+    readonly method: string,
+    readonly path: string,
+  ) {
+    super(failureStatement("gateway request failed", failure));
     this.name = "GatewayUnreachableError";
-    this.method = method;
-    this.path = path;
-    this.code = code;
+    this.code =
+      failure.why === "network" ? failure.code : failure.why === "cancelled" ? "ABORT_ERR" : "ETIMEDOUT";
   }
 }
 
@@ -138,19 +148,16 @@ export class GatewayRest {
       const mod = url.protocol === "https:" ? https : http;
       let settled = false;
       let connectTimer: NodeJS.Timeout | undefined;
-      const fail = (message: string, code?: string) => {
+      const where = { kind: "unreachable", gateway: this.display, request: shown } as const;
+      const fail = (failure: Extract<GatewayFailure, { kind: "unreachable" }>) => {
         if (settled) return;
         settled = true;
         cleanup();
         req.destroy();
-        reject(new GatewayUnreachableError(message, method, url.pathname, code));
+        reject(new GatewayUnreachableError(failure, method, url.pathname));
       };
-      const onAbort = () => fail(`${shown} to the gateway at ${this.display} was cancelled`, "ABORT_ERR");
-      const total = setTimeout(
-        () =>
-          fail(`the gateway at ${this.display} did not answer ${shown} within ${timeoutMs} ms`, "ETIMEDOUT"),
-        timeoutMs,
-      );
+      const onAbort = () => fail({ ...where, why: "cancelled" });
+      const total = setTimeout(() => fail({ ...where, why: "timeout", ms: timeoutMs }), timeoutMs);
       const cleanup = () => {
         clearTimeout(total);
         clearTimeout(connectTimer);
@@ -159,7 +166,7 @@ export class GatewayRest {
       const req = mod.request(url, { method, headers, ca: this.options.ca, agent: false }, (response) => {
         const chunks: Buffer[] = [];
         response.on("data", (c: Buffer) => chunks.push(c));
-        response.on("error", (err) => fail(this.unreachable(shown, err), errCode(err)));
+        response.on("error", (err) => fail(network(where, err)));
         response.on("end", () => {
           if (settled) return;
           settled = true;
@@ -174,18 +181,14 @@ export class GatewayRest {
       req.on("socket", (socket) => {
         if (!socket.connecting) return;
         connectTimer = setTimeout(
-          () =>
-            fail(
-              `could not connect to the gateway at ${this.display} within ${this.connectTimeoutMs} ms`,
-              "ETIMEDOUT",
-            ),
+          () => fail({ ...where, why: "connect-timeout", ms: this.connectTimeoutMs }),
           this.connectTimeoutMs,
         );
         socket.once(url.protocol === "https:" ? "secureConnect" : "connect", () =>
           clearTimeout(connectTimer),
         );
       });
-      req.on("error", (err) => fail(this.unreachable(shown, err), errCode(err)));
+      req.on("error", (err) => fail(network(where, err)));
       if (o.signal?.aborted) return onAbort();
       o.signal?.addEventListener("abort", onAbort, { once: true });
       req.end(payload);
@@ -198,35 +201,34 @@ export class GatewayRest {
     }
     if ((res.status >= 200 && res.status < 300) || o.accept === "any" || o.accept?.includes(res.status))
       return { status: res.status, body: res.body, json };
+    const said = bodyExcerpt(res.body, json);
     throw new GatewayHttpError(
-      `the gateway at ${this.display} answered ${shown} with HTTP ${res.status}${
-        res.statusText ? ` ${res.statusText}` : ""
-      }${authHint(res.status)}${bodyHint(res.body, json)}`,
-      res.status,
+      {
+        kind: "refused",
+        gateway: this.display,
+        request: shown,
+        status: res.status,
+        ...(res.statusText ? { statusText: res.statusText } : {}),
+        ...(said ? { said } : {}),
+      },
       method,
       url.pathname,
       res.body,
     );
   }
-
-  private unreachable(shown: string, err: Error): string {
-    const code = errCode(err);
-    return `could not reach the gateway at ${this.display} (${shown}): ${err.message}${
-      code && !err.message.includes(code) ? ` (${code})` : ""
-    }`;
-  }
 }
 
-function errCode(err: Error): string | undefined {
-  return (err as NodeJS.ErrnoException).code;
-}
-
-function authHint(status: number): string {
-  return status === 401 || status === 403 ? " (the token was missing or refused)" : "";
+/** A failed connection, with the network error's message and code. */
+function network(
+  where: { kind: "unreachable"; gateway: string; request: string },
+  err: Error,
+): Extract<GatewayFailure, { kind: "unreachable" }> {
+  const code = (err as NodeJS.ErrnoException).code;
+  return { ...where, why: "network", cause: err.message, ...(code ? { code } : {}) };
 }
 
 /** The server's own message, short: Jupyter servers answer errors as {"message": …, "reason": …}. */
-function bodyHint(body: string, json: unknown): string {
+function bodyExcerpt(body: string, json: unknown): string | undefined {
   const j = json as { message?: unknown; reason?: unknown } | undefined;
   let text = typeof j?.message === "string" && j.message ? j.message : "";
   if (!text && typeof j?.reason === "string") text = j.reason;
@@ -235,6 +237,6 @@ function bodyHint(body: string, json: unknown): string {
       .replace(/<[^>]*>/g, " ")
       .replace(/\s+/g, " ")
       .trim();
-  if (!text) return "";
-  return `: ${text.length > BODY_IN_ERROR ? `${text.slice(0, BODY_IN_ERROR)}…` : text}`;
+  if (!text) return undefined;
+  return text.length > BODY_IN_ERROR ? `${text.slice(0, BODY_IN_ERROR)}…` : text;
 }

@@ -11,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
+import { type DeathCause, isGatewayFailure, KernelFailureError } from "../errors.js";
 import type { KernelTransport, OutgoingChannel, TransportStats } from "../transport.js";
 import type { JupyterMessage } from "../types.js";
 import { GatewayHttpError, type GatewayRest } from "./rest.js";
@@ -56,7 +57,7 @@ export class GatewayWsTransport implements KernelTransport {
   private socket?: WebSocket;
   private readonly outbox: (Buffer | string)[] = [];
   private handler: (msg: JupyterMessage) => void = () => {};
-  private lostHandler: (reason: string) => void = () => {};
+  private lostHandler: (reason: string, cause?: DeathCause) => void = () => {};
   private readonly reconnectListeners = new Set<() => void>();
   private closed = false;
   private lost = false;
@@ -140,10 +141,14 @@ export class GatewayWsTransport implements KernelTransport {
         // Rejected first: terminate() makes ws report a generic error, which then changes nothing.
         reject(
           new GatewayHttpError(
-            `the gateway at ${this.rest.display} refused the kernel's WebSocket (${path}): HTTP ${res.statusCode}${
-              res.statusMessage ? ` ${res.statusMessage}` : ""
-            }`,
-            res.statusCode ?? 0,
+            {
+              kind: "refused",
+              gateway: this.rest.display,
+              request: path,
+              status: res.statusCode ?? 0,
+              ...(res.statusMessage ? { statusText: res.statusMessage } : {}),
+              websocket: true,
+            },
             "GET",
             path.slice(4),
             "",
@@ -250,7 +255,7 @@ export class GatewayWsTransport implements KernelTransport {
     this.reconnecting = true;
     const since = Date.now();
     let backoff = FIRST_BACKOFF_MS;
-    let lastError = "";
+    let lastError: unknown;
     const giveUpMs = this.options.giveUpMs ?? DEFAULT_GIVE_UP_MS;
     try {
       while (!this.closed && !this.lost) {
@@ -274,15 +279,16 @@ export class GatewayWsTransport implements KernelTransport {
           for (const l of [...this.reconnectListeners]) l();
           return;
         } catch (err) {
-          lastError = (err as Error).message;
+          lastError = err;
         }
         if (Date.now() - since >= giveUpMs) {
-          this.lose(
-            `the gateway at ${this.rest.display} stayed unreachable for ${Math.round(
-              (Date.now() - since) / 1000,
-            )} s after the kernel's connection was lost (last: ${lastError})`,
-            false,
-          );
+          const unreachable = `the gateway at ${this.rest.display} stayed unreachable for ${Math.round(
+            (Date.now() - since) / 1000,
+          )} s after the kernel's connection was lost`;
+          // A gateway's failure stays typed (tools/ words it as "(last: …)"); another error adds its message.
+          const last = lastError instanceof KernelFailureError ? lastError.failure : undefined;
+          if (last && isGatewayFailure(last)) this.lose(unreachable, false, { kind: "unreachable", last });
+          else this.lose(`${unreachable} (last: ${(lastError as Error | undefined)?.message ?? ""})`, false);
           return;
         }
       }
@@ -332,13 +338,13 @@ export class GatewayWsTransport implements KernelTransport {
     return `the gateway at ${this.rest.display} says kernel ${this.kernelId} no longer exists`;
   }
 
-  private lose(reason: string, gone: boolean): void {
+  private lose(reason: string, gone: boolean, cause?: DeathCause): void {
     if (this.lost || this.closed) return;
     this.lost = true;
     clearInterval(this.pollTimer);
     this.outbox.length = 0;
     if (gone) this.options.onGone?.(reason);
-    this.lostHandler(reason);
+    this.lostHandler(reason, cause);
     for (const l of [...this.reconnectListeners]) l(); // nothing more to wait for
   }
 
@@ -395,7 +401,7 @@ export class GatewayWsTransport implements KernelTransport {
     this.handler = handler;
   }
 
-  onLost(handler: (reason: string) => void): void {
+  onLost(handler: (reason: string, cause?: DeathCause) => void): void {
     this.lostHandler = handler;
   }
 
