@@ -45,15 +45,9 @@ export interface ExecutionHost {
   onDeath(listener: (reason: string, limit?: KernelLimitHit, cause?: DeathCause) => void): () => void;
 }
 
-export function runExecution(
-  host: ExecutionHost,
-  code: string,
-  options: ExecuteOptions = {},
-): Promise<ExecuteResult> {
-  const started = performance.now();
-  const chunks: string[] = [];
-  const keepText = options.keepText ?? true;
-  const result: ExecuteResult = {
+/** An execution that has done nothing yet: ok, no output, its code not started. */
+export function emptyExecuteResult(): ExecuteResult {
+  return {
     status: "ok",
     executionCount: null,
     cancelled: false,
@@ -67,6 +61,17 @@ export function runExecution(
     codeStarted: false,
     durationMs: 0,
   };
+}
+
+export function runExecution(
+  host: ExecutionHost,
+  code: string,
+  options: ExecuteOptions = {},
+): Promise<ExecuteResult> {
+  const started = performance.now();
+  const chunks: string[] = [];
+  const keepText = options.keepText ?? true;
+  const result = emptyExecuteResult();
   const emit = (text: string, kind: "stdout" | "stderr" | "error") => {
     if (!text) return;
     if (keepText) chunks.push(text);

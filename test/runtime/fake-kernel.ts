@@ -13,6 +13,8 @@
  * of it runs. While `FakeStarter.dieBeforeStart` is set, every kernel dies just before each request
  * it is sent (a kernel that keeps dying before any code starts).
  */
+
+import { emptyExecuteResult } from "../../src/kernel/execution.js";
 import type {
   ExecuteOptions,
   ExecuteResult,
@@ -35,18 +37,8 @@ const INFO: KernelInfo = {
 
 function result(partial: Partial<ExecuteResult>): ExecuteResult {
   return {
-    status: "ok",
-    executionCount: null,
-    cancelled: false,
-    timedOut: false,
-    stdinRequested: false,
-    kernelDied: false,
-    kernelRestarted: false,
-    displays: [],
-    text: "",
-    notices: [],
+    ...emptyExecuteResult(),
     codeStarted: true,
-    durationMs: 0,
     ...partial,
   };
 }
