@@ -1,7 +1,7 @@
 /**
  * nbagent as a library: the toolbox every integration adapts (CLI, MCP server, pi extension), the
  * tools' descriptors and factories, and the runtime that owns the kernels. See README.md and docs/.
- * A host resolves its Settings once (resolveSettings(flags, process.env)) and passes them in.
+ * A host resolves its Settings once (resolveSettings(flags, its environment)) and passes them in.
  */
 
 export { createRuntime, type Runtime, type RuntimeOptions } from "./runtime/index.js";
