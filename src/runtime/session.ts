@@ -133,6 +133,11 @@ export class KernelSession {
   cwdMissing?: { requested: string; actual: string };
   /** A named session: how its current kernel was had (re-attached or new); see NamedSessionStart. */
   named?: NamedSessionStart;
+  /**
+   * Notebook cells (keys the caller chooses, e.g. cell ids) that ran in the current kernel since it
+   * started or restarted; undefined when that is unknown (a re-attached named kernel).
+   */
+  cellsRun?: Set<string>;
   private readonly env: Record<string, string>;
   private kernel?: Kernel;
   private initialised = false;
@@ -283,6 +288,7 @@ export class KernelSession {
       throw new SessionClosedError();
     }
     this.named = "kernel" in started ? started.named : undefined;
+    this.cellsRun = undefined; // known again once init() sets up a fresh kernel
     return kernel;
   }
 
@@ -312,6 +318,7 @@ export class KernelSession {
     const stayedIn = cwdMissingFrom(r.text);
     this.cwdMissing = stayedIn === undefined ? undefined : { requested: this.spec.cwd, actual: stayedIn };
     this.initialised = true;
+    this.cellsRun = new Set(); // a fresh kernel (start, restart or reset): no cell has run in it
   }
 
   async dispose(): Promise<void> {

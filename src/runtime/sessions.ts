@@ -90,6 +90,11 @@ export interface SessionLease {
   readonly cwdMissing?: { requested: string; actual: string };
   /** The live kernel (after start/restart/init). */
   kernel(): Kernel;
+  /**
+   * The notebook cells recorded as run in the current kernel since it started or restarted (the
+   * caller adds to it); undefined when unknown (a re-attached named kernel). A restart empties it.
+   */
+  cellsRun(): Set<string> | undefined;
   execute(code: string, options?: ExecuteOptions): Promise<SessionExecuteResult>;
 }
 
@@ -202,6 +207,7 @@ export class KernelSessions {
       withheldEnv: session.withheldEnv,
       cwdMissing: session.cwdMissing,
       kernel: () => session.currentKernel!,
+      cellsRun: () => session.cellsRun,
       execute: (code, execOptions) => session.execute(code, ctx, execOptions),
     });
   }

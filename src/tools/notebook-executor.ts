@@ -26,6 +26,11 @@ function codeCellsBefore(nb: { cells: Cell[] }, index: number | undefined): numb
   return out;
 }
 
+/** How a cell is known in a kernel's record of the cells run in it: its id, else its index. */
+function cellKey(cell: Cell, index: number): string {
+  return typeof cell.id === "string" ? `id:${cell.id}` : `index:${index}`;
+}
+
 export const DEFAULT_RUN_TIMEOUT_SECONDS = 60;
 
 export interface NotebookRunCellDetails {
@@ -148,11 +153,25 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
                 withheldEnv: [...lease.withheldEnv],
                 ...(lease.cwdMissing && { cwdMissing: lease.cwdMissing }),
               };
-            const earlier = codeCellsBefore(nb, runnable[0]);
-            if (lease.kernelStarted && earlier.length > 0) {
+            // The code cells above the selection that have not run in this kernel since it started
+            // (whoever started it); unknown for a re-attached named kernel, which says nothing.
+            const cellsRun = lease.cellsRun();
+            const earlier = cellsRun
+              ? codeCellsBefore(nb, runnable[0]).filter((i) => !cellsRun.has(cellKey(nb.cells[i], i)))
+              : [];
+            if (earlier.length > 0) {
               const notes = base.notes ?? [];
+              const them = earlier.length === 1 ? "it" : "them";
+              const todo = JSON.stringify({
+                action: "run",
+                notebook_path: request.shownPath,
+                cell_range: [earlier[0], request.cellIndices[request.cellIndices.length - 1]],
+              });
+              const what = lease.kernelStarted
+                ? `this run started the notebook's kernel, and the code ${cellList(earlier)} above the first selected cell did not run in it: what ${earlier.length === 1 ? "it defines does" : "they define do"} not exist yet.`
+                : `the code ${cellList(earlier)} above the first selected cell ${earlier.length === 1 ? "has" : "have"} not run in the notebook's kernel since it started: what ${earlier.length === 1 ? "it defines" : "they define"} may not exist.`;
               notes.push(
-                `Note: this run started the notebook's kernel, and the code ${cellList(earlier)} above the first selected cell did not run in it: what ${earlier.length === 1 ? "it defines does" : "they define do"} not exist yet.`,
+                `Note: ${what} To run ${them} with the selection: ${todo} (or the whole notebook: {"action":"run","notebook_path":${JSON.stringify(request.shownPath)}}).`,
               );
               base.notes = notes;
             }
@@ -173,6 +192,10 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
                 recorder.startCell(current, `[${title}]`); // notebook indices only: one numbering scheme
               },
               onCellEnd: (report) => {
+                // Ran in the current kernel, unless it died or was restarted under the cell (state gone).
+                const r = report.result;
+                if (r && !r.kernelDied && !r.kernelRestarted)
+                  lease.cellsRun()?.add(cellKey(nb.cells[report.index], report.index));
                 if (report.status !== "skipped" && report.status !== "not-run" && report.result) {
                   const k = position.get(report.index) ?? 0;
                   const tags = (nb.cells[report.index].metadata as { tags?: unknown }).tags;

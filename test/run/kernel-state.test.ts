@@ -197,6 +197,47 @@ describe("kernel state, as the model reads it", { concurrency: true }, () => {
     assert.match(p, /\nCell 1 failed: ZeroDivisionError: division by zero\.\nCell 2 did not run\.$/);
   });
 
+  test("cells above the selection that never ran in this kernel are named on every run, not only the one that started it", async () => {
+    const dir = await tempDir();
+    const { nb } = toolbox(dir);
+    await notebook(dir, "h.ipynb", ["x = 5", "y = 1", "print(x * 2)"]);
+    const todo =
+      'To run them with the selection: {"action":"run","notebook_path":"h.ipynb","cell_range":[0,2]} (or the whole notebook: {"action":"run","notebook_path":"h.ipynb"}).';
+    const first = resultText(await nb({ action: "run", notebook_path: "h.ipynb", cell_index: 2 }));
+    assert.ok(
+      first.includes(
+        `Note: this run started the notebook's kernel, and the code cells 0-1 above the first selected cell did not run in it: what they define do not exist yet. ${todo}`,
+      ),
+      first,
+    );
+    assert.match(first, /NameError: name 'x' is not defined/);
+    // The same failure again on the kernel the first run started: the hint still says why.
+    const second = resultText(await nb({ action: "run", notebook_path: "h.ipynb", cell_index: 2 }));
+    assert.ok(
+      second.includes(
+        `Note: the code cells 0-1 above the first selected cell have not run in the notebook's kernel since it started: what they define may not exist. ${todo}`,
+      ),
+      second,
+    );
+    assert.doesNotMatch(second, /this run started/);
+    assert.match(second, /NameError: name 'x' is not defined/);
+    // Cell 0 runs; only cell 1 is still missing, and then none.
+    assert.doesNotMatch(
+      resultText(await nb({ action: "run", notebook_path: "h.ipynb", cell_index: 0 })),
+      /Note:/,
+    );
+    const third = resultText(await nb({ action: "run", notebook_path: "h.ipynb", cell_index: 2 }));
+    assert.match(
+      third,
+      /Note: the code cell 1 above the first selected cell has not run in the notebook's kernel since it started: what it defines may not exist\. To run it with the selection: \{"action":"run","notebook_path":"h\.ipynb","cell_range":\[1,2\]\}/,
+    );
+    assert.match(third, /\n10$/);
+    await nb({ action: "run", notebook_path: "h.ipynb", cell_index: 1 });
+    const fourth = resultText(await nb({ action: "run", notebook_path: "h.ipynb", cell_index: 2 }));
+    assert.doesNotMatch(fourth, /Note:|above the first selected cell/);
+    assert.match(fourth, /\n10$/);
+  });
+
   test("python with notebook_path on a kernel that was just started says none of the notebook's cells ran", async () => {
     const dir = await tempDir();
     const { py, nb } = toolbox(dir);
