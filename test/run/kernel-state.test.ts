@@ -206,7 +206,7 @@ describe("kernel state, as the model reads it", { concurrency: true }, () => {
     const first = resultText(await nb({ action: "run", notebook_path: "h.ipynb", cell_index: 2 }));
     assert.ok(
       first.includes(
-        `Note: this run started the notebook's kernel, and the code cells 0-1 above the first selected cell did not run in it: what they define do not exist yet. ${todo}`,
+        `Note: this run started the notebook's kernel, and the code cells 0-1 above the first selected cell did not run in it: what they define does not exist yet. ${todo}`,
       ),
       first,
     );
