@@ -168,7 +168,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
                 cell_range: [earlier[0], request.cellIndices[request.cellIndices.length - 1]],
               });
               const what = lease.kernelStarted
-                ? `this run started the notebook's kernel, and the code ${cellList(earlier)} above the first selected cell did not run in it: what ${earlier.length === 1 ? "it defines does" : "they define does"} not exist yet.`
+                ? `this run started the notebook's kernel, and the code ${cellList(earlier)} above the first selected cell did not run in it: what ${earlier.length === 1 ? "it defines" : "they define"} does not exist yet.`
                 : `the code ${cellList(earlier)} above the first selected cell ${earlier.length === 1 ? "has" : "have"} not run in the notebook's kernel since it started: what ${earlier.length === 1 ? "it defines" : "they define"} may not exist.`;
               notes.push(
                 `Note: ${what} To run ${them} with the selection: ${todo} (or the whole notebook: {"action":"run","notebook_path":${JSON.stringify(request.shownPath)}}).`,
