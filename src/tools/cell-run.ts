@@ -19,7 +19,7 @@ import {
 import { SlotWaitTimeoutError } from "../runtime/sessions.js";
 import { LatestImages } from "./cell-images.js";
 import { describeFailure } from "./failure-text.js";
-import { type CellAbort, inlineNotice } from "./kernel-text.js";
+import { type CellAbort, inlineNotice, stdinTracebackText } from "./kernel-text.js";
 import { displayModelText, type OutputTextCell, outputText } from "./output-text.js";
 import type { ImageBudget } from "./python-images.js";
 import {
@@ -70,6 +70,8 @@ export class CellRunRecorder {
   private readonly started: number[] = [];
   /** Cells whose clear_output(wait=True) waits for their next output. */
   private readonly clearOnNextOutput = new Set<number>();
+  /** Cells whose input() was refused (no interactive stdin): their EOFError is told in one line. */
+  private readonly stdinRefused = new Set<number>();
   private lastUpdate = 0;
   private cellStarted = 0;
   private readonly startedAt = Date.now();
@@ -105,10 +107,13 @@ export class CellRunRecorder {
       keepText: false,
       onChunk: (text, kind) => {
         this.beforeOutput(i);
+        // Only the model's text is shortened; saved notebook outputs keep what the kernel sent.
+        if (kind === "error" && this.stdinRefused.has(i)) text = stdinTracebackText(text) ?? text;
         this.sink.push(text, kind);
         this.update();
       },
       onNotice: (notice) => {
+        if (notice.kind === "stdin-refused") this.stdinRefused.add(i);
         const text = inlineNotice(notice);
         if (!text) return; // the summary lines say it
         this.sink.push(`${text}\n`, "notice");

@@ -5,6 +5,7 @@
  */
 import type { DeathCause } from "../kernel/errors.js";
 import type { ExecutionNotice, KernelIsolation, KernelLimitHit } from "../kernel/types.js";
+import { stripAnsi } from "../output/sanitise.js";
 import type { NamedSessionStart, SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SlotHolder } from "../runtime/sessions.js";
 import { failureWords, gatewayFailureText } from "./failure-text.js";
@@ -12,6 +13,38 @@ import { failureWords, gatewayFailureText } from "./failure-text.js";
 /** The no-stdin notice (docs/python-tool.md), written into the output where the kernel asked. */
 export const STDIN_NOTICE =
   "[stdin] Kernel requested input. Interactive stdin is not supported; provide input programmatically.";
+
+/**
+ * The line that ends the traceback of an input() refused for want of stdin (docs/python-tool.md,
+ * "No interactive stdin"), in place of the kernel's `EOFError: ` line.
+ */
+export const STDIN_EOF_LINE =
+  "EOFError: stdin is not available in this kernel: input() cannot be answered. Pass the value in the code instead (e.g. replace input(...) with the value).";
+
+/**
+ * The traceback text of a cell whose input() was refused, for the model: the kernel's own frames
+ * (ipykernel's raw_input and _input_request, ~20 lines that say nothing about the user's code) are
+ * dropped and the final `EOFError` line says why and what to do; the user's frames stay. Undefined
+ * when the traceback does not end in EOFError (the code caught it and raised something else): then
+ * the kernel's text is shown as it is.
+ */
+export function stdinTracebackText(text: string): string | undefined {
+  const lines = text.replace(/\n$/, "").split("\n");
+  const plain = (l: string) => stripAnsi(l);
+  const last = lines.length - 1;
+  if (!/^EOFError\b/.test(plain(lines[last]).trim())) return undefined;
+  const kept: string[] = [];
+  for (let i = 0; i < last; i++) {
+    // A frame of ipykernel: from its `File …/ipykernel/….py:N, in …` line to the blank line after it.
+    if (/^(File )?\S*[/\\]ipykernel[/\\]\S*\.py\b/.test(plain(lines[i]).trim())) {
+      while (i < last && plain(lines[i]).trim() !== "") i++;
+      continue;
+    }
+    kept.push(lines[i]);
+  }
+  kept.push(STDIN_EOF_LINE);
+  return `${kept.join("\n")}\n`;
+}
 
 /** Why a cell did not finish. */
 export type CellAbort =

@@ -173,4 +173,20 @@ describe("the all-cells view", () => {
     assert.match(one, /KeyError: 'k'$/);
     assert.doesNotMatch(one, /\u001b/);
   });
+
+  test("a refused input(): run tells the model in one line; the saved output keeps the kernel's traceback", async () => {
+    const dir = await tempDir();
+    await writeNotebook(join(dir, "ask.ipynb"), [{ source: "x = input('name? ')\ny = input('age? ')" }]);
+    const { results } = await batch(dir, [
+      { tool: "notebook", params: { action: "run", notebook_path: "ask.ipynb" } },
+    ]);
+    const run = resultText(results[0]);
+    assert.match(run, /EOFError: stdin is not available in this kernel: input\(\) cannot be answered\./);
+    assert.ok(run.includes("y = input('age? ')"), run);
+    assert.doesNotMatch(run, /kernelbase\.py/);
+    const saved = JSON.parse(await readFile(join(dir, "ask.ipynb"), "utf8"));
+    const error = saved.cells[0].outputs.find((o: { output_type: string }) => o.output_type === "error");
+    assert.equal(error.ename, "EOFError");
+    assert.match(error.traceback.join("\n"), /kernelbase\.py/, "saved as the kernel sent it");
+  });
 });

@@ -134,6 +134,32 @@ for (const backend of backendCases())
       assert.equal(r.details.cells[0].stdinRequested, true);
     });
 
+    test("input() that ends in EOFError reads as one line, not the kernel's frames", async () => {
+      const notice =
+        "[stdin] Kernel requested input. Interactive stdin is not supported; provide input programmatically.";
+      const line =
+        "EOFError: stdin is not available in this kernel: input() cannot be answered. Pass the value in the code instead (e.g. replace input(...) with the value).";
+      const r = await call({ cells: [{ code: "x = input('name? ')\ny = input('age? ')" }] });
+      const t = text(r);
+      assert.ok(t.includes(`${notice}\n`), t);
+      assert.ok(t.includes(line), t);
+      assert.ok(t.includes("y = input('age? ')"), `the user's own line stays: ${t}`);
+      assert.doesNotMatch(t, /ipykernel|kernelbase\.py|site-packages/);
+      assert.equal(r.details.cells[0].status, "error");
+      assert.equal(r.details.cells[0].error?.name, "EOFError");
+      assert.equal(r.details.cells[0].stdinRequested, true);
+      const loop = await call({ cells: [{ code: "while True:\n    s = input()" }] });
+      const lt = text(loop);
+      assert.equal(lt.split(notice).length, 2, lt);
+      assert.ok(lt.includes(line), lt);
+      assert.doesNotMatch(lt, /ipykernel|kernelbase\.py|site-packages/);
+      assert.equal(loop.details.cells[0].error?.name, "EOFError");
+      // One input() gets '' and the cell goes on: the notice, no error line.
+      const once = await call({ cells: [{ code: "x = input('name? ')\nprint(repr(x))" }] });
+      assert.equal(text(once), `${notice}\n''`);
+      assert.equal(once.details.cells[0].status, "ok");
+    });
+
     test("long output shows its head and tail and points at an artifact holding every byte", async () => {
       const r = await call({ cells: [{ code: "for i in range(100000): print(f'line {i} ü')" }] });
       const t = text(r);
