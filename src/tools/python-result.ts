@@ -221,7 +221,9 @@ export function summaryLines(d: PythonToolDetails): string[] {
           `${Label} failed: the kernel went idle without replying to it (its request handler failed; the kernel's log says why). The output above is all it produced; the kernel keeps its state.`,
         );
       } else if (c.status === "error") {
-        lines.push(`${Label} failed${c.error ? `: ${c.error.name}: ${c.error.value}` : ""}.`);
+        // An exception without a message (EOFError, StopIteration) is named alone: "failed: EOFError."
+        const what = c.error ? [c.error.name, c.error.value].filter(Boolean).join(": ") : "";
+        lines.push(`${Label} failed${what ? `: ${what}` : ""}.`);
       } else if (c.abort && !(c.abort.kind === "kernel-died" && c.kernelEvents?.length)) {
         lines.push(abortText(c.abort, label(c), c.restartedAfterInterrupt === true));
       }
