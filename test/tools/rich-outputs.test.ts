@@ -10,11 +10,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createRuntime, type Runtime } from "../../src/runtime/index.js";
+import { createNotebookExecutor } from "../../src/tools/notebook-executor.js";
 import { imageSize } from "../../src/tools/notebook-outputs.js";
 import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
 import type { PythonToolDetails } from "../../src/tools/python-result.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { backendCases } from "../backends.js";
+import { writeNb } from "../run/helpers.js";
 import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-rich-"));
@@ -137,6 +139,29 @@ for (const backend of backendCases())
       assert.deepEqual(
         r.details.images.map((i) => `${i.sentWidth}×${i.sentHeight}`),
         [one, two],
+      );
+    });
+
+    test("a notebook run labels images with the notebook's cell index; progress says only the cell", async () => {
+      const path = await writeNb(join(cwd, `plots-${backend.name}.ipynb`), [
+        ["code", "x = 1"],
+        ["code", `${PLOT}plt.figure(figsize=(2, 2)); plt.plot([1, 2]); plt.show()`],
+      ]);
+      const executor = createNotebookExecutor({ runtime: rt, updateIntervalMs: 0 });
+      const progress: string[] = [];
+      const r = await executor.run({
+        path,
+        shownPath: "plots.ipynb",
+        cellIndices: [0, 1],
+        params: { action: "run", notebook_path: "plots.ipynb", timeout: 60 } as never,
+        onUpdate: (u) => progress.push((u.content[0] as { text: string }).text),
+      });
+      const t = (r.content[0] as { text: string }).text;
+      const [plot] = sentSizes(r.content);
+      assert.ok(t.includes(`[cell 1 (id c1)]\n[image 1 · cell 1 · ${plot}]`), t);
+      assert.ok(
+        progress.some((p) => p.includes("[cell 1 (id c1)]\n[image · cell 1]")),
+        progress.join("\n---\n"),
       );
     });
 
