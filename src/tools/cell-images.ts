@@ -34,8 +34,8 @@ export class LatestImages {
   private readonly dropped = new Map<number, number>();
   /** Images seen so far (placeholders up to this number were handed out). */
   private seq = 0;
-  /** Labels of the kept images once prepared, by their number. */
-  private readonly labels = new Map<number, string>();
+  /** Labels of the kept images once prepared, by their number; `sent`: it is an image content. */
+  private readonly labels = new Map<number, { text: string; cell: number; sent: boolean }>();
 
   constructor(private readonly maxImages: number) {}
 
@@ -74,10 +74,24 @@ export class LatestImages {
       const seq = Number(n);
       if (seq < 1 || seq > this.seq) return whole;
       const done = this.labels.get(seq);
-      if (done) return done;
+      if (done) return done.text;
       if (this.kept.some((k) => k.seq === seq)) return imageLabel({ cell });
       return imageLabel({ cell, leftOut: `over the ${this.maxImages}-image limit` });
     });
+  }
+
+  /**
+   * Lines for the sent images whose label `text` does not show (their place was in output left out
+   * of the view), so every image content is still tied to its cell.
+   */
+  unplaced(text: string): string[] {
+    const lines: string[] = [];
+    for (const { seq } of this.kept) {
+      const label = this.labels.get(seq);
+      if (!label?.sent || text.includes(label.text)) continue;
+      lines.push(`${label.text} (its place is in the part of cell ${label.cell}'s output not shown)`);
+    }
+    return lines;
   }
 
   /** Fits the kept images to the budget; records each in details (and the dropped count). */
@@ -103,17 +117,16 @@ export class LatestImages {
       const name = details.cells[cell - 1]?.index ?? cell;
       if (img.data && img.mimeType) {
         content.push({ type: "image", data: img.data, mimeType: img.mimeType });
-        this.labels.set(
-          seq,
-          imageLabel({
-            cell: name,
-            index: content.length,
-            width: img.sentWidth ?? img.width ?? 0,
-            height: img.sentHeight ?? img.height ?? 0,
-          }),
-        );
+        const text = imageLabel({
+          cell: name,
+          index: content.length,
+          width: img.sentWidth ?? img.width ?? 0,
+          height: img.sentHeight ?? img.height ?? 0,
+        });
+        this.labels.set(seq, { text, cell: name, sent: true });
       } else {
-        this.labels.set(seq, imageLabel({ cell: name, leftOut: img.error ?? "it could not be read" }));
+        const text = imageLabel({ cell: name, leftOut: img.error ?? "it could not be read" });
+        this.labels.set(seq, { text, cell: name, sent: false });
       }
     }
     return content;

@@ -330,6 +330,12 @@ export class CellRunRecorder {
     return this.images.label(text);
   }
 
+  /** The result's output text: every sent image tied to its cell, also when its place was cut. */
+  private finalBody(dump: OutputDump): string {
+    const body = this.body(dump);
+    return [body, ...this.images.unplaced(body)].filter(Boolean).join("\n");
+  }
+
   private withOutput(dump: OutputDump) {
     const cells = this.details.cells.map((c) => ({ ...c }));
     for (const [k, cell] of dump.cells.entries()) {
@@ -356,7 +362,7 @@ export class CellRunRecorder {
     details.durationMs = Date.now() - this.startedAt;
     const failed = details.cells.some((c) => c.status === "error" || c.status === "aborted");
     const result: ToolResult<PythonToolDetails> = {
-      content: [{ type: "text", text: resultText(this.body(dump), details) }, ...content],
+      content: [{ type: "text", text: resultText(this.finalBody(dump), details) }, ...content],
       details,
     };
     if (failed) result.isError = true;

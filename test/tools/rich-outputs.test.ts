@@ -165,6 +165,30 @@ for (const backend of backendCases())
       );
     });
 
+    test("an image whose place in the output was cut is still tied to its cell, after the output", async () => {
+      const small = createPythonTool({ cwd, runtime: rt, maxOutputBytes: 2000 });
+      const r = await call(
+        {
+          cells: [
+            {
+              code: "from PIL import Image\nfrom IPython.display import display\nfor i in range(200): print('x' * 30)\ndisplay(Image.new('RGB', (5, 4)))\nfor i in range(200): print('y' * 30)",
+            },
+          ],
+        },
+        small,
+      );
+      assert.deepEqual(sentSizes(r.content), ["5×4"]);
+      const t = text(r);
+      assert.match(
+        t,
+        /\[cell 1: 401 lines .*\]\n\[image 1 · cell 1 · 5×4\] \(its place is in the part of cell 1's output not shown\)$/,
+      );
+      assert.equal(t.split("[image 1 ").length, 2, "labelled once");
+      // the artifact keeps the placeholder at the image's place
+      const all = await rt.artifacts.read(r.details.output.artifactUri!, { offset: 200, limit: 3 });
+      assert.equal(all.text, `${"x".repeat(30)}\n[image #1 · cell 1]\n${"y".repeat(30)}\n`);
+    });
+
     test("a downscaled image is labelled with the size sent; one past the limit says it was left out", async () => {
       const capped = createPythonTool({ cwd, runtime: rt, images: { maxImages: 1 } });
       const r = await call(
