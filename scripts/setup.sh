@@ -7,13 +7,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEBIAN_PKGS="python3-ipykernel python3-jupyter-server python3-nbformat python3-nbclient python3-matplotlib python3-numpy python3-pandas"
+# jinja2: pandas' Styler renders its HTML with it (its table reaches the model; docs/output.md).
+DEBIAN_PKGS="python3-ipykernel python3-jupyter-server python3-nbformat python3-nbclient python3-matplotlib python3-numpy python3-pandas python3-jinja2"
 # bubblewrap: the opt-in kernel sandbox (--sandbox, docs/isolation.md). A system package: installed
 # only as root on Debian; without it everything else works and `nbagent doctor` says --sandbox is off.
 # tmux: the terminal test of `nbagent python` (skipped without it).
 SYSTEM_PKGS="bubblewrap tmux"
 # ipykernel: the versions the test suite runs on (README "Development"); Debian 12 has 6.17.
-PIP_PKGS="ipykernel>=6.17,<8 jupyter_server nbformat nbclient matplotlib numpy pandas"
+PIP_PKGS="ipykernel>=6.17,<8 jupyter_server nbformat nbclient matplotlib numpy pandas jinja2"
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
@@ -53,7 +54,7 @@ setup_python() {
     log "creating ./.venv"
     python3 -m venv .venv
   fi
-  if ! .venv/bin/python -c "import ipykernel, nbformat, nbclient, jupyter_server" 2>/dev/null; then
+  if ! .venv/bin/python -c "import ipykernel, nbformat, nbclient, jupyter_server, jinja2" 2>/dev/null; then
     log "installing into ./.venv: $PIP_PKGS"
     # shellcheck disable=SC2086 # one word per package; the version range has no spaces
     .venv/bin/python -m pip install -q $PIP_PKGS

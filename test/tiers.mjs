@@ -61,6 +61,7 @@ export const TIERS = {
     "test/mcp/descriptors.test.ts",
     "test/mcp/http.test.ts",
     "test/mcp/http-limits.test.ts",
+    "test/mcp/rich-outputs.test.ts",
     "test/mcp/stdio.test.ts",
     "test/notebook/create.test.ts",
     "test/notebook/params.test.ts",

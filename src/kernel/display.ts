@@ -1,8 +1,8 @@
 /**
  * Turning an IOPub MIME bundle (execute_result / display_data / update_display_data) into a
  * DisplayOutput — text by precedence text/markdown > text/plain > text/html (converted to markdown
- * with turndown + GFM tables) > application/json (compact), structured json/image captured — or
- * into status events (no text). `unseenOutputs` lists what no text or image carries (docs/output.md).
+ * with turndown + GFM tables) > text/latex > application/json (compact), structured json/image
+ * captured — or into status events (no text). `unseenOutputs` lists what no text or image carries (docs/output.md).
  */
 import { createRequire } from "node:module";
 import type TurndownService from "turndown";
@@ -51,8 +51,11 @@ function toStatusEvents(value: unknown): StatusEvent[] {
     .map((e) => ({ ...e, op: typeof e.op === "string" ? e.op : "status" }));
 }
 
-/** Python's default object repr, e.g. `<IPython.core.display.HTML object>`. */
-const DEFAULT_REPR = /^<[\w.]+ object>$/;
+/**
+ * Python's default object repr, e.g. `<IPython.core.display.HTML object>` or
+ * `<pandas.io.formats.style.Styler object at 0x7f…>`.
+ */
+const DEFAULT_REPR = /^<[\w.]+ (?:object(?: at 0x[0-9a-fA-F]+)?|at 0x[0-9a-fA-F]+)>$/;
 
 /** Text forms of one output: when one is shown, the others are the same content. */
 const TEXT_MIMES = ["text/markdown", "text/plain", "text/html", "text/latex"];
@@ -64,9 +67,9 @@ export interface DisplayTextSource {
 }
 
 /**
- * Text by MIME precedence markdown > plain > html→markdown > application/json (compact). A plain
- * text that is only Python's default repr (`<IPython.core.display.JSON object>`) says nothing: a
- * richer text form wins over it.
+ * Text by MIME precedence markdown > plain > html→markdown > latex (its source) > application/json
+ * (compact). A plain text that is only Python's default repr (`<IPython.core.display.JSON object>`,
+ * `<… object at 0x…>`) says nothing: a richer text form wins over it.
  */
 export function displayTextSource(data: Record<string, unknown>): DisplayTextSource {
   if (data["text/markdown"] !== undefined)
@@ -75,6 +78,7 @@ export function displayTextSource(data: Record<string, unknown>): DisplayTextSou
   if (plain !== undefined && !DEFAULT_REPR.test(plain)) return { text: plain, mimeType: "text/plain" };
   if (data["text/html"] !== undefined)
     return { text: htmlToMarkdown(asText(data["text/html"])), mimeType: "text/html" };
+  if (data["text/latex"] !== undefined) return { text: asText(data["text/latex"]), mimeType: "text/latex" };
   const json = data["application/json"];
   if (json !== undefined) {
     const text = typeof json === "string" ? json : JSON.stringify(json);

@@ -122,10 +122,16 @@ export class CellRunRecorder {
       onDisplay: (display) => {
         // an update changes an earlier output in place: not a new output (nbclient)
         if (display.source !== "update_display_data") this.beforeOutput(i);
-        if (display.type === "image") this.images.add(i, display);
+        const name = this.details.cells[i - 1].index;
+        const mime = display.mimeType ?? "image/png";
+        const image =
+          display.type === "image" ? this.images.add(i, name, mime, display.data[mime]) : undefined;
         if (display.type === "json")
           this.details.jsonOutputs.push({ cell: i, data: display.data["application/json"] });
-        const text = displayModelText(display);
+        const text = displayModelText(display, {
+          image,
+          embedded: (mimeType, payload) => this.images.add(i, name, mimeType, payload),
+        });
         if (text) this.sink.push(text, "display");
         this.update();
       },
@@ -262,7 +268,7 @@ export class CellRunRecorder {
     if (seen && firstCell && names[k] && firstCell.clears === seen.clears && seen.lines > 0) {
       names[k].startAt = seen.lines + 1;
     }
-    const text = outputText({ ...dump, cells: dump.cells.slice(k) }, names.slice(k));
+    const text = this.images.label(outputText({ ...dump, cells: dump.cells.slice(k) }, names.slice(k)));
     const running = this.details.cells.findIndex((c) => c.status === "running");
     const runningView = dump.cells[this.started.indexOf(running + 1)];
     return {
@@ -308,16 +314,26 @@ export class CellRunRecorder {
     });
   }
 
-  /** The output text: cells named by their index (`cell ${index}`), as the rest of the text does. */
+  /**
+   * The output text: cells named by their index (`cell ${index}`), as the rest of the text does;
+   * images labelled at their place.
+   */
   private body(dump: OutputDump): string {
     const n = this.details.cells.length;
-    return outputText(
+    const text = outputText(
       dump,
       this.started.map((i) => {
         const d = this.details.cells[i - 1];
         return { name: `cell ${d.index}`, okWhenEmpty: n > 1 && d.status === "ok" };
       }),
     );
+    return this.images.label(text);
+  }
+
+  /** The result's output text: every sent image tied to its cell, also when its place was cut. */
+  private finalBody(dump: OutputDump): string {
+    const body = this.body(dump);
+    return [body, ...this.images.unplaced(body)].filter(Boolean).join("\n");
   }
 
   private withOutput(dump: OutputDump) {
@@ -346,7 +362,7 @@ export class CellRunRecorder {
     details.durationMs = Date.now() - this.startedAt;
     const failed = details.cells.some((c) => c.status === "error" || c.status === "aborted");
     const result: ToolResult<PythonToolDetails> = {
-      content: [{ type: "text", text: resultText(this.body(dump), details) }, ...content],
+      content: [{ type: "text", text: resultText(this.finalBody(dump), details) }, ...content],
       details,
     };
     if (failed) result.isError = true;

@@ -7,6 +7,7 @@
 import { displayTextSource, unseenOutputs } from "../kernel/display.js";
 import type { DisplayOutput } from "../kernel/types.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
+import { replaceDataImages } from "./cell-images.js";
 import { shownRanges } from "./python-result.js";
 
 export function count(n: number): string {
@@ -32,10 +33,29 @@ function rangeList(ranges: [number, number][]): string {
   return `${one ? "line" : "lines"} ${list}`;
 }
 
-/** The model's text for a display: its text form, then a line per output it cannot see. */
-export function displayModelText(display: DisplayOutput): string {
+/** A text/plain that is only an object's repr (`<Figure size 640x480 with 1 Axes>`): its image says more. */
+const OBJECT_REPR = /^<[^<>\n]+>$/;
+
+export interface DisplayImageHooks {
+  /** The display's own image: the placeholder that stands at its place (before its text). */
+  image?: string;
+  /** Takes a base64 image its HTML or markdown carries; returns what stands at its place. */
+  embedded?: (mimeType: string, payload: string) => string;
+}
+
+/**
+ * The model's text for a display: where it has an image, the image's placeholder (instead of a
+ * text/plain that is only an object's repr); its text form (base64 images it carries handed to
+ * `embedded`, a placeholder at their place); then a line per output it cannot see.
+ */
+export function displayModelText(display: DisplayOutput, hooks: DisplayImageHooks = {}): string {
   const { mimeType } = displayTextSource(display.data);
-  const lines = display.text ? [display.text.replace(/\n$/, "")] : [];
+  const lines = hooks.image ? [hooks.image] : [];
+  let text = display.text.replace(/\n$/, "");
+  if (hooks.image && mimeType === "text/plain" && OBJECT_REPR.test(text.trim())) text = "";
+  if (hooks.embedded && (mimeType === "text/html" || mimeType === "text/markdown"))
+    text = replaceDataImages(text, hooks.embedded);
+  if (text) lines.push(text);
   for (const u of unseenOutputs(display.data, mimeType))
     lines.push(`[${u.mimeType}, ${size(u.bytes)}, not shown]`);
   return lines.join("\n");

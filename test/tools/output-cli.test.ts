@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { rm } from "node:fs/promises";
 import { after, before, test } from "node:test";
+import { imageSize } from "../../src/tools/notebook-outputs.js";
 import { batch, type Json, nbagent, resultText, tempDir } from "../run/helpers.js";
 
 let dir: string;
@@ -84,9 +85,10 @@ test("a 300 KB line is cut with a marker", () => {
 
 test("a clear_output(wait=True) loop returns only the last frame's text and image", () => {
   const r = results[3];
-  assert.equal(resultText(r), "frame 29 of 30\n<Figure size 640x480 with 1 Axes>");
   const images = r.content.filter((c: Json) => c.type === "image");
   assert.equal(images.length, 1);
+  const sent = imageSize(images[0].mimeType, images[0].data)!;
+  assert.equal(resultText(r), `frame 29 of 30\n[image 1 · cell 1 · ${sent.width}×${sent.height}]`);
 });
 
 test("JSON reaches the model as compact text; a plotly figure is named", () => {

@@ -152,7 +152,8 @@ for (const backend of backendCases())
         ],
         timeout: 120,
       });
-      assert.equal(text(r), "frame 29\n<Figure size 490x200 with 1 Axes>");
+      const sent = r.details.images[0];
+      assert.equal(text(r), `frame 29\n[image 1 · cell 1 · ${sent.sentWidth}×${sent.sentHeight}]`);
       assert.equal(r.content.filter((c) => c.type === "image").length, 1);
       assert.equal(r.details.images.length, 1);
       assert.equal(r.details.droppedImages, undefined);

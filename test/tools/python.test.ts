@@ -234,7 +234,7 @@ for (const backend of backendCases())
       assert.equal(r.details.images[0].included, false);
     });
 
-    test("images only: (no text output)", async () => {
+    test("images only: the text labels the image at its place", async () => {
       const r = await call({
         cells: [
           {
@@ -242,7 +242,7 @@ for (const backend of backendCases())
           },
         ],
       });
-      // PIL's display carries a text/plain repr; only a bare image bundle has no text at all
+      // PIL's display carries a text/plain repr (<PIL.Image.Image …>): the label stands instead of it
       const bare = await call({
         cells: [
           {
@@ -251,7 +251,8 @@ for (const backend of backendCases())
         ],
       });
       assert.equal(r.content[1]?.type, "image");
-      assert.equal(text(bare), "(no text output)");
+      assert.equal(text(r), "[image 1 · cell 1 · 8×8]");
+      assert.equal(text(bare), "[image 1 · cell 1 · 8×8]");
       assert.equal(bare.content[1]?.type, "image");
     });
 
