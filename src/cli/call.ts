@@ -56,7 +56,9 @@ export const callCommand: Command = {
     const parsed = parsedOrUsage("call", USAGE, parse, args);
     if (parsed === undefined) return 2;
     const { toolName, params, cwd, json, session } = parsed;
-    const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session } });
+    // One call, then the process ends: nothing can go on in the background, so the call is waited
+    // for to its end (its timeout bounds it; docs/runs.md).
+    const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session }, background: false });
     try {
       const tool = toolbox.find(toolName)?.tool;
       if (!tool) {
