@@ -262,7 +262,7 @@ describe("runs that outlive a call", { concurrency: true }, () => {
         JSON.stringify({
           cells: [{ code: "import time\ntime.sleep(2)\nprint('done')" }],
           wait: 1,
-          timeout: 10,
+          timeout: 120,
         }),
         "--cwd",
         cwd,
@@ -274,6 +274,34 @@ describe("runs that outlive a call", { concurrency: true }, () => {
     const runs = await nbagent(["call", "runs", '{"run_id":"r1"}', "--cwd", cwd], { cwd });
     assert.equal(runs.code, 1, runs.stderr);
     assert.match(runs.stdout, /^Error: No run "r1" here: this host has no background runs\./);
+  });
+
+  test("through nbagent batch: a signal while it waits for a run at the end of its input interrupts it and prints its result", async () => {
+    const cwd = mkdtempSync(join(root, "s-"));
+    const child = spawnNbagent(["batch", "--cwd", cwd]);
+    let stdout = "";
+    let stderr = "";
+    let sent = false;
+    child.stdout.setEncoding("utf8").on("data", (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+      if (!sent && /input ended; waiting for run/.test(stderr)) sent = child.kill("SIGINT"); // once: a second exits at once
+    });
+    const call = { cells: [{ code: gate(join(cwd, "never")) }], wait: 1 };
+    const warm = { tool: "python", params: { cells: [{ code: "1" }] } }; // the cell starts at once
+    child.stdin.end(`${JSON.stringify(warm)}\n${JSON.stringify({ tool: "python", params: call })}\n`);
+    const code = await new Promise((resolve) => child.on("close", resolve));
+    const results = stdout
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l));
+    assert.equal(results.length, 3, `${stdout}\n${stderr}`);
+    assert.equal(code, 130, stderr);
+    const end = resultText(results[2]);
+    assert.match(end, /^Run r2 \(python call\) finished after \d+ s\. Its result:\n/);
+    assert.match(end, /\nCell 1 was interrupted: .*nbagent is exiting \(received SIGINT\)/);
   });
 
   test("bad run ids and parameters are errors that name what to do", async () => {
