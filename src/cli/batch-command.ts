@@ -26,6 +26,12 @@ result is printed on its own line as {"content":[…],"details":{…},"isError":
 nbagent call --json). A line that is not a call gets {"error":"…","line":N} instead and the batch
 goes on. Blank lines are skipped.
 
+A python call or notebook run still going after its wait (50 s, "wait" to change it) answers its
+line with its output so far and a run id, and goes on while later lines run; without a "timeout"
+it has no time limit. The runs tool follows it ({"run_id":"r1"}). When the input ends, every run
+whose final result no line received is waited for and that result printed, one more line each
+(as a runs call's result reads); SIGINT/SIGTERM interrupts them instead.
+
 options:
   --session NAME  python calls that name no session run in the named session NAME, kept on a
                   gateway after the batch ends, so a later batch or call with --session NAME finds
@@ -37,7 +43,7 @@ options:
   --cwd DIR       the session's working directory; relative paths resolve against it (default: here)
 
 exit (the highest that applies):
-  0    every line was a call and no result was an error
+  0    every line was a call and no result was an error (the final results of runs included)
   1    every line was a call, and at least one result was an error (isError)
   2    at least one line was not a call (not JSON, not {"tool","params"}, unknown tool) and got
        {"error":…}; or bad options (nothing was read)
@@ -142,6 +148,25 @@ export const batchCommand: Command = {
         } finally {
           // Leaving the loop early does not close the interface: stdin would keep the process alive.
           lines.close();
+        }
+        // The input ended (or a signal came): the runs handed out whose result no line received are
+        // not dropped: each is waited for (a signal interrupts it) and its result printed (docs/cli.md).
+        for (const run of toolbox.runs.undelivered()) {
+          if (stdoutClosed()) break;
+          if (signal.aborted) toolbox.runs.interrupt(run, signal.reason);
+          else if (run.status === "running")
+            process.stderr.write(
+              `nbagent batch: input ended; waiting for run ${run.id} (${run.what}) to end, then printing its result (SIGINT interrupts it)\n`,
+            );
+          const stop = () => toolbox.runs.interrupt(run, signal.reason);
+          signal.addEventListener("abort", stop, { once: true });
+          try {
+            const result = await toolbox.runs.wait(run, Number.POSITIVE_INFINITY);
+            if (!stdoutClosed()) process.stdout.write(`${resultJson(result)}\n`);
+            if (result.isError) worst = Math.max(worst, 1);
+          } finally {
+            signal.removeEventListener("abort", stop);
+          }
         }
       });
     } finally {

@@ -25,6 +25,9 @@ The call has its own kernels, shut down when it exits; to let several calls shar
 notebook's state, python sessions) use nbagent batch, or
 --session NAME: the python tool's kernel is then kept on a gateway under NAME after the call exits,
 and a later call with the same --session finds its variables (nbagent sessions lists them).
+The call is waited for to its end and its whole result printed: nothing goes on in the background
+after the process, so a "wait" parameter is ignored and only "timeout" bounds the call (python's
+default 30 s, a notebook run's 60 s; docs/runs.md).
 
 options:
   --session NAME  the python tool runs in the named session NAME, kept across calls and processes on
@@ -56,7 +59,9 @@ export const callCommand: Command = {
     const parsed = parsedOrUsage("call", USAGE, parse, args);
     if (parsed === undefined) return 2;
     const { toolName, params, cwd, json, session } = parsed;
-    const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session } });
+    // One call, then the process ends: nothing can go on in the background, so the call is waited
+    // for to its end (its timeout bounds it; docs/runs.md).
+    const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session }, background: false });
     try {
       const tool = toolbox.find(toolName)?.tool;
       if (!tool) {

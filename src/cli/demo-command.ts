@@ -48,7 +48,7 @@ export const demoCommand: Command = {
     const dir = resolve(positionals[0] ?? "nbagent-demo");
     mkdirSync(dir, { recursive: true });
     copyFileSync(SAMPLE, join(dir, "demo.ipynb"));
-    const toolbox = createToolbox({ cwd: dir, settings });
+    const toolbox = createToolbox({ cwd: dir, settings, background: false });
     const notebook = toolbox.get(notebookDescriptor);
     const python = toolbox.get(pythonDescriptor);
     const step = async (title: string, tool: AnyTool, params: object): Promise<ToolResult> => {

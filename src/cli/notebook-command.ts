@@ -59,7 +59,7 @@ export const notebookCommand: Command = {
   async run(args, settings) {
     const parsed = parsedOrUsage("notebook", USAGE, parse, args);
     if (parsed === undefined) return 2;
-    const toolbox = createToolbox({ cwd: parsed.cwd, settings, waitSeconds: NO_BOUND_SECONDS });
+    const toolbox = createToolbox({ cwd: parsed.cwd, settings, background: false });
     try {
       return await runShownCall(toolbox.entry(notebookDescriptor), parsed.params, {
         json: parsed.json,

@@ -70,7 +70,7 @@ export const pythonCommand: Command = {
     const toolbox = createToolbox({
       settings,
       cwd,
-      waitSeconds: NO_BOUND_SECONDS,
+      background: false,
       runtime: { sessionName: parsed.session },
     });
     const tool = toolbox.entry(pythonDescriptor);

@@ -34,6 +34,7 @@ export class CallAbortedError extends Error {
   }
 }
 
+/** `seconds` may be Infinity: a call without a time limit (a run that goes on, docs/runs.md). */
 export class Deadline {
   readonly at: number;
   private timeout?: AbortSignal;
@@ -66,7 +67,8 @@ export class Deadline {
     if (!this.timeout) {
       const controller = new AbortController();
       if (this.expired) controller.abort(this.error());
-      else setTimeout(() => controller.abort(this.error()), this.remainingMs()).unref();
+      else if (Number.isFinite(this.at))
+        setTimeout(() => controller.abort(this.error()), this.remainingMs()).unref();
       this.timeout = controller.signal;
     }
     return this.timeout;

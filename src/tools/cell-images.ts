@@ -89,7 +89,7 @@ export class LatestImages {
     for (const { seq } of this.kept) {
       const label = this.labels.get(seq);
       if (!label?.sent || text.includes(label.text)) continue;
-      lines.push(`${label.text} (its place is in the part of cell ${label.cell}'s output not shown)`);
+      lines.push(`${label.text} (its place is in the part of cell ${label.cell}'s output not shown here)`);
     }
     return lines;
   }

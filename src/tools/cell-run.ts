@@ -79,6 +79,8 @@ export class CellRunRecorder {
   /** A held-back progress update waiting for the interval to end. */
   private trailing?: NodeJS.Timeout;
   private finished = false;
+  /** What looks at the run while it went on showed (docs/runs.md): the final text starts after it. */
+  private shown?: { from: number; seen?: { lines: number; clears: number } };
 
   constructor(private readonly options: CellRunRecorderOptions) {
     this.details = options.details;
@@ -257,17 +259,7 @@ export class CellRunRecorder {
     currentView?: { lines: number; clears: number };
   } {
     const dump = this.sink.dump();
-    const k = Math.max(0, this.started.indexOf(from));
-    const n = this.details.cells.length;
-    const names = this.started.map((i) => {
-      const d = this.details.cells[i - 1];
-      return { name: `cell ${d.index}`, okWhenEmpty: n > 1 && d.status === "ok" } as OutputTextCell;
-    });
-    // The cell that was running at the last look: only what came since (unless it was cleared).
-    const firstCell = dump.cells[k];
-    if (seen && firstCell && names[k] && firstCell.clears === seen.clears && seen.lines > 0) {
-      names[k].startAt = seen.lines + 1;
-    }
+    const { k, names } = this.view(dump, from, seen);
     const text = this.images.label(outputText({ ...dump, cells: dump.cells.slice(k) }, names.slice(k)));
     const running = this.details.cells.findIndex((c) => c.status === "running");
     const runningView = dump.cells[this.started.indexOf(running + 1)];
@@ -282,6 +274,46 @@ export class CellRunRecorder {
       current: running + 1,
       currentView: runningView ? { lines: runningView.lines, clears: runningView.clears } : undefined,
     };
+  }
+
+  /**
+   * A look at the run still going showed the cells before position `from` and, of the cell at
+   * `from`, what `seen` counts: the final result's text shows only what came after (docs/runs.md).
+   */
+  markShown(from: number, seen?: { lines: number; clears: number }): void {
+    this.shown = { from, seen };
+  }
+
+  /**
+   * The cells' names from position `from` on, the first starting after the lines `seen` counts
+   * (unless it was cleared since): `k` is its place among the started cells.
+   */
+  private view(dump: OutputDump, from: number, seen?: { lines: number; clears: number }) {
+    const k = Math.max(0, this.started.indexOf(from));
+    const n = this.details.cells.length;
+    const names = this.started.map((i) => {
+      const d = this.details.cells[i - 1];
+      return { name: `cell ${d.index}`, okWhenEmpty: n > 1 && d.status === "ok" } as OutputTextCell;
+    });
+    // The cell that was running at the last look: only what came since (unless it was cleared).
+    const firstCell = dump.cells[k];
+    if (seen && firstCell && names[k] && firstCell.clears === seen.clears && seen.lines > 0) {
+      names[k].startAt = seen.lines + 1;
+    }
+    return { k, names };
+  }
+
+  /** The output text after what earlier looks at the run showed, when there were any (docs/runs.md). */
+  private afterShown(dump: OutputDump): string {
+    if (!this.shown) return this.body(dump);
+    const { k, names } = this.view(dump, this.shown.from, this.shown.seen);
+    const index = (j: number) => this.details.cells[this.started[j] - 1]?.index;
+    const before =
+      k === 0
+        ? []
+        : [`… [${k === 1 ? `cell ${index(0)}` : `cells ${index(0)}-${index(k - 1)}`} shown before]`];
+    const rest = this.images.label(outputText({ ...dump, cells: dump.cells.slice(k) }, names.slice(k)));
+    return [...before, ...(rest ? [rest] : [])].join("\n");
   }
 
   /**
@@ -332,7 +364,7 @@ export class CellRunRecorder {
 
   /** The result's output text: every sent image tied to its cell, also when its place was cut. */
   private finalBody(dump: OutputDump): string {
-    const body = this.body(dump);
+    const body = this.afterShown(dump);
     return [body, ...this.images.unplaced(body)].filter(Boolean).join("\n");
   }
 

@@ -30,6 +30,8 @@ export interface ToolFacts {
   usesGateway: boolean;
   /** How long unused kernels are kept, and how many. */
   limits: KeptKernelLimits;
+  /** Calls still running after their wait go on in the background (docs/runs.md); false: one-shot. */
+  background: boolean;
 }
 
 /** What a toolbox makes its tools from. */
@@ -57,8 +59,11 @@ export interface ToolDescriptor<TParams = unknown, TDetails = unknown> {
 // biome-ignore lint/suspicious/noExplicitAny: a list holds descriptors of different parameter/details types
 export type AnyToolDescriptor = ToolDescriptor<any, any>;
 
-/** The facts of a runtime that exists (the same values runtimeFacts() reads from its options). */
-export function factsOf(runtime: Runtime): ToolFacts {
+/**
+ * The facts of a runtime that exists (the same values runtimeFacts() reads from its options), in a
+ * host with or without background runs.
+ */
+export function factsOf(runtime: Runtime, background = true): ToolFacts {
   const { idleTimeoutMs, maxSessions } = runtime.sessions;
-  return { usesGateway: runtime.usesGateway, limits: { idleTimeoutMs, maxSessions } };
+  return { usesGateway: runtime.usesGateway, limits: { idleTimeoutMs, maxSessions }, background };
 }

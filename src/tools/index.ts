@@ -44,6 +44,12 @@ export interface ToolboxOptions {
    * run id and goes on in the background (default: the settings', NBAGENT_WAIT_SECONDS, else 50; docs/runs.md).
    */
   waitSeconds?: number;
+  /**
+   * Whether calls can go on in the background (default true: MCP, pi, nbagent batch). false for a
+   * host that ends with its call (a one-shot command): every call is waited for to its end, no run
+   * id is handed out, and a call without a timeout gets the tool's default one (docs/runs.md).
+   */
+  background?: boolean;
   /** The tools to make (default TOOL_DESCRIPTORS). */
   descriptors?: readonly AnyToolDescriptor[];
 }
@@ -71,7 +77,10 @@ export interface Toolbox {
 
 export function createToolbox(options: ToolboxOptions): Toolbox {
   const runtime = createRuntime({ ...options.runtime, settings: options.settings });
-  const runs = new RunRegistry(options.waitSeconds ?? options.settings.waitSeconds);
+  const runs = new RunRegistry(
+    options.waitSeconds ?? options.settings.waitSeconds,
+    options.background !== false,
+  );
   const deps = { cwd: options.cwd, runtime, runs };
   const entries: ToolEntry[] = (options.descriptors ?? TOOL_DESCRIPTORS).map((descriptor) => ({
     descriptor,
@@ -109,13 +118,16 @@ export interface DescribedTool {
  * a runtime (no kernel, no artifact store, no timers). Bad settings throw as createToolbox would.
  */
 export function describeTools(options: Omit<ToolboxOptions, "cwd">): DescribedTool[] {
-  const facts = runtimeFacts({ ...options.runtime, settings: options.settings });
+  const facts = {
+    ...runtimeFacts({ ...options.runtime, settings: options.settings }),
+    background: options.background !== false,
+  };
   return (options.descriptors ?? TOOL_DESCRIPTORS).map((descriptor) => described(descriptor, facts));
 }
 
 /** The tools of a toolbox that exists, described from its runtime (the same as describeTools()). */
 export function describeToolbox(toolbox: Toolbox): DescribedTool[] {
-  const facts = factsOf(toolbox.runtime);
+  const facts = factsOf(toolbox.runtime, toolbox.runs.background);
   return toolbox.entries.map((e) => described(e.descriptor, facts));
 }
 

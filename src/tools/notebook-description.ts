@@ -8,6 +8,7 @@ import { type KeptKernelLimits, minutes } from "./kernel-text.js";
 export function notebookDescription(
   withRun: boolean,
   limits: KeptKernelLimits = { idleTimeoutMs: 5 * 60_000, maxSessions: 4 },
+  background = false,
 ): string {
   const lines = [
     "Edit a Jupyter notebook (.ipynb) cell by cell" +
@@ -19,7 +20,10 @@ export function notebookDescription(
   ];
   if (withRun) {
     lines.push(
-      "- run runs one cell (cell_index or cell_id), a range (cell_range [first, last], or cell_index..to_index) or all cells (the default), top to bottom, stopping at the first error unless allow_errors; execute: true on edit/insert runs that cell right after saving it. Outputs and execution counts are saved into the file. timeout: seconds for the whole call (default 60).",
+      "- run runs one cell (cell_index or cell_id), a range (cell_range [first, last], or cell_index..to_index) or all cells (the default), top to bottom, stopping at the first error unless allow_errors; execute: true on edit/insert runs that cell right after saving it. Outputs and execution counts are saved into the file. " +
+        (background
+          ? "A run still going after wait seconds (default 50) returns its output so far with a run id and goes on in the background, saving each cell, with no time limit unless you pass timeout (seconds for the whole call); the runs tool waits for it or interrupts it."
+          : "timeout: seconds for the whole call (default 60)."),
       `- Each notebook has its own kernel (working directory: the notebook's folder). Its state (variables, imports) is kept between calls while the host runs, but a kernel idle for ${minutes(limits.idleTimeoutMs)} is replaced, and so is the least recently used one when a new kernel session is needed beyond the ${limits.maxSessions} kept (at most ${limits.maxSessions}: python sessions and notebook kernels together); the next run's result says so. Cells are never re-run automatically: after a replacement, run the cells whose state you need again.`,
       "- The python tool with notebook_path runs code in this notebook's kernel (to inspect variables or try a fix) without changing the file.",
       "- Results show each cell's output within 50KB per call (a head and tail of long output, tracebacks always); the whole is saved as artifact://<id>, read with the artifact tool. Notebook kernels behave as in Jupyter: no agent helpers, input() gets '' once then EOFError, and host environment variables that look like secrets (API keys, tokens, passwords, URLs with credentials) are not in their environment (the first run of a notebook's kernel names them).",

@@ -31,6 +31,7 @@ function cellKey(cell: Cell, index: number): string {
   return typeof cell.id === "string" ? `id:${cell.id}` : `index:${index}`;
 }
 
+/** The timeout of a run that gives none where nothing goes on in the background (docs/runs.md). */
 export const DEFAULT_RUN_TIMEOUT_SECONDS = 60;
 
 export interface NotebookRunCellDetails {
@@ -71,6 +72,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
   const maxBytes = options.maxOutputBytes ?? 50 * 1024;
   const images = { ...DEFAULT_IMAGE_BUDGET, ...options.images };
   const session = options.sessionId ?? options.runtime.defaultSessionId;
+  // Where runs go on in the background, one without a timeout has no time limit (docs/runs.md).
+  const background = options.runs?.background === true;
 
   async function run(request: NotebookRunRequest): Promise<ToolResult<NotebookRunDetails>> {
     const params = request.params as NotebookRunRequest["params"] & {
@@ -78,7 +81,11 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       allow_errors?: unknown;
     };
     const timeout =
-      typeof params.timeout === "number" && params.timeout > 0 ? params.timeout : DEFAULT_RUN_TIMEOUT_SECONDS;
+      typeof params.timeout === "number" && params.timeout > 0
+        ? params.timeout
+        : background
+          ? Number.POSITIVE_INFINITY
+          : DEFAULT_RUN_TIMEOUT_SECONDS;
     const allowErrors = params.allow_errors === true;
     const deadline = new Deadline(timeout);
     const base: NotebookRunDetails = {
@@ -272,11 +279,17 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     const wait = (request.params as { wait?: number }).wait;
     return (await options.runs.start(`run of ${request.shownPath}`, recorder, work, {
       waitSeconds: wait,
+      deadline,
       signal: request.signal,
       onUpdate: request.onUpdate,
     })) as ToolResult<NotebookRunDetails>;
   }
 
   const { idleTimeoutMs, maxSessions } = options.runtime.sessions;
-  return { run: run as NotebookExecutor["run"], registries, limits: { idleTimeoutMs, maxSessions } };
+  return {
+    run: run as NotebookExecutor["run"],
+    registries,
+    limits: { idleTimeoutMs, maxSessions },
+    background,
+  };
 }

@@ -117,14 +117,15 @@ export function notebookSchema(withRun: boolean): TSchema {
             timeout: Type.Optional(
               Type.Number({
                 exclusiveMinimum: 0,
-                description: "run/execute: seconds for the whole call (default 60)",
+                description:
+                  "run/execute: seconds for the whole call. Default: no limit where a run still going after its wait goes on in the background (MCP, pi, nbagent batch); 60 in a one-shot nbagent call",
               }),
             ),
             wait: Type.Optional(
               Type.Number({
                 exclusiveMinimum: 0,
                 description:
-                  "run/execute: seconds to wait for the result (default 50); a run still going then returns its output so far with a run id and goes on (saving each cell), and the runs tool waits for more or interrupts it",
+                  "run/execute: seconds to wait for the result (default 50); a run still going then returns its output so far with a run id and goes on (saving each cell), and the runs tool waits for more or interrupts it. A one-shot nbagent call has no background: it waits for the end and ignores this",
               }),
             ),
           }

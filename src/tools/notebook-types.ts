@@ -46,4 +46,6 @@ export interface NotebookExecutor {
   run(request: NotebookRunRequest): Promise<ToolResult<unknown>>;
   /** The kernels' keep rules, for the tool's description (default: 5 minutes idle, 4 kept). */
   limits?: KeptKernelLimits;
+  /** Runs still going after their wait go on in the background (docs/runs.md): no default timeout. */
+  background?: boolean;
 }

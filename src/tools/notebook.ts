@@ -58,7 +58,7 @@ export const notebookDescriptor: ToolDescriptor<NotebookParams, NotebookDetails>
   parameters: notebookSchema(true),
   // MCP annotates a whole tool, not an action: delete and clear_outputs are destructive
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  describe: (facts) => notebookDescription(true, facts.limits),
+  describe: (facts) => notebookDescription(true, facts.limits, facts.background),
   refs: cellRunRefs,
   create: ({ cwd, runtime, runs }) =>
     createNotebookTool({
@@ -76,7 +76,7 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
   return {
     name: notebookDescriptor.name,
     label: notebookDescriptor.label,
-    description: notebookDescription(withRun, executor?.limits),
+    description: notebookDescription(withRun, executor?.limits, executor?.background === true),
     parameters: notebookSchema(withRun),
 
     async execute(_toolCallId, raw, signal, onUpdate) {

@@ -26,6 +26,7 @@ import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
 import { errorResult, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
 
+/** The timeout of a call that gives none where nothing goes on in the background (docs/python-tool.md). */
 export const DEFAULT_TIMEOUT_SECONDS = 30;
 
 export const pythonSchema = Type.Object(
@@ -43,14 +44,15 @@ export const pythonSchema = Type.Object(
     timeout: Type.Optional(
       Type.Number({
         exclusiveMinimum: 0,
-        description: "Seconds for the whole call (queue, start, all cells); default 30",
+        description:
+          "Seconds for the whole call (queue, start, all cells). Default: no limit where a call still running after its wait goes on in the background (MCP, pi, nbagent batch); 30 in a one-shot nbagent call",
       }),
     ),
     wait: Type.Optional(
       Type.Number({
         exclusiveMinimum: 0,
         description:
-          "Seconds to wait for the result (default 50). A call still running then returns its output so far with a run id and goes on in the background; the runs tool waits for more or interrupts it",
+          "Seconds to wait for the result (default 50). A call still running then returns its output so far with a run id and goes on in the background; the runs tool waits for more or interrupts it. A one-shot nbagent call has no background: it waits for the end and ignores this",
       }),
     ),
     reset: Type.Optional(
@@ -96,7 +98,7 @@ export interface PythonToolOptions {
   runs?: RunRegistry;
 }
 
-function describe(maxBytes: number, gateway: boolean, limits: KeptKernelLimits): string {
+function describe(maxBytes: number, gateway: boolean, limits: KeptKernelLimits, background: boolean): string {
   const idle = minutes(limits.idleTimeoutMs);
   const helpers = preludeHelpers()
     .map((h) => `- ${h.doc.includes("(") ? h.doc : `${h.name}: ${h.doc}`}`)
@@ -111,7 +113,15 @@ function describe(maxBytes: number, gateway: boolean, limits: KeptKernelLimits):
     "IPython syntax works (%magics, !shell). stdout/stderr, results and displays are returned as text, at most",
     `${Math.round(maxBytes / 1024)}KB per call: a cell that does not fit shows its head and tail (errors always) and the whole output is saved as artifact://<id> (read it with the artifact tool). Plots and images`,
     "(matplotlib, PIL, IPython.display) come back as images. There is no stdin: input() returns '' once, then raises EOFError.",
-    "Use timeout (seconds, default 30) for long work, mode 'per-call' for a throwaway kernel, session to keep separate",
+    ...(background
+      ? [
+          "A call still running after wait seconds (default 50) returns its output so far with a run id and goes on in the background",
+          "with no time limit unless you pass timeout (seconds); the runs tool waits for it or interrupts it.",
+          "Use mode 'per-call' for a throwaway kernel, session to keep separate",
+        ]
+      : [
+          "Use timeout (seconds, default 30) for long work, mode 'per-call' for a throwaway kernel, session to keep separate",
+        ]),
     "kernels, notebook_path to inspect a notebook's own kernel (no helpers there: it behaves as in Jupyter).",
     "Host environment variables that look like secrets (API keys, tokens, passwords, URLs with credentials) are not",
     "passed to the kernel; a session's first result names them, and only the user can let one through.",
@@ -149,7 +159,7 @@ export const pythonDescriptor: ToolDescriptor<PythonParams, PythonToolDetails> =
   label: "Python",
   parameters: pythonSchema,
   hints: { readOnlyHint: false, openWorldHint: false },
-  describe: (facts) => describe(DEFAULT_MAX_OUTPUT_BYTES, facts.usesGateway, facts.limits),
+  describe: (facts) => describe(DEFAULT_MAX_OUTPUT_BYTES, facts.usesGateway, facts.limits, facts.background),
   refs: cellRunRefs,
   create: ({ cwd, runtime, runs }) => createPythonTool({ cwd, runtime, runs }),
 };
@@ -158,10 +168,12 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
   const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   const imageBudget = { ...DEFAULT_IMAGE_BUDGET, ...options.images };
   const updateEvery = options.updateIntervalMs ?? 250;
+  // Where calls go on in the background, one without a timeout has no time limit (docs/runs.md).
+  const background = options.runs?.background === true;
   return {
     name: pythonDescriptor.name,
     label: pythonDescriptor.label,
-    description: describe(maxBytes, options.runtime.usesGateway, options.runtime.sessions),
+    description: describe(maxBytes, options.runtime.usesGateway, options.runtime.sessions, background),
     parameters: pythonSchema,
     async execute(_toolCallId, params, signal, onUpdate) {
       const problem = validate(params);
@@ -207,7 +219,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           throw err;
         }
       }
-      const timeout = params.timeout ?? DEFAULT_TIMEOUT_SECONDS;
+      const timeout = params.timeout ?? (background ? Number.POSITIVE_INFINITY : DEFAULT_TIMEOUT_SECONDS);
       const deadline = new Deadline(timeout);
       const details = emptyDetails(spec.cwd);
       if (params.notebook_path !== undefined) details.kernelOwner = "notebook";
@@ -272,6 +284,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       const what = params.notebook_path ? `python call in ${params.notebook_path}'s kernel` : "python call";
       return (await options.runs.start(what, recorder, work, {
         waitSeconds: params.wait,
+        deadline,
         signal,
         onUpdate: onUpdate as ToolUpdate<unknown> | undefined,
       })) as ToolResult<PythonToolDetails>;

@@ -67,6 +67,12 @@ export function createRunsTool(options: { runs: RunRegistry }): Tool<RunsParams,
       const bad = problem(params);
       if (bad) return errorResult(`${bad}. Pass {"run_id":"r1"}.`, {});
       const run = runs.get(params.run_id);
+      if (!run && !runs.background) {
+        return errorResult(
+          `No run ${JSON.stringify(params.run_id)} here: this host has no background runs. Each call here (a one-shot nbagent call) is waited for to its end and gives its whole result, so no run goes on after it; run ids come from hosts that keep runs (nbagent batch, MCP, pi) and last as long as that host process.`,
+          {},
+        );
+      }
       if (!run) {
         const going = runs.running().map((r) => `${r.id} (${r.what})`);
         return errorResult(

@@ -3,8 +3,10 @@
  * wait budget passes returns what it has so far with a run id; the work goes on in the background
  * (a notebook run keeps saving each cell) and the `runs` tool waits for more, returns the result
  * once done, or interrupts it. Run ids live as long as the toolbox; a finished run's result is kept
- * for KEEP_FINISHED_MS (and at most MAX_FINISHED of them).
+ * for KEEP_FINISHED_MS (and at most MAX_FINISHED of them). A registry made without a background
+ * (a one-shot command: nothing outlives the call) waits for every call to its end instead.
  */
+import type { Deadline } from "../runtime/deadline.js";
 import { DEFAULT_WAIT_SECONDS } from "../runtime/settings.js";
 import type { CellRunRecorder } from "./cell-run.js";
 import type { PythonToolDetails } from "./python-result.js";
@@ -22,6 +24,8 @@ export interface RunInfo {
   what: string;
   startedAt: number;
   finishedAt?: number;
+  /** The call's explicit timeout (seconds); none: the run has no time limit (docs/runs.md). */
+  timeoutSeconds?: number;
 }
 
 export interface Run extends RunInfo {
@@ -35,13 +39,24 @@ export interface Run extends RunInfo {
   seen?: { lines: number; clears: number };
   /** The caller currently following it (its signal aborts the run; its onUpdate gets progress). */
   detach?: () => void;
+  /** When its timeout stops it (epoch ms); none without a time limit. */
+  stopsAt?: number;
+  /** Its final result was given to a caller (a later ask does not send its images again). */
+  delivered?: boolean;
 }
 
 export class RunRegistry {
   private readonly runs = new Map<string, Run>();
   private next = 1;
 
-  constructor(readonly waitSeconds = DEFAULT_WAIT_SECONDS) {}
+  /**
+   * `background` false: the host ends with the call (a one-shot command), so nothing may go on
+   * after it: start() waits for the work to end and hands out no run id (docs/runs.md).
+   */
+  constructor(
+    readonly waitSeconds = DEFAULT_WAIT_SECONDS,
+    readonly background = true,
+  ) {}
 
   get(id: string): Run | undefined {
     this.prune();
@@ -54,16 +69,33 @@ export class RunRegistry {
   }
 
   /**
+   * The runs handed out whose final result no caller has received yet (still going, or finished
+   * unseen), oldest first: what a host that ends must not drop silently (nbagent batch at the end
+   * of its input, docs/cli.md).
+   */
+  undelivered(): Run[] {
+    this.prune();
+    return [...this.runs.values()].filter((r) => !r.delivered);
+  }
+
+  /**
    * Starts `work` as a run and follows it for `waitSeconds`: the result when it finishes in time,
    * else what it has so far with the run id (it goes on). The caller's signal interrupts it while
-   * the caller follows it.
+   * the caller follows it. `deadline` is the call's (infinite: no time limit). Without a
+   * background the work is simply awaited: the wait budget does not apply.
    */
   async start(
     what: string,
     recorder: CellRunRecorder,
     work: (signal: AbortSignal) => Promise<ToolResult<unknown>>,
-    follow: { waitSeconds?: number; signal?: AbortSignal; onUpdate?: ToolUpdate<unknown> },
+    follow: {
+      waitSeconds?: number;
+      signal?: AbortSignal;
+      onUpdate?: ToolUpdate<unknown>;
+      deadline?: Deadline;
+    },
   ): Promise<ToolResult<unknown>> {
+    if (!this.background) return work(follow.signal ?? new AbortController().signal);
     this.prune();
     const controller = new AbortController();
     const id = `r${this.next++}`;
@@ -79,6 +111,9 @@ export class RunRegistry {
       recorder,
       controller,
       shownFrom: 1,
+      ...(follow.deadline && Number.isFinite(follow.deadline.seconds)
+        ? { timeoutSeconds: follow.deadline.seconds, stopsAt: follow.deadline.at }
+        : {}),
       done: work(controller.signal).then(
         (result) => {
           end();
@@ -113,8 +148,9 @@ export class RunRegistry {
     return this.partial(run, seconds, false);
   }
 
-  interrupt(run: Run): void {
-    run.controller.abort(new Error("interrupted through the runs tool"));
+  /** Interrupts the run's running cell; `reason` is what its result says (default: the runs tool). */
+  interrupt(run: Run, reason: unknown = new Error("interrupted through the runs tool")): void {
+    run.controller.abort(reason);
   }
 
   /** Follows the run for `seconds`; the final result, or undefined when it is still going. */
@@ -146,7 +182,8 @@ export class RunRegistry {
     run.recorder.setOnUpdate(opts.onUpdate as ToolUpdate<PythonToolDetails> | undefined);
     if (opts.signal?.aborted) onAbort();
     else opts.signal?.addEventListener("abort", onAbort, { once: true });
-    timer = setTimeout(detach, Math.max(0, seconds * 1000));
+    // No timer for an endless wait (a host that waits for a run to end, docs/cli.md).
+    if (Number.isFinite(seconds)) timer = setTimeout(detach, Math.max(0, seconds * 1000));
     try {
       return await Promise.race([run.done, stopped]);
     } finally {
@@ -159,11 +196,16 @@ export class RunRegistry {
     const moved = snapshot.current !== 0 && snapshot.current !== run.shownFrom;
     run.seen = snapshot.current ? snapshot.currentView : run.seen;
     if (moved) run.shownFrom = snapshot.current;
+    // The final result starts after what this look showed (docs/runs.md).
+    run.recorder.markShown(run.shownFrom, run.seen);
     const cells = snapshot.details.cells;
     const running = cells.find((c) => c.status === "running");
     const elapsed = Math.round((Date.now() - run.startedAt) / 1000);
     const where = running ? `cell ${running.index} is running` : "its kernel is starting or busy";
-    const head = `${first ? `Still running after ${seconds} s` : `Still running (${elapsed} s so far)`}: run ${run.id}, ${run.what}; ${where}. It goes on in the background${run.what.startsWith("run of") ? ", saving each cell's outputs into the notebook as it finishes" : ""}.`;
+    const saving = run.what.startsWith("run of")
+      ? ", saving each cell's outputs into the notebook as it finishes,"
+      : "";
+    const head = `${first ? `Still running after ${seconds} s` : `Still running (${elapsed} s so far)`}: run ${run.id}, ${run.what}; ${where}. It goes on in the background${saving} ${limitText(run)}.`;
     const shown = first
       ? "Output so far:"
       : `New output since the last look${snapshot.from > 1 ? ` (from cell ${cells[snapshot.from - 1]?.index} on)` : ""}:`;
@@ -191,18 +233,39 @@ function info(run: Run): RunInfo {
     what: run.what,
     startedAt: run.startedAt,
     finishedAt: run.finishedAt,
+    ...(run.timeoutSeconds !== undefined ? { timeoutSeconds: run.timeoutSeconds } : {}),
   };
 }
 
-/** The original call's result, introduced as the run's end. */
+/** How the run ends: its explicit timeout, or only its end or an interrupt (docs/runs.md). */
+function limitText(run: Run): string {
+  if (run.timeoutSeconds === undefined || run.stopsAt === undefined)
+    return "with no time limit: it runs until it ends or you interrupt it";
+  const left = Math.max(0, Math.ceil((run.stopsAt - Date.now()) / 1000));
+  return `until it ends or its timeout of ${run.timeoutSeconds} s stops it (in ${left} s)`;
+}
+
+/**
+ * The original call's result, introduced as the run's end. Its text starts after what earlier looks
+ * showed (the recorder's mark); images go to the first caller that receives it, not again.
+ */
 function finished(run: Run, result: ToolResult<unknown>): ToolResult<unknown> {
   const seconds = Math.round(((run.finishedAt ?? Date.now()) - run.startedAt) / 1000);
-  const intro = `Run ${run.id} (${run.what}) finished after ${seconds} s. Its result:`;
-  const [first, ...rest] = result.content;
+  const again = run.delivered === true;
+  run.delivered = true;
+  const images = result.content.filter((c) => c.type === "image").length;
+  const held = again && images > 0;
+  const intro = `Run ${run.id} (${run.what}) finished after ${seconds} s.${
+    held
+      ? ` Its ${images === 1 ? "image was" : `${images} images were`} sent with this result before and ${images === 1 ? "is" : "are"} not sent again.`
+      : ""
+  } Its result:`;
+  const kept = held ? result.content.filter((c) => c.type !== "image") : result.content;
+  const [first, ...rest] = kept;
   const content =
     first?.type === "text"
       ? [{ type: "text" as const, text: `${intro}\n${first.text}` }, ...rest]
-      : [{ type: "text" as const, text: intro }, ...result.content];
+      : [{ type: "text" as const, text: intro }, ...kept];
   return {
     ...result,
     content,

@@ -181,7 +181,7 @@ for (const backend of backendCases())
       const t = text(r);
       assert.match(
         t,
-        /\[cell 1: 401 lines .*\]\n\[image 1 · cell 1 · 5×4\] \(its place is in the part of cell 1's output not shown\)$/,
+        /\[cell 1: 401 lines .*\]\n\[image 1 · cell 1 · 5×4\] \(its place is in the part of cell 1's output not shown here\)$/,
       );
       assert.equal(t.split("[image 1 ").length, 2, "labelled once");
       // the artifact keeps the placeholder at the image's place
