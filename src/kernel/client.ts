@@ -155,7 +155,7 @@ export class KernelClient implements FutureRouter {
         const future = this.future("shell", this.factory.kernelInfoRequest(), {
           onIOPub: hear,
           onReply: hear,
-          onDone: (reply) => finish(null, toKernelInfo(reply.content)),
+          onDone: (reply) => finish(null, { ...toKernelInfo(reply.content), session: reply.header.session }),
         });
         asks.push(future);
       };

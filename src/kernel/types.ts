@@ -163,6 +163,11 @@ export interface KernelInfo {
   banner: string;
   /** The kernel_info_reply's language_info as sent (saved as a notebook's metadata.language_info). */
   languageInfo?: Record<string, unknown>;
+  /**
+   * The session id in the headers of the kernel's replies: each kernel process makes its own, so a
+   * reply with another one comes from a new process (the kernel was restarted).
+   */
+  session?: string;
 }
 
 /**

@@ -114,10 +114,13 @@ export function deathText(
 
 /**
  * A death reason in words: the kernel layer's reason, then its typed cause: what the failed restart
- * said ("restart failed: …"), or the last error of a gateway that stayed unreachable ("… (last: …)").
+ * said ("restart failed: …"), or the last error of a gateway that stayed unreachable ("… (last: …)");
+ * a kernel the gateway restarted while the connection was down is worded from its cause alone.
  */
 export function deathReasonText(reason: string, cause: DeathCause | undefined): string {
   if (!cause) return reason;
+  if (cause.kind === "restarted-while-away")
+    return "its process ended while nbagent's connection to the gateway was down, and the gateway restarted it: when the connection came back, the kernel answered from a new process";
   if (cause.kind === "unreachable") return `${reason} (last: ${gatewayFailureText(cause.last)})`;
   return `${reason}: ${failureWords(cause.failure, cause.output)}`;
 }
