@@ -31,6 +31,12 @@ export interface KernelTransport {
    * ConnectedKernel then asks it who it is. Absent where a connection is never re-established.
    */
   onReconnect?(listener: () => void): () => void;
+  /**
+   * Drops the IOPub connection and makes it again: while a kernel starts, it answered kernel_info
+   * on shell but no IOPub message came (a subscription that never joined). Absent where the server
+   * owns the kernel's sockets (gateway).
+   */
+  reconnectIOPub?(): void;
   /** The kernel answered kernel_info: start liveness checks (e.g. heartbeat) now. */
   ready?(): void;
   /**
