@@ -36,7 +36,16 @@ export interface WaitReadyOptions {
   /** Nothing heard at all for this long, and not `progressing`: StartStalledError. */
   stallMs?: number;
   progressing?: () => boolean;
+  /**
+   * The kernel answered on shell but no IOPub message came for this long: the transport's IOPub
+   * connection is made again (KernelTransport.reconnectIOPub), at most IOPUB_RECONNECTS times
+   * (default 2000 ms).
+   */
+  iopubQuietMs?: number;
 }
+
+/** How many times one wait for readiness makes a silent IOPub connection again. */
+export const IOPUB_RECONNECTS = 3;
 
 export class KernelClient implements FutureRouter {
   readonly transport: KernelTransport;
@@ -131,11 +140,16 @@ export class KernelClient implements FutureRouter {
     pollMs = 100,
     stallMs = Number.POSITIVE_INFINITY,
     progressing = () => false,
+    iopubQuietMs = 2000,
   }: WaitReadyOptions = {}): Promise<KernelInfo> {
     return new Promise((resolve, reject) => {
       const asks: RequestFuture[] = [];
       let done = false;
       let heard = false;
+      /** Since the IOPub connection was last made: a shell reply came at, and anything on IOPub. */
+      let repliedAt: number | undefined;
+      let iopubHeard = false;
+      let iopubReconnects = 0;
       const stalled = new AbortController();
       const giveUp = anySignal([signal, stalled.signal]);
       const finish = (err: unknown, info?: KernelInfo) => {
@@ -149,19 +163,36 @@ export class KernelClient implements FutureRouter {
         else reject(err);
       };
       const ask = () => {
-        const hear = () => {
-          heard = true;
-        };
+        // Shell answers, IOPub stays silent: the subscription never joined. Make it again (bounded).
+        if (
+          !iopubHeard &&
+          repliedAt !== undefined &&
+          performance.now() - repliedAt >= iopubQuietMs &&
+          iopubReconnects < IOPUB_RECONNECTS &&
+          this.transport.reconnectIOPub
+        ) {
+          this.transport.reconnectIOPub();
+          iopubReconnects++;
+          repliedAt = undefined;
+        }
         const future = this.future("shell", this.factory.kernelInfoRequest(), {
-          onIOPub: hear,
-          onReply: hear,
-          onDone: (reply) => finish(null, toKernelInfo(reply.content)),
+          onIOPub: () => {
+            heard = true;
+            iopubHeard = true;
+          },
+          onReply: () => {
+            heard = true;
+            repliedAt ??= performance.now();
+          },
+          onDone: (reply) => finish(null, { ...toKernelInfo(reply.content), session: reply.header.session }),
         });
         asks.push(future);
       };
       const what = () =>
         asks.some((f) => f.reply !== undefined)
-          ? "it answered on shell, but its IOPub status never reached us"
+          ? `it answered on shell, but its IOPub status never reached us${
+              iopubReconnects ? ` (IOPub connected again ${iopubReconnects} times)` : ""
+            }`
           : "no answer on shell or IOPub";
       function onGiveUp() {
         const reason = giveUp.reason;

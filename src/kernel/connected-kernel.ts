@@ -37,6 +37,8 @@ const SHUTDOWN_EXIT_MS = 1000;
 const TERM_GRACE_MS = 1000;
 /** Bound on one kernel_info round trip while a started kernel settles (see settle below). */
 const PING_MS = 2000;
+/** Bound on the kernel_info reply that tells, after a reconnect, which process answers (checkIdentity). */
+const IDENTITY_MS = 30_000;
 
 export class ConnectedKernel implements Kernel {
   readonly id = randomUUID();
@@ -216,6 +218,7 @@ export class ConnectedKernel implements Kernel {
       this.markDead(reason, launched, this.deathLimit(launched), cause);
       void launched.kill(0);
     });
+    launched.transport.onReconnect?.(() => this.checkIdentity(launched));
     client.onExecutionState((state) => {
       // Sent by a Jupyter server about its kernel (a kernel never says it of itself).
       const said =
@@ -223,6 +226,35 @@ export class ConnectedKernel implements Kernel {
           ? "its process ended and the server is restarting it"
           : "the server reported it dead (its process ended and could not be restarted)";
       if (this.launched === launched) this.markDead(said, launched);
+    });
+  }
+
+  /**
+   * After the connection to the kernel was made again (a gateway's WebSocket): asks the kernel on its
+   * control channel (answered even while a cell runs) who it is. A reply from another process means
+   * the server restarted the kernel while we were away — a Jupyter server says `restarting` only to
+   * the sockets connected at that moment (docs/backends.md) — so its state and any execution in
+   * flight are gone: the kernel counts as dead (the execution ends now, not at its timeout).
+   */
+  private checkIdentity(launched: LaunchedKernel): void {
+    const known = this.info.session;
+    if (!known || this.dead || this.closed || this.launched !== launched) return;
+    const client = this.client;
+    const timer = setTimeout(() => ask.dispose(), IDENTITY_MS);
+    timer.unref();
+    const ask = client.future("control", client.factory.kernelInfoRequest(), {
+      onReply: (reply) => {
+        clearTimeout(timer);
+        ask.dispose();
+        // Our own restart meanwhile made the new process the known one.
+        if (reply.header.session === known || this.info.session !== known) return;
+        this.markDead(
+          "the kernel answered from a new process after the connection was lost: the server restarted it meanwhile",
+          launched,
+          undefined,
+          { kind: "restarted-while-away" },
+        );
+      },
     });
   }
 
@@ -264,9 +296,8 @@ export class ConnectedKernel implements Kernel {
   /** Why the kernel is dead, for logs and tests; executions get death(), which keeps the cause typed. */
   deathReason(): string {
     const { reason, cause } = this.death();
-    return cause
-      ? `${reason} (${cause.kind === "unreachable" ? cause.last.kind : cause.failure.kind})`
-      : reason;
+    if (!cause || cause.kind === "restarted-while-away") return reason;
+    return `${reason} (${cause.kind === "unreachable" ? cause.last.kind : cause.failure.kind})`;
   }
 
   private death(): KernelDeath {

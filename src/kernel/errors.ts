@@ -113,11 +113,17 @@ export function isGatewayFailure(f: KernelFailure): f is GatewayFailure {
 /**
  * A failure that ended a kernel, kept typed for tools/ to word (the kernel layer's `reason` comes
  * first): the restart the reason names failed so, or the gateway stayed unreachable and this was
- * the last failure seen.
+ * the last failure seen, or the server restarted the kernel while the connection was lost.
  */
 export type DeathCause =
   | ({ kind: "restart-failed" } & FailureReport)
-  | { kind: "unreachable"; last: GatewayFailure };
+  | { kind: "unreachable"; last: GatewayFailure }
+  /**
+   * After the connection to the kernel was lost and made again, the kernel answered from a new
+   * process: it died and its server started it again meanwhile (a Jupyter server restarts a kernel
+   * whose process ended, and tells only the sockets connected at that moment). State is gone.
+   */
+  | { kind: "restarted-while-away" };
 
 /** A caught failure as data: its typed failure, and a kernel's last output when the error had it. */
 export interface FailureReport {

@@ -91,12 +91,17 @@ export function runExecution(
     let replyTimer: NodeJS.Timeout | undefined;
     let timeLimit: ScopedDeadline | undefined;
     let unsubscribeDeath: () => void = () => {};
+    /** When this request's last IOPub message arrived (a cell that sends nothing is silent since). */
+    let lastHeard = performance.now();
+    /** kernel_info on control, asked with the interrupt: slow (it finishes) or wedged (it cannot). */
+    let probe: { future: RequestFuture; silentMs: number; replied: boolean; idle: boolean } | undefined;
     const signal = options.signal;
 
     const finish = () => {
       if (finished) return;
       finished = true;
       future?.dispose();
+      probe?.future.dispose();
       unsubscribeDeath();
       clearTimeout(graceTimer);
       clearTimeout(replyTimer);
@@ -152,6 +157,11 @@ export function runExecution(
       if (finished) return;
       unsubscribeDeath(); // the restart ends the process on purpose
       future?.dispose(); // a late reply/idle from the old process must not finish this as a normal run
+      // A kernel that answers on control but cannot finish even that request has stopped responding
+      // (a healthy kernel running slow code answers and goes idle on control at once).
+      if (probe?.replied && !probe.idle)
+        notice({ kind: "kernel-unresponsive", silentMs: Math.round(probe.silentMs) });
+      probe?.future.dispose();
       try {
         await host.forceRestart();
         result.kernelRestarted = true;
@@ -169,6 +179,16 @@ export function runExecution(
       interrupting = true;
       const grace = options.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS;
       graceTimer = setTimeout(() => void stuckRestart(), grace);
+      const asked = { silentMs: performance.now() - lastHeard, replied: false, idle: false };
+      const ask = host.client.future("control", host.client.factory.kernelInfoRequest(), {
+        onReply: () => {
+          asked.replied = true;
+        },
+        onIOPub: (msg) => {
+          if (isMessageType(msg, "status") && msg.content.execution_state === "idle") asked.idle = true;
+        },
+      });
+      probe = Object.assign(asked, { future: ask });
       host.interrupt().catch(() => {
         /* the grace timer restarts the kernel if the interrupt had no effect */
       });
@@ -189,6 +209,7 @@ export function runExecution(
 
     const onIOPub = (msg: JupyterMessage) => {
       if (finished) return;
+      lastHeard = performance.now();
       options.onIOPub?.(msg);
       if (isMessageType(msg, "stream")) {
         emit(msg.content.text, msg.content.name === "stderr" ? "stderr" : "stdout");

@@ -25,6 +25,18 @@ export interface KernelTransport {
    * the last failure seen while trying to reach it, when typed.
    */
   onLost(handler: (reason: string, cause?: DeathCause) => void): void;
+  /**
+   * Calls `listener` each time the connection to the kernel was made again after a loss (a gateway's
+   * WebSocket), and once when the transport ends. The kernel may have been restarted meanwhile:
+   * ConnectedKernel then asks it who it is. Absent where a connection is never re-established.
+   */
+  onReconnect?(listener: () => void): () => void;
+  /**
+   * Drops the IOPub connection and makes it again: while a kernel starts, it answered kernel_info
+   * on shell but no IOPub message came (a subscription that never joined). Absent where the server
+   * owns the kernel's sockets (gateway).
+   */
+  reconnectIOPub?(): void;
   /** The kernel answered kernel_info: start liveness checks (e.g. heartbeat) now. */
   ready?(): void;
   /**

@@ -79,6 +79,15 @@ export type ExecutionNotice =
   | { kind: "no-reply" }
   /** After an interrupt the kernel stayed busy and was restarted (state lost). */
   | { kind: "restarted-after-interrupt" }
+  /**
+   * The kernel stopped responding to the cell, rather than being slow: when the time ran out (or the
+   * call was cancelled) it was asked kernel_info on its control channel and answered, but never
+   * finished that request either (no IOPub idle), and the cell stayed busy through the interrupt's
+   * grace. ipykernel does this when its own handler fails after the code ran, e.g. once sys.stdout
+   * was replaced or closed: no request can finish any more. `silentMs`: how long the cell had sent
+   * nothing (no output, no reply) when the time ran out. Comes before `restarted-after-interrupt`.
+   */
+  | { kind: "kernel-unresponsive"; silentMs: number }
   /** While this ran, `refused` starts of a process or thread failed at the kernel's process limit. */
   | { kind: "process-limit-reached"; maxProcesses: number; refused: number };
 
@@ -163,6 +172,11 @@ export interface KernelInfo {
   banner: string;
   /** The kernel_info_reply's language_info as sent (saved as a notebook's metadata.language_info). */
   languageInfo?: Record<string, unknown>;
+  /**
+   * The session id in the headers of the kernel's replies: each kernel process makes its own, so a
+   * reply with another one comes from a new process (the kernel was restarted).
+   */
+  session?: string;
 }
 
 /**

@@ -183,7 +183,12 @@ export class CellRunRecorder {
     if (r.timedOut) {
       d.status = "aborted";
       d.timedOut = true;
-      d.abort = { kind: "timeout", seconds: deadline.seconds };
+      const stuck = r.notices.find((x) => x.kind === "kernel-unresponsive");
+      d.abort = {
+        kind: "timeout",
+        seconds: deadline.seconds,
+        ...(stuck ? { unresponsive: { silentMs: stuck.silentMs } } : {}),
+      };
     } else if (r.cancelled || r.status === "aborted" || r.kernelDied) {
       d.status = "aborted";
       const died = r.notices.find((x) => x.kind === "kernel-died" || x.kind === "kernel-not-running");

@@ -53,6 +53,11 @@ export type CellAbort =
       kind: "timeout";
       seconds: number;
       beforeStart?: boolean;
+      /**
+       * The kernel had stopped responding to the cell (the `kernel-unresponsive` notice): it sent
+       * nothing for `silentMs`, answered on control but finished no request, and was restarted.
+       */
+      unresponsive?: { silentMs: number };
       /** It was waiting for a free kernel slot (all maxSessions busy with these holders). */
       slot?: { maxSessions: number; holders: SlotHolder[] };
     }
@@ -114,10 +119,13 @@ export function deathText(
 
 /**
  * A death reason in words: the kernel layer's reason, then its typed cause: what the failed restart
- * said ("restart failed: …"), or the last error of a gateway that stayed unreachable ("… (last: …)").
+ * said ("restart failed: …"), or the last error of a gateway that stayed unreachable ("… (last: …)");
+ * a kernel the gateway restarted while the connection was down is worded from its cause alone.
  */
 export function deathReasonText(reason: string, cause: DeathCause | undefined): string {
   if (!cause) return reason;
+  if (cause.kind === "restarted-while-away")
+    return "its process ended while nbagent's connection to the gateway was down, and the gateway restarted it: when the connection came back, the kernel answered from a new process";
   if (cause.kind === "unreachable") return `${reason} (last: ${gatewayFailureText(cause.last)})`;
   return `${reason}: ${failureWords(cause.failure, cause.output)}`;
 }
@@ -270,6 +278,24 @@ export function eventText(e: SessionEvent, label: string, o: KernelOwner): strin
   }
 }
 
+/**
+ * A cell whose kernel stopped responding (docs/python-tool.md, "A kernel that stopped responding"):
+ * what was seen, that the interrupt did not help, what happened next; never "a larger timeout".
+ */
+function unresponsiveText(
+  a: { seconds: number },
+  silentMs: number,
+  Label: string,
+  restarted: boolean,
+): string {
+  const silent = Math.floor(silentMs / 1000);
+  const seen = `for ${plural(silent, "second")} it was busy with no output and no reply, and it answered on its control channel but could not finish even that request`;
+  const next = restarted
+    ? "The interrupt did not help, so the kernel was restarted and its state is lost."
+    : "The interrupt did not help.";
+  return `${Label} timed out because the kernel stopped responding, not because the cell was slow: when the call's timeout of ${plural(a.seconds, "second")} ran out, ${seen}. ${next} A larger timeout would not help. The usual cause is that the code replaced or closed sys.stdout or sys.stderr (ipykernel then fails inside its own message handler); leave them in place (contextlib.redirect_stdout restores them).`;
+}
+
 /** The line for a cell that did not finish. */
 export function abortText(a: CellAbort, label: string, restartedAfterInterrupt: boolean): string {
   const Label = `${label[0].toUpperCase()}${label.slice(1)}`;
@@ -284,6 +310,7 @@ export function abortText(a: CellAbort, label: string, restartedAfterInterrupt: 
       }
       if (a.beforeStart)
         return `${Label} did not run: the call's timeout of ${plural(a.seconds, "second")} ran out while it waited for the kernel (another call's turn, or the kernel's start). Nothing ran; call again, with a larger timeout if the kernel is busy with long work.`;
+      if (a.unresponsive) return unresponsiveText(a, a.unresponsive.silentMs, Label, restartedAfterInterrupt);
       return `${Label} timed out: the call's timeout of ${plural(a.seconds, "second")} ran out and the cell was interrupted; ${state}. Pass a larger timeout for long work.`;
     case "cancelled":
       if (a.beforeStart) return `${Label} did not run: the call was cancelled before it started.`;

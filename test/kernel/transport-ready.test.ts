@@ -5,8 +5,10 @@
 // sockets stand in for the kernel's side: the order of binding is what the test controls.
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
+import net from "node:net";
 import { test } from "node:test";
 import type * as Zmq from "zeromq";
+import { KernelClient } from "../../src/kernel/client.js";
 import { createConnectionInfo, endpoint } from "../../src/kernel/local/connection-file.js";
 import { ZmqTransport } from "../../src/kernel/local/zmq-transport.js";
 import { MessageFactory } from "../../src/kernel/messages.js";
@@ -51,5 +53,81 @@ test("channelsReady waits for the kernel's stdin socket; then an input_request r
     await transport.close();
     kernelShell.close();
     kernelStdin.close();
+  }
+});
+
+// A start seen once under load: the kernel answered kernel_info on shell, but no IOPub message ever
+// reached us, and the start waited out its 60 s. Here the IOPub connection goes through a TCP relay
+// that swallows its first connection (the subscription never joins; ZeroMQ would wait out its 30 s
+// handshake bound) and relays later ones to the kernel's real IOPub socket. waitReady sees shell
+// answer with IOPub silent, makes the IOPub connection again, and the kernel is ready.
+test("waitReady: shell answers but IOPub stays silent → the IOPub socket is connected again, once", {
+  timeout: 60_000,
+}, async () => {
+  const info = await createConnectionInfo("python3");
+  const codec = new WireCodec(info.key, info.signature_scheme);
+  const kernelShell = new zmq.Router({ linger: 0 });
+  const kernelIOPub = new zmq.Publisher({ linger: 0 });
+  await kernelShell.bind(endpoint(info, info.shell_port));
+  await kernelIOPub.bind("tcp://127.0.0.1:*");
+  const iopubPort = Number(new URL(kernelIOPub.lastEndpoint!.replace("tcp:", "http:")).port);
+  // The relay listens where the host's IOPub socket connects (the connection file's port).
+  const connections: net.Socket[] = [];
+  const relay = net.createServer((client) => {
+    connections.push(client);
+    if (connections.length === 1) return; // swallowed: nothing goes either way
+    const upstream = net.connect(iopubPort, "127.0.0.1");
+    client.pipe(upstream).pipe(client);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", end).on("close", end);
+    upstream.on("error", end).on("close", end);
+  });
+  await new Promise<void>((resolve) => relay.listen(info.iopub_port, "127.0.0.1", () => resolve()));
+  // The fake kernel: every kernel_info_request is answered on shell, with busy/idle on IOPub.
+  const serve = (async () => {
+    const factory = new MessageFactory();
+    try {
+      for await (const [identity, ...frames] of kernelShell) {
+        const request = codec.deserialize(frames as Buffer[], "shell");
+        if (!request) continue;
+        const parent = request.header;
+        const status = (state: "busy" | "idle") =>
+          codec.serialize(factory.create("status", { execution_state: state }, "iopub", parent));
+        await kernelIOPub.send(status("busy"));
+        const reply = factory.create(
+          "kernel_info_reply",
+          {
+            status: "ok",
+            protocol_version: "5.3",
+            implementation: "fake",
+            language_info: { name: "python" },
+          },
+          "shell",
+          parent,
+        );
+        await kernelShell.send([identity, ...codec.serialize(reply)]);
+        await kernelIOPub.send(status("idle"));
+      }
+    } catch {
+      // closed
+    }
+  })();
+  const transport = new ZmqTransport(info, "host-identity");
+  try {
+    const client = new KernelClient(transport, new MessageFactory());
+    const ready = await client.waitReady();
+    assert.equal(ready.implementation, "fake");
+    assert.equal(transport.iopubReconnects, 1);
+    assert.equal(connections.length, 2, "the swallowed connection, then the one that works");
+  } finally {
+    await transport.close();
+    kernelShell.close();
+    kernelIOPub.close();
+    for (const c of connections) c.destroy();
+    await new Promise<void>((resolve) => relay.close(() => resolve()));
+    await serve;
   }
 });

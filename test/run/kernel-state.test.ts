@@ -163,6 +163,24 @@ describe("kernel state, as the model reads it", { concurrency: true }, () => {
     assert.equal(saved.cells[0].outputs[0].text.join(""), "a\n");
   });
 
+  test("a kernel that stopped responding (sys.stdout set to None): the text says so, not 'a larger timeout' (nbagent batch)", async () => {
+    const dir = await tempDir();
+    const calls = [
+      { tool: "python", params: { cells: [{ code: "before = 1" }] } },
+      { tool: "python", params: { cells: [{ code: "import sys\nsys.stdout = None" }], timeout: 5 } },
+      { tool: "python", params: { cells: [{ code: "print('before' in globals())" }] } },
+    ];
+    const { results, stderr } = await batch(dir, calls);
+    assert.equal(results.length, 3, stderr);
+    assert.equal(results[1].isError, true);
+    assert.match(
+      resultText(results[1]),
+      /^\(no output\)\nCell 1 timed out because the kernel stopped responding, not because the cell was slow: when the call's timeout of 5 seconds ran out, for [3-5] seconds it was busy with no output and no reply, and it answered on its control channel but could not finish even that request\. The interrupt did not help, so the kernel was restarted and its state is lost\. A larger timeout would not help\./,
+    );
+    assert.doesNotMatch(resultText(results[1]), /Pass a larger timeout/);
+    assert.equal(resultText(results[2]), "False");
+  });
+
   test("notebook kernels have no agent helpers; python sessions do", async () => {
     const dir = await tempDir();
     const { py, nb } = toolbox(dir);

@@ -316,6 +316,21 @@ for (const backend of backendCases())
       assert.equal(text(await call({ cells: [{ code: "print('kept' in globals())" }] })), "False");
     });
 
+    test("a kernel that stopped responding (sys.stdout = None) is not told to use a larger timeout", async () => {
+      // ipykernel fails inside its own handler once sys.stdout is None: no reply and no idle ever
+      // come, the interrupt does nothing, yet kernel_info on control is still answered (without
+      // its idle). That is a wedged kernel, not a slow cell (docs/python-tool.md).
+      await call({ cells: [{ code: "before = 1" }] });
+      const r = await call({ cells: [{ code: "import sys\nsys.stdout = None" }], timeout: 5 });
+      assert.equal(r.isError, true);
+      assert.match(
+        text(r),
+        /^\(no output\)\nCell 1 timed out because the kernel stopped responding, not because the cell was slow: when the call's timeout of 5 seconds ran out, for [3-5] seconds it was busy with no output and no reply, and it answered on its control channel but could not finish even that request\. The interrupt did not help, so the kernel was restarted and its state is lost\. A larger timeout would not help\. The usual cause is that the code replaced or closed sys\.stdout or sys\.stderr \(ipykernel then fails inside its own message handler\); leave them in place \(contextlib\.redirect_stdout restores them\)\.$/,
+      );
+      assert.ok(!text(r).includes("Pass a larger timeout"));
+      assert.equal(text(await call({ cells: [{ code: "print('before' in globals())" }] })), "False");
+    });
+
     test("a kernel that cannot start gives an Error: result naming the cause", async () => {
       const bad = createRuntime({
         settings: testSettings(),

@@ -34,7 +34,10 @@ export class ZmqTransport implements KernelTransport {
   private readonly shell: Zmq.Dealer;
   private readonly control: Zmq.Dealer;
   private readonly stdin: Zmq.Dealer;
-  private readonly iopub: Zmq.Subscriber;
+  private iopub: Zmq.Subscriber;
+  private readonly info: ConnectionInfo;
+  /** How many times the IOPub socket was made again (reconnectIOPub): for tests and diagnostics. */
+  iopubReconnects = 0;
   private readonly hb: Zmq.Dealer;
   private handler: (msg: JupyterMessage) => void = () => {};
   private lostHandler: (reason: string) => void = () => {};
@@ -52,6 +55,7 @@ export class ZmqTransport implements KernelTransport {
   private readonly stdinConnected: Promise<void>;
 
   constructor(info: ConnectionInfo, identity: string, heartbeat: HeartbeatOptions = {}) {
+    this.info = info;
     this.codec = new WireCodec(info.key, info.signature_scheme);
     this.hbOptions = { intervalMs: heartbeat.intervalMs ?? 3000, misses: heartbeat.misses ?? 3 };
     const opts = { linger: 0, routingId: identity };
@@ -59,25 +63,48 @@ export class ZmqTransport implements KernelTransport {
     this.shell = new zmq.Dealer(opts);
     this.control = new zmq.Dealer({ linger: 0 });
     this.stdin = new zmq.Dealer(opts);
-    // A bounded IOPub receive queue (default 1000 messages) keeps the host's memory bounded when it
-    // reads slower than the kernel prints; kernels started by runtime/ publish with
-    // ZMQ_XPUB_NODROP (set by its init script), so the kernel waits instead of dropping output.
-    this.iopub = new zmq.Subscriber({ linger: 0, receiveHighWaterMark: 32 });
+    this.iopub = this.subscriber();
     this.hb = new zmq.Dealer({ linger: 0 });
-    this.iopub.subscribe();
     // The kernel's stdin ROUTER knows our routing id only after the handshake: until then its
     // input_request would be dropped (channelsReady waits for it).
     this.stdinConnected = new Promise((resolve) => this.stdin.events.on("handshake", () => resolve()));
     this.shell.connect(endpoint(info, info.shell_port));
     this.control.connect(endpoint(info, info.control_port));
     this.stdin.connect(endpoint(info, info.stdin_port));
-    this.iopub.connect(endpoint(info, info.iopub_port));
     this.hb.connect(endpoint(info, info.hb_port));
     void this.receive(this.shell, "shell");
     void this.receive(this.control, "control");
     void this.receive(this.stdin, "stdin");
-    void this.receive(this.iopub, "iopub");
     void this.receiveHeartbeats();
+  }
+
+  /** A connected IOPub socket subscribed to everything, its messages going to the handler. */
+  private subscriber(): Zmq.Subscriber {
+    // A bounded IOPub receive queue (default 1000 messages) keeps the host's memory bounded when it
+    // reads slower than the kernel prints; kernels started by runtime/ publish with
+    // ZMQ_XPUB_NODROP (set by its init script), so the kernel waits instead of dropping output.
+    const iopub = new (zeromq().Subscriber)({ linger: 0, receiveHighWaterMark: 32 });
+    iopub.subscribe();
+    iopub.connect(endpoint(this.info, this.info.iopub_port));
+    void this.receive(iopub, "iopub");
+    return iopub;
+  }
+
+  /**
+   * Drops the IOPub socket and connects a new one (KernelTransport.reconnectIOPub): the kernel
+   * answers on shell, yet nothing reaches us on IOPub — its subscription never joined. Seen once
+   * under load: a start waited 60 s for a status that never came.
+   */
+  reconnectIOPub(): void {
+    if (this.closed) return;
+    const old = this.iopub;
+    this.iopub = this.subscriber();
+    this.iopubReconnects++;
+    try {
+      old.close();
+    } catch {
+      // already closed
+    }
   }
 
   private async receive(
