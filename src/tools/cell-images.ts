@@ -28,6 +28,25 @@ export class LatestImages {
     }
   }
 
+  /**
+   * A display with this id was updated (update_display_data, or shown again): the kept images it
+   * shows become the new one in place, or leave when it is no image now. False when none was kept.
+   */
+  update(displayId: string, display: DisplayOutput): boolean {
+    const before = this.kept.length;
+    if (display.type !== "image") {
+      this.kept = this.kept.filter((k) => k.display.displayId !== displayId);
+      return this.kept.length < before;
+    }
+    let found = false;
+    for (const k of this.kept) {
+      if (k.display.displayId !== displayId) continue;
+      k.display = display;
+      found = true;
+    }
+    return found;
+  }
+
   clear(cell: number): void {
     this.kept = this.kept.filter((k) => k.cell !== cell);
     this.dropped.delete(cell);

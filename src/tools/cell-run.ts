@@ -31,6 +31,9 @@ import {
 } from "./python-result.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
 
+/** The line before a display an earlier call showed, first seen in this call through an update. */
+export const EARLIER_CALL_DISPLAY = "[update of a display shown by an earlier call]";
+
 /** The ExecuteOptions hooks a recorder fills for one cell. */
 export type CellHooks = Pick<
   ExecuteOptions,
@@ -72,6 +75,8 @@ export class CellRunRecorder {
   private readonly clearOnNextOutput = new Set<number>();
   /** Cells whose input() was refused (no interactive stdin): their EOFError is told in one line. */
   private readonly stdinRefused = new Set<number>();
+  /** Display ids an update of this call showed first: displays of an earlier call. */
+  private readonly earlierCallDisplays = new Set<string>();
   private lastUpdate = 0;
   private cellStarted = 0;
   private readonly startedAt = Date.now();
@@ -121,12 +126,30 @@ export class CellRunRecorder {
       },
       onDisplay: (display) => {
         // an update changes an earlier output in place: not a new output (nbclient)
-        if (display.source !== "update_display_data") this.beforeOutput(i);
-        if (display.type === "image") this.images.add(i, display);
+        const isUpdate = display.source === "update_display_data";
+        if (!isUpdate) this.beforeOutput(i);
         if (display.type === "json")
           this.details.jsonOutputs.push({ cell: i, data: display.data["application/json"] });
-        const text = displayModelText(display);
-        if (text) this.sink.push(text, "display");
+        const id = display.displayId;
+        let text = displayModelText(display);
+        if (id !== undefined) {
+          // Jupyter shows every output with this id as this one (docs/output.md)
+          const earlier = this.earlierCallDisplays.has(id);
+          const found = this.sink.updateDisplay(id, earlier ? `${EARLIER_CALL_DISPLAY}\n${text}` : text);
+          const kept = this.images.update(id, display);
+          if (isUpdate && found !== "unknown") {
+            if (found === "replaced" && display.type === "image" && !kept) this.images.add(i, display);
+            this.update();
+            return;
+          }
+          if (isUpdate) {
+            // a display of an earlier call: new here, and said so; its later updates replace it
+            this.earlierCallDisplays.add(id);
+            text = `${EARLIER_CALL_DISPLAY}\n${text}`;
+          }
+        }
+        if (display.type === "image") this.images.add(i, display);
+        this.sink.push(text, "display", id);
         this.update();
       },
       onClearOutput: (wait) => {
@@ -241,14 +264,14 @@ export class CellRunRecorder {
    */
   snapshot(
     from = 1,
-    seen?: { lines: number; clears: number },
+    seen?: { lines: number; clears: number; edits?: number },
   ): {
     text: string;
     details: PythonToolDetails;
     from: number;
     current: number;
     /** What the running cell's view holds now (for the next look's `seen`). */
-    currentView?: { lines: number; clears: number };
+    currentView?: { lines: number; clears: number; edits: number };
   } {
     const dump = this.sink.dump();
     const k = Math.max(0, this.started.indexOf(from));
@@ -260,7 +283,10 @@ export class CellRunRecorder {
     // The cell that was running at the last look: only what came since (unless it was cleared).
     const firstCell = dump.cells[k];
     if (seen && firstCell && names[k] && firstCell.clears === seen.clears && seen.lines > 0) {
-      names[k].startAt = seen.lines + 1;
+      // a display replaced in place since (update_display_data) is shown again from its first line
+      const edited = firstCell.editedLines.find(([edit]) => edit > (seen.edits ?? 0))?.[1];
+      const startAt = Math.min(seen.lines + 1, edited ?? Number.POSITIVE_INFINITY);
+      if (startAt > 1) names[k].startAt = startAt;
     }
     const text = outputText({ ...dump, cells: dump.cells.slice(k) }, names.slice(k));
     const running = this.details.cells.findIndex((c) => c.status === "running");
@@ -274,7 +300,9 @@ export class CellRunRecorder {
       },
       from: this.started[k] ?? from,
       current: running + 1,
-      currentView: runningView ? { lines: runningView.lines, clears: runningView.clears } : undefined,
+      currentView: runningView
+        ? { lines: runningView.lines, clears: runningView.clears, edits: runningView.edits }
+        : undefined,
     };
   }
 
