@@ -259,7 +259,8 @@ export class CellView {
     this.lines += delta;
     this.bytes += newBytes - slot.bytes;
     this.artifactExtra -= delta;
-    this.linearBefore = Math.min(this.linearBefore, n);
+    // the artifact still has the first state at these lines: later lines move only when the count changed
+    if (delta !== 0) this.linearBefore = Math.min(this.linearBefore, n);
     slot.count = newCount;
     slot.bytes = newBytes;
     this.edits++;
