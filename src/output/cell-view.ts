@@ -244,7 +244,7 @@ export class CellView {
     const fresh =
       newCount > 0 && (headHolds || tailHolds) ? textRuns(text, n, this.maxRun, this.keep, false) : [];
     const shift = (r: Run) => {
-      if (r.n >= end) r.n += delta;
+      if (delta !== 0 && r.n >= end) r.n += delta;
     };
     this.head = [...head.front, ...(headHolds ? fresh : []), ...head.back];
     this.head.forEach(shift);
@@ -254,8 +254,9 @@ export class CellView {
     this.tail = RunQueue.of(tailRuns);
     this.marks.forEach(shift);
     if (this.long && this.long.n >= end) this.long.n += delta;
-    for (const list of this.slots.values())
-      for (const other of list) if (other !== slot && other.n >= end) other.n += delta;
+    if (delta !== 0)
+      for (const list of this.slots.values())
+        for (const other of list) if (other !== slot && other.n >= end) other.n += delta;
     this.lines += delta;
     this.bytes += newBytes - slot.bytes;
     this.artifactExtra -= delta;
