@@ -17,6 +17,8 @@ import {
   type Run,
   RunQueue,
   runLines,
+  splitRuns,
+  textRuns,
 } from "./runs.js";
 import { sanitise } from "./sanitise.js";
 import { type ShownLine, selectLines, type ViewLine } from "./select.js";
@@ -35,7 +37,28 @@ export interface CellRender {
   firstArtifactLine: number;
   /** How many times the view was cleared (clear_output). */
   clears: number;
+  /**
+   * Artifact lines of this view's part of the artifact beyond `lines` (negative when an updated
+   * display got shorter): the artifact keeps every state of an updated display (docs/output.md).
+   */
+  artifactExtra: number;
+  /** View lines before this one are at `firstArtifactLine + n - 1` in the artifact; later ones may not be. */
+  linearBefore: number;
+  /** Displays replaced in place (update_display_data) since the view began, ever increasing. */
+  edits: number;
+  /** `[edit, line]`: the first view line any edit after `edit - 1` changed is the first `line` with a larger edit. */
+  editedLines: [number, number][];
 }
+
+/** Where a display with a display_id is in the view: its lines (none when its text was empty). */
+interface DisplaySlot {
+  n: number;
+  count: number;
+  bytes: number;
+}
+
+/** Display slots one view keeps (oldest forgotten first: an update of a forgotten one is new output). */
+export const MAX_DISPLAY_SLOTS = 10_000;
 
 function countNewlines(text: string, from = 0, to = text.length): number {
   let n = 0;
@@ -85,6 +108,13 @@ export class CellView {
   private lastStream?: ChunkKind;
   private firstArtifactLine: number;
   private clears = 0;
+  private slots = new Map<string, DisplaySlot[]>();
+  private slotCount = 0;
+  private artifactExtra = 0;
+  private linearBefore = Number.POSITIVE_INFINITY;
+  private edits = 0;
+  /** Increasing in both edit and line: the lowest line changed by any edit after a given one. */
+  private editedLines: [number, number][] = [];
 
   constructor(
     private readonly log: ArtifactLog,
@@ -94,8 +124,16 @@ export class CellView {
     this.maxRun = Math.max(64, Math.floor(keep / 4));
   }
 
-  /** Adds raw text (ANSI codes and `\r` are handled here). */
-  push(text: string, kind: ChunkKind): void {
+  /** Adds raw text (ANSI codes and `\r` are handled here); a display's `displayId` makes it replaceable. */
+  push(text: string, kind: ChunkKind, displayId?: string): void {
+    if (displayId !== undefined && kind === "display") {
+      this.breakLine();
+      const lines = this.lines;
+      const bytes = this.bytes;
+      this.push(text, kind);
+      this.addSlot(displayId, { n: lines + 1, count: this.lines - lines, bytes: this.bytes - bytes });
+      return;
+    }
     if (text.length === 0) return;
     // Jupyter shows a display, an error, or a stream of the other name as a new output: a new line.
     const stream = kind === "stdout" || kind === "stderr";
@@ -138,6 +176,98 @@ export class CellView {
     this.lastStream = undefined;
     this.firstArtifactLine = this.log.nextLine;
     this.clears++;
+    this.slots.clear();
+    this.slotCount = 0;
+    this.artifactExtra = 0;
+    this.linearBefore = Number.POSITIVE_INFINITY;
+    this.editedLines = [];
+  }
+
+  private addSlot(displayId: string, slot: DisplaySlot): void {
+    const list = this.slots.get(displayId);
+    if (list) list.push(slot);
+    else this.slots.set(displayId, [slot]);
+    if (++this.slotCount <= MAX_DISPLAY_SLOTS) return;
+    const [oldest, dropped] = this.slots.entries().next().value as [string, DisplaySlot[]];
+    this.slots.delete(oldest);
+    this.slotCount -= dropped.length;
+  }
+
+  /** This view shows a display with this id (its text may have been empty). */
+  hasDisplay(displayId: string): boolean {
+    return this.slots.has(displayId);
+  }
+
+  /**
+   * update_display_data: every display of this view with `displayId` shows `text` instead, in place
+   * (as Jupyter shows it); later lines move by the difference. The artifact keeps the old text where
+   * it was (`artifactExtra` counts the difference). False when no display has that id.
+   */
+  replaceDisplay(displayId: string, text: string): boolean {
+    const list = this.slots.get(displayId);
+    if (!list) return false;
+    const clean = text ? sanitise(text.endsWith("\n") ? text : `${text}\n`) : "";
+    for (const slot of list) this.replaceSlot(slot, clean);
+    return true;
+  }
+
+  /** Notes `lines` artifact lines written for this view that are no view line (an update's new state). */
+  private noteArtifactLines(lines: number): void {
+    this.artifactExtra += lines;
+    this.linearBefore = Math.min(this.linearBefore, this.lines + 1);
+  }
+
+  /**
+   * Writes the new state of an updated display to the artifact after `marker` (the artifact keeps
+   * every state); skipped while a long line is still being written there.
+   */
+  logUpdate(marker: string, text: string): void {
+    if (this.long || !this.log.atLineStart) return;
+    const clean = sanitise(`${marker}\n${text.endsWith("\n") || !text ? text : `${text}\n`}`);
+    const lines = countNewlines(clean);
+    this.log.write(clean, Buffer.byteLength(clean), lines);
+    this.noteArtifactLines(lines);
+  }
+
+  private replaceSlot(slot: DisplaySlot, text: string): void {
+    const { n, count } = slot;
+    const newCount = countNewlines(text);
+    const newBytes = Buffer.byteLength(text);
+    const delta = newCount - count;
+    const end = n + count;
+    // where the display's lines are kept: the head (it holds every line before it), the tail (it
+    // holds every line after it), or neither (a flood's middle: only counted)
+    const head = splitRuns(this.head, n, end);
+    const tail = splitRuns(this.tail.list(), n, end);
+    const headHolds = head.before === n;
+    const tailHolds = !headHolds && (tail.back.length > 0 ? tail.back[0].n : this.lines + 1) === end;
+    const fresh =
+      newCount > 0 && (headHolds || tailHolds) ? textRuns(text, n, this.maxRun, this.keep, false) : [];
+    const shift = (r: Run) => {
+      if (delta !== 0 && r.n >= end) r.n += delta;
+    };
+    this.head = [...head.front, ...(headHolds ? fresh : []), ...head.back];
+    this.head.forEach(shift);
+    this.headBytes = this.head.reduce((sum, r) => sum + r.stored, 0);
+    const tailRuns = [...tail.front, ...(tailHolds ? fresh : []), ...tail.back];
+    tailRuns.forEach(shift);
+    this.tail = RunQueue.of(tailRuns);
+    this.marks.forEach(shift);
+    if (this.long && this.long.n >= end) this.long.n += delta;
+    if (delta !== 0)
+      for (const list of this.slots.values())
+        for (const other of list) if (other !== slot && other.n >= end) other.n += delta;
+    this.lines += delta;
+    this.bytes += newBytes - slot.bytes;
+    this.artifactExtra -= delta;
+    // the artifact still has the first state at these lines: later lines move only when the count changed
+    if (delta !== 0) this.linearBefore = Math.min(this.linearBefore, n);
+    slot.count = newCount;
+    slot.bytes = newBytes;
+    this.edits++;
+    while (this.editedLines.length > 0 && this.editedLines[this.editedLines.length - 1][1] >= n)
+      this.editedLines.pop();
+    this.editedLines.push([this.edits, n]);
   }
 
   /** Bytes of the view (for the budget), and of its important lines. */
@@ -181,7 +311,18 @@ export class CellView {
     const marks = this.marks.list().flatMap(runLines);
     const shown = selectLines({ head, tail, marks, lines, bytes, complete }, share, reserved);
     const cut = shown.length < lines || shown.some((l) => l.cutChars > 0);
-    return { lines, bytes, shown, cut, firstArtifactLine: this.firstArtifactLine, clears: this.clears };
+    return {
+      lines,
+      bytes,
+      shown,
+      cut,
+      firstArtifactLine: this.firstArtifactLine,
+      clears: this.clears,
+      artifactExtra: this.artifactExtra,
+      linearBefore: this.linearBefore,
+      edits: this.edits,
+      editedLines: this.editedLines.map(([e, l]) => [e, l]),
+    };
   }
 
   private feed(chunk: string, important: boolean): void {

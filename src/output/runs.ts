@@ -75,11 +75,110 @@ export function countLines(runs: readonly Run[]): number {
   return n;
 }
 
+/** The first `k` lines of a multi-line run, and the rest. */
+function splitRun(run: Run, k: number): [Run, Run] {
+  let at = 0;
+  for (let i = 0; i < k; i++) at = run.text.indexOf("\n", at) + 1;
+  const a = run.text.slice(0, at);
+  const b = run.text.slice(at);
+  const aBytes = Buffer.byteLength(a);
+  return [
+    { ...run, count: k, text: a, stored: aBytes },
+    { ...run, n: run.n + k, count: run.count - k, text: b, stored: run.stored - aBytes },
+  ];
+}
+
+/**
+ * `runs` (in line order) cut around lines [from, end): the runs before, the runs after, and the line
+ * after the last one before (`before`; 1 when none is).
+ */
+export function splitRuns(runs: readonly Run[], from: number, end: number) {
+  const front: Run[] = [];
+  const back: Run[] = [];
+  for (const run of runs) {
+    let rest: Run | undefined = run;
+    if (rest.n < from) {
+      if (rest.n + rest.count <= from) {
+        front.push(rest);
+        continue;
+      }
+      const [a, b] = splitRun(rest, from - rest.n);
+      front.push(a);
+      rest = b;
+    }
+    if (rest.n + rest.count <= end) continue;
+    if (rest.n < end) rest = splitRun(rest, end - rest.n)[1];
+    back.push(rest);
+  }
+  const last = front[front.length - 1];
+  return { front, back, before: last ? last.n + last.count : 1 };
+}
+
+/**
+ * Sanitised whole lines as runs from line `first` on: runs of at most `maxRun` bytes, a line longer
+ * than `keep` characters a run of its own keeping its first `keep` characters.
+ */
+export function textRuns(
+  text: string,
+  first: number,
+  maxRun: number,
+  keep: number,
+  important: boolean,
+): Run[] {
+  const runs: Run[] = [];
+  let from = 0;
+  let n = first;
+  let runStart = 0;
+  let runN = n;
+  const flush = (end: number) => {
+    if (end <= runStart) return;
+    const chunk = text.slice(runStart, end);
+    runs.push({ n: runN, count: n - runN, text: chunk, stored: Buffer.byteLength(chunk), important });
+  };
+  while (from < text.length) {
+    const nl = text.indexOf("\n", from);
+    if (nl - from > keep) {
+      flush(from);
+      const raw = text.slice(from, nl);
+      const end = keep > 0 && (raw.charCodeAt(keep - 1) & 0xfc00) === 0xd800 ? keep - 1 : keep;
+      const kept = raw.slice(0, end);
+      runs.push({
+        n,
+        count: 1,
+        text: `${kept}\n`,
+        stored: Buffer.byteLength(kept) + 1,
+        important,
+        long: { chars: raw.length, bytes: Buffer.byteLength(raw) + 1 },
+      });
+      n++;
+      from = nl + 1;
+      runStart = from;
+      runN = n;
+      continue;
+    }
+    if (nl + 1 - runStart > maxRun && from > runStart) {
+      flush(from);
+      runStart = from;
+      runN = n;
+    }
+    n++;
+    from = nl + 1;
+  }
+  flush(from);
+  return runs;
+}
+
 /** A growing queue of runs that drops from the front (array shifts would be quadratic). */
 export class RunQueue {
   private items: Run[] = [];
   private start = 0;
   bytes = 0;
+
+  static of(runs: Run[]): RunQueue {
+    const q = new RunQueue();
+    for (const r of runs) q.push(r);
+    return q;
+  }
 
   get length(): number {
     return this.items.length - this.start;

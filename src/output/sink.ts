@@ -7,7 +7,7 @@
  */
 import { type ArtifactIncomplete, ArtifactLog, type SinkArtifact } from "./artifact-log.js";
 import { allocate } from "./budget.js";
-import { type CellRender, CellView, type ChunkKind } from "./cell-view.js";
+import { type CellRender, CellView, type ChunkKind, MAX_DISPLAY_SLOTS } from "./cell-view.js";
 
 export type { ArtifactIncomplete, SinkArtifact } from "./artifact-log.js";
 export type { ChunkKind } from "./cell-view.js";
@@ -17,6 +17,14 @@ export const DEFAULT_MAX_BYTES = 50 * 1024;
 export const DEFAULT_CUT_OVERHEAD = 384;
 /** The artifact's line where a cell's output was cleared (clear_output). */
 export const DEFAULT_CLEAR_MARKER = "[output cleared]";
+/** The artifact's line before the new state of an updated display (update_display_data). */
+export const DEFAULT_UPDATE_MARKER = "[display updated]";
+
+/**
+ * What an update of a display id found in this call: its displays `replaced` in place, `gone` (shown
+ * in this call but cleared since: nothing shows it), or `unknown` (not shown in this call).
+ */
+export type DisplayUpdate = "replaced" | "gone" | "unknown";
 
 export interface OutputSinkOptions {
   /** Bytes of output text shown to the model for the whole call (default 50 KiB). */
@@ -24,6 +32,7 @@ export interface OutputSinkOptions {
   /** Where the whole output goes once anything is cut (created lazily). */
   artifact?: SinkArtifact;
   clearMarker?: string;
+  updateMarker?: string;
   /** Bytes kept out of the budget per cut cell, for the notice and markers that say so (default 384). */
   cutOverhead?: number;
 }
@@ -63,12 +72,16 @@ export class OutputSink {
   private readonly log: ArtifactLog;
   private readonly cells: SinkCell[] = [];
   private readonly clearMarker: string;
+  private readonly updateMarker: string;
   private readonly cutOverhead: number;
+  /** Display id → the cells (their views) that showed a display with it in this call. */
+  private readonly displays = new Map<string, Set<CellView>>();
   private ended = false;
 
   constructor(options: OutputSinkOptions = {}) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     this.clearMarker = options.clearMarker ?? DEFAULT_CLEAR_MARKER;
+    this.updateMarker = options.updateMarker ?? DEFAULT_UPDATE_MARKER;
     this.cutOverhead = options.cutOverhead ?? DEFAULT_CUT_OVERHEAD;
     this.log = new ArtifactLog(options.artifact, this.maxBytes);
   }
@@ -85,11 +98,35 @@ export class OutputSink {
     this.cells.push({ view: new CellView(this.log, this.maxBytes), header });
   }
 
-  /** Adds raw output of the current cell (ANSI codes and `\r` are handled here). */
-  push(text: string, kind: ChunkKind = "stdout"): void {
+  /**
+   * Adds raw output of the current cell (ANSI codes and `\r` are handled here). A display with a
+   * `displayId` can be replaced later by `updateDisplay`.
+   */
+  push(text: string, kind: ChunkKind = "stdout", displayId?: string): void {
     if (this.ended) return;
     if (this.cells.length === 0) this.startCell();
-    this.cells[this.cells.length - 1].view.push(text, kind);
+    const view = this.cells[this.cells.length - 1].view;
+    view.push(text, kind, displayId);
+    if (displayId === undefined || kind !== "display") return;
+    const views = this.displays.get(displayId);
+    if (views) views.add(view);
+    else this.displays.set(displayId, new Set([view]));
+    if (this.displays.size > MAX_DISPLAY_SLOTS) this.displays.delete(this.displays.keys().next().value!);
+  }
+
+  /**
+   * update_display_data: every display of this call with `displayId` shows `text` instead, where it
+   * was shown (docs/output.md); the artifact gets the new state after a marker line, where the
+   * update arrived.
+   */
+  updateDisplay(displayId: string, text: string): DisplayUpdate {
+    const views = this.displays.get(displayId);
+    if (this.ended || !views) return "unknown";
+    let replaced = false;
+    for (const view of views) if (view.replaceDisplay(displayId, text)) replaced = true;
+    if (!replaced) return "gone";
+    this.cells[this.cells.length - 1].view.logUpdate(this.updateMarker, text);
+    return "replaced";
   }
 
   /** clear_output for the current cell: what it showed leaves the view (the artifact keeps it). */

@@ -17,8 +17,12 @@ interface KeptImage {
   cell: number;
   /** The call's image number (1-based, every image counted): what its placeholder names. */
   seq: number;
+  /** How the text names the cell. */
+  name: number;
   mimeType: string;
   payload: unknown;
+  /** The display id it was shown under, if any (update_display_data replaces it). */
+  displayId?: string;
 }
 
 /** A placeholder in the text; the cell is named as the text names cells. */
@@ -43,14 +47,33 @@ export class LatestImages {
    * Records an image of cell `cell` (position), named `name` in the text; returns the placeholder
    * to put at its place in the cell's text.
    */
-  add(cell: number, name: number, mimeType: string, payload: unknown): string {
+  add(cell: number, name: number, mimeType: string, payload: unknown, displayId?: string): string {
     const seq = ++this.seq;
-    this.kept.push({ cell, seq, mimeType, payload });
+    this.kept.push({ cell, seq, name, mimeType, payload, displayId });
     while (this.kept.length > this.maxImages) {
       const old = this.kept.shift()!;
       this.dropped.set(old.cell, (this.dropped.get(old.cell) ?? 0) + 1);
     }
     return placeholder(seq, name);
+  }
+
+  /**
+   * A display with this id was updated (update_display_data, or shown again) to an image: the first
+   * kept image it showed becomes the new one in place (same position, same placeholder, returned);
+   * its other kept images leave. Undefined when none was kept.
+   */
+  replace(displayId: string, mimeType: string, payload: unknown): string | undefined {
+    const first = this.kept.find((k) => k.displayId === displayId);
+    if (!first) return undefined;
+    this.kept = this.kept.filter((k) => k === first || k.displayId !== displayId);
+    first.mimeType = mimeType;
+    first.payload = payload;
+    return placeholder(first.seq, first.name);
+  }
+
+  /** The images a display with this id showed leave (it shows no image now, or it was cleared). */
+  forget(displayId: string): void {
+    this.kept = this.kept.filter((k) => k.displayId !== displayId);
   }
 
   clear(cell: number): void {

@@ -31,6 +31,16 @@ import {
 } from "./python-result.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
 
+/** The line before a display an earlier call showed, first seen in this call through an update. */
+/** What a look at a running cell showed: its lines, clears and in-place display edits then. */
+export interface SeenView {
+  lines: number;
+  clears: number;
+  edits?: number;
+}
+
+export const EARLIER_CALL_DISPLAY = "[update of a display shown by an earlier call]";
+
 /** The ExecuteOptions hooks a recorder fills for one cell. */
 export type CellHooks = Pick<
   ExecuteOptions,
@@ -72,6 +82,8 @@ export class CellRunRecorder {
   private readonly clearOnNextOutput = new Set<number>();
   /** Cells whose input() was refused (no interactive stdin): their EOFError is told in one line. */
   private readonly stdinRefused = new Set<number>();
+  /** Display ids an update of this call showed first: displays of an earlier call. */
+  private readonly earlierCallDisplays = new Set<string>();
   private lastUpdate = 0;
   private cellStarted = 0;
   private readonly startedAt = Date.now();
@@ -80,7 +92,7 @@ export class CellRunRecorder {
   private trailing?: NodeJS.Timeout;
   private finished = false;
   /** What looks at the run while it went on showed (docs/runs.md): the final text starts after it. */
-  private shown?: { from: number; seen?: { lines: number; clears: number } };
+  private shown?: { from: number; seen?: SeenView };
 
   constructor(private readonly options: CellRunRecorderOptions) {
     this.details = options.details;
@@ -123,18 +135,39 @@ export class CellRunRecorder {
       },
       onDisplay: (display) => {
         // an update changes an earlier output in place: not a new output (nbclient)
-        if (display.source !== "update_display_data") this.beforeOutput(i);
-        const name = this.details.cells[i - 1].index;
-        const mime = display.mimeType ?? "image/png";
-        const image =
-          display.type === "image" ? this.images.add(i, name, mime, display.data[mime]) : undefined;
+        const isUpdate = display.source === "update_display_data";
+        if (!isUpdate) this.beforeOutput(i);
         if (display.type === "json")
           this.details.jsonOutputs.push({ cell: i, data: display.data["application/json"] });
-        const text = displayModelText(display, {
-          image,
-          embedded: (mimeType, payload) => this.images.add(i, name, mimeType, payload),
-        });
-        if (text) this.sink.push(text, "display");
+        const id = display.displayId;
+        const name = this.details.cells[i - 1].index;
+        const add = (mimeType: string, payload: unknown) => this.images.add(i, name, mimeType, payload, id);
+        let image: string | undefined;
+        if (display.type === "image") {
+          const mime = display.mimeType ?? "image/png";
+          // an image shown before under this id keeps its place among the images (docs/output.md)
+          image =
+            (id !== undefined ? this.images.replace(id, mime, display.data[mime]) : undefined) ??
+            add(mime, display.data[mime]);
+        } else if (id !== undefined) this.images.forget(id);
+        let text = displayModelText(display, { image, embedded: add });
+        if (id !== undefined) {
+          // Jupyter shows every output with this id as this one (docs/output.md)
+          const earlier = this.earlierCallDisplays.has(id);
+          const found = this.sink.updateDisplay(id, earlier ? `${EARLIER_CALL_DISPLAY}\n${text}` : text);
+          // a display cleared since shows nothing, its images included
+          if (isUpdate && found === "gone") this.images.forget(id);
+          if (isUpdate && found !== "unknown") {
+            this.update();
+            return;
+          }
+          if (isUpdate) {
+            // a display of an earlier call: new here, and said so; its later updates replace it
+            this.earlierCallDisplays.add(id);
+            text = `${EARLIER_CALL_DISPLAY}\n${text}`;
+          }
+        }
+        this.sink.push(text, "display", id);
         this.update();
       },
       onClearOutput: (wait) => {
@@ -254,14 +287,14 @@ export class CellRunRecorder {
    */
   snapshot(
     from = 1,
-    seen?: { lines: number; clears: number },
+    seen?: SeenView,
   ): {
     text: string;
     details: PythonToolDetails;
     from: number;
     current: number;
     /** What the running cell's view holds now (for the next look's `seen`). */
-    currentView?: { lines: number; clears: number };
+    currentView?: { lines: number; clears: number; edits: number };
   } {
     const dump = this.sink.dump();
     const { k, names } = this.view(dump, from, seen);
@@ -277,7 +310,9 @@ export class CellRunRecorder {
       },
       from: this.started[k] ?? from,
       current: running + 1,
-      currentView: runningView ? { lines: runningView.lines, clears: runningView.clears } : undefined,
+      currentView: runningView
+        ? { lines: runningView.lines, clears: runningView.clears, edits: runningView.edits }
+        : undefined,
     };
   }
 
@@ -285,7 +320,7 @@ export class CellRunRecorder {
    * A look at the run still going showed the cells before position `from` and, of the cell at
    * `from`, what `seen` counts: the final result's text shows only what came after (docs/runs.md).
    */
-  markShown(from: number, seen?: { lines: number; clears: number }): void {
+  markShown(from: number, seen?: SeenView): void {
     this.shown = { from, seen };
   }
 
@@ -293,7 +328,7 @@ export class CellRunRecorder {
    * The cells' names from position `from` on, the first starting after the lines `seen` counts
    * (unless it was cleared since): `k` is its place among the started cells.
    */
-  private view(dump: OutputDump, from: number, seen?: { lines: number; clears: number }) {
+  private view(dump: OutputDump, from: number, seen?: SeenView) {
     const k = Math.max(0, this.started.indexOf(from));
     const n = this.details.cells.length;
     const names = this.started.map((i) => {
@@ -303,7 +338,10 @@ export class CellRunRecorder {
     // The cell that was running at the last look: only what came since (unless it was cleared).
     const firstCell = dump.cells[k];
     if (seen && firstCell && names[k] && firstCell.clears === seen.clears && seen.lines > 0) {
-      names[k].startAt = seen.lines + 1;
+      // a display replaced in place since (update_display_data) is shown again from its first line
+      const edited = firstCell.editedLines.find(([edit]) => edit > (seen.edits ?? 0))?.[1];
+      const startAt = Math.min(seen.lines + 1, edited ?? Number.POSITIVE_INFINITY);
+      if (startAt > 1) names[k].startAt = startAt;
     }
     return { k, names };
   }

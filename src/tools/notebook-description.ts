@@ -13,7 +13,7 @@ export function notebookDescription(
   const lines = [
     "Edit a Jupyter notebook (.ipynb) cell by cell" +
       (withRun ? " and run its cells in the notebook's own kernel." : "."),
-    "- Cells are addressed by cell_index (0-based everywhere in this tool) or by cell_id. read lists every cell's index, id, type, source and output summaries; read with cell_index or cell_id shows that cell with its saved outputs whole (tracebacks included). Results of edit, insert, move and delete name the cell's index and id.",
+    "- Cells are addressed by cell_index (0-based everywhere in this tool) or by cell_id. read lists every cell's index, id, type, source and output summaries; read with cell_index or cell_id shows that cell with its saved outputs whole (tracebacks included). read returns saved images (first 8), labelled [image K · cell C · W×H]. Results of edit, insert, move and delete name the cell's index and id.",
     "- Create a notebook: insert at cell_index 0 into a path ending in .ipynb that does not exist yet (its folder must exist). It becomes an nbformat 4.5 notebook with cell ids, set up for the kernel it will run in.",
     "- insert puts the new cell at cell_index (the cell count appends); edit replaces a cell's source (cell_type also changes its type); replace changes the exact text old to new in one cell (one match, or all: true); move takes to_index; clear_outputs clears one cell or all.",
     "- The file keeps its own formatting (indentation, line endings); only the changed cells' lines change. Writes are atomic and refused if the file changed on disk since it was read.",

@@ -7,6 +7,50 @@
  */
 import { joinLines } from "../notebook/index.js";
 
+/** A saved image the read text names at its place (by a placeholder until it is sent or left out). */
+export interface ReadImageRef {
+  /** The placeholder in the text that becomes its label. */
+  token: string;
+  cell: number;
+  output: number;
+  mimeType: string;
+  data: unknown;
+  /** Its size from the file's bytes, when known. */
+  width?: number;
+  height?: number;
+}
+
+/**
+ * Collects the images of the outputs being rendered, in document order: each output's first image
+ * (PNG, JPEG, SVG, else another image type) gets a placeholder the read action turns into its label
+ * once it knows what is sent (notebook-actions/read.ts).
+ */
+export class ReadImages {
+  readonly refs: ReadImageRef[] = [];
+
+  /** `first`: the number of the first placeholder (unique within one read's text). */
+  constructor(private readonly first = 0) {}
+
+  /** The placeholder for the image of output `output` of cell `cell`. */
+  add(cell: number, output: number, mimeType: string, data: unknown): string {
+    const token = `\u0000image ${this.first + this.refs.length}\u0000`;
+    const dims = typeof data === "string" ? imageSize(mimeType, data) : undefined;
+    this.refs.push({ token, cell, output, mimeType, data, ...dims });
+    return token;
+  }
+}
+
+/** Where a bundle's image comes from, in the python tool's order (kernel/display.ts). */
+const SENT_IMAGE_MIMES = ["image/png", "image/jpeg", "image/svg+xml"];
+
+/** The image type of a bundle that is sent as an image content (undefined: none). */
+function sentImage(data: Record<string, unknown>): string | undefined {
+  return (
+    SENT_IMAGE_MIMES.find((m) => typeof data[m] === "string" || Array.isArray(data[m])) ??
+    Object.keys(data).find((m) => m.startsWith("image/") && typeof data[m] === "string")
+  );
+}
+
 export interface OutputSummary {
   counts: Record<string, number>;
   lines: string[];
@@ -82,17 +126,34 @@ function imageMarker(mime: string, value: unknown): string {
 }
 
 /** The bundle's text form (text/plain first), image markers, and the other mimetypes. */
-function bundleParts(data: Record<string, unknown>) {
+function bundleParts(data: Record<string, unknown>, withSent = false) {
   const mimes = Object.keys(data);
   const textMime = TEXT_PREFERENCE.find((m) => m in data);
-  const images = mimes.filter((m) => m.startsWith("image/") && m !== "image/svg+xml");
+  const sent = withSent ? sentImage(data) : undefined;
+  const images = mimes.filter((m) => (m.startsWith("image/") && m !== "image/svg+xml") || m === sent);
   const others = mimes.filter((m) => !images.includes(m) && m !== textMime);
-  return { textMime, images, others };
+  return { textMime, images, others, sent };
 }
 
-function summariseBundle(data: Record<string, unknown>): { lines: string[]; shortened: boolean } {
-  const { textMime, images, others } = bundleParts(data);
-  const lines = images.map((m) => imageMarker(m, data[m]));
+/** Where an image is named: its label's placeholder when it is the one sent, else its marker. */
+interface ImagePlace {
+  images: ReadImages;
+  cell: number;
+  output: number;
+}
+
+function imageMarkers(data: Record<string, unknown>, images: string[], sent?: string, place?: ImagePlace) {
+  return images.map((m) =>
+    m === sent && place ? place.images.add(place.cell, place.output, m, data[m]) : imageMarker(m, data[m]),
+  );
+}
+
+function summariseBundle(
+  data: Record<string, unknown>,
+  place?: ImagePlace,
+): { lines: string[]; shortened: boolean } {
+  const { textMime, images, others, sent } = bundleParts(data, place !== undefined);
+  const lines = imageMarkers(data, images, sent, place);
   let shortened = false;
   if (textMime) {
     const r = firstLines(joinLines(data[textMime]), "");
@@ -117,8 +178,11 @@ function errorLine(out: Record<string, unknown>): string {
   return clip(`${String(out.ename)}: ${value}`);
 }
 
-/** The all-cells view of a cell's outputs: a few lines each; an error's name and value always. */
-export function summariseOutputs(outputs: unknown[]): OutputSummary {
+/**
+ * The all-cells view of a cell's outputs: a few lines each; an error's name and value always. With
+ * `images`, each shown output's image is named by a placeholder collected there.
+ */
+export function summariseOutputs(outputs: unknown[], images?: ReadImages, cellIndex = 0): OutputSummary {
   const counts: Record<string, number> = {};
   const lines: string[] = [];
   let shortened = false;
@@ -136,7 +200,10 @@ export function summariseOutputs(outputs: unknown[]): OutputSummary {
     if (type === "stream") r = firstLines(joinLines(out.text), `${String(out.name ?? "stream")}: `);
     else if (type === "error") r = { lines: [errorLine(out)], shortened: true };
     else if (out.data && typeof out.data === "object")
-      r = summariseBundle(out.data as Record<string, unknown>);
+      r = summariseBundle(
+        out.data as Record<string, unknown>,
+        images ? { images, cell: cellIndex, output: i } : undefined,
+      );
     lines.push(...r.lines);
     shortened ||= r.shortened;
   });
@@ -153,7 +220,7 @@ interface Block {
 }
 
 /** One output whole: a header line (kind, markers) and its text. */
-function wholeOutput(raw: unknown, k: number): Block {
+function wholeOutput(raw: unknown, k: number, place?: ImagePlace): Block {
   const out = (raw ?? {}) as Record<string, unknown>;
   const type = typeof out.output_type === "string" ? out.output_type : "unknown";
   const head = `-- output ${k} · `;
@@ -166,10 +233,10 @@ function wholeOutput(raw: unknown, k: number): Block {
   }
   if (out.data && typeof out.data === "object") {
     const data = out.data as Record<string, unknown>;
-    const { textMime, images, others } = bundleParts(data);
+    const { textMime, images, others, sent } = bundleParts(data, place !== undefined);
     const count = type === "execute_result" && typeof out.execution_count === "number";
     const markers = [
-      ...images.map((m) => imageMarker(m, data[m])),
+      ...imageMarkers(data, images, sent, place),
       ...others.map((m) => {
         const v = data[m];
         return `[${m}, ${size(Buffer.byteLength(typeof v === "string" ? v : (JSON.stringify(v) ?? "")))}]`;
@@ -208,13 +275,25 @@ function cut(body: string, keep: number, where: string): string {
   return `${head}${head.endsWith("\n") ? "" : "\n"}[… ${dropped.toLocaleString("en-US")} of ${body.length.toLocaleString("en-US")} characters cut here to fit the read budget; ${where} in the file holds them all]\n${body.slice(tailStart)}`;
 }
 
-/** Every output of cell `cellIndex` whole, within `budget` characters (cut fairly past it). */
-export function wholeOutputs(outputs: unknown[], cellIndex: number, budget: number): string[] {
+/**
+ * Every output of cell `cellIndex` whole, within `budget` characters (cut fairly past it). With
+ * `images`, each output's image is named by a placeholder collected there.
+ */
+export function wholeOutputs(
+  outputs: unknown[],
+  cellIndex: number,
+  budget: number,
+  images?: ReadImages,
+): string[] {
   const blocks: Block[] = [];
   let headers = 0;
   let shown = 0;
   for (; shown < outputs.length; shown++) {
-    const b = wholeOutput(outputs[shown], shown);
+    const b = wholeOutput(
+      outputs[shown],
+      shown,
+      images ? { images, cell: cellIndex, output: shown } : undefined,
+    );
     if (shown > 0 && headers + b.header.length > budget / 2) break;
     blocks.push(b);
     headers += b.header.length + 1;

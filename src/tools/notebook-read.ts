@@ -4,9 +4,15 @@
  * read budget) when one cell is asked for (notebook-outputs.ts; docs/notebook-tool.md).
  */
 import { type Cell, cellSource, formatVersion, type Notebook } from "../notebook/index.js";
-import { type OutputSummary, summariseOutputs, wholeOutputs } from "./notebook-outputs.js";
+import {
+  type OutputSummary,
+  type ReadImageRef,
+  ReadImages,
+  summariseOutputs,
+  wholeOutputs,
+} from "./notebook-outputs.js";
 
-export type { OutputSummary } from "./notebook-outputs.js";
+export type { OutputSummary, ReadImageRef } from "./notebook-outputs.js";
 export { imageSize, summariseOutputs } from "./notebook-outputs.js";
 
 export interface ReadCell {
@@ -20,7 +26,7 @@ export interface ReadCell {
   attachments?: string[];
 }
 
-export function readCell(cell: Cell, index: number): ReadCell {
+export function readCell(cell: Cell, index: number, images?: ReadImages): ReadCell {
   const entry: ReadCell = { index, cellType: cell.cell_type, source: cellSource(cell) };
   if (typeof cell.id === "string") entry.id = cell.id;
   const att = cell.attachments;
@@ -32,7 +38,7 @@ export function readCell(cell: Cell, index: number): ReadCell {
   }
   if (cell.cell_type === "code") {
     entry.executionCount = typeof cell.execution_count === "number" ? cell.execution_count : null;
-    entry.outputs = summariseOutputs(Array.isArray(cell.outputs) ? cell.outputs : []);
+    entry.outputs = summariseOutputs(Array.isArray(cell.outputs) ? cell.outputs : [], images, index);
   }
   return entry;
 }
@@ -63,6 +69,8 @@ export interface ReadView {
   cells: ReadCell[];
   /** Index of the first cell not shown, when the view stopped early. */
   nextOffset?: number;
+  /** The saved images the text names, in document order; `text` holds each one's placeholder. */
+  images: ReadImageRef[];
 }
 
 /**
@@ -90,10 +98,13 @@ export function renderRead(
   const cells: ReadCell[] = [];
   const sourceBudget = single ? budget * 4 : budget;
   let shortened = false;
+  const images: ReadImageRef[] = [];
+  let tokens = 0;
   let i = start;
   for (; i < end; i++) {
     const cell = nb.cells[i];
-    const c = readCell(cell, i);
+    const cellImages = new ReadImages(tokens);
+    const c = readCell(cell, i, single ? undefined : cellImages);
     const maxSource = Math.max(2_000, sourceBudget - text.length - 500);
     let source = c.source;
     if (source.length > maxSource) {
@@ -103,12 +114,14 @@ export function renderRead(
     if (single && c.outputs && !c.attachments) {
       const counts = countsLine(c);
       const raw = Array.isArray(cell.outputs) ? cell.outputs : [];
-      outputs = counts ? [counts, ...wholeOutputs(raw, i, budget)] : [];
+      outputs = counts ? [counts, ...wholeOutputs(raw, i, budget, cellImages)] : [];
     }
+    tokens += cellImages.refs.length;
     const block = ["", "", header(c), source, ...outputs].join("\n");
     if (cells.length > 0 && text.length + block.length > budget) break;
     text += block;
     cells.push(c);
+    images.push(...cellImages.refs.filter((r) => block.includes(r.token)));
     if (!single && c.outputs?.shortened) shortened = true;
   }
   const shownEnd = start + cells.length;
@@ -122,5 +135,5 @@ export function renderRead(
     nextOffset = shownEnd;
   }
   if (notes.length) text += `\n\n[${notes.join(" ")}]`;
-  return nextOffset === undefined ? { text, cells } : { text, cells, nextOffset };
+  return nextOffset === undefined ? { text, cells, images } : { text, cells, nextOffset, images };
 }

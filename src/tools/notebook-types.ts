@@ -27,6 +27,23 @@ export interface NotebookDetails {
   created?: boolean;
   /** With `execute: true`: the executor's details for the run that followed the edit. */
   run?: unknown;
+  /** read: the saved images its text names, in document order, and what was sent of each. */
+  images?: ReadImageDetails[];
+}
+
+/** One saved image a read named: sent (downscaled) as an image content, or why not. */
+export interface ReadImageDetails {
+  cell: number;
+  output: number;
+  mimeType: string;
+  width?: number;
+  height?: number;
+  included: boolean;
+  sentMimeType?: string;
+  sentWidth?: number;
+  sentHeight?: number;
+  bytes?: number;
+  reason?: string;
 }
 
 /** What the runtime layer implements to run cells of a saved notebook in its kernel. */

@@ -22,6 +22,7 @@ import { type NotebookParams, notebookSchema, validateNotebookParams } from "./n
 import { checkLoaded, invalidNote } from "./notebook-problems.js";
 import { inTurn, notebookKey } from "./notebook-turns.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
+import type { ImageBudget } from "./python-images.js";
 import { cellRunRefs } from "./result-refs.js";
 import { errorResult, type Tool, type ToolUpdate } from "./types.js";
 
@@ -35,6 +36,8 @@ export interface NotebookToolOptions {
   executor?: NotebookExecutor;
   /** Character budget of a `read` result (default 40,000). */
   readBudget?: number;
+  /** Image budget of a `read` result (default: the python tool's, DEFAULT_IMAGE_BUDGET). */
+  images?: ImageBudget;
   /** The kernel a notebook created by insert is set up for (default python3, "Python 3 (ipykernel)"). */
   newNotebookKernel?: () => Promise<NotebookKernelSpec>;
 }
@@ -99,6 +102,7 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
         details,
         executor,
         readBudget,
+        images: options.images,
         signal,
         onUpdate: onUpdate as ToolUpdate<unknown> | undefined,
       };

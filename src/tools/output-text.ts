@@ -81,13 +81,15 @@ export function cutNotice(cell: CellDump, name: string, dump: OutputDump): strin
     return `${parts.join("")}]`;
   }
   const first = cell.firstArtifactLine;
-  const last = first + cell.lines - 1;
-  // read from the first line not shown, or the first cut line
+  const last = first + cell.lines + cell.artifactExtra - 1;
+  // read from the first line not shown, or the first cut line (or from where the artifact holds an
+  // updated display's earlier states: its lines from there on are not the view's)
   let hidden = 1;
   for (const l of cell.shown) {
     if (l.n !== hidden || l.cutChars > 0) break;
     hidden++;
   }
+  hidden = Math.min(hidden, cell.linearBefore);
   const readFrom = first + hidden - 1;
   const incomplete = dump.artifactIncomplete;
   if (incomplete) {

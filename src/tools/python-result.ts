@@ -171,7 +171,10 @@ export function cellOutputDetails(cell: CellDump, dump: OutputDump): PythonCellO
   };
   if (cell.cut && dump.artifactId) {
     out.artifactId = dump.artifactId;
-    out.artifactLines = [cell.firstArtifactLine, cell.firstArtifactLine + cell.lines - 1];
+    out.artifactLines = [
+      cell.firstArtifactLine,
+      cell.firstArtifactLine + cell.lines + cell.artifactExtra - 1,
+    ];
   }
   return out;
 }

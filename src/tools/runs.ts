@@ -8,7 +8,7 @@
  */
 import type { Deadline } from "../runtime/deadline.js";
 import { DEFAULT_WAIT_SECONDS } from "../runtime/settings.js";
-import type { CellRunRecorder } from "./cell-run.js";
+import type { CellRunRecorder, SeenView } from "./cell-run.js";
 import type { PythonToolDetails } from "./python-result.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
 
@@ -36,7 +36,7 @@ export interface Run extends RunInfo {
   /** The first cell (1-based position) the next look shows: the one running at the last look. */
   shownFrom: number;
   /** How much of that cell's view the last look showed (lines, clears). */
-  seen?: { lines: number; clears: number };
+  seen?: SeenView;
   /** The caller currently following it (its signal aborts the run; its onUpdate gets progress). */
   detach?: () => void;
   /** When its timeout stops it (epoch ms); none without a time limit. */

@@ -327,3 +327,56 @@ export async function outlivesTheCall(client: Client, dir: string): Promise<void
     ),
   );
 }
+
+/**
+ * Rich outputs the model sees (issue 19): an updated display shows once, in its latest state, where
+ * it was shown; a read of a cell returns its saved image as image content, labelled in the text.
+ */
+export async function updatesDisplaysAndReadsImages(client: Client, dir: string): Promise<void> {
+  const py = await client.callTool(
+    {
+      name: "python",
+      arguments: {
+        cells: [
+          {
+            code: 'print("before")\nh = display("step 0", display_id=True)\nprint("after")\nfor i in range(1, 4): h.update(f"step {i}")',
+          },
+        ],
+      },
+    },
+    undefined,
+    LONG,
+  );
+  // (a session's first call may start with notes about its kernel)
+  assert.match(textOf(py), /(^|\n)before\n'step 3'\nafter$/);
+  assert.doesNotMatch(textOf(py), /step [012]/);
+
+  const path = await writeNb(join(dir, `img-${randomUUID().slice(0, 8)}.ipynb`), [
+    [
+      "code",
+      "from PIL import Image\nfrom IPython.display import display\ndisplay(Image.new('RGB', (4, 3), 'red'))",
+    ],
+  ]);
+  const name = path.slice(dir.length + 1);
+  const run = await client.callTool(
+    { name: "notebook", arguments: { action: "run", notebook_path: name } },
+    undefined,
+    LONG,
+  );
+  assert.equal(run.isError, undefined, textOf(run));
+  const read = await client.callTool({
+    name: "notebook",
+    arguments: { action: "read", notebook_path: name, cell_index: 0 },
+  });
+  const content = read.content as { type: string; text?: string; data?: string; mimeType?: string }[];
+  assert.deepEqual(
+    content.map((c) => c.type),
+    ["text", "image"],
+  );
+  assert.match(
+    content[0].text!,
+    /\n-- output 0 · display_data · \[image 1 · cell 0 · 4×3\]\n<PIL\.Image\.Image image mode=RGB size=4x3/,
+  );
+  assert.equal(content[1].mimeType, "image/png");
+  assert.equal(Buffer.from(content[1].data!, "base64").subarray(1, 4).toString("latin1"), "PNG");
+}

@@ -17,6 +17,7 @@ import {
   readsArtifactResource,
   refusesHugeCall,
   reportsProgress,
+  updatesDisplaysAndReadsImages,
 } from "./scenarios.js";
 
 let server: StdioServer;
@@ -36,6 +37,8 @@ test("lists the toolbox's tools with their schemas, descriptions and annotations
 test("creates, edits and runs a notebook: text and a PNG as MCP image content", () =>
   editsAndRunsNotebook(server.client, dir));
 test("sends progress while a cell runs", () => reportsProgress(server.client, dir));
+test("an updated display shows once in its latest state; read returns a cell's saved image", () =>
+  updatesDisplaysAndReadsImages(server.client, dir));
 test("cancellation interrupts the kernel and keeps its state", () => cancelInterruptsKernel(server.client));
 test("artifacts are resources, read page by page", () => readsArtifactResource(server.client));
 test("a call past its wait budget returns a run id; the runs tool gets its result", () =>

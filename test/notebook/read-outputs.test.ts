@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import sharp from "sharp";
 import { createNotebookTool } from "../../src/tools/notebook.js";
 import { batch, resultText } from "../run/helpers.js";
 import { call, tempDir, text, writeNotebook } from "./helpers.js";
@@ -81,7 +82,7 @@ describe("read of one cell shows its outputs whole", () => {
     for (let i = 1; i <= 12; i++) assert.ok(t.includes(`line ${i}\n`), `line ${i}`);
     assert.match(
       t,
-      /-- output 1 · display_data · \[image\/png 640x480\] · \[text\/html, 2\.0 KB\]\n<Figure size 640x480 with 1 Axes>\n/,
+      /-- output 1 · display_data · \[image 1 · cell 0 · 640×480\] · \[text\/html, 2\.0 KB\]\n<Figure size 640x480 with 1 Axes>\n/,
     );
     assert.match(
       t,
@@ -188,5 +189,104 @@ describe("the all-cells view", () => {
     const error = saved.cells[0].outputs.find((o: { output_type: string }) => o.output_type === "error");
     assert.equal(error.ename, "EOFError");
     assert.match(error.traceback.join("\n"), /kernelbase\.py/, "saved as the kernel sent it");
+  });
+});
+
+describe("read sends a cell's saved images as image content, labelled at their place", () => {
+  const png = async (width: number, height: number, r: number, g: number, b: number) =>
+    (
+      await sharp({ create: { width, height, channels: 3, background: { r, g, b } } })
+        .png()
+        .toBuffer()
+    ).toString("base64");
+  const pixel = async (data: string) => {
+    const { data: raw, info } = await sharp(Buffer.from(data, "base64"))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    return [info.width, info.height, ...raw.subarray(0, 3)];
+  };
+  const shown = (data: string, text?: string) => ({
+    output_type: "display_data",
+    data: { "image/png": data, ...(text ? { "text/plain": [text] } : {}) },
+    metadata: {},
+  });
+
+  test("one cell: each image downscaled to the budget; all cells: the first 8 in document order", async () => {
+    const dir = await tempDir();
+    const red = await png(2000, 800, 255, 0, 0);
+    const blue = await png(4, 3, 0, 0, 255);
+    const green = await png(4, 3, 0, 255, 0);
+    await writeNotebook(join(dir, "plots.ipynb"), [
+      { type: "markdown", source: "# Plots" },
+      {
+        source: "plot()",
+        execution_count: 1,
+        outputs: [
+          shown(red, "<Figure size 2000x800 with 1 Axes>"),
+          { output_type: "stream", name: "stdout", text: ["done\n"] },
+          shown(blue),
+        ],
+      },
+      ...Array.from({ length: 4 }, (_, k) => ({
+        source: `more(${k})`,
+        execution_count: k + 2,
+        outputs: [shown(green), shown(green)],
+      })),
+    ]);
+    const one = await call(dir, { action: "read", notebook_path: "plots.ipynb", cell_index: 1 });
+    assert.equal(
+      text(one).split("\n## cell 1 · code · id cell-1 · execution_count 1\n")[1],
+      [
+        "plot()",
+        "-- outputs (2 display_data, 1 stream)",
+        "-- output 0 · display_data · [image 1 · cell 1 · 1568×627]",
+        "<Figure size 2000x800 with 1 Axes>",
+        "-- output 1 · stdout",
+        "done",
+        "-- output 2 · display_data · [image 2 · cell 1 · 4×3]",
+      ].join("\n"),
+    );
+    assert.deepEqual(
+      one.content.map((c) => c.type),
+      ["text", "image", "image"],
+    );
+    const [, first, second] = one.content as { data: string }[];
+    assert.deepEqual(await pixel(first.data), [1568, 627, 255, 0, 0]);
+    assert.deepEqual(await pixel(second.data), [4, 3, 0, 0, 255]);
+
+    const all = await call(dir, { action: "read", notebook_path: "plots.ipynb" });
+    const t = text(all);
+    assert.equal(all.content.length, 9);
+    for (const [k, cell] of [1, 1, 2, 2, 3, 3, 4, 4].entries()) {
+      const size = k === 0 ? "1568×627" : "4×3";
+      assert.ok(t.includes(`   [image ${k + 1} · cell ${cell} · ${size}]\n`), `image ${k + 1}: ${t}`);
+    }
+    assert.equal(
+      t.split("\n## cell 5 · code · id cell-5 · execution_count 5\n")[1],
+      [
+        "more(3)",
+        "-- outputs (2 display_data)",
+        "   [image left out · cell 5 · a read sends its first 8 images; read cell 5 alone to see it]",
+        "   [image left out · cell 5 · a read sends its first 8 images; read cell 5 alone to see it]",
+      ].join("\n"),
+    );
+    assert.deepEqual(await pixel((all.content[3] as { data: string }).data), [4, 3, 0, 255, 0]);
+    // renderers read the summaries from details: they carry the labels too
+    assert.equal(all.details.cells?.[2].outputs?.lines[0], "[image 3 · cell 2 · 4×3]");
+    assert.deepEqual(
+      all.details.images?.map((i) => [i.cell, i.output, i.included]),
+      [
+        [1, 0, true],
+        [1, 2, true],
+        [2, 0, true],
+        [2, 1, true],
+        [3, 0, true],
+        [3, 1, true],
+        [4, 0, true],
+        [4, 1, true],
+        [5, 0, false],
+        [5, 1, false],
+      ],
+    );
   });
 });

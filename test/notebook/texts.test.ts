@@ -143,6 +143,7 @@ describe("texts: numbering, plurals, no notice twice", () => {
       /0-based everywhere in this tool/,
       /insert at cell_index 0 into a path ending in \.ipynb that does not exist/,
       /read lists every cell's index, id/,
+      /read returns saved images \(first 8\), labelled \[image K · cell C · W×H\]/,
       /Results of edit, insert, move and delete name the cell's index and id/,
       /idle for 5 minutes is replaced/,
       /a new kernel session is needed beyond the 4 kept/,

@@ -155,7 +155,8 @@ describe("read", () => {
       /## cell 0 · code · id first · execution_count 3\nprint\('a'\)\n-- outputs \(1 stream, 1 display_data, 1 error\)/,
     );
     assert.match(t, /stdout: line 1\n {3}stdout: line 2\n {3}stdout: line 3\n {3}stdout: … \(2 more lines\)/);
-    assert.match(t, /\[image\/png 640x480\]/);
+    assert.match(t, /\[image 1 · cell 0 · 640×480\]/);
+    assert.equal(r.content[1]?.type, "image");
     assert.match(t, /<Figure size 640x480 with 1 Axes>/);
     assert.match(t, /ValueError: bad value/);
     assert.match(t, /## cell 1 · markdown · id second\n# Heading/);

@@ -257,3 +257,73 @@ test("a display, an error, or the other stream starts a new line", () => {
   sink.push("Traceback\n", "error");
   assert.equal(shown(sink.end()), "out\nerr\nhalf\n<Figure>\ntail\nTraceback");
 });
+
+test("an updated display is replaced where it was shown, wherever the view keeps it", () => {
+  // kept in the head, lines after it move; the artifact keeps each state after a marker
+  const path = join(dir, "update-head.log");
+  const sink = new OutputSink({ maxBytes: 2000, artifact: { id: "update-head", path } });
+  sink.startCell("[1/2]");
+  sink.push("a\n");
+  sink.push("step 0", "display", "d1");
+  sink.push("partial");
+  assert.equal(sink.updateDisplay("d1", "step 1\nof 2"), "replaced");
+  sink.push(" line\n");
+  assert.equal(sink.updateDisplay("nope", "x"), "unknown");
+  sink.startCell("[2/2]");
+  assert.equal(sink.updateDisplay("d1", "done"), "replaced");
+  for (let i = 0; i < 2000; i++) sink.push(`row ${i}\n`);
+  const d = sink.end();
+  assert.equal(shown(d, 0), "a\ndone\npartial line");
+  assert.equal(d.cells[0].lines, 3);
+  assert.equal(d.cells[0].edits, 2);
+  const lines = artifactLines(path);
+  assert.deepEqual(lines.slice(0, 9), [
+    "[1/2]",
+    "a",
+    "step 0",
+    "[display updated]",
+    "step 1",
+    "of 2",
+    "partial line",
+    "[2/2]",
+    "[display updated]",
+  ]);
+  // cell 2's range covers the update's lines written in it; its offset is its first line not shown
+  const cell2 = d.cells[1];
+  assert.equal(cell2.firstArtifactLine, 9);
+  assert.equal(cell2.artifactExtra, 2);
+  assert.equal(cell2.linearBefore, 1);
+  assert.equal(d.totalLines, 8 + 2 + 2000);
+
+  // a display in the middle of a flood (only counted), then one in the tail
+  const flood = new OutputSink({
+    maxBytes: 1000,
+    artifact: { id: "update-flood", path: join(dir, "f.log") },
+  });
+  flood.push("head\n");
+  for (let i = 0; i < 500; i++) flood.push(`row ${i}\n`);
+  flood.push("mid", "display", "m");
+  for (let i = 500; i < 1000; i++) flood.push(`row ${i}\n`);
+  flood.push("tail 0", "display", "t");
+  flood.push("last\n");
+  flood.updateDisplay("m", "m1\nm2\nm3");
+  flood.updateDisplay("t", "tail 1\ntail 2");
+  const f = flood.end();
+  const cell = f.cells[0];
+  assert.equal(cell.lines, 1 + 1000 + 3 + 2 + 1);
+  assert.match(shown(f), /^head\nrow 0\n[\s\S]*…\n[\s\S]*row 999\ntail 1\ntail 2\nlast$/);
+  for (const l of cell.shown) if (l.text === "last") assert.equal(l.n, cell.lines);
+  // the artifact: the first states where they were shown, then the two updates (3 + 2 lines and markers)
+  assert.equal(cell.artifactExtra, -2 - 1 + 4 + 3);
+  assert.equal(f.totalLines, cell.lines + cell.artifactExtra);
+  assert.equal(cell.linearBefore, 502);
+});
+
+test("a cleared display is not updated again; a forgotten id is unknown", () => {
+  const sink = new OutputSink({ maxBytes: 2000 });
+  sink.push("x", "display", "d");
+  sink.clear();
+  assert.equal(sink.updateDisplay("d", "y"), "gone");
+  sink.push("z\n");
+  assert.equal(shown(sink.end()), "z");
+});

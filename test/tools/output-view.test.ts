@@ -8,10 +8,13 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
+import { ArtifactStore } from "../../src/output/artifacts.js";
 import { createRuntime, type Runtime } from "../../src/runtime/index.js";
+import { CellRunRecorder } from "../../src/tools/cell-run.js";
 import { createNotebookExecutor } from "../../src/tools/notebook-executor.js";
 import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
-import type { PythonToolDetails } from "../../src/tools/python-result.js";
+import { DEFAULT_IMAGE_BUDGET } from "../../src/tools/python-images.js";
+import { emptyDetails, type PythonToolDetails } from "../../src/tools/python-result.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { backendCases } from "../backends.js";
 import { writeNb } from "../run/helpers.js";
@@ -191,6 +194,32 @@ for (const backend of backendCases())
       assert.equal(slice.text, `before the clear\n[output cleared]\nafter 00000 ${"z".repeat(20)}\n`);
     });
 
+    test("an updated display in a flood: replaced in the text; the artifact keeps each state, the notice stays true", async () => {
+      const r = await call({
+        cells: [
+          {
+            code: "h = display('state 0', display_id=True)\nfor i in range(20000): print(f'row {i:05d} ' + 'y' * 20)\nfor k in range(1, 4): h.update(f'state {k}')\nh2 = display({'text/plain': 'two'}, raw=True, display_id=True)\nh2.update({'text/plain': 'two\\nlines'}, raw=True)",
+          },
+        ],
+      });
+      const t = text(r);
+      assert.ok(t.startsWith(`'state 3'\nrow 00000 ${"y".repeat(20)}\n`), t.slice(0, 100));
+      assert.ok(!t.includes("state 0") && !t.includes("state 1"));
+      assert.match(t, /\nrow 19999 y{20}\ntwo\nlines\n\[cell 1: 20,003 lines \(/);
+      const out = r.details.cells[0].output!;
+      // the artifact: the first states where they were shown, then each update after its marker
+      assert.deepEqual(out.artifactLines, [1, 20002 + 3 * 2 + 3]);
+      const id = r.details.output.artifactId!;
+      const { offset, hidden } = assertNotice(t, r, 0, "cell 1", "605 KB");
+      const slice = await rt.artifacts.read(id, { offset, limit: 1 });
+      assert.equal(slice.text, `row ${String(hidden - 2).padStart(5, "0")} ${"y".repeat(20)}\n`);
+      const end = await rt.artifacts.read(id, { offset: 20002, limit: 20 });
+      assert.equal(
+        end.text,
+        "[display updated]\n'state 1'\n[display updated]\n'state 2'\n[display updated]\n'state 3'\ntwo\n[display updated]\ntwo\nlines\n",
+      );
+    });
+
     test("when images pass the limit the latest are kept, and the text says how many earlier ones were left out", async () => {
       const capped = createPythonTool({ cwd, runtime: rt, images: { maxImages: 3 } });
       const r = await call(
@@ -260,3 +289,40 @@ for (const backend of backendCases())
       assert.equal(readdirSync(dir).length, before);
     });
   });
+
+test("a runs look shows a display replaced since the last look again, from its line (docs/runs.md)", () => {
+  const details = emptyDetails("session", "s", cwd, 50 * 1024);
+  details.cells = [{ index: 1, status: "pending" }];
+  const recorder = new CellRunRecorder({
+    artifacts: new ArtifactStore({ root: join(root, "looks") }),
+    session: "s",
+    maxBytes: 50 * 1024,
+    images: DEFAULT_IMAGE_BUDGET,
+    updateIntervalMs: 0,
+    details,
+  });
+  recorder.startCell(1);
+  const hooks = recorder.hooks(1);
+  const display = (text: string, source: "display_data" | "update_display_data") =>
+    hooks.onDisplay?.({
+      type: "text",
+      data: { "text/plain": text },
+      metadata: {},
+      text,
+      source,
+      displayId: "d",
+    });
+  hooks.onChunk?.("a\n", "stdout");
+  display("'step 0'", "display_data");
+  hooks.onChunk?.("b\n", "stdout");
+  const first = recorder.snapshot(1);
+  assert.equal(first.text, "a\n'step 0'\nb");
+  hooks.onChunk?.("c\n", "stdout");
+  const second = recorder.snapshot(1, first.currentView);
+  assert.equal(second.text, "… [lines 1-3 shown before]\nc");
+  display("'step 1'\n'and more'", "update_display_data");
+  const third = recorder.snapshot(1, second.currentView);
+  assert.equal(third.text, "… [line 1 shown before]\n'step 1'\n'and more'\nb\nc");
+  hooks.onChunk?.("d\n", "stdout");
+  assert.equal(recorder.snapshot(1, third.currentView).text, "… [lines 1-5 shown before]\nd");
+});

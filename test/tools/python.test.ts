@@ -256,6 +256,41 @@ for (const backend of backendCases())
       assert.equal(bare.content[1]?.type, "image");
     });
 
+    test("update_display_data replaces the display in the model's text, where it was first shown", async () => {
+      const r = await call({
+        cells: [
+          {
+            code: 'print("before")\nh = display("step 0", display_id=True)\nprint("after")\nfor i in range(1, 4): h.update(f"step {i}")',
+          },
+          { code: 'h.update("step 9")\nprint("cell 2")' },
+        ],
+      });
+      assert.equal(r.isError, undefined, text(r));
+      assert.equal(text(r), "[1/2]\nbefore\n'step 9'\nafter\n[2/2]\ncell 2");
+      // a display shown by an earlier call: a new line that says so; updated in place after that
+      const later = await call({ cells: [{ code: 'h.update("step 10")\nprint("x")\nh.update("step 11")' }] });
+      assert.equal(text(later), "[update of a display shown by an earlier call]\n'step 11'\nx");
+    });
+
+    test("an image updated by display_id replaces the earlier image", async () => {
+      const png = (color: string) =>
+        `(lambda b: (Image.new('RGB', (4, 3), '${color}').save(b, 'PNG'), {'image/png': base64.b64encode(b.getvalue()).decode(), 'text/plain': '${color} square'})[1])(io.BytesIO())`;
+      const r = await call({
+        cells: [
+          {
+            code: `import base64, io\nfrom PIL import Image\nfrom IPython.display import display\nh = display(${png("red")}, raw=True, display_id=True)\nh.update(${png("blue")}, raw=True)`,
+          },
+        ],
+      });
+      assert.equal(text(r), "blue square");
+      const images = r.content.filter((c) => c.type === "image") as { data: string }[];
+      assert.equal(images.length, 1);
+      const { data } = await import("sharp").then((m) =>
+        m.default(Buffer.from(images[0].data, "base64")).raw().toBuffer({ resolveWithObject: true }),
+      );
+      assert.deepEqual([...data.subarray(0, 3)], [0, 0, 255]);
+    });
+
     test("progress reaches onUpdate while cells run", async () => {
       const gate = join(root, `gate-progress-${backend.name}`);
       const seen: string[] = [];

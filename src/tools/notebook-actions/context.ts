@@ -15,6 +15,7 @@ import {
 } from "../../notebook/index.js";
 import type { NotebookParams } from "../notebook-params.js";
 import type { NotebookDetails, NotebookExecutor } from "../notebook-types.js";
+import type { ImageBudget } from "../python-images.js";
 import type { ToolResult, ToolUpdate } from "../types.js";
 
 export interface ActionContext {
@@ -27,6 +28,8 @@ export interface ActionContext {
   executor?: NotebookExecutor;
   /** Character budget of a read result. */
   readBudget: number;
+  /** The image budget of a read result (default: the python tool's, DEFAULT_IMAGE_BUDGET). */
+  images?: ImageBudget;
   /** What nbformat would reject in the file as loaded (notebook-problems.ts). */
   check?: NotebookCheck;
   signal?: AbortSignal;
