@@ -35,6 +35,8 @@ export interface Run extends RunInfo {
   seen?: { lines: number; clears: number };
   /** The caller currently following it (its signal aborts the run; its onUpdate gets progress). */
   detach?: () => void;
+  /** Its id was given in a text before its own call returned (it is kept once done, as any run). */
+  named?: boolean;
 }
 
 export class RunRegistry {
@@ -46,6 +48,19 @@ export class RunRegistry {
   get(id: string): Run | undefined {
     this.prune();
     return this.runs.get(id.trim());
+  }
+
+  /**
+   * The run still going whose work records into `recorder` (the call holding a session's queue),
+   * for a text that names it: from then on its id is kept, like one its own call handed out.
+   */
+  holding(recorder: CellRunRecorder): RunInfo | undefined {
+    for (const run of this.runs.values()) {
+      if (run.recorder !== recorder || run.status !== "running") continue;
+      run.named = true;
+      return info(run);
+    }
+    return undefined;
   }
 
   /** Ids of the runs still going (for texts and hosts). */
@@ -95,7 +110,7 @@ export class RunRegistry {
     this.runs.set(id, run);
     const outcome = await this.follow(run, follow.waitSeconds ?? this.waitSeconds, follow);
     if (outcome) {
-      this.runs.delete(id); // answered in the call itself: no run id was handed out
+      if (!run.named) this.runs.delete(id); // answered in the call itself: no run id was handed out
       return outcome;
     }
     return this.partial(run, follow.waitSeconds ?? this.waitSeconds, true);

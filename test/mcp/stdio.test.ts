@@ -9,6 +9,7 @@ import { marker, ownedStdioServer, pidsWithEnv, type StdioServer, stdioServer, t
 import {
   alive,
   answersBadInput,
+  cancelIgnoredIsTold,
   cancelInterruptsKernel,
   editsAndRunsNotebook,
   kernelPid,
@@ -37,6 +38,8 @@ test("creates, edits and runs a notebook: text and a PNG as MCP image content", 
   editsAndRunsNotebook(server.client, dir));
 test("sends progress while a cell runs", () => reportsProgress(server.client, dir));
 test("cancellation interrupts the kernel and keeps its state", () => cancelInterruptsKernel(server.client));
+test("a cancel the cell ignores: the next call says the kernel's state is lost", () =>
+  cancelIgnoredIsTold(server.client));
 test("artifacts are resources, read page by page", () => readsArtifactResource(server.client));
 test("a call past its wait budget returns a run id; the runs tool gets its result", () =>
   outlivesTheCall(server.client, dir));
