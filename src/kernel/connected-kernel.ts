@@ -27,6 +27,7 @@ export interface ConnectedKernelOptions {
   startAttempts?: number;
   /** A started kernel that has said nothing for this long is replaced (default max(20 s, timeout/3)). */
   startStallMs?: number;
+  /** Cancels the first start (or attach); restarts do not read it (launchAndWait). */
   signal?: AbortSignal;
   /** Called once when shutdown() begins (the backend forgets the kernel). */
   onShutdown?: () => void;
@@ -113,7 +114,7 @@ export class ConnectedKernel implements Kernel {
 
   /** Starts the kernel (spawn/connect + kernel_info); shutdown() during a start waits for it, then stops. */
   start(): Promise<void> {
-    const started = this.launchAndWait(() => this.provisioner.launch(), true);
+    const started = this.launchAndWait(() => this.provisioner.launch(), true, this.options.signal);
     this.lifecycle = started;
     return started;
   }
@@ -126,22 +127,35 @@ export class ConnectedKernel implements Kernel {
     const attach = this.provisioner.attach;
     if (!attach)
       return Promise.reject(new KernelStartError({ kind: "cannot-attach", backend: this.backend }));
-    const attached = this.launchAndWait(() => attach.call(this.provisioner, kernelId), false);
+    const attached = this.launchAndWait(
+      () => attach.call(this.provisioner, kernelId),
+      false,
+      this.options.signal,
+    );
     this.lifecycle = attached;
     return attached;
   }
 
-  private async launchAndWait(launch: () => Promise<LaunchedKernel>, owned: boolean): Promise<void> {
+  /**
+   * `signal`: the abort of the call that asked for the kernel; only its first start (or attach)
+   * honours it. A later restart is not that call's: a restart after a stuck interrupt happens
+   * because that call was cancelled, and must not be cancelled by it.
+   */
+  private async launchAndWait(
+    launch: () => Promise<LaunchedKernel>,
+    owned: boolean,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const attempts = owned ? (this.options.startAttempts ?? 3) : 1;
     const timeoutMs = this.options.startTimeoutMs ?? 60_000;
     // One deadline for every attempt; the caller's abort reads as a cancelled start.
     const cancelled = new AbortController();
     const onCancel = () => cancelled.abort(new KernelStartError({ kind: "cancelled" }));
-    this.options.signal?.addEventListener("abort", onCancel, { once: true });
+    signal?.addEventListener("abort", onCancel, { once: true });
     const deadline = deadlineSignal(timeoutMs, () => new TimeoutError(timeoutMs), [cancelled.signal]);
     try {
       for (let attempt = 1; ; attempt++) {
-        this.options.signal?.throwIfAborted();
+        signal?.throwIfAborted();
         const launched = await launch();
         const client = new KernelClient(launched.transport, new MessageFactory());
         const exited = new AbortController();
@@ -196,7 +210,7 @@ export class ConnectedKernel implements Kernel {
       }
     } finally {
       deadline.dispose();
-      this.options.signal?.removeEventListener("abort", onCancel);
+      signal?.removeEventListener("abort", onCancel);
     }
   }
 

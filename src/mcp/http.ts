@@ -3,7 +3,8 @@
  * and bearer-token checks (http-guard.ts); every MCP session gets its own server and toolbox (its
  * own runtime, keeping at most `maxKernels` kernels), so two clients never share kernels. At most
  * `maxSessions` sessions are open at once (one more is refused at once); closing a session (DELETE,
- * `idleMs` without requests, or the server stopping) shuts its kernels down.
+ * `idleMs` without requests, or the server stopping) shuts its kernels down. A client whose
+ * connection breaks mid-call does not cancel it: the call goes on, its stream resumable.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -13,6 +14,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { Settings } from "../runtime/settings.js";
 import { createToolbox, type Toolbox } from "../tools/index.js";
 import { plural } from "../tools/kernel-text.js";
+import { SessionEventStore } from "./event-store.js";
 import { hostRule, isLoopbackAddress, type Refusal, refusal } from "./http-guard.js";
 import { IdleWatch } from "./http-idle.js";
 import { idleClosedText, sessionCapText, span, UNKNOWN_SESSION_TEXT } from "./http-texts.js";
@@ -117,6 +119,9 @@ export async function startHttp(options: HttpOptions): Promise<HttpMcp> {
     const server = createMcpServer({ toolbox, version: options.version, log: options.log });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,
+      // A broken connection is not a cancellation: the call goes on and the client may resume its
+      // stream (Last-Event-ID) to get the rest, its result included (docs/mcp.md, "Disconnects").
+      eventStore: new SessionEventStore(),
       onsessioninitialized: () => {
         if (!session.closing) sessions.set(id, session);
       },

@@ -40,7 +40,7 @@ export {
   registryPath,
 } from "./named-sessions.js";
 export { PRELUDE_PATH, type PreludeHelper, preludeHelpers, preludeSource } from "./prelude.js";
-export { FifoLock } from "./queue.js";
+export { FifoLock, type QueueHolder, QueueWaitTimeoutError } from "./queue.js";
 export {
   createRuntime,
   isFdExhaustion,

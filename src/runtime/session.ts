@@ -122,6 +122,8 @@ export class KernelSession {
   refs = 0;
   /** The session this key had before, shut down while unused; reported by the next lease. */
   replaced?: RetiredSession;
+  /** A loss of state told in a result nobody read (a cancelled call); reported by the next lease. */
+  unreadLoss?: UnreadLoss;
   /** A lease was handed out (the first one carries the once-per-session notes). */
   leased = false;
   /** Host variables withheld from this kernel's environment (names). */
@@ -381,6 +383,22 @@ function deathOf(r: ExecuteResult): KernelDeath {
       return { reason: n.reason, ...(n.cause ? { cause: n.cause } : {}) };
   }
   return { reason: r.error?.value ?? "unknown" };
+}
+
+/**
+ * A loss of the kernel's state that a call's result told but nobody read: the caller cancelled the
+ * call, so its result went nowhere. The next lease of the session carries it, once
+ * (docs/kernel-state.md, "What the model is told when state is lost").
+ */
+export interface UnreadLoss {
+  /** The interrupted cell did not stop within the grace, so the kernel was restarted. */
+  why: "restarted-after-interrupt";
+  /** When the call ended (ms since the epoch). */
+  at: number;
+  /** The call as its tool names it ("python call", "run of a.ipynb"). */
+  call: string;
+  /** The cell that was running, as the call's result named it (its label: "cell 2"). */
+  cell: string;
 }
 
 /** Why a kept session was shut down while no call was using it. */

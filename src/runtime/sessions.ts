@@ -31,6 +31,7 @@ import {
   type SessionKey,
   type SessionSpec,
   sessionKey,
+  type UnreadLoss,
 } from "./session.js";
 
 export type SessionMode = "session" | "per-call";
@@ -41,9 +42,15 @@ export interface SessionCallOptions extends CallContext {
   mode?: SessionMode;
   /** Restart the kernel (fresh state) before running fn (the tool: before its first cell; docs/python-tool.md). */
   reset?: boolean;
+  /**
+   * What this call is, for the calls that wait behind it: a call whose wait for the session's queue
+   * times out gets its holder's tag back (QueueWaitTimeoutError); the runtime only hands it back.
+   */
+  tag?: object;
 }
 
-export type { RetiredSession } from "./session.js";
+export { type QueueHolder, QueueWaitTimeoutError } from "./queue.js";
+export type { RetiredSession, UnreadLoss } from "./session.js";
 
 /** A kept session that held a slot while a call waited for one. */
 export type SlotHolder =
@@ -76,6 +83,13 @@ export interface SessionLease {
   readonly kernelStarted: boolean;
   /** The kept session this key had before, shut down by the sweep or eviction (reported once). */
   readonly replaced?: RetiredSession;
+  /** A loss of state an earlier call's unread result told (reported once, here). */
+  readonly unreadLoss?: UnreadLoss;
+  /**
+   * This call's result will not be read (its caller cancelled it) and it lost the kernel's state:
+   * the next lease of this session carries `loss` (a per-call session has no next lease).
+   */
+  carryUnreadLoss(loss: UnreadLoss): void;
   /** A named session on a gateway: how its kernel was had this time (re-attached or new). */
   readonly named?: NamedSessionStart;
   /**
@@ -169,7 +183,7 @@ export class KernelSessions {
     const session = await this.acquireSession(spec, ctx);
     let release: (() => void) | undefined;
     try {
-      release = await session.lock.acquire(ctx.deadline, ctx.signal);
+      release = await session.lock.acquire(ctx.deadline, ctx.signal, options.tag);
       return await this.run(session, mode, options, ctx, fn);
     } finally {
       release?.();
@@ -194,6 +208,8 @@ export class KernelSessions {
     const kernelStarted = (fresh && !named?.reattached) || options.reset === true;
     const replaced = session.replaced;
     session.replaced = undefined;
+    const unreadLoss = session.unreadLoss;
+    session.unreadLoss = undefined;
     const firstLease = !session.leased;
     session.leased = true;
     return fn({
@@ -202,6 +218,10 @@ export class KernelSessions {
       mode,
       kernelStarted,
       replaced,
+      ...(unreadLoss ? { unreadLoss } : {}),
+      carryUnreadLoss: (loss) => {
+        session.unreadLoss = loss;
+      },
       named,
       firstLease,
       withheldEnv: session.withheldEnv,

@@ -16,7 +16,7 @@ import {
   type SessionExecuteResult,
   TooManyRestartsError,
 } from "../runtime/session.js";
-import { SlotWaitTimeoutError } from "../runtime/sessions.js";
+import { QueueWaitTimeoutError, SlotWaitTimeoutError } from "../runtime/sessions.js";
 import { LatestImages } from "./cell-images.js";
 import { describeFailure } from "./failure-text.js";
 import { type CellAbort, inlineNotice, stdinTracebackText } from "./kernel-text.js";
@@ -29,6 +29,7 @@ import {
   type PythonToolDetails,
   resultText,
 } from "./python-result.js";
+import { queueHolderFacts } from "./queue-holder.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
 
 /** The line before a display an earlier call showed, first seen in this call through an update. */
@@ -260,7 +261,10 @@ export class CellRunRecorder {
         beforeStart: true,
         slot: { maxSessions: err.maxSessions, holders: err.holders },
       };
-    else if (err instanceof CallTimeoutError)
+    else if (err instanceof QueueWaitTimeoutError) {
+      const holder = queueHolderFacts(err.holder, err.ahead);
+      abort = { kind: "timeout", seconds: err.seconds, beforeStart: true, queue: holder ? { holder } : {} };
+    } else if (err instanceof CallTimeoutError)
       abort = { kind: "timeout", seconds: err.seconds, beforeStart: !started };
     else if (err instanceof CallAbortedError) abort = cancelled(err, !started);
     else if (err instanceof TooManyRestartsError) abort = { kind: "restarts-exhausted" };

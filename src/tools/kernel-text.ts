@@ -7,8 +7,9 @@ import type { DeathCause } from "../kernel/errors.js";
 import type { ExecutionNotice, KernelIsolation, KernelLimitHit } from "../kernel/types.js";
 import { stripAnsi } from "../output/sanitise.js";
 import type { NamedSessionStart, SessionEvent } from "../runtime/session.js";
-import type { RetiredSession, SlotHolder } from "../runtime/sessions.js";
+import type { RetiredSession, SlotHolder, UnreadLoss } from "../runtime/sessions.js";
 import { failureWords, gatewayFailureText } from "./failure-text.js";
+import type { QueueHolderFacts } from "./queue-holder.js";
 
 /** The no-stdin notice (docs/python-tool.md), written into the output where the kernel asked. */
 export const STDIN_NOTICE =
@@ -60,6 +61,11 @@ export type CellAbort =
       unresponsive?: { silentMs: number };
       /** It was waiting for a free kernel slot (all maxSessions busy with these holders). */
       slot?: { maxSessions: number; holders: SlotHolder[] };
+      /**
+       * It was waiting for its turn in the session's queue; `holder`: the call that had it (none
+       * known: the turn was being handed on). Neither slot nor queue: the kernel's start.
+       */
+      queue?: { holder?: QueueHolderFacts };
     }
   | { kind: "cancelled"; reason?: string; beforeStart?: boolean; hostExiting?: boolean }
   | { kind: "kernel-died"; reason: string; limit?: KernelLimitHit; cause?: DeathCause }
@@ -296,6 +302,36 @@ function unresponsiveText(
   return `${Label} timed out because the kernel stopped responding, not because the cell was slow: when the call's timeout of ${plural(a.seconds, "second")} ran out, ${seen}. ${next} A larger timeout would not help. The usual cause is that the code replaced or closed sys.stdout or sys.stderr (ipykernel then fails inside its own message handler); leave them in place (contextlib.redirect_stdout restores them).`;
 }
 
+/**
+ * The line for a cell whose call timed out waiting for its session's queue: who holds the kernel
+ * (a run by id, with how to follow or stop it; another call; how long), so the model can wait for
+ * it or stop it instead of guessing (docs/python-tool.md, "The session's queue").
+ */
+function queueTimeoutText(Label: string, seconds: number, h: QueueHolderFacts | undefined): string {
+  const ran = `${Label} did not run: the call's timeout of ${plural(seconds, "second")} ran out while it waited for the kernel`;
+  const behind = h && h.ahead > 0 ? ` (${plural(h.ahead, "other call")} waited before this one)` : "";
+  if (!h)
+    return `${ran}${behind}. Nothing ran; call again, with a larger timeout if the kernel is busy with long work.`;
+  const doing = h.cell ? `; ${h.cell} is running` : h.starting ? "; its kernel is starting" : "";
+  const held = `${plural(h.heldSeconds, "second")} so far`;
+  if (h.runId) {
+    const wait = JSON.stringify({ run_id: h.runId });
+    const stop = JSON.stringify({ run_id: h.runId, action: "interrupt" });
+    return `${ran}, which run ${h.runId} holds (${h.what ?? "a call"}, holding it for ${held}${doing})${behind}. Nothing ran. To wait for ${h.runId} and get its result, call the runs tool: ${wait}; to stop it (the kernel keeps its state): ${stop}. Then call again.`;
+  }
+  const who = h.what ? `another ${h.what}` : "another call";
+  return `${ran}, which ${who} holds (holding it for ${held}${doing})${behind}. Nothing ran; call again when it has finished, or with a larger timeout.`;
+}
+
+/**
+ * The note for a call whose result told a loss of state but was not read (its caller cancelled it):
+ * the next result on the session says it instead (docs/kernel-state.md).
+ */
+export function unreadLossText(l: UnreadLoss, o: KernelOwner, now = Date.now()): string {
+  const ago = now - l.at >= 60_000 ? ` (${minutes(now - l.at)} ago)` : "";
+  return `Note: ${owner(o)} was restarted at ${clock(l.at)}${ago}: a ${l.call} was cancelled while ${l.cell} ran, and ${l.cell} did not stop when interrupted, so the kernel was restarted and its state is lost. This call runs in the new kernel: variables, imports and other state from earlier calls are gone.`;
+}
+
 /** The line for a cell that did not finish. */
 export function abortText(a: CellAbort, label: string, restartedAfterInterrupt: boolean): string {
   const Label = `${label[0].toUpperCase()}${label.slice(1)}`;
@@ -308,8 +344,9 @@ export function abortText(a: CellAbort, label: string, restartedAfterInterrupt: 
         const holders = a.slot.holders.length ? `: ${a.slot.holders.map(holderText).join("; ")}` : "";
         return `${Label} did not run: the call's timeout of ${plural(a.seconds, "second")} ran out while it waited for a free kernel slot (at most ${a.slot.maxSessions} kernels are kept, python sessions and notebook kernels together, and all were busy with other calls${holders}). Nothing ran; call again when one of them has finished, or with a larger timeout.`;
       }
+      if (a.beforeStart && a.queue) return queueTimeoutText(Label, a.seconds, a.queue.holder);
       if (a.beforeStart)
-        return `${Label} did not run: the call's timeout of ${plural(a.seconds, "second")} ran out while it waited for the kernel (another call's turn, or the kernel's start). Nothing ran; call again, with a larger timeout if the kernel is busy with long work.`;
+        return `${Label} did not run: the call's timeout of ${plural(a.seconds, "second")} ran out while the kernel started (or restarted and was set up). Nothing ran; call again, with a larger timeout if the kernel is slow to start.`;
       if (a.unresponsive) return unresponsiveText(a, a.unresponsive.silentMs, Label, restartedAfterInterrupt);
       return `${Label} timed out: the call's timeout of ${plural(a.seconds, "second")} ran out and the cell was interrupted; ${state}. Pass a larger timeout for long work.`;
     case "cancelled":

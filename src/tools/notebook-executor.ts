@@ -15,6 +15,7 @@ import { cellList, plural } from "./kernel-text.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { cellRan, emptyDetails, type PythonToolDetails } from "./python-result.js";
+import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
 import type { RunRegistry } from "./runs.js";
 import { errorResult, type ToolResult, type ToolUpdate } from "./types.js";
 
@@ -145,15 +146,17 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         details: base,
       };
     }
+    const tag = new CellCallTag(`run of ${request.shownPath}`, recorder, options.runs);
     const work = async (runSignal: AbortSignal): Promise<ToolResult<NotebookRunDetails>> => {
       let current = 0;
       let failure: unknown;
       try {
         await options.runtime.withSession(
           spec,
-          { mode: "session", deadline, signal: runSignal },
+          { mode: "session", deadline, signal: runSignal, tag },
           async (lease) => {
             base.replaced = lease.replaced;
+            base.unreadLoss = lease.unreadLoss;
             base.kernelStarted = lease.kernelStarted;
             if (lease.firstLease)
               base.sessionStart = {
@@ -221,6 +224,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
               },
             });
             base.saved = true;
+            carryUnreadLoss(lease, tag, request.signal, runSignal);
             return result;
           },
         );
@@ -277,7 +281,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     };
     if (!options.runs) return work(request.signal ?? new AbortController().signal);
     const wait = (request.params as { wait?: number }).wait;
-    return (await options.runs.start(`run of ${request.shownPath}`, recorder, work, {
+    return (await options.runs.start(tag.what, recorder, work, {
       waitSeconds: wait,
       deadline,
       signal: request.signal,

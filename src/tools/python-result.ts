@@ -6,7 +6,7 @@
 import type { StatusEvent } from "../kernel/types.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import type { SessionEvent } from "../runtime/session.js";
-import type { RetiredSession, SessionMode } from "../runtime/sessions.js";
+import type { RetiredSession, SessionMode, UnreadLoss } from "../runtime/sessions.js";
 import {
   abortText,
   type CellAbort,
@@ -17,6 +17,7 @@ import {
   replacedText,
   type SessionStartFacts,
   sessionStartNotes,
+  unreadLossText,
 } from "./kernel-text.js";
 
 export type CellStatus = "pending" | "running" | "ok" | "error" | "aborted" | "skipped";
@@ -109,6 +110,8 @@ export interface PythonToolDetails {
   kernelStarted?: boolean;
   /** The kept kernel this session had before was shut down while unused (sweep, eviction). */
   replaced?: RetiredSession;
+  /** An earlier call lost the kernel's state, and its result (which said so) was not read: it was cancelled. */
+  unreadLoss?: UnreadLoss;
   /** Set on the session's first call: what the model is told once per session (withheld env). */
   sessionStart?: SessionStartFacts;
   /** Extra lines for the top of the text (e.g. a kernelspec that was replaced). */
@@ -262,6 +265,7 @@ function cap(s: string): string {
 export function leadingNotes(d: PythonToolDetails): string[] {
   const notes: string[] = [];
   if (d.replaced) notes.push(replacedText(d.replaced, d.kernelOwner ?? "session"));
+  if (d.unreadLoss) notes.push(unreadLossText(d.unreadLoss, d.kernelOwner ?? "session"));
   if (d.sessionStart) notes.push(...sessionStartNotes(d.sessionStart, d.kernelOwner ?? "session"));
   notes.push(...(d.notes ?? []));
   return notes;

@@ -22,6 +22,7 @@ import { describeFailure } from "./failure-text.js";
 import { isolationNote, type KeptKernelLimits, minutes, namedSessionText } from "./kernel-text.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
+import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
 import { errorResult, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
@@ -234,6 +235,8 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         onUpdate: onUpdate as ToolUpdate<PythonToolDetails> | undefined,
         details,
       });
+      const what = params.notebook_path ? `python call in ${params.notebook_path}'s kernel` : "python call";
+      const tag = new CellCallTag(what, recorder, options.runs);
 
       const work = async (runSignal: AbortSignal): Promise<ToolResult<PythonToolDetails>> => {
         let current = 0; // 1-based index of the running cell; 0 before the first
@@ -241,9 +244,10 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         try {
           await options.runtime.withSession(
             spec,
-            { mode, reset: params.reset === true, deadline, signal: runSignal },
+            { mode, reset: params.reset === true, deadline, signal: runSignal, tag },
             async (lease) => {
               details.replaced = lease.replaced;
+              details.unreadLoss = lease.unreadLoss;
               details.kernelStarted = lease.kernelStarted;
               if (lease.firstLease)
                 details.sessionStart = {
@@ -269,6 +273,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
                 const r = await lease.execute(cell.code, recorder.hooks(current));
                 if (!recorder.finishCell(current, r, deadline, false, runSignal)) break;
               }
+              carryUnreadLoss(lease, tag, signal, runSignal);
             },
           );
         } catch (err) {
@@ -281,7 +286,6 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         return result;
       };
       if (!options.runs) return work(signal ?? new AbortController().signal);
-      const what = params.notebook_path ? `python call in ${params.notebook_path}'s kernel` : "python call";
       return (await options.runs.start(what, recorder, work, {
         waitSeconds: params.wait,
         deadline,

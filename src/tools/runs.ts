@@ -43,6 +43,8 @@ export interface Run extends RunInfo {
   stopsAt?: number;
   /** Its final result was given to a caller (a later ask does not send its images again). */
   delivered?: boolean;
+  /** Its id was given in a text before its own call returned (it is kept once done, as any run). */
+  named?: boolean;
 }
 
 export class RunRegistry {
@@ -61,6 +63,19 @@ export class RunRegistry {
   get(id: string): Run | undefined {
     this.prune();
     return this.runs.get(id.trim());
+  }
+
+  /**
+   * The run still going whose work records into `recorder` (the call holding a session's queue),
+   * for a text that names it: from then on its id is kept, like one its own call handed out.
+   */
+  holding(recorder: CellRunRecorder): RunInfo | undefined {
+    for (const run of this.runs.values()) {
+      if (run.recorder !== recorder || run.status !== "running") continue;
+      run.named = true;
+      return info(run);
+    }
+    return undefined;
   }
 
   /** Ids of the runs still going (for texts and hosts). */
@@ -130,7 +145,9 @@ export class RunRegistry {
     this.runs.set(id, run);
     const outcome = await this.follow(run, follow.waitSeconds ?? this.waitSeconds, follow);
     if (outcome) {
-      this.runs.delete(id); // answered in the call itself: no run id was handed out
+      // answered in the call itself: no run id was handed out, unless a text named it meanwhile
+      if (run.named) run.delivered = true;
+      else this.runs.delete(id);
       return outcome;
     }
     return this.partial(run, follow.waitSeconds ?? this.waitSeconds, true);

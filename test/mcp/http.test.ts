@@ -4,13 +4,26 @@
  * down when the session closes), a body past the size limit, and the server's end leaving no kernel.
  */
 import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { type HttpServer, httpClient, httpServer, marker, pidsWithEnv, tempDir, textOf } from "./helpers.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  type HttpServer,
+  httpClient,
+  httpServer,
+  marker,
+  newClient,
+  pidsWithEnv,
+  tempDir,
+  textOf,
+} from "./helpers.js";
 import {
   alive,
   answersBadInput,
+  cancelIgnoredIsTold,
   cancelInterruptsKernel,
   editsAndRunsNotebook,
   kernelPid,
@@ -48,6 +61,8 @@ test("creates, edits and runs a notebook: text and a PNG as MCP image content", 
   editsAndRunsNotebook(client, dir));
 test("sends progress while a cell runs", () => reportsProgress(client, dir));
 test("cancellation interrupts the kernel and keeps its state", () => cancelInterruptsKernel(client));
+test("a cancel the cell ignores: the next call says the kernel's state is lost", () =>
+  cancelIgnoredIsTold(client));
 test("artifacts are resources, read page by page", () => readsArtifactResource(client));
 test("a call past its wait budget returns a run id; the runs tool gets its result", () =>
   outlivesTheCall(client, dir));
@@ -113,6 +128,79 @@ test("two sessions have their own kernels; closing one shuts its kernels down", 
   await (b.transport as StreamableHTTPClientTransport).terminateSession();
   await b.close();
   assert.equal(alive(pidB), false);
+});
+
+/**
+ * A client that drops its connection mid-call (docs/mcp.md, "Disconnects"): MCP's Streamable HTTP
+ * says a disconnect is not a cancellation, so the call goes on. A new connection to the same
+ * session names the call holding the kernel (run r2) when it waits for the kernel in vain, and
+ * resumes the dropped stream (Last-Event-ID) to get the call's own result; a new session has
+ * kernels of its own and sees nothing of the old one.
+ */
+test("a dropped connection: the call goes on, the next call names it, the stream resumes to its result", async () => {
+  const gate = join(dir, `go-${Date.now()}`);
+  const first = new StreamableHTTPClientTransport(server.url, { requestInit: { headers: AUTH } });
+  const a = newClient();
+  await a.connect(first);
+  const set = await a.callTool({ name: "python", arguments: { cells: [{ code: "kept = 'a'" }] } });
+  assert.equal(set.isError, undefined, textOf(set));
+  const sessionId = first.sessionId!;
+  const code = `import os, time\nprint('holding', flush=True)\nwhile not os.path.exists(${JSON.stringify(gate)}): time.sleep(0.02)\nprint('released')`;
+  const call = {
+    method: "tools/call" as const,
+    params: { name: "python", arguments: { cells: [{ code }], timeout: 600, wait: 600 } },
+  };
+  let token: string | undefined;
+  let holding!: () => void;
+  const held = new Promise<void>((resolve) => {
+    holding = resolve;
+  });
+  const dropped = a.request(call, CallToolResultSchema, {
+    onresumptiontoken: (t) => {
+      token = t;
+    },
+    onprogress: (p) => {
+      if (p.message?.includes("holding")) holding();
+    },
+    timeout: 600_000,
+  });
+  dropped.catch(() => {}); // rejected when the connection closes
+  await held;
+  await a.close(); // the connection goes; no cancel is sent, no DELETE
+  assert.ok(token, "the stream was resumable (a priming event gave an event id)");
+
+  const again = new StreamableHTTPClientTransport(server.url, { sessionId, requestInit: { headers: AUTH } });
+  const b = newClient();
+  await b.connect(again); // the same session: no initialize
+  const waiting = await b.callTool({
+    name: "python",
+    arguments: { cells: [{ code: "print(kept)" }], timeout: 1, wait: 600 },
+  });
+  assert.equal(waiting.isError, true);
+  assert.match(
+    textOf(waiting),
+    /^\(no output\)\nCell 1 did not run: the call's timeout of 1 second ran out while it waited for the kernel, which run r2 holds \(python call, holding it for \d+ seconds? so far; cell 1 is running\)\. Nothing ran\. To wait for r2 and get its result, call the runs tool: \{"run_id":"r2"\}; to stop it \(the kernel keeps its state\): \{"run_id":"r2","action":"interrupt"\}\. Then call again\.$/,
+  );
+
+  // A new session: its own kernels, free at once; the old session's kernel and runs are not its.
+  const c = await httpClient(server.url, AUTH);
+  const other = await c.callTool({
+    name: "python",
+    arguments: { cells: [{ code: "print('kept' in dir())" }] },
+  });
+  assert.equal(textOf(other), "False");
+  await (c.transport as StreamableHTTPClientTransport).terminateSession();
+  await c.close();
+
+  // The dropped call's stream, resumed from its last event: the call's own result arrives there.
+  const resumed = b.request(call, CallToolResultSchema, { resumptionToken: token, timeout: 600_000 });
+  writeFileSync(gate, "");
+  const result = await resumed;
+  assert.equal(textOf(result), "holding\nreleased");
+  const after = await b.callTool({ name: "python", arguments: { cells: [{ code: "print(kept)" }] } });
+  assert.equal(textOf(after), "a", "the state was kept: nothing cancelled the call");
+  await again.terminateSession();
+  await b.close();
 });
 
 test("SIGTERM ends the server and shuts every session's kernels down", async () => {

@@ -128,6 +128,47 @@ export async function reportsProgress(client: Client, dir: string): Promise<void
 }
 
 /** Cancelling a call interrupts its cell; the session's kernel keeps its state for the next call. */
+/**
+ * A cancel the cell ignores (SIGINT ignored): the kernel is restarted and its state lost; the
+ * cancelled call has no result, so the next call on the session says so at the top, once
+ * (docs/kernel-state.md).
+ */
+export async function cancelIgnoredIsTold(client: Client): Promise<void> {
+  const session = `deaf-${randomUUID().slice(0, 8)}`;
+  const set = await client.callTool({
+    name: "python",
+    arguments: { session, cells: [{ code: "kept = 1" }] },
+  });
+  assert.equal(set.isError, undefined, textOf(set));
+  const abort = new AbortController();
+  const code =
+    "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('deaf', flush=True)\ntime.sleep(600)";
+  const cancelled = client.callTool(
+    { name: "python", arguments: { session, cells: [{ code }], timeout: 900 } },
+    undefined,
+    {
+      signal: abort.signal,
+      onprogress: (p) => {
+        if (p.message?.includes("deaf")) abort.abort(new Error("the test cancels"));
+      },
+    },
+  );
+  await assert.rejects(cancelled, /the test cancels/);
+  const next = await client.callTool({
+    name: "python",
+    arguments: { session, cells: [{ code: "print(kept)" }] },
+  });
+  assert.match(
+    textOf(next),
+    /^Note: This session's kernel was restarted at \d\d:\d\d:\d\d: a python call was cancelled while cell 1 ran, and cell 1 did not stop when interrupted, so the kernel was restarted and its state is lost\. This call runs in the new kernel: variables, imports and other state from earlier calls are gone\.\n[\s\S]*NameError: name 'kept' is not defined/,
+  );
+  const again = await client.callTool({
+    name: "python",
+    arguments: { session, cells: [{ code: "print(2)" }] },
+  });
+  assert.equal(textOf(again), "2", "said once");
+}
+
 export async function cancelInterruptsKernel(client: Client): Promise<void> {
   const session = `cancel-${randomUUID().slice(0, 8)}`;
   const before = await client.callTool({

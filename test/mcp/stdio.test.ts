@@ -9,6 +9,7 @@ import { marker, ownedStdioServer, pidsWithEnv, type StdioServer, stdioServer, t
 import {
   alive,
   answersBadInput,
+  cancelIgnoredIsTold,
   cancelInterruptsKernel,
   editsAndRunsNotebook,
   kernelPid,
@@ -40,6 +41,8 @@ test("sends progress while a cell runs", () => reportsProgress(server.client, di
 test("an updated display shows once in its latest state; read returns a cell's saved image", () =>
   updatesDisplaysAndReadsImages(server.client, dir));
 test("cancellation interrupts the kernel and keeps its state", () => cancelInterruptsKernel(server.client));
+test("a cancel the cell ignores: the next call says the kernel's state is lost", () =>
+  cancelIgnoredIsTold(server.client));
 test("artifacts are resources, read page by page", () => readsArtifactResource(server.client));
 test("a call past its wait budget returns a run id; the runs tool gets its result", () =>
   outlivesTheCall(server.client, dir));

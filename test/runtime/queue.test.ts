@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CallAbortedError, CallTimeoutError, Deadline, FifoLock } from "../../src/runtime/index.js";
+import {
+  CallAbortedError,
+  CallTimeoutError,
+  Deadline,
+  FifoLock,
+  QueueWaitTimeoutError,
+} from "../../src/runtime/index.js";
 import { describeFailure } from "../../src/tools/failure-text.js";
 
 test("FIFO order, and a waiter that gives up leaves the line without disturbing it", async () => {
@@ -31,5 +37,34 @@ test("the queue wait honours the deadline with the timeout text", async () => {
     return true;
   });
   release();
+  assert.equal(lock.busy, false);
+});
+
+test("a wait that times out names the holder: the tag it took the lock with, and since when", async () => {
+  const lock = new FifoLock();
+  const first = { call: "first" };
+  const second = { call: "second" };
+  const before = Date.now();
+  const release = await lock.acquire(undefined, undefined, first);
+  assert.equal(lock.holder?.tag, first);
+  const queued = lock.acquire(new Deadline(30), undefined, second);
+  const alsoAhead = lock.acquire(new Deadline(30), undefined, { call: "also ahead" });
+  const third = lock.acquire(new Deadline(0.05));
+  const fourth = lock.acquire(new Deadline(30), undefined, { call: "fourth" }); // behind it: not counted
+  await assert.rejects(third, (e: Error) => {
+    assert.ok(e instanceof QueueWaitTimeoutError);
+    assert.ok(e instanceof CallTimeoutError, "still a timeout for everyone else");
+    assert.equal(e.holder?.tag, first);
+    assert.ok(e.holder!.since >= before && e.holder!.since <= Date.now());
+    assert.equal(e.ahead, 2, "two calls waited ahead of it");
+    return true;
+  });
+  release();
+  const next = await queued;
+  assert.equal(lock.holder?.tag, second, "the turn passed on with its tag");
+  next();
+  (await alsoAhead)();
+  (await fourth)();
+  assert.equal(lock.holder, undefined);
   assert.equal(lock.busy, false);
 });

@@ -282,7 +282,7 @@ for (const backend of backendCases())
           },
         ],
       });
-      assert.equal(text(r), "blue square");
+      assert.equal(text(r), "[image 1 · cell 1 · 4×3]\nblue square");
       const images = r.content.filter((c) => c.type === "image") as { data: string }[];
       assert.equal(images.length, 1);
       const { data } = await import("sharp").then((m) =>
