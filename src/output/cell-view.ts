@@ -11,9 +11,11 @@
 import type { ArtifactLog } from "./artifact-log.js";
 import {
   countLines,
+  eachTextRun,
   linesFromBack,
   linesFromFront,
   mergeInto,
+  prefixChars,
   type Run,
   RunQueue,
   runLines,
@@ -72,13 +74,6 @@ function countNewlines(text: string, from = 0, to = text.length): number {
  */
 function own(text: string): string {
   return text.length < 16 ? text : Buffer.from(text, "utf8").toString("utf8");
-}
-
-/** The first `max` UTF-16 units of `text`, never splitting a surrogate pair. */
-export function prefixChars(text: string, max: number): string {
-  if (text.length <= max) return text;
-  const end = max > 0 && (text.charCodeAt(max - 1) & 0xfc00) === 0xd800 ? max - 1 : max;
-  return text.slice(0, end);
 }
 
 interface LongLine {
@@ -439,42 +434,9 @@ export class CellView {
       n = first + countNewlines(text, 0, from);
     }
     // runs of whole lines (at most maxRun characters); a line longer than `keep` is a run of its own
-    let runStart = from;
-    let runN = n;
-    const flush = (end: number) => {
-      if (end <= runStart) return;
-      const chunk = text.slice(runStart, end);
-      this.addRun({ n: runN, count: n - runN, text: chunk, stored: Buffer.byteLength(chunk), important });
-    };
-    while (from < text.length) {
-      const nl = text.indexOf("\n", from);
-      if (nl - from > this.keep) {
-        flush(from);
-        const raw = text.slice(from, nl);
-        const kept = prefixChars(raw, this.keep);
-        this.addRun({
-          n,
-          count: 1,
-          text: `${kept}\n`,
-          stored: Buffer.byteLength(kept) + 1,
-          important,
-          long: { chars: raw.length, bytes: Buffer.byteLength(raw) + 1 },
-        });
-        n++;
-        from = nl + 1;
-        runStart = from;
-        runN = n;
-        continue;
-      }
-      if (nl + 1 - runStart > this.maxRun && from > runStart) {
-        flush(from);
-        runStart = from;
-        runN = n;
-      }
-      n++;
-      from = nl + 1;
-    }
-    flush(from);
+    eachTextRun(text, from, n, { maxRun: this.maxRun, keep: this.keep }, important, (run) =>
+      this.addRun(run),
+    );
   }
 
   private addRun(run: Run): void {

@@ -114,35 +114,41 @@ export function splitRuns(runs: readonly Run[], from: number, end: number) {
   return { front, back, before: last ? last.n + last.count : 1 };
 }
 
+/** The first `max` UTF-16 units of `text`, never splitting a surrogate pair. */
+export function prefixChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const end = max > 0 && (text.charCodeAt(max - 1) & 0xfc00) === 0xd800 ? max - 1 : max;
+  return text.slice(0, end);
+}
+
 /**
- * Sanitised whole lines as runs from line `first` on: runs of at most `maxRun` bytes, a line longer
- * than `keep` characters a run of its own keeping its first `keep` characters.
+ * Cuts `text` (whole lines, each ending in a break) from offset `from` on into runs of whole lines
+ * of at most `maxRun` characters, the first numbered `first`; a line longer than `keep` is a run of
+ * its own holding its first `keep` characters. Each run goes to `emit` in order.
  */
-export function textRuns(
+export function eachTextRun(
   text: string,
+  from: number,
   first: number,
-  maxRun: number,
-  keep: number,
+  limits: { maxRun: number; keep: number },
   important: boolean,
-): Run[] {
-  const runs: Run[] = [];
-  let from = 0;
+  emit: (run: Run) => void,
+): void {
   let n = first;
-  let runStart = 0;
+  let runStart = from;
   let runN = n;
   const flush = (end: number) => {
     if (end <= runStart) return;
     const chunk = text.slice(runStart, end);
-    runs.push({ n: runN, count: n - runN, text: chunk, stored: Buffer.byteLength(chunk), important });
+    emit({ n: runN, count: n - runN, text: chunk, stored: Buffer.byteLength(chunk), important });
   };
   while (from < text.length) {
     const nl = text.indexOf("\n", from);
-    if (nl - from > keep) {
+    if (nl - from > limits.keep) {
       flush(from);
       const raw = text.slice(from, nl);
-      const end = keep > 0 && (raw.charCodeAt(keep - 1) & 0xfc00) === 0xd800 ? keep - 1 : keep;
-      const kept = raw.slice(0, end);
-      runs.push({
+      const kept = prefixChars(raw, limits.keep);
+      emit({
         n,
         count: 1,
         text: `${kept}\n`,
@@ -156,7 +162,7 @@ export function textRuns(
       runN = n;
       continue;
     }
-    if (nl + 1 - runStart > maxRun && from > runStart) {
+    if (nl + 1 - runStart > limits.maxRun && from > runStart) {
       flush(from);
       runStart = from;
       runN = n;
@@ -165,6 +171,18 @@ export function textRuns(
     from = nl + 1;
   }
   flush(from);
+}
+
+/** `text`'s runs (see eachTextRun), the first line numbered `first`. */
+export function textRuns(
+  text: string,
+  first: number,
+  maxRun: number,
+  keep: number,
+  important: boolean,
+): Run[] {
+  const runs: Run[] = [];
+  eachTextRun(text, 0, first, { maxRun, keep }, important, (run) => runs.push(run));
   return runs;
 }
 

@@ -6,6 +6,7 @@
 import type { KeptKernelLimits } from "./kernel-text.js";
 import type { NotebookParams } from "./notebook-params.js";
 import type { ReadCell } from "./notebook-read.js";
+import type { ImageDetails } from "./python-images.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
 
 export interface NotebookDetails {
@@ -32,18 +33,9 @@ export interface NotebookDetails {
 }
 
 /** One saved image a read named: sent (downscaled) as an image content, or why not. */
-export interface ReadImageDetails {
+export interface ReadImageDetails extends ImageDetails {
   cell: number;
   output: number;
-  mimeType: string;
-  width?: number;
-  height?: number;
-  included: boolean;
-  sentMimeType?: string;
-  sentWidth?: number;
-  sentHeight?: number;
-  bytes?: number;
-  reason?: string;
 }
 
 /** What the runtime layer implements to run cells of a saved notebook in its kernel. */

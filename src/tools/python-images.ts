@@ -30,6 +30,19 @@ export const DEFAULT_IMAGE_BUDGET: Required<ImageBudget> = {
   maxImages: 8,
 };
 
+/** What a result's details say of one image it named: its sizes, and whether it was sent or why not. */
+export interface ImageDetails {
+  mimeType: string;
+  width?: number;
+  height?: number;
+  included: boolean;
+  sentMimeType?: string;
+  sentWidth?: number;
+  sentHeight?: number;
+  bytes?: number;
+  reason?: string;
+}
+
 export interface PreparedImage {
   /** Base64 of the encoded image, when it fits the budget. */
   data?: string;

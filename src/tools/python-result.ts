@@ -19,6 +19,7 @@ import {
   sessionStartNotes,
   unreadLossText,
 } from "./kernel-text.js";
+import type { ImageDetails } from "./python-images.js";
 
 export type CellStatus = "pending" | "running" | "ok" | "error" | "aborted" | "skipped";
 
@@ -64,18 +65,9 @@ export interface PythonCellOutputDetails {
   artifactLines?: [number, number];
 }
 
-export interface PythonImageDetails {
+export interface PythonImageDetails extends ImageDetails {
   cell: number;
-  mimeType: string;
-  width?: number;
-  height?: number;
   originalBytes: number;
-  included: boolean;
-  sentMimeType?: string;
-  sentWidth?: number;
-  sentHeight?: number;
-  bytes?: number;
-  reason?: string;
 }
 
 /** The whole call's output: the artifact's lines and bytes (headers and clear markers included). */

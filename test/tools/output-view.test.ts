@@ -7,9 +7,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import { ArtifactStore } from "../../src/output/artifacts.js";
-import { createRuntime, type Runtime } from "../../src/runtime/index.js";
 import { CellRunRecorder } from "../../src/tools/cell-run.js";
 import { createNotebookExecutor } from "../../src/tools/notebook-executor.js";
 import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
@@ -18,7 +17,7 @@ import { emptyDetails, type PythonToolDetails } from "../../src/tools/python-res
 import type { ToolResult } from "../../src/tools/types.js";
 import { backendCases } from "../backends.js";
 import { writeNb } from "../run/helpers.js";
-import { testSettings } from "../settings.js";
+import { pythonToolOn } from "./python-fixture.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-outview-"));
 const cwd = mkdtempSync(join(root, "work-"));
@@ -44,22 +43,9 @@ function assertNotice(t: string, r: ToolResult<PythonToolDetails>, k: number, na
 // Every text below is the same on both backends.
 for (const backend of backendCases())
   describe(backend.name, () => {
-    let rt: Runtime;
-    let tool: ReturnType<typeof createPythonTool>;
-    before(async () => {
-      rt = createRuntime({
-        settings: testSettings(),
-        stateRoot: join(root, "state"),
-        backend: await backend.create(),
-      });
-      tool = createPythonTool({ cwd, runtime: rt, updateIntervalMs: 0 });
-    });
-    after(async () => {
-      await rt.dispose();
-      await backend.dispose();
-    });
+    const py = pythonToolOn(backend, { root, cwd });
 
-    const call = (params: unknown, t = tool) => t.execute("t", params as PythonParams);
+    const call = (params: unknown, t = py.tool) => t.execute("t", params as PythonParams);
 
     test("a 3-cell call whose middle cell prints megabytes shows every cell, and head and tail of the flood", async () => {
       const r = await call({
@@ -80,9 +66,9 @@ for (const backend of backendCases())
       assert.ok(t.includes(`\n… [${num(gap)} lines not shown]\n`));
       assert.ok(Buffer.byteLength(t) < 52 * 1024, `${Buffer.byteLength(t)} bytes`);
       // the offset named is the first line not shown
-      const slice = await rt.artifacts.read(id, { offset, limit: 1 });
+      const slice = await py.rt.artifacts.read(id, { offset, limit: 1 });
       assert.equal(slice.text, `row ${String(hidden - 1).padStart(6, "0")} ${"x".repeat(20)}\n`);
-      const head = await rt.artifacts.read(id, { limit: 4 });
+      const head = await py.rt.artifacts.read(id, { limit: 4 });
       assert.equal(head.text, `[1/3]\ncell one says hi\n[2/3]\nrow 000000 ${"x".repeat(20)}\n`);
     });
 
@@ -116,7 +102,7 @@ for (const backend of backendCases())
         ["code", "1/0"],
         ["code", "for i in range(100000): print(f'line {i}')"],
       ]);
-      const executor = createNotebookExecutor({ runtime: rt });
+      const executor = createNotebookExecutor({ runtime: py.rt });
       const r = await executor.run({
         path,
         shownPath: "errors.ipynb",
@@ -139,7 +125,7 @@ for (const backend of backendCases())
       assert.ok(m, t.slice(-400));
       assert.equal(m[1].length + Number(m[2].replace(/,/g, "")), 300000);
       assert.ok(m[1].length <= 50 * 1024);
-      const whole = await rt.artifacts.read(m[3], { limit: 2, maxBytes: 400_000 });
+      const whole = await py.rt.artifacts.read(m[3], { limit: 2, maxBytes: 400_000 });
       assert.equal(whole.text, `${"a".repeat(300000)}\nnext line\n`);
     });
 
@@ -190,7 +176,7 @@ for (const backend of backendCases())
       assert.match(t, /\[cell 1 since its last clear_output: 20,000 lines \(/);
       const out = r.details.cells[0].output!;
       assert.deepEqual(out.artifactLines, [3, 20002]);
-      const slice = await rt.artifacts.read(r.details.output.artifactId!, { limit: 3 });
+      const slice = await py.rt.artifacts.read(r.details.output.artifactId!, { limit: 3 });
       assert.equal(slice.text, `before the clear\n[output cleared]\nafter 00000 ${"z".repeat(20)}\n`);
     });
 
@@ -211,9 +197,9 @@ for (const backend of backendCases())
       assert.deepEqual(out.artifactLines, [1, 20002 + 3 * 2 + 3]);
       const id = r.details.output.artifactId!;
       const { offset, hidden } = assertNotice(t, r, 0, "cell 1", "605 KB");
-      const slice = await rt.artifacts.read(id, { offset, limit: 1 });
+      const slice = await py.rt.artifacts.read(id, { offset, limit: 1 });
       assert.equal(slice.text, `row ${String(hidden - 2).padStart(5, "0")} ${"y".repeat(20)}\n`);
-      const end = await rt.artifacts.read(id, { offset: 20002, limit: 20 });
+      const end = await py.rt.artifacts.read(id, { offset: 20002, limit: 20 });
       assert.equal(
         end.text,
         "[display updated]\n'state 1'\n[display updated]\n'state 2'\n[display updated]\n'state 3'\ntwo\n[display updated]\ntwo\nlines\n",
@@ -221,7 +207,7 @@ for (const backend of backendCases())
     });
 
     test("when images pass the limit the latest are kept, and the text says how many earlier ones were left out", async () => {
-      const capped = createPythonTool({ cwd, runtime: rt, images: { maxImages: 3 } });
+      const capped = createPythonTool({ cwd, runtime: py.rt, images: { maxImages: 3 } });
       const r = await call(
         {
           cells: [
@@ -274,7 +260,7 @@ for (const backend of backendCases())
     });
 
     test("no artifact file is left when nothing was cut, even after a flood that was cleared", async () => {
-      const dir = rt.artifacts.outputsDir(rt.defaultSessionId);
+      const dir = py.rt.artifacts.outputsDir(py.rt.defaultSessionId);
       const before = readdirSync(dir).length;
       const r = await call({
         cells: [

@@ -3,13 +3,14 @@ import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import { createRuntime, type Runtime } from "../../src/runtime/index.js";
+import { after, describe, test } from "node:test";
+import { createRuntime } from "../../src/runtime/index.js";
 import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
 import type { PythonToolDetails } from "../../src/tools/python-result.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { backendCases } from "../backends.js";
 import { testSettings } from "../settings.js";
+import { pythonToolOn } from "./python-fixture.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-pytool-"));
 const cwd = mkdtempSync(join(root, "work-"));
@@ -28,26 +29,13 @@ test("description lists the prelude helpers", async () => {
 // Every text below is the same on both backends unless a test says why not.
 for (const backend of backendCases())
   describe(backend.name, () => {
-    let rt: Runtime;
-    let tool: ReturnType<typeof createPythonTool>;
-    before(async () => {
-      rt = createRuntime({
-        settings: testSettings(),
-        stateRoot: join(root, "state"),
-        backend: await backend.create(),
-      });
-      tool = createPythonTool({ cwd, runtime: rt, updateIntervalMs: 0 });
-    });
-    after(async () => {
-      await rt.dispose();
-      await backend.dispose();
-    });
+    const py = pythonToolOn(backend, { root, cwd });
 
     const call = (
       params: unknown,
       signal?: AbortSignal,
       onUpdate?: (p: ToolResult<PythonToolDetails>) => void,
-    ) => tool.execute("t", params as PythonParams, signal, onUpdate);
+    ) => py.tool.execute("t", params as PythonParams, signal, onUpdate);
 
     test("bad params give an Error: result", async () => {
       for (const p of [{}, { cells: [] }, { cells: [{ code: 1 }] }, { cells: [{ code: "1" }], mode: "x" }]) {
@@ -185,10 +173,10 @@ for (const backend of backendCases())
       );
       let expected = "";
       for (let i = 0; i < 100000; i++) expected += `line ${i} ü\n`;
-      const path = rt.artifacts.resolve(o.artifactUri!)!;
+      const path = py.rt.artifacts.resolve(o.artifactUri!)!;
       assert.equal(statSync(path).size, Buffer.byteLength(expected));
       assert.equal(readFileSync(path, "utf8"), expected);
-      const slice = await rt.artifacts.read(o.artifactUri!, { offset: b + 1, limit: 2 });
+      const slice = await py.rt.artifacts.read(o.artifactUri!, { offset: b + 1, limit: 2 });
       assert.equal(slice.text, `line ${b} ü\nline ${b + 1} ü\n`);
     });
 
@@ -388,7 +376,7 @@ for (const backend of backendCases())
     });
 
     test("an update held back by the progress interval is sent when the interval ends", async () => {
-      const slow = createPythonTool({ cwd, runtime: rt, updateIntervalMs: 300 });
+      const slow = createPythonTool({ cwd, runtime: py.rt, updateIntervalMs: 300 });
       const gate = join(root, `progress-gate-${backend.name}`);
       let sawLast = false;
       const r = await slow.execute(

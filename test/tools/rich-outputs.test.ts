@@ -8,8 +8,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, describe, test } from "node:test";
-import { createRuntime, type Runtime } from "../../src/runtime/index.js";
+import { after, describe, test } from "node:test";
 import { createNotebookExecutor } from "../../src/tools/notebook-executor.js";
 import { imageSize } from "../../src/tools/notebook-outputs.js";
 import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
@@ -17,7 +16,7 @@ import type { PythonToolDetails } from "../../src/tools/python-result.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { backendCases } from "../backends.js";
 import { writeNb } from "../run/helpers.js";
-import { testSettings } from "../settings.js";
+import { pythonToolOn } from "./python-fixture.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-rich-"));
 const cwd = mkdtempSync(join(root, "work-"));
@@ -43,22 +42,9 @@ const pngB64 = (w: number, h: number) =>
 
 for (const backend of backendCases())
   describe(backend.name, () => {
-    let rt: Runtime;
-    let tool: ReturnType<typeof createPythonTool>;
-    before(async () => {
-      rt = createRuntime({
-        settings: testSettings(),
-        stateRoot: join(root, "state"),
-        backend: await backend.create(),
-      });
-      tool = createPythonTool({ cwd, runtime: rt, updateIntervalMs: 0 });
-    });
-    after(async () => {
-      await rt.dispose();
-      await backend.dispose();
-    });
+    const py = pythonToolOn(backend, { root, cwd });
 
-    const call = (params: unknown, t = tool) => t.execute("t", params as PythonParams);
+    const call = (params: unknown, t = py.tool) => t.execute("t", params as PythonParams);
 
     test("a pandas Styler reaches the model as its table, not as <Styler object at 0x…>", async () => {
       const r = await call({
@@ -147,7 +133,7 @@ for (const backend of backendCases())
         ["code", "x = 1"],
         ["code", `${PLOT}plt.figure(figsize=(2, 2)); plt.plot([1, 2]); plt.show()`],
       ]);
-      const executor = createNotebookExecutor({ runtime: rt, updateIntervalMs: 0 });
+      const executor = createNotebookExecutor({ runtime: py.rt, updateIntervalMs: 0 });
       const progress: string[] = [];
       const r = await executor.run({
         path,
@@ -166,7 +152,7 @@ for (const backend of backendCases())
     });
 
     test("an image whose place in the output was cut is still tied to its cell, after the output", async () => {
-      const small = createPythonTool({ cwd, runtime: rt, maxOutputBytes: 2000 });
+      const small = createPythonTool({ cwd, runtime: py.rt, maxOutputBytes: 2000 });
       const r = await call(
         {
           cells: [
@@ -185,12 +171,12 @@ for (const backend of backendCases())
       );
       assert.equal(t.split("[image 1 ").length, 2, "labelled once");
       // the artifact keeps the placeholder at the image's place
-      const all = await rt.artifacts.read(r.details.output.artifactUri!, { offset: 200, limit: 3 });
+      const all = await py.rt.artifacts.read(r.details.output.artifactUri!, { offset: 200, limit: 3 });
       assert.equal(all.text, `${"x".repeat(30)}\n[image #1 · cell 1]\n${"y".repeat(30)}\n`);
     });
 
     test("a downscaled image is labelled with the size sent; one past the limit says it was left out", async () => {
-      const capped = createPythonTool({ cwd, runtime: rt, images: { maxImages: 1 } });
+      const capped = createPythonTool({ cwd, runtime: py.rt, images: { maxImages: 1 } });
       const r = await call(
         {
           cells: [
