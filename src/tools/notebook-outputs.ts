@@ -6,6 +6,7 @@
  * past the read budget.
  */
 import { joinLines } from "../notebook/index.js";
+import { isObjectRepr } from "./output-text.js";
 
 /** A saved image the read text names at its place (by a placeholder until it is sent or left out). */
 export interface ReadImageRef {
@@ -128,10 +129,19 @@ function imageMarker(mime: string, value: unknown): string {
 /** The bundle's text form (text/plain first), image markers, and the other mimetypes. */
 function bundleParts(data: Record<string, unknown>, withSent = false) {
   const mimes = Object.keys(data);
-  const textMime = TEXT_PREFERENCE.find((m) => m in data);
   const sent = withSent ? sentImage(data) : undefined;
   const images = mimes.filter((m) => (m.startsWith("image/") && m !== "image/svg+xml") || m === sent);
-  const others = mimes.filter((m) => !images.includes(m) && m !== textMime);
+  // a text/plain that is only an object's repr says less than the image or the other text form
+  const repr = "text/plain" in data && isObjectRepr(joinLines(data["text/plain"]));
+  const textMime = TEXT_PREFERENCE.find(
+    (m) =>
+      m in data &&
+      !(m === "text/plain" && repr && (images.length > 0 || "text/markdown" in data || "text/latex" in data)),
+  );
+  // a repr left out is not named either: the image or the other text form stands for it
+  const others = mimes.filter(
+    (m) => !images.includes(m) && m !== textMime && !(m === "text/plain" && repr && textMime !== m),
+  );
   return { textMime, images, others, sent };
 }
 

@@ -36,6 +36,10 @@ function rangeList(ranges: [number, number][]): string {
 /** A text/plain that is only an object's repr (`<Figure size 640x480 with 1 Axes>`): its image says more. */
 const OBJECT_REPR = /^<[^<>\n]+>$/;
 
+export function isObjectRepr(text: string): boolean {
+  return OBJECT_REPR.test(text.trim());
+}
+
 export interface DisplayImageHooks {
   /** The display's own image: the placeholder that stands at its place (before its text). */
   image?: string;
@@ -52,7 +56,7 @@ export function displayModelText(display: DisplayOutput, hooks: DisplayImageHook
   const { mimeType } = displayTextSource(display.data);
   const lines = hooks.image ? [hooks.image] : [];
   let text = display.text.replace(/\n$/, "");
-  if (hooks.image && mimeType === "text/plain" && OBJECT_REPR.test(text.trim())) text = "";
+  if (hooks.image && mimeType === "text/plain" && isObjectRepr(text)) text = "";
   if (hooks.embedded && (mimeType === "text/html" || mimeType === "text/markdown"))
     text = replaceDataImages(text, hooks.embedded);
   if (text) lines.push(text);

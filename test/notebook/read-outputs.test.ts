@@ -82,7 +82,7 @@ describe("read of one cell shows its outputs whole", () => {
     for (let i = 1; i <= 12; i++) assert.ok(t.includes(`line ${i}\n`), `line ${i}`);
     assert.match(
       t,
-      /-- output 1 · display_data · \[image 1 · cell 0 · 640×480\] · \[text\/html, 2\.0 KB\]\n<Figure size 640x480 with 1 Axes>\n/,
+      /-- output 1 · display_data · \[image 1 · cell 0 · 640×480\] · \[text\/html, 2\.0 KB\]\n-- output 2 /,
     );
     assert.match(
       t,
@@ -103,6 +103,39 @@ describe("read of one cell shows its outputs whole", () => {
     assert.match(e, /----> 2 d\['missing'\]\n\nKeyError: 'missing'$/);
     assert.doesNotMatch(e, /\u001b/);
     assert.deepEqual(await readFile(path), before);
+  });
+
+  test("a saved Math or Markdown display reads as its source, not as its object repr", async () => {
+    const dir = await tempDir();
+    await writeNotebook(join(dir, "math.ipynb"), [
+      {
+        source: "display(Math(r'\\int_0^1 x\\,dx'))\ndisplay(Markdown('**bold**'))",
+        execution_count: 1,
+        outputs: [
+          {
+            output_type: "display_data",
+            data: {
+              "text/latex": ["$\\displaystyle \\int_0^1 x\\,dx$"],
+              "text/plain": ["<IPython.core.display.Math object>"],
+            },
+            metadata: {},
+          },
+          {
+            output_type: "display_data",
+            data: { "text/markdown": ["**bold**"], "text/plain": ["<IPython.core.display.Markdown object>"] },
+            metadata: {},
+          },
+        ],
+      },
+    ]);
+    const one = text(await call(dir, { action: "read", notebook_path: "math.ipynb", cell_index: 0 }));
+    assert.match(
+      one,
+      /-- output 0 · display_data\n\$\\displaystyle \\int_0\^1 x\\,dx\$\n-- output 1 · display_data\n\*\*bold\*\*$/,
+    );
+    const all = text(await call(dir, { action: "read", notebook_path: "math.ipynb" }));
+    assert.match(all, / {3}\$\\displaystyle \\int_0\^1 x\\,dx\$\n {3}\*\*bold\*\*$/);
+    assert.doesNotMatch(all, /object>/);
   });
 
   test("past the budget each output keeps its head and tail around a marker saying where the rest is", async () => {
@@ -240,7 +273,6 @@ describe("read sends a cell's saved images as image content, labelled at their p
         "plot()",
         "-- outputs (2 display_data, 1 stream)",
         "-- output 0 · display_data · [image 1 · cell 1 · 1568×627]",
-        "<Figure size 2000x800 with 1 Axes>",
         "-- output 1 · stdout",
         "done",
         "-- output 2 · display_data · [image 2 · cell 1 · 4×3]",
