@@ -105,6 +105,8 @@ export class CellView {
   private clears = 0;
   private slots = new Map<string, DisplaySlot[]>();
   private slotCount = 0;
+  /** Displays with an id were forgotten past MAX_DISPLAY_SLOTS (since the last clear). */
+  forgotSlots = false;
   private artifactExtra = 0;
   private linearBefore = Number.POSITIVE_INFINITY;
   private edits = 0;
@@ -173,6 +175,7 @@ export class CellView {
     this.clears++;
     this.slots.clear();
     this.slotCount = 0;
+    this.forgotSlots = false;
     this.artifactExtra = 0;
     this.linearBefore = Number.POSITIVE_INFINITY;
     this.editedLines = [];
@@ -186,6 +189,7 @@ export class CellView {
     const [oldest, dropped] = this.slots.entries().next().value as [string, DisplaySlot[]];
     this.slots.delete(oldest);
     this.slotCount -= dropped.length;
+    this.forgotSlots = true;
   }
 
   /** This view shows a display with this id (its text may have been empty). */

@@ -11,6 +11,7 @@ import { type CellRender, CellView, type ChunkKind, MAX_DISPLAY_SLOTS } from "./
 
 export type { ArtifactIncomplete, SinkArtifact } from "./artifact-log.js";
 export type { ChunkKind } from "./cell-view.js";
+export { MAX_DISPLAY_SLOTS };
 
 export const DEFAULT_MAX_BYTES = 50 * 1024;
 /** What the notice and gap markers of one cut cell take, about (kept out of the budget). */
@@ -22,9 +23,11 @@ export const DEFAULT_UPDATE_MARKER = "[display updated]";
 
 /**
  * What an update of a display id found in this call: its displays `replaced` in place, `gone` (shown
- * in this call but cleared since: nothing shows it), or `unknown` (not shown in this call).
+ * in this call but cleared since: nothing shows it), `unknown` (not shown in this call), or
+ * `untracked` (not among the displays this call still places: it showed more displays with ids than
+ * it keeps places for, so the display may be of this call or an earlier one).
  */
-export type DisplayUpdate = "replaced" | "gone" | "unknown";
+export type DisplayUpdate = "replaced" | "gone" | "unknown" | "untracked";
 
 export interface OutputSinkOptions {
   /** Bytes of output text shown to the model for the whole call (default 50 KiB). */
@@ -98,6 +101,9 @@ export class OutputSink {
     this.cells.push({ view: new CellView(this.log, this.maxBytes), header });
   }
 
+  /** Display ids were forgotten past MAX_DISPLAY_SLOTS: an unknown id may be of this call. */
+  private forgotDisplays = false;
+
   /**
    * Adds raw output of the current cell (ANSI codes and `\r` are handled here). A display with a
    * `displayId` can be replaced later by `updateDisplay`.
@@ -111,7 +117,10 @@ export class OutputSink {
     const views = this.displays.get(displayId);
     if (views) views.add(view);
     else this.displays.set(displayId, new Set([view]));
-    if (this.displays.size > MAX_DISPLAY_SLOTS) this.displays.delete(this.displays.keys().next().value!);
+    if (this.displays.size > MAX_DISPLAY_SLOTS) {
+      this.displays.delete(this.displays.keys().next().value!);
+      this.forgotDisplays = true;
+    }
   }
 
   /**
@@ -121,10 +130,11 @@ export class OutputSink {
    */
   updateDisplay(displayId: string, text: string): DisplayUpdate {
     const views = this.displays.get(displayId);
-    if (this.ended || !views) return "unknown";
+    const forgot = this.forgotDisplays || this.cells.some((c) => c.view.forgotSlots);
+    if (this.ended || !views) return forgot ? "untracked" : "unknown";
     let replaced = false;
     for (const view of views) if (view.replaceDisplay(displayId, text)) replaced = true;
-    if (!replaced) return "gone";
+    if (!replaced) return [...views].some((v) => v.forgotSlots) ? "untracked" : "gone";
     this.cells[this.cells.length - 1].view.logUpdate(this.updateMarker, text);
     return "replaced";
   }

@@ -8,7 +8,7 @@
  */
 import type { ExecuteOptions } from "../kernel/types.js";
 import type { ArtifactStore } from "../output/artifacts.js";
-import { type OutputDump, OutputSink } from "../output/sink.js";
+import { MAX_DISPLAY_SLOTS, type OutputDump, OutputSink } from "../output/sink.js";
 import { CallAbortedError, CallTimeoutError, type Deadline } from "../runtime/deadline.js";
 import {
   InitScriptError,
@@ -41,6 +41,8 @@ export interface SeenView {
 }
 
 export const EARLIER_CALL_DISPLAY = "[update of a display shown by an earlier call]";
+/** The same when this call showed more displays with ids than it keeps places for (docs/output.md). */
+export const UNPLACED_DISPLAY = `[update of an earlier display whose place is not kept (over ${MAX_DISPLAY_SLOTS.toLocaleString("en-US")} displays with ids)]`;
 
 /** The ExecuteOptions hooks a recorder fills for one cell. */
 export type CellHooks = Pick<
@@ -83,8 +85,8 @@ export class CellRunRecorder {
   private readonly clearOnNextOutput = new Set<number>();
   /** Cells whose input() was refused (no interactive stdin): their EOFError is told in one line. */
   private readonly stdinRefused = new Set<number>();
-  /** Display ids an update of this call showed first: displays of an earlier call. */
-  private readonly earlierCallDisplays = new Set<string>();
+  /** Display ids an update showed as new (it could not be placed), with the line said above it. */
+  private readonly shownAsNew = new Map<string, string>();
   private lastUpdate = 0;
   private cellStarted = 0;
   private readonly startedAt = Date.now();
@@ -154,18 +156,21 @@ export class CellRunRecorder {
         let text = displayModelText(display, { image, embedded: add });
         if (id !== undefined) {
           // Jupyter shows every output with this id as this one (docs/output.md)
-          const earlier = this.earlierCallDisplays.has(id);
-          const found = this.sink.updateDisplay(id, earlier ? `${EARLIER_CALL_DISPLAY}\n${text}` : text);
+          const prefix = this.shownAsNew.get(id);
+          const found = this.sink.updateDisplay(id, prefix ? `${prefix}\n${text}` : text);
           // a display cleared since shows nothing, its images included
           if (isUpdate && found === "gone") this.images.forget(id);
-          if (isUpdate && found !== "unknown") {
+          if (isUpdate && (found === "replaced" || found === "gone")) {
             this.update();
             return;
           }
           if (isUpdate) {
-            // a display of an earlier call: new here, and said so; its later updates replace it
-            this.earlierCallDisplays.add(id);
-            text = `${EARLIER_CALL_DISPLAY}\n${text}`;
+            // a display this call cannot place: new here, and said so; its later updates replace it
+            const said = found === "untracked" ? UNPLACED_DISPLAY : EARLIER_CALL_DISPLAY;
+            this.shownAsNew.set(id, said);
+            if (this.shownAsNew.size > MAX_DISPLAY_SLOTS)
+              this.shownAsNew.delete(this.shownAsNew.keys().next().value!);
+            text = `${said}\n${text}`;
           }
         }
         this.sink.push(text, "display", id);

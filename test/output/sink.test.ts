@@ -13,6 +13,8 @@ import {
   sanitise,
 } from "../../src/output/index.js";
 
+import { MAX_DISPLAY_SLOTS } from "../../src/output/sink.js";
+
 const dir = mkdtempSync(join(tmpdir(), "nbagent-sink-"));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -256,6 +258,19 @@ test("a display, an error, or the other stream starts a new line", () => {
   sink.push("tail");
   sink.push("Traceback\n", "error");
   assert.equal(shown(sink.end()), "out\nerr\nhalf\n<Figure>\ntail\nTraceback");
+});
+
+test("past the displays it keeps places for, an unknown id is 'untracked', not 'unknown'", () => {
+  const sink = new OutputSink({ maxBytes: 2000 });
+  sink.startCell();
+  for (let i = 0; i <= MAX_DISPLAY_SLOTS; i++) sink.push(`${i}`, "display", `d${i}`);
+  assert.equal(sink.updateDisplay("d0", "x"), "untracked");
+  assert.equal(sink.updateDisplay(`d${MAX_DISPLAY_SLOTS}`, "y"), "replaced");
+  assert.equal(sink.updateDisplay("never", "z"), "untracked");
+  const fresh = new OutputSink({ maxBytes: 2000 });
+  fresh.startCell();
+  fresh.push("a", "display", "a");
+  assert.equal(fresh.updateDisplay("never", "z"), "unknown");
 });
 
 test("an updated display is replaced where it was shown, wherever the view keeps it", () => {

@@ -260,6 +260,22 @@ for (const backend of backendCases())
       assert.equal(text(later), "[update of a display shown by an earlier call]\n'step 11'\nx");
     });
 
+    test("an update this call cannot place (over 10,000 displays with ids) does not claim an earlier call", async () => {
+      const r = await call({
+        cells: [
+          {
+            code: "for i in range(10_001): display(i, display_id=f'd{i}')\nprint('shown')\ndisplay('again', display_id='d0', update=True)",
+          },
+        ],
+      });
+      const t = text(r);
+      assert.match(
+        t,
+        /\nshown\n\[update of an earlier display whose place is not kept \(over 10,000 displays with ids\)\]\n'again'\n/,
+      );
+      assert.doesNotMatch(t, /earlier call/);
+    });
+
     test("an image updated by display_id replaces the earlier image", async () => {
       const png = (color: string) =>
         `(lambda b: (Image.new('RGB', (4, 3), '${color}').save(b, 'PNG'), {'image/png': base64.b64encode(b.getvalue()).decode(), 'text/plain': '${color} square'})[1])(io.BytesIO())`;
