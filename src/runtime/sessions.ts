@@ -19,6 +19,7 @@
 import type { ExecuteOptions, Kernel } from "../kernel/types.js";
 import { CallTimeoutError, type Deadline, raceDeadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
+import type { QueueHolder } from "./queue.js";
 import {
   type CallContext,
   KernelSession,
@@ -47,6 +48,11 @@ export interface SessionCallOptions extends CallContext {
    * times out gets its holder's tag back (QueueWaitTimeoutError); the runtime only hands it back.
    */
   tag?: object;
+  /**
+   * Told when the call starts to wait for its turn in the session's queue, with a probe of who
+   * holds it now, and told `undefined` once it has its turn (a text about a call still waiting).
+   */
+  onQueue?: (holder: (() => QueueHolder | undefined) | undefined) => void;
 }
 
 export { type QueueHolder, QueueWaitTimeoutError } from "./queue.js";
@@ -183,7 +189,12 @@ export class KernelSessions {
     const session = await this.acquireSession(spec, ctx);
     let release: (() => void) | undefined;
     try {
-      release = await session.lock.acquire(ctx.deadline, ctx.signal, options.tag);
+      options.onQueue?.(() => session.lock.holder);
+      try {
+        release = await session.lock.acquire(ctx.deadline, ctx.signal, options.tag);
+      } finally {
+        options.onQueue?.(undefined);
+      }
       return await this.run(session, mode, options, ctx, fn);
     } finally {
       release?.();

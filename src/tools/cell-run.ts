@@ -16,6 +16,7 @@ import {
   type SessionExecuteResult,
   TooManyRestartsError,
 } from "../runtime/session.js";
+import type { QueueHolder } from "../runtime/sessions.js";
 import { QueueWaitTimeoutError, SlotWaitTimeoutError } from "../runtime/sessions.js";
 import { LatestImages } from "./cell-images.js";
 import { describeFailure } from "./failure-text.js";
@@ -96,6 +97,8 @@ export class CellRunRecorder {
   private finished = false;
   /** What looks at the run while it went on showed (docs/runs.md): the final text starts after it. */
   private shown?: { from: number; seen?: SeenView };
+  /** While the call waits for its session's queue: who holds the kernel (docs/runs.md). */
+  waitingFor?: () => QueueHolder | undefined;
 
   constructor(private readonly options: CellRunRecorderOptions) {
     this.details = options.details;

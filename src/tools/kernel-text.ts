@@ -312,15 +312,23 @@ function queueTimeoutText(Label: string, seconds: number, h: QueueHolderFacts | 
   const behind = h && h.ahead > 0 ? ` (${plural(h.ahead, "other call")} waited before this one)` : "";
   if (!h)
     return `${ran}${behind}. Nothing ran; call again, with a larger timeout if the kernel is busy with long work.`;
-  const doing = h.cell ? `; ${h.cell} is running` : h.starting ? "; its kernel is starting" : "";
-  const held = `${plural(h.heldSeconds, "second")} so far`;
   if (h.runId) {
     const wait = JSON.stringify({ run_id: h.runId });
     const stop = JSON.stringify({ run_id: h.runId, action: "interrupt" });
-    return `${ran}, which run ${h.runId} holds (${h.what ?? "a call"}, holding it for ${held}${doing})${behind}. Nothing ran. To wait for ${h.runId} and get its result, call the runs tool: ${wait}; to stop it (the kernel keeps its state): ${stop}. Then call again.`;
+    return `${ran}, which ${holderClause(h)}${behind}. Nothing ran. To wait for ${h.runId} and get its result, call the runs tool: ${wait}; to stop it (the kernel keeps its state): ${stop}. Then call again.`;
   }
-  const who = h.what ? `another ${h.what}` : "another call";
-  return `${ran}, which ${who} holds (holding it for ${held}${doing})${behind}. Nothing ran; call again when it has finished, or with a larger timeout.`;
+  return `${ran}, which ${holderClause(h)}${behind}. Nothing ran; call again when it has finished, or with a larger timeout.`;
+}
+
+/**
+ * Who holds a session's kernel, for a call waiting behind it: "run r2 holds (python call, holding
+ * it for 41 seconds so far; cell 1 is running)" or "another python call holds (…)".
+ */
+export function holderClause(h: QueueHolderFacts): string {
+  const doing = h.cell ? `; ${h.cell} is running` : h.starting ? "; its kernel is starting" : "";
+  const held = `holding it for ${plural(h.heldSeconds, "second")} so far${doing}`;
+  if (h.runId) return `run ${h.runId} holds (${h.what ?? "a call"}, ${held})`;
+  return `${h.what ? `another ${h.what}` : "another call"} holds (${held})`;
 }
 
 /**

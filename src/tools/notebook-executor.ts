@@ -153,7 +153,15 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       try {
         await options.runtime.withSession(
           spec,
-          { mode: "session", deadline, signal: runSignal, tag },
+          {
+            mode: "session",
+            deadline,
+            signal: runSignal,
+            tag,
+            onQueue: (probe) => {
+              recorder.waitingFor = probe;
+            },
+          },
           async (lease) => {
             base.replaced = lease.replaced;
             base.unreadLoss = lease.unreadLoss;

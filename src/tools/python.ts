@@ -244,7 +244,16 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         try {
           await options.runtime.withSession(
             spec,
-            { mode, reset: params.reset === true, deadline, signal: runSignal, tag },
+            {
+              mode,
+              reset: params.reset === true,
+              deadline,
+              signal: runSignal,
+              tag,
+              onQueue: (probe) => {
+                recorder.waitingFor = probe;
+              },
+            },
             async (lease) => {
               details.replaced = lease.replaced;
               details.unreadLoss = lease.unreadLoss;

@@ -9,7 +9,9 @@
 import type { Deadline } from "../runtime/deadline.js";
 import { DEFAULT_WAIT_SECONDS } from "../runtime/settings.js";
 import type { CellRunRecorder, SeenView } from "./cell-run.js";
+import { holderClause } from "./kernel-text.js";
 import type { PythonToolDetails } from "./python-result.js";
+import { queueHolderFacts } from "./queue-holder.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
 
 export { DEFAULT_WAIT_SECONDS };
@@ -218,7 +220,7 @@ export class RunRegistry {
     const cells = snapshot.details.cells;
     const running = cells.find((c) => c.status === "running");
     const elapsed = Math.round((Date.now() - run.startedAt) / 1000);
-    const where = running ? `cell ${running.index} is running` : "its kernel is starting or busy";
+    const where = running ? `cell ${running.index} is running` : waitingText(run.recorder);
     const saving = run.what.startsWith("run of")
       ? ", saving each cell's outputs into the notebook as it finishes,"
       : "";
@@ -252,6 +254,14 @@ function info(run: Run): RunInfo {
     finishedAt: run.finishedAt,
     ...(run.timeoutSeconds !== undefined ? { timeoutSeconds: run.timeoutSeconds } : {}),
   };
+}
+
+/** What a run with no cell running does: waits for its session's kernel (held by whom), or starts it. */
+function waitingText(recorder: CellRunRecorder): string {
+  const probe = recorder.waitingFor;
+  if (!probe) return "its kernel is starting or busy";
+  const facts = queueHolderFacts(probe(), 0);
+  return facts ? `it waits for the kernel, which ${holderClause(facts)}` : "its kernel is starting";
 }
 
 /** How the run ends: its explicit timeout, or only its end or an interrupt (docs/runs.md). */

@@ -153,6 +153,29 @@ describe("what the next call is told", { concurrency: true }, () => {
     assert.match(resultText(again), /^Run r2 \(python call\) finished after \d+ s\. Its result:\nholding$/);
   });
 
+  test("a call still waiting in the queue when its wait budget ends names the run holding the kernel", async () => {
+    const { cwd, py, runs } = toolbox(600);
+    await py({ cells: [{ code: "1" }] }); // the kernel is up
+    const g = join(cwd, "go");
+    let started!: () => void;
+    const holding = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const first = py({ cells: [{ code: `print('holding', flush=True)\n${gate(g)}` }] }, undefined, (p) => {
+      if (resultText(p).includes("holding")) started();
+    });
+    await holding;
+    const queued = await py({ cells: [{ code: "print('two')" }], wait: 1 });
+    assert.match(
+      resultText(queued),
+      /^Still running after 1 s: run r3, python call; it waits for the kernel, which run r2 holds \(python call, holding it for \d+ seconds? so far; cell 1 is running\)\. It goes on in the background with no time limit/,
+    );
+    writeFileSync(g, "");
+    assert.equal(resultText(await first), "holding");
+    const done = await runs({ run_id: "r3", wait: 600 });
+    assert.match(resultText(done), /^Run r3 \(python call\) finished after \d+ s\. Its result:\ntwo$/);
+  });
+
   test("without runs, the holder is named by its call and cell", async () => {
     const cwd = mkdtempSync(join(root, "p-"));
     const rt = createRuntime({ settings: testSettings(), stateRoot: join(root, "state") });
