@@ -104,14 +104,14 @@ export class LatestImages {
   }
 
   /**
-   * Lines for the sent images whose label `text` does not show (their place was in output left out
-   * of the view), so every image content is still tied to its cell.
+   * Lines for the prepared images whose label `text` does not show (their place was in output left
+   * out of the view), so every image content is tied to its cell and every image left out is named.
    */
   unplaced(text: string): string[] {
     const lines: string[] = [];
     for (const { seq } of this.kept) {
       const label = this.labels.get(seq);
-      if (!label?.sent || text.includes(label.text)) continue;
+      if (!label || text.includes(label.text)) continue;
       lines.push(`${label.text} (its place is in the part of cell ${label.cell}'s output not shown here)`);
     }
     return lines;

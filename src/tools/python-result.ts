@@ -238,14 +238,7 @@ export function summaryLines(d: PythonToolDetails): string[] {
     const unrun = d.cells.filter((c) => c.status === "skipped").map((c) => c.index);
     if (unrun.length) lines.push(`${cap(cellList(unrun))} did not run.`);
   }
-  for (const img of d.images) {
-    if (!img.included) {
-      const size = img.width && img.height ? ` ${img.width}x${img.height}` : "";
-      lines.push(
-        `[Image from cell ${img.cell} (${img.mimeType}${size}) not included: ${img.reason ?? "unknown reason"}]`,
-      );
-    }
-  }
+  // an image left out is named at its place by its label (docs/output.md), not again here
   return lines;
 }
 

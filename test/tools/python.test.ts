@@ -218,7 +218,8 @@ for (const backend of backendCases())
         ],
       });
       assert.equal(r.content.length, 1);
-      assert.match(text(r), /\[Image from cell 1 \(image\/png\) not included: .+\]/);
+      // named once, at its place, with why
+      assert.match(text(r), /^\[image left out · cell 1 · .+\]$/);
       assert.equal(r.details.images[0].included, false);
     });
 
