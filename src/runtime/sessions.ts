@@ -278,6 +278,9 @@ export class KernelSessions {
   ): Promise<KernelSession> {
     const text = keyText(key);
     for (;;) {
+      // a deadline that passes while every slot is busy is a slot wait, also before the first wait
+      const full = !this.sessions.has(text) && this.sessions.size >= this.maxSessions;
+      if (full && [...this.sessions.values()].every((s) => s.busy)) onWait();
       ctx.deadline.check(ctx.signal);
       const existing = this.sessions.get(text);
       if (existing) {

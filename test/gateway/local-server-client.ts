@@ -58,29 +58,44 @@ export function execute(
   let status: string | undefined;
   let error: Executed["error"];
   let idle = false;
+  const send = (msgType: string, content: object, id = randomUUID()) => {
+    const header = { msg_id: id, msg_type: msgType, session, username: "test", version: "5.3" };
+    ws.send(
+      JSON.stringify({
+        header: { ...header, date: new Date().toISOString() },
+        parent_header: {},
+        metadata: {},
+        content,
+        channel: "shell",
+        buffers: [],
+      }),
+    );
+    return id;
+  };
+  // The server subscribes this connection to IOPub as it opens; output published before that is
+  // lost (ZeroMQ's slow joiner). So ask kernel_info until its status comes on IOPub, then execute.
+  const probes = new Set<string>();
+  let started = false;
   return new Promise((resolve, reject) => {
     ws.on("error", reject);
-    ws.on("open", () => {
-      ws.send(
-        JSON.stringify({
-          header: {
-            msg_id: msgId,
-            msg_type: "execute_request",
-            session,
-            username: "test",
-            version: "5.3",
-            date: new Date().toISOString(),
-          },
-          parent_header: {},
-          metadata: {},
-          content: { code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false },
-          channel: "shell",
-          buffers: [],
-        }),
-      );
-    });
+    ws.on("open", () => probes.add(send("kernel_info_request", {})));
     ws.on("message", (data) => {
       const msg = JSON.parse(String(data));
+      if (!started && probes.has(msg.parent_header?.msg_id)) {
+        if (msg.channel === "iopub") {
+          started = true;
+          send(
+            "execute_request",
+            { code, silent: false, store_history: true, user_expressions: {}, allow_stdin: false },
+            msgId,
+          );
+        } else if (msg.msg_type === "kernel_info_reply") {
+          setTimeout(() => {
+            if (!started) probes.add(send("kernel_info_request", {}));
+          }, 20);
+        }
+        return;
+      }
       if (msg.parent_header?.msg_id !== msgId) return;
       const c = msg.content;
       switch (msg.msg_type) {
