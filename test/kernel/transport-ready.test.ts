@@ -131,3 +131,26 @@ test("waitReady: shell answers but IOPub stays silent → the IOPub socket is co
     await serve;
   }
 });
+
+// Seen once in a run of the cancel tests: a ping that cannot be sent yet (its socket's queue is full:
+// here nobody listens on the heartbeat port, and past the high-water mark of 1,000 queued pings a
+// send waits) made the next tick's send throw EBUSY synchronously, out of the timer: an uncaught
+// exception that ends the host. A ping not sent yet counts as a miss; misses end in the lost report.
+test("a heartbeat that cannot be sent ends in 'no heartbeat reply', not an exception", {
+  timeout: 60_000,
+}, async () => {
+  const info = await createConnectionInfo("python3");
+  const transport = new ZmqTransport(info, "host-identity", { intervalMs: 1, misses: 1500 });
+  const crashed: unknown[] = [];
+  const onCrash = (err: unknown) => crashed.push(err);
+  process.on("uncaughtException", onCrash);
+  try {
+    const lost = new Promise<string>((resolve) => transport.onLost(resolve));
+    transport.ready();
+    assert.equal(await lost, "no heartbeat reply for 1500 pings");
+    assert.deepEqual(crashed, []);
+  } finally {
+    process.off("uncaughtException", onCrash);
+    await transport.close();
+  }
+});

@@ -44,6 +44,8 @@ export class ZmqTransport implements KernelTransport {
   private closed = false;
   private hbTimer?: NodeJS.Timeout;
   private hbOutstanding = 0;
+  /** A ping is waiting to be sent (its socket's queue is full). */
+  private hbSending = false;
   /**
    * Messages waiting for their socket: zeromq allows one send in flight per socket (a second one
    * throws EBUSY), and a send stays in flight while the kernel is not reading yet (during its start
@@ -178,7 +180,15 @@ export class ZmqTransport implements KernelTransport {
         return;
       }
       this.hbOutstanding++;
-      this.hb.send("ping").catch(() => {});
+      // a ping still waiting to be sent counts as a miss: a second send would throw EBUSY
+      if (this.hbSending) return;
+      this.hbSending = true;
+      this.hb
+        .send("ping")
+        .catch(() => {})
+        .finally(() => {
+          this.hbSending = false;
+        });
     }, this.hbOptions.intervalMs);
     this.hbTimer.unref();
   }
