@@ -5,16 +5,26 @@
  * UnreadLoss to the next lease; this file turns them into the facts the texts are made from.
  */
 import type { QueueHolder, SessionLease, UnreadLoss } from "../runtime/sessions.js";
-import type { CellRunRecorder } from "./cell-run.js";
-import type { RunRegistry } from "./runs.js";
+
+/** What a tag reads of its call's record: the cells' states (a CellRunRecorder). */
+export interface CellStates {
+  readonly details: {
+    readonly cells: readonly { status: string; index: number; restartedAfterInterrupt?: boolean }[];
+  };
+}
+
+/** What a tag asks its host's runs: the run a call's record belongs to (a RunRegistry). */
+export interface RunLookup {
+  holding(recorder: CellStates): { id: string } | undefined;
+}
 
 /** A call that runs cells (python call, notebook run), as the tag it takes its session's queue with. */
 export class CellCallTag {
   constructor(
     /** As the call names itself: "python call", "run of a.ipynb". */
     readonly what: string,
-    readonly recorder: CellRunRecorder,
-    private readonly runs?: RunRegistry,
+    readonly recorder: CellStates,
+    private readonly runs?: RunLookup,
   ) {}
 
   /** The run this call is (it is one while its runs registry follows it). */
