@@ -15,6 +15,7 @@ export const TIERS = {
   unit: [
     "test/render/",
     "test/sys/",
+    "test/kernel/display.test.ts",
     "test/kernel/interpreter.test.ts",
     "test/kernel/limits.test.ts",
     "test/kernel/signals.test.ts",

@@ -4,6 +4,7 @@
  * with turndown + GFM tables) > text/latex > application/json (compact), structured json/image
  * captured — or into status events (no text). `unseenOutputs` lists what no text or image carries (docs/output.md).
  */
+import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type TurndownService from "turndown";
 import type { DisplayDataContent } from "./messages.js";
@@ -16,8 +17,24 @@ export const IMAGE_MIMES = ["image/png", "image/jpeg", "image/svg+xml"] as const
 
 let turndown: TurndownService | undefined;
 
-/** HTML → markdown (tables as GFM tables; <style>/<script> dropped). */
+/** A base64 data URI of an image, as an `<img src>` carries it. */
+const DATA_URI = /data:image\/[\w.+-]+;base64,[A-Za-z0-9+/=]+/g;
+
+/**
+ * HTML → markdown (tables as GFM tables; <style>/<script> dropped). Base64 images are set aside
+ * before the HTML is parsed and put back in the markdown: parsing megabytes of attribute text costs
+ * far more than the markdown needs (the tools send such images as images, docs/output.md).
+ */
 export function htmlToMarkdown(html: string): string {
+  if (!html.includes("data:image/")) return convert(html);
+  const uris: string[] = [];
+  const mark = `nbagent-data-${randomUUID()}-`;
+  const small = html.replace(DATA_URI, (uri) => `${mark}${uris.push(uri) - 1}`);
+  const back = new RegExp(`${mark}(\\d+)`, "g");
+  return convert(small).replace(back, (whole, i: string) => uris[Number(i)] ?? whole);
+}
+
+function convert(html: string): string {
   if (!turndown) {
     // Loaded on the first HTML-only display: most executions never need it (and it costs a cold start ~80 ms).
     const require = createRequire(import.meta.url);
