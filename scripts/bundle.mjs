@@ -4,8 +4,8 @@
 // reads a few modules instead of ~300 (@sinclair/typebox alone is 266 files, ~120 ms to load on this
 // machine), so every short `nbagent call` starts faster. Native and lazily loaded packages stay
 // outside (resolved from node_modules as usual); the .py assets are found by src/assets.ts.
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname } from "node:path";
 import { build } from "esbuild";
 
 // `node scripts/bundle.mjs pi` builds only the pi extension (its tests do, leaving the CLI's alone).
@@ -14,13 +14,18 @@ import { build } from "esbuild";
 const only = process.argv[2];
 const cliDir = only === "cli" && process.argv[3] ? process.argv[3] : "dist/cli";
 
-if (only !== "pi") {
-  // Chunk names carry a content hash: remove the previous build's so the package holds only this one's.
-  for (const name of existsSync(cliDir) ? readdirSync(cliDir, { withFileTypes: true }) : []) {
-    if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name)) rmSync(`${cliDir}/${name.name}`);
+/** Writes each output through a temporary file and a rename: tests build while others load it. */
+function writeAtomically(files) {
+  for (const file of files) {
+    mkdirSync(dirname(file.path), { recursive: true });
+    const tmp = `${file.path}.${process.pid}.tmp`;
+    writeFileSync(tmp, file.contents);
+    renameSync(tmp, file.path);
   }
+}
 
-  await build({
+if (only !== "pi") {
+  const cli = await build({
     entryPoints: { nbagent: "src/cli/main.ts" },
     outdir: cliDir,
     // Code only some commands load (the MCP server and its SDK, ~850 KB) goes to chunks that
@@ -39,7 +44,16 @@ if (only !== "pi") {
     },
     sourcemap: true,
     logLevel: "warning",
+    write: false,
   });
+  writeAtomically(cli.outputFiles);
+  // Chunk names carry a content hash: remove the earlier builds' chunks (not this one's, which a
+  // running nbagent may be loading) so the package holds only this build.
+  const kept = new Set(cli.outputFiles.map((f) => basename(f.path)));
+  for (const name of readdirSync(cliDir, { withFileTypes: true })) {
+    if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name) && !kept.has(name.name))
+      rmSync(`${cliDir}/${name.name}`);
+  }
 }
 
 // The pi extension (`nbagent/pi`, docs/pi.md) as one file, dist/pi/index.js. pi loads extensions
@@ -60,9 +74,4 @@ const pi = await build({
   logLevel: "warning",
   write: false,
 });
-for (const file of pi.outputFiles) {
-  mkdirSync(dirname(file.path), { recursive: true });
-  const tmp = `${file.path}.${process.pid}.tmp`;
-  writeFileSync(tmp, file.contents);
-  renameSync(tmp, file.path);
-}
+writeAtomically(pi.outputFiles);

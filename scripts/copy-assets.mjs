@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Copies non-TypeScript runtime assets (the kernel prelude, the kernel fork server) next to the compiled code.
-import { copyFileSync, existsSync, mkdirSync } from "node:fs";
+// A copy that would change nothing is skipped, and a changed one is written beside and renamed into
+// place: kernels starting meanwhile (tests rebuild while others run) read the whole file, old or new.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
 
 for (const [from, to] of [
@@ -12,6 +14,9 @@ for (const [from, to] of [
   ["src/kernel/local/limits.py", "dist/kernel/local/limits.py"],
 ]) {
   if (!existsSync(from)) continue;
+  if (existsSync(to) && readFileSync(from).equals(readFileSync(to))) continue;
   mkdirSync(dirname(to), { recursive: true });
-  copyFileSync(from, to);
+  const part = `${to}.${process.pid}.part`;
+  copyFileSync(from, part);
+  renameSync(part, to);
 }

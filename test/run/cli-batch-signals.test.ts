@@ -7,8 +7,9 @@
 import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { before, test } from "node:test";
+import { after, before, test } from "node:test";
 import { setTimeout as delay } from "node:timers/promises";
 import { promisify } from "node:util";
 import {
@@ -22,11 +23,17 @@ import {
 } from "./helpers.js";
 
 const exec = promisify(execFile);
-const BUNDLE = join(ROOT, "dist/cli/nbagent.js");
+// Its own bundle, under dist/ so it finds the assets there: rebuilding dist/cli in place would
+// remove the chunks other tests' running nbagent processes still load.
+const OUT = join(ROOT, "dist", `test-cli-batch-signals-${process.pid}`);
+const BUNDLE = join(OUT, "nbagent.js");
 
 before(async () => {
   await exec(process.execPath, ["scripts/copy-assets.mjs"], { cwd: ROOT });
-  await exec(process.execPath, ["scripts/bundle.mjs"], { cwd: ROOT });
+  await exec(process.execPath, ["scripts/bundle.mjs", "cli", OUT], { cwd: ROOT });
+});
+after(async () => {
+  await rm(OUT, { recursive: true, force: true });
 });
 
 interface Batch {
