@@ -46,6 +46,26 @@ function toolbox(waitSeconds = 600) {
 const gate = (path: string) =>
   `import os, time\nwhile not os.path.exists(${JSON.stringify(path)}): time.sleep(0.02)`;
 
+/**
+ * Starts a call whose cell prints 'holding' and then blocks on the gate file `g`; resolves once the
+ * cell is under way (the kernel is held), with the call's own result still to come.
+ */
+async function holdKernel(
+  call: (params: Json, onUpdate: (p: ToolResult<unknown>) => void) => Promise<unknown>,
+  g: string,
+  extra: Json = {},
+): Promise<{ first: Promise<unknown> }> {
+  let started!: () => void;
+  const holding = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  const first = call({ cells: [{ code: `print('holding', flush=True)\n${gate(g)}` }], ...extra }, (p) => {
+    if (resultText(p).includes("holding")) started();
+  });
+  await holding;
+  return { first };
+}
+
 /** A cell that ignores SIGINT (so an interrupt cannot stop it) and says when it is under way. */
 const DEAF =
   "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('deaf', flush=True)\ntime.sleep(600)";
@@ -130,25 +150,14 @@ describe("what the next call is told", { concurrency: true }, () => {
     const { cwd, py, runs } = toolbox(600);
     await py({ cells: [{ code: "1" }] }); // the kernel is up
     const g = join(cwd, "go");
-    let started!: () => void;
-    const holding = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const first = py(
-      { cells: [{ code: `print('holding', flush=True)\n${gate(g)}` }], timeout: 600 },
-      undefined,
-      (p) => {
-        if (resultText(p).includes("holding")) started();
-      },
-    );
-    await holding;
+    const { first } = await holdKernel((p, u) => py(p, undefined, u), g, { timeout: 600 });
     const waiting = await py({ cells: [{ code: "print('two')" }], timeout: 1 });
     assert.match(
       resultText(waiting),
       /which run r2 holds \(python call, holding it for \d+ seconds? so far; cell 1 is running\)/,
     );
     writeFileSync(g, "");
-    assert.equal(resultText(await first), "holding"); // its own call answered
+    assert.equal(resultText((await first) as Json), "holding"); // its own call answered
     const again = await runs({ run_id: "r2" });
     assert.match(resultText(again), /^Run r2 \(python call\) finished after \d+ s\. Its result:\nholding$/);
   });
@@ -157,21 +166,14 @@ describe("what the next call is told", { concurrency: true }, () => {
     const { cwd, py, runs } = toolbox(600);
     await py({ cells: [{ code: "1" }] }); // the kernel is up
     const g = join(cwd, "go");
-    let started!: () => void;
-    const holding = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const first = py({ cells: [{ code: `print('holding', flush=True)\n${gate(g)}` }] }, undefined, (p) => {
-      if (resultText(p).includes("holding")) started();
-    });
-    await holding;
+    const { first } = await holdKernel((p, u) => py(p, undefined, u), g);
     const queued = await py({ cells: [{ code: "print('two')" }], wait: 1 });
     assert.match(
       resultText(queued),
       /^Still running after 1 s: run r3, python call; it waits for the kernel, which run r2 holds \(python call, holding it for \d+ seconds? so far; cell 1 is running\)\. It goes on in the background with no time limit/,
     );
     writeFileSync(g, "");
-    assert.equal(resultText(await first), "holding");
+    assert.equal(resultText((await first) as Json), "holding");
     const done = await runs({ run_id: "r3", wait: 600 });
     assert.match(resultText(done), /^Run r3 \(python call\) finished after \d+ s\. Its result:\ntwo$/);
   });
@@ -184,23 +186,13 @@ describe("what the next call is told", { concurrency: true }, () => {
     const call = (p: unknown, onUpdate?: (r: ToolResult<unknown>) => void) =>
       tool.execute("t", p as PythonParams, undefined, onUpdate);
     const g = join(cwd, "go");
-    let started!: () => void;
-    const holding = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const first = call(
-      { cells: [{ code: `print('holding', flush=True)\n${gate(g)}` }], timeout: 600 },
-      (p) => {
-        if (resultText(p).includes("holding")) started();
-      },
-    );
-    await holding;
+    const { first } = await holdKernel(call, g, { timeout: 600 });
     const waiting = await call({ cells: [{ code: "print('two')" }], timeout: 1 });
     assert.match(
       resultText(waiting),
       /\nCell 1 did not run: the call's timeout of 1 second ran out while it waited for the kernel, which another python call holds \(holding it for \d+ seconds? so far; cell 1 is running\)\. Nothing ran; call again when it has finished, or with a larger timeout\.$/,
     );
     writeFileSync(g, "");
-    assert.equal(resultText(await first), "holding");
+    assert.equal(resultText((await first) as Json), "holding");
   });
 });
