@@ -470,6 +470,12 @@ describe("tags", () => {
     nb = await readJson(path);
     assert.deepEqual(nb.cells[3].metadata, { tags: ["raises-exception"] });
     await assertValid(path);
+    const read = await call(dir, { action: "read", notebook_path: "nb.ipynb" });
+    assert.match(
+      text(read),
+      /^## cell 3 · code · id [0-9a-f]{8} · execution_count - · tags raises-exception$/m,
+    );
+    assert.match(text(read), /^## cell 2 · code · id third · execution_count 4$/m);
   });
 
   test("bad tags are refused with the file byte-identical", async () => {
