@@ -525,6 +525,28 @@ describe("tags", () => {
   });
 });
 
+describe("creating a notebook keeps tags and raw", () => {
+  test("insert into a missing path with tags and cell_type raw", async () => {
+    const dir = await tempDir();
+    const r = await call(dir, {
+      action: "insert",
+      notebook_path: "new.ipynb",
+      cell_index: 0,
+      content: "raw",
+      cell_type: "raw",
+      tags: ["skip-execution"],
+    });
+    assert.match(
+      text(r),
+      /Inserted raw cell at position 0 \(id [0-9a-f]{8}\)\. Tags: skip-execution\. Notebook now has 1 cell\.$/,
+    );
+    const nb = await readJson(join(dir, "new.ipynb"));
+    assert.equal(nb.cells[0].cell_type, "raw");
+    assert.deepEqual(nb.cells[0].metadata, { tags: ["skip-execution"] });
+    await assertValid(join(dir, "new.ipynb"));
+  });
+});
+
 describe("raw cells", () => {
   test("insert a raw cell; edit code → raw drops outputs and execution count and says so", async () => {
     const dir = await tempDir();
