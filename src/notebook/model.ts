@@ -178,11 +178,50 @@ export function setCellType(cell: Cell, cellType: CellType): string[] {
   } else {
     const outputs = Array.isArray(cell.outputs) ? cell.outputs.length : 0;
     if (outputs > 0) dropped.push(`${outputs} output${outputs === 1 ? "" : "s"}`);
+    const count = cell.execution_count;
+    if (count !== undefined && count !== null) dropped.push(`execution count ${String(count)}`);
     delete cell.outputs;
     delete cell.execution_count;
   }
   cell.cell_type = cellType;
   return dropped;
+}
+
+/** A cell's metadata tags (nbformat: metadata.tags, a list of strings); [] when it has none. */
+export function cellTags(cell: Cell): string[] {
+  const meta = cell.metadata;
+  const tags = isObject(meta) ? meta.tags : undefined;
+  return Array.isArray(tags) ? tags.filter((t): t is string => typeof t === "string") : [];
+}
+
+export interface TagChange {
+  added: string[];
+  removed: string[];
+  tags: string[];
+}
+
+/**
+ * Changes a (thawed) cell's tags: `set` replaces the whole list, then `add` appends the tags it
+ * lacks (in the order given) and `remove` drops those it has; the existing order is kept and
+ * duplicates go. An empty list removes metadata.tags (nbformat's own notebooks carry none).
+ */
+export function changeCellTags(
+  cell: Cell,
+  change: { set?: readonly string[]; add?: readonly string[]; remove?: readonly string[] },
+): TagChange {
+  const before = cellTags(cell);
+  let tags = change.set ? [...change.set] : [...before];
+  for (const t of change.add ?? []) if (!tags.includes(t)) tags.push(t);
+  tags = tags.filter((t, i) => !(change.remove ?? []).includes(t) && tags.indexOf(t) === i);
+  const added = tags.filter((t) => !before.includes(t));
+  const removed = before.filter((t) => !tags.includes(t));
+  if (added.length || removed.length || tags.join("\0") !== before.join("\0")) {
+    const meta: JsonObject = isObject(cell.metadata) ? cell.metadata : {};
+    if (tags.length) meta.tags = tags;
+    else delete meta.tags;
+    cell.metadata = meta;
+  }
+  return { added, removed, tags };
 }
 
 /** Empties a code cell's outputs and execution count; true when something changed. */

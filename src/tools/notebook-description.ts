@@ -12,21 +12,22 @@ export function notebookDescription(
 ): string {
   const lines = [
     "Edit a Jupyter notebook (.ipynb) cell by cell" +
-      (withRun ? " and run its cells in the notebook's own kernel." : "."),
-    "- Cells are addressed by cell_index (0-based everywhere in this tool) or by cell_id. read lists every cell's index, id, type, source and output summaries; read with cell_index or cell_id shows that cell with its saved outputs whole (tracebacks included). read returns saved images (first 8), labelled [image K · cell C · W×H]. Results of edit, insert, move and delete name the cell's index and id.",
-    "- Create a notebook: insert at cell_index 0 into a path ending in .ipynb that does not exist yet (its folder must exist). It becomes an nbformat 4.5 notebook with cell ids, set up for the kernel it will run in.",
-    "- insert puts the new cell at cell_index (the cell count appends); edit replaces a cell's source (cell_type also changes its type); replace changes the exact text old to new in one cell (one match, or all: true); move takes to_index; clear_outputs clears one cell or all.",
-    "- The file keeps its own formatting (indentation, line endings); only the changed cells' lines change. Writes are atomic and refused if the file changed on disk since it was read.",
+      (withRun ? " and run them in the notebook's own kernel." : "."),
+    "- Cells are addressed by cell_index (0-based everywhere in this tool) or cell_id. read lists every cell's index, id, type, source and output summaries; with cell_index or cell_id it shows that cell, saved outputs whole (tracebacks included). read returns saved images (first 8), labelled [image K · cell C · W×H]. Results of edit, insert, move and delete name the cell's index and id.",
+    "- Create a notebook: insert at cell_index 0 into a path ending in .ipynb that does not exist (its folder must exist). It becomes nbformat 4.5 (cell ids), set up for its kernel.",
+    "- insert puts the new cell at cell_index (the cell count appends); edit replaces a cell's source (cell_type code/markdown/raw changes its type); replace changes the exact text old to new in one cell (one match, or all: true); move takes to_index; clear_outputs clears one cell or all.",
+    "- tags on edit/insert: the cell's whole tag list ([] clears it); action tags takes add/remove. run skips skip-execution cells; raises-exception ones may fail.",
+    "- The file keeps its formatting (indentation, line endings); only changed cells' lines change. Writes are atomic, refused if the file changed since read.",
   ];
   if (withRun) {
     lines.push(
-      "- run runs one cell (cell_index or cell_id), a range (cell_range [first, last], or cell_index..to_index) or all cells (the default), top to bottom, stopping at the first error unless allow_errors; execute: true on edit/insert runs that cell right after saving it. Outputs and execution counts are saved into the file. " +
+      "- run runs one cell (cell_index or cell_id), a range (cell_range [first, last], or cell_index..to_index) or all cells (the default), top to bottom, stopping at the first error unless allow_errors; execute: true on edit/insert runs the saved cell. Outputs and execution counts are saved into the file. " +
         (background
           ? "A run still going after wait seconds (default 50) returns its output so far with a run id and goes on in the background, saving each cell, with no time limit unless you pass timeout (seconds for the whole call); the runs tool waits for it or interrupts it."
           : "timeout: seconds for the whole call (default 60)."),
-      `- Each notebook has its own kernel (working directory: the notebook's folder). Its state (variables, imports) is kept between calls while the host runs, but a kernel idle for ${minutes(limits.idleTimeoutMs)} is replaced, and so is the least recently used one when a new kernel session is needed beyond the ${limits.maxSessions} kept (at most ${limits.maxSessions}: python sessions and notebook kernels together); the next run's result says so. Cells are never re-run automatically: after a replacement, run the cells whose state you need again.`,
-      "- The python tool with notebook_path runs code in this notebook's kernel (to inspect variables or try a fix) without changing the file.",
-      "- Results show each cell's output within 50KB per call (a head and tail of long output, tracebacks always); the whole is saved as artifact://<id>, read with the artifact tool. Notebook kernels behave as in Jupyter: no agent helpers, input() gets '' once then EOFError, and host environment variables that look like secrets (API keys, tokens, passwords, URLs with credentials) are not in their environment (the first run of a notebook's kernel names them).",
+      `- Each notebook has its own kernel (cwd: the notebook's folder). State (variables, imports) is kept between calls while the host runs, but a kernel idle for ${minutes(limits.idleTimeoutMs)} is replaced, and so is the least recently used one when a new kernel session is needed beyond the ${limits.maxSessions} kept (at most ${limits.maxSessions}: python sessions and notebook kernels together); the next run's result says so. Cells are never re-run automatically: after a replacement, re-run those whose state you need.`,
+      "- The python tool with notebook_path runs code in this notebook's kernel (to inspect variables, try a fix) without changing the file.",
+      "- Results show each cell's output within 50KB per call (a head and tail of long output, tracebacks always); the whole is saved as artifact://<id> (artifact tool). Notebook kernels behave as in Jupyter: no agent helpers, input() gets '' once then EOFError, and host env variables that look like secrets (API keys, tokens, passwords, URLs with credentials) are left out (a kernel's first run names them).",
     );
   } else {
     lines.push("- Running cells is not available in this setup (no kernel runtime).");

@@ -8,7 +8,16 @@ import { type TSchema, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { NEAR_ACTIONS, NEAR_KEYS, nearest } from "./notebook-near-miss.js";
 
-export const EDIT_ACTIONS = ["edit", "replace", "insert", "delete", "read", "move", "clear_outputs"] as const;
+export const EDIT_ACTIONS = [
+  "edit",
+  "replace",
+  "insert",
+  "delete",
+  "read",
+  "move",
+  "clear_outputs",
+  "tags",
+] as const;
 export const RUN_ACTIONS = ["run"] as const;
 export type NotebookAction = (typeof EDIT_ACTIONS)[number] | (typeof RUN_ACTIONS)[number];
 
@@ -20,7 +29,10 @@ export interface NotebookParams {
   content?: string;
   old?: string;
   new?: string;
-  cell_type?: "code" | "markdown";
+  cell_type?: "code" | "markdown" | "raw";
+  tags?: string[];
+  add?: string[];
+  remove?: string[];
   to_index?: number;
   offset?: number;
   limit?: number;
@@ -46,7 +58,8 @@ export function notebookSchema(withRun: boolean): TSchema {
             "read: list cells (index, id, type, source, output summaries), or one cell with its outputs whole; " +
             "edit: replace a cell's source; replace: change the exact text old to new within one cell (it must match once, or pass all: true); insert: add a cell at cell_index (0..cell count; into a missing .ipynb path at 0: create the notebook); " +
             "delete: remove a cell; move: move a cell to to_index; " +
-            "clear_outputs: clear one cell's outputs, or all cells' when no cell is given" +
+            "clear_outputs: clear one cell's outputs, or all cells' when no cell is given; " +
+            "tags: add and/or remove one cell's metadata tags (e.g. skip-execution, raises-exception)" +
             (withRun
               ? "; run: run one cell (cell_index or cell_id), a range (cell_range, or cell_index..to_index), or all cells, in the notebook's own kernel, saving outputs into the file"
               : ""),
@@ -82,10 +95,23 @@ export function notebookSchema(withRun: boolean): TSchema {
         }),
       ),
       cell_type: Type.Optional(
-        Type.Union([Type.Literal("code"), Type.Literal("markdown")], {
+        Type.Union([Type.Literal("code"), Type.Literal("markdown"), Type.Literal("raw")], {
           description:
-            "Type of an inserted cell (default code); on edit, changes the cell's type (default: keep it)",
+            "Type of an inserted cell (default code); on edit, changes the cell's type (default: keep it; away from code drops outputs)",
         }),
+      ),
+      tags: Type.Optional(
+        Type.Array(Type.String({ minLength: 1 }), {
+          description: "edit/insert: the cell's whole tag list (metadata.tags); [] removes every tag",
+        }),
+      ),
+      add: Type.Optional(
+        Type.Array(Type.String({ minLength: 1 }), {
+          description: "tags: tags to add to the cell (kept in order, after its existing ones)",
+        }),
+      ),
+      remove: Type.Optional(
+        Type.Array(Type.String({ minLength: 1 }), { description: "tags: tags to remove from the cell" }),
       ),
       to_index: Type.Optional(
         Type.Integer({
@@ -155,7 +181,10 @@ const FIELD_RULES: Record<string, string> = {
   content: "must be a string (the cell's source)",
   old: "must be a non-empty string (the exact text to change)",
   new: "must be a string (the text that takes old's place)",
-  cell_type: 'must be "code" or "markdown"',
+  cell_type: 'must be "code", "markdown" or "raw"',
+  tags: "must be an array of non-empty strings (the cell's whole tag list)",
+  add: "must be an array of non-empty strings (tags to add)",
+  remove: "must be an array of non-empty strings (tags to remove)",
   execute: "must be true or false",
   all: "must be true or false",
   allow_errors: "must be true or false",
@@ -170,6 +199,9 @@ const APPLIES: Record<string, readonly string[]> = {
   old: ["replace"],
   new: ["replace"],
   cell_type: ["edit", "insert"],
+  tags: ["edit", "insert"],
+  add: ["tags"],
+  remove: ["tags"],
   to_index: ["move", "run"],
   offset: ["read"],
   limit: ["read"],
@@ -277,6 +309,18 @@ function crossFieldProblem(p: NotebookParams): string | undefined {
   if (action === "edit" || action === "insert") {
     if (p.content === undefined) return `Content is required for ${action} action`;
   }
+  for (const key of ["tags", "add", "remove"] as const) {
+    const list = p[key];
+    const twice = list?.find((t, i) => list.indexOf(t) !== i);
+    if (twice !== undefined) return `${key} lists ${JSON.stringify(twice)} twice; give each tag once.`;
+  }
+  if (action === "tags") {
+    if (p.add === undefined && p.remove === undefined) {
+      return 'tags needs add and/or remove (arrays of tag names), e.g. add: ["skip-execution"].';
+    }
+    const both = p.add?.find((t) => p.remove?.includes(t));
+    if (both !== undefined) return `${JSON.stringify(both)} is in both add and remove; give it in one.`;
+  }
   if (action === "replace") {
     if (p.old === undefined) return "replace needs old (the exact text to change) and new (its replacement).";
     if (p.new === undefined) return 'replace needs new (the text that takes old\'s place; "" removes it).';
@@ -297,7 +341,8 @@ function crossFieldProblem(p: NotebookParams): string | undefined {
     action === "replace" ||
     action === "insert" ||
     action === "delete" ||
-    action === "move";
+    action === "move" ||
+    action === "tags";
   if (needsCell && p.cell_index === undefined && p.cell_id === undefined) {
     return `${action} needs cell_index or cell_id (exactly one).`;
   }

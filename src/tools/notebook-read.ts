@@ -3,7 +3,7 @@
  * a short, bounded summary per output when several cells are shown, every output whole (within the
  * read budget) when one cell is asked for (notebook-outputs.ts; docs/notebook-tool.md).
  */
-import { type Cell, cellSource, formatVersion, type Notebook } from "../notebook/index.js";
+import { type Cell, cellSource, cellTags, formatVersion, type Notebook } from "../notebook/index.js";
 import {
   type OutputSummary,
   type ReadImageRef,
@@ -24,11 +24,15 @@ export interface ReadCell {
   outputs?: OutputSummary;
   /** Attachment names with their mime types, e.g. `a.png (image/png)`. */
   attachments?: string[];
+  /** The cell's metadata tags (skip-execution, raises-exception, …), when it has any. */
+  tags?: string[];
 }
 
 export function readCell(cell: Cell, index: number, images?: ReadImages): ReadCell {
   const entry: ReadCell = { index, cellType: cell.cell_type, source: cellSource(cell) };
   if (typeof cell.id === "string") entry.id = cell.id;
+  const tags = cellTags(cell);
+  if (tags.length) entry.tags = tags;
   const att = cell.attachments;
   if (att && typeof att === "object" && !Array.isArray(att) && Object.keys(att).length > 0) {
     entry.attachments = Object.entries(att).map(([name, bundle]) => {
@@ -47,6 +51,7 @@ function header(c: ReadCell): string {
   const parts = [`cell ${c.index}`, c.cellType];
   if (c.id !== undefined) parts.push(`id ${c.id}`);
   if (c.cellType === "code") parts.push(`execution_count ${c.executionCount ?? "-"}`);
+  if (c.tags) parts.push(`tags ${c.tags.join(", ")}`);
   return `## ${parts.join(" · ")}`;
 }
 

@@ -143,8 +143,15 @@ function badParams(): Record<string, unknown>[] {
     out.push({ action: "edit", cell_index: 0, content });
     out.push({ action: "insert", cell_index: 0, content });
   }
-  for (const cell_type of ["raw", "python", 5, null])
+  // "raw" is a cell type the tool takes (docs/notebook-tool.md); its capitalised form is not.
+  for (const cell_type of ["Raw", "python", 5, null])
     out.push({ action: "insert", cell_index: 0, content: "x", cell_type });
+  for (const tags of [["a", "a"], [""], "a", [1], null, {}])
+    out.push({ action: "edit", cell_index: 0, content: "x", tags });
+  for (const add of [["a", "a"], [""], "a", [1], null]) out.push({ action: "tags", cell_index: 0, add });
+  out.push({ action: "tags", cell_index: 0 });
+  out.push({ action: "tags", cell_index: 0, add: ["a"], remove: ["a"] });
+  out.push({ action: "tags", add: ["a"] });
   out.push({ action: "edit", cell_index: 0, content: "x", execute: true });
   return out;
 }

@@ -50,7 +50,7 @@ const CASES: [Record<string, unknown>, string][] = [
   [{ action: "read", limit: 0 }, "Error: limit must be an integer of at least 1, got 0"],
   [
     { action: "edit", cell_index: 0, source: "print(2)" },
-    'Error: Unknown parameter "source" (did you mean content?). The notebook tool takes: action, notebook_path, cell_index, cell_id, content, old, new, all, cell_type, to_index, offset, limit, execute, cell_range, allow_errors, timeout, wait.',
+    'Error: Unknown parameter "source" (did you mean content?). The notebook tool takes: action, notebook_path, cell_index, cell_id, content, old, new, all, cell_type, tags, add, remove, to_index, offset, limit, execute, cell_range, allow_errors, timeout, wait.',
   ],
   [
     { action: "insert", cell_index: 0, code: "x" },
@@ -71,7 +71,7 @@ const CASES: [Record<string, unknown>, string][] = [
   ],
   [
     { action: "remove", cell_index: 0 },
-    'Error: Unknown action "remove" (did you mean "delete"?). Use one of: edit, replace, insert, delete, read, move, clear_outputs, run.',
+    'Error: Unknown action "remove" (did you mean "delete"?). Use one of: edit, replace, insert, delete, read, move, clear_outputs, tags, run.',
   ],
   [{ action: "delet", cell_index: 0 }, 'Error: Unknown action "delet" (did you mean "delete"?).'],
   [{ action: "EDIT", cell_index: 0, content: "x" }, 'Error: Unknown action "EDIT" (did you mean "edit"?).'],
@@ -79,7 +79,7 @@ const CASES: [Record<string, unknown>, string][] = [
   [{ action: "execute", cell_index: 0 }, 'Error: Unknown action "execute" (did you mean "run"?).'],
   [
     { action: "explode" },
-    'Error: Unknown action "explode". Use one of: edit, replace, insert, delete, read, move, clear_outputs, run.',
+    'Error: Unknown action "explode". Use one of: edit, replace, insert, delete, read, move, clear_outputs, tags, run.',
   ],
   [{ action: "read", content: "x" }, "Error: content goes with edit and insert, not read."],
   [
@@ -126,14 +126,14 @@ describe("bad parameters are refused before anything runs or is written", () => 
     const r = await tool.execute("t", { action: "explode", notebook_path: "plain.ipynb" } as never);
     assert.equal(
       text(r),
-      'Error: Unknown action "explode". Use one of: edit, replace, insert, delete, read, move, clear_outputs.',
+      'Error: Unknown action "explode". Use one of: edit, replace, insert, delete, read, move, clear_outputs, tags.',
     );
     const t = await tool.execute("t", { action: "read", notebook_path: "plain.ipynb", timeout: 5 } as never);
     assert.match(text(t), /^Error: timeout goes with running cells\. Running cells is not available/);
     const s = await tool.execute("t", { action: "read", notebook_path: "plain.ipynb", source: "x" } as never);
     assert.match(
       text(s),
-      /^Error: Unknown parameter "source" \(did you mean content\?\)\. The notebook tool takes: action, notebook_path, cell_index, cell_id, content, old, new, all, cell_type, to_index, offset, limit\.$/,
+      /^Error: Unknown parameter "source" \(did you mean content\?\)\. The notebook tool takes: action, notebook_path, cell_index, cell_id, content, old, new, all, cell_type, tags, add, remove, to_index, offset, limit\.$/,
     );
   });
 

@@ -268,7 +268,7 @@ describe("edit with cell_type", () => {
     });
     assert.equal(
       text(r),
-      "Replaced cell 0 (markdown, id first; was code, dropped 3 outputs). Notebook now has 3 cells.",
+      "Replaced cell 0 (markdown, id first; was code, dropped 3 outputs and execution count 3). Notebook now has 3 cells.",
     );
     let nb = await readJson(path);
     assert.deepEqual(Object.keys(nb.cells[0]).sort(), ["cell_type", "id", "metadata", "source"]);
@@ -406,7 +406,221 @@ describe("run slot", () => {
     const r = await call(dir, { action: "explode", notebook_path: "nb.ipynb" });
     assert.equal(
       text(r),
-      'Error: Unknown action "explode". Use one of: edit, replace, insert, delete, read, move, clear_outputs.',
+      'Error: Unknown action "explode". Use one of: edit, replace, insert, delete, read, move, clear_outputs, tags.',
     );
+  });
+});
+
+describe("tags", () => {
+  test("the tags action adds and removes, keeping order; edit/insert set the whole list", async () => {
+    const dir = await tempDir();
+    const path = await sample(dir);
+    const a = await call(dir, {
+      action: "tags",
+      notebook_path: "nb.ipynb",
+      cell_index: 2,
+      add: ["slow", "raises-exception"],
+    });
+    assert.equal(
+      text(a),
+      "Tags of cell 2 (id third): slow, raises-exception (added slow, raises-exception).",
+    );
+    let nb = await readJson(path);
+    assert.deepEqual(nb.cells[2].metadata.tags, ["slow", "raises-exception"]);
+    await assertValid(path);
+    const r = await call(dir, {
+      action: "tags",
+      notebook_path: "nb.ipynb",
+      cell_id: "third",
+      add: ["raises-exception", "x"],
+      remove: ["slow"],
+    });
+    assert.equal(text(r), "Tags of cell 2 (id third): raises-exception, x (added x; removed slow).");
+    const same = await readFile(path);
+    const n = await call(dir, { action: "tags", notebook_path: "nb.ipynb", cell_index: 2, remove: ["nope"] });
+    assert.equal(
+      text(n),
+      "Tags of cell 2 (id third): raises-exception, x (unchanged). The file is unchanged.",
+    );
+    assert.deepEqual(await readFile(path), same);
+    const e = await call(dir, {
+      action: "edit",
+      notebook_path: "nb.ipynb",
+      cell_index: 2,
+      content: "x = 2",
+      tags: [],
+    });
+    assert.equal(
+      text(e),
+      "Replaced cell 2 (code, id third). Tags: none (removed raises-exception, x). Notebook now has 3 cells.",
+    );
+    nb = await readJson(path);
+    assert.deepEqual(nb.cells[2].metadata, {});
+    const i = await call(dir, {
+      action: "insert",
+      notebook_path: "nb.ipynb",
+      cell_index: 3,
+      content: "1/0",
+      tags: ["raises-exception"],
+    });
+    assert.equal(
+      text(i),
+      `Inserted code cell at position 3 (id ${i.details.cellId}). Tags: raises-exception. Notebook now has 4 cells.`,
+    );
+    nb = await readJson(path);
+    assert.deepEqual(nb.cells[3].metadata, { tags: ["raises-exception"] });
+    await assertValid(path);
+    const read = await call(dir, { action: "read", notebook_path: "nb.ipynb" });
+    assert.match(
+      text(read),
+      /^## cell 3 · code · id [0-9a-f]{8} · execution_count - · tags raises-exception$/m,
+    );
+    assert.match(text(read), /^## cell 2 · code · id third · execution_count 4$/m);
+  });
+
+  test("bad tags are refused with the file byte-identical", async () => {
+    const dir = await tempDir();
+    const path = await sample(dir);
+    await call(dir, { action: "tags", notebook_path: "nb.ipynb", cell_index: 0, add: ["keep"] });
+    const before = await readFile(path);
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        { action: "tags", cell_index: 0 },
+        'Error: tags needs add and/or remove (arrays of tag names), e.g. add: ["skip-execution"].',
+      ],
+      [{ action: "tags", cell_index: 0, add: ["a", "a"] }, 'Error: add lists "a" twice; give each tag once.'],
+      [
+        { action: "tags", cell_index: 0, add: [""] },
+        'Error: add must be an array of non-empty strings (tags to add), got [""]',
+      ],
+      [
+        { action: "tags", cell_index: 0, remove: "keep" },
+        'Error: remove must be an array of non-empty strings (tags to remove), got "keep"',
+      ],
+      [
+        { action: "tags", cell_index: 0, add: ["k"], remove: ["k"] },
+        'Error: "k" is in both add and remove; give it in one.',
+      ],
+      [{ action: "tags", add: ["k"] }, "Error: tags needs cell_index or cell_id (exactly one)."],
+      [{ action: "tags", cell_index: 9, add: ["k"] }, "Error: Cell index 9 out of range (0-2) in nb.ipynb"],
+      [
+        { action: "edit", cell_index: 0, content: "x", tags: [1] },
+        "Error: tags must be an array of non-empty strings (the cell's whole tag list), got [1]",
+      ],
+      [
+        { action: "insert", cell_index: 0, content: "x", tags: ["b", "b"] },
+        'Error: tags lists "b" twice; give each tag once.',
+      ],
+      [
+        { action: "replace", cell_index: 0, old: "a", new: "b", tags: ["b"] },
+        "Error: tags goes with edit and insert, not replace.",
+      ],
+      [{ action: "edit", cell_index: 0, content: "x", add: ["b"] }, "Error: add goes with tags, not edit."],
+    ];
+    for (const [params, message] of cases) {
+      const r = await call(dir, { notebook_path: "nb.ipynb", ...params });
+      assert.equal(text(r), message, JSON.stringify(params));
+      assert.deepEqual(await readFile(path), before, JSON.stringify(params));
+    }
+  });
+});
+
+describe("creating a notebook keeps tags and raw", () => {
+  test("insert into a missing path with tags and cell_type raw", async () => {
+    const dir = await tempDir();
+    const r = await call(dir, {
+      action: "insert",
+      notebook_path: "new.ipynb",
+      cell_index: 0,
+      content: "raw",
+      cell_type: "raw",
+      tags: ["skip-execution"],
+    });
+    assert.match(
+      text(r),
+      /Inserted raw cell at position 0 \(id [0-9a-f]{8}\)\. Tags: skip-execution\. Notebook now has 1 cell\.$/,
+    );
+    const nb = await readJson(join(dir, "new.ipynb"));
+    assert.equal(nb.cells[0].cell_type, "raw");
+    assert.deepEqual(nb.cells[0].metadata, { tags: ["skip-execution"] });
+    await assertValid(join(dir, "new.ipynb"));
+  });
+});
+
+describe("raw cells", () => {
+  test("insert a raw cell; edit code → raw drops outputs and execution count and says so", async () => {
+    const dir = await tempDir();
+    const path = await sample(dir);
+    const i = await call(dir, {
+      action: "insert",
+      notebook_path: "nb.ipynb",
+      cell_index: 1,
+      content: "\\LaTeX",
+      cell_type: "raw",
+    });
+    assert.equal(
+      text(i),
+      `Inserted raw cell at position 1 (id ${i.details.cellId}). Notebook now has 4 cells.`,
+    );
+    let nb = await readJson(path);
+    assert.deepEqual(Object.keys(nb.cells[1]).sort(), ["cell_type", "id", "metadata", "source"]);
+    await assertValid(path);
+    const e = await call(dir, {
+      action: "edit",
+      notebook_path: "nb.ipynb",
+      cell_index: 0,
+      content: "raw text",
+      cell_type: "raw",
+    });
+    assert.equal(
+      text(e),
+      "Replaced cell 0 (raw, id first; was code, dropped 3 outputs and execution count 3). Notebook now has 4 cells.",
+    );
+    nb = await readJson(path);
+    assert.deepEqual(Object.keys(nb.cells[0]).sort(), ["cell_type", "id", "metadata", "source"]);
+    await assertValid(path);
+  });
+});
+
+describe("attachments are kept by every action that keeps the cell", () => {
+  test("edit, replace, move, tags, clear_outputs leave a markdown and a raw cell's attachments as they were", async () => {
+    const dir = await tempDir();
+    const path = join(dir, "att.ipynb");
+    const script = `
+import nbformat, sys
+from nbformat.v4 import new_notebook, new_markdown_cell, new_raw_cell, new_code_cell
+png = "${PNG_640x480}"
+nb = new_notebook(cells=[
+    new_code_cell("print(1)"),
+    new_markdown_cell("![a](attachment:a.png) hello", attachments={"a.png": {"image/png": png}}),
+    new_raw_cell("raw hello", attachments={"b.png": {"image/png": png}}),
+])
+nbformat.write(nb, sys.argv[1])
+`;
+    await run(PYTHON, ["-c", script, path]);
+    await assertValid(path);
+    const original = await readJson(path);
+    const steps: Record<string, unknown>[] = [
+      { action: "edit", cell_index: 1, content: "![a](attachment:a.png) edited" },
+      { action: "replace", cell_index: 2, old: "hello", new: "world" },
+      { action: "move", cell_index: 0, to_index: 2 },
+      { action: "tags", cell_index: 0, add: ["keep"] },
+      { action: "tags", cell_index: 1, add: ["keep"] },
+      { action: "clear_outputs" },
+      { action: "edit", cell_index: 1, content: "raw again", tags: ["t"] },
+    ];
+    for (const step of steps) {
+      const r = await call(dir, { notebook_path: "att.ipynb", ...step });
+      assert.doesNotMatch(text(r), /^Error/, JSON.stringify(step));
+      const nb = await readJson(path);
+      const md = nb.cells.find((c: { cell_type: string }) => c.cell_type === "markdown");
+      const raw = nb.cells.find((c: { cell_type: string }) => c.cell_type === "raw");
+      assert.deepEqual(md.attachments, original.cells[1].attachments, JSON.stringify(step));
+      assert.deepEqual(raw.attachments, original.cells[2].attachments, JSON.stringify(step));
+      await assertValid(path);
+    }
+    const nb = await readJson(path);
+    assert.deepEqual(nb.cells[0].metadata, { tags: ["keep"] });
+    assert.deepEqual(nb.cells[1].metadata, { tags: ["t"] });
   });
 });

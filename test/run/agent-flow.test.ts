@@ -184,6 +184,45 @@ describe("agent flow through nbagent batch", { concurrency: true }, () => {
     assert.equal(await validate(path), "ok");
   });
 
+  it("tags set through the tool: run skips a skip-execution cell; a raw cell inserted stays", async () => {
+    const path = await writeNb(join(dir, "settags.ipynb"), [
+      ["code", "print('skipped?')"],
+      ["code", "print('ran')"],
+    ]);
+    const rel = "settags.ipynb";
+    const { results: r } = await batch(dir, [
+      nbCall({ action: "tags", notebook_path: rel, cell_index: 0, add: ["skip-execution", "slow"] }),
+      nbCall({ action: "tags", notebook_path: rel, cell_id: "c0", remove: ["slow"] }),
+      nbCall({ action: "insert", notebook_path: rel, cell_index: 2, content: "raw text", cell_type: "raw" }),
+      nbCall({ action: "tags", notebook_path: rel, cell_index: 0, add: ["x", "x"] }),
+      nbCall({ action: "run", notebook_path: rel }),
+    ]);
+    assert.equal(
+      resultText(r[0]),
+      "Tags of cell 0 (id c0): skip-execution, slow (added skip-execution, slow).",
+    );
+    assert.equal(resultText(r[1]), "Tags of cell 0 (id c0): skip-execution (removed slow).");
+    assert.match(
+      resultText(r[2]),
+      /^Inserted raw cell at position 2 \(id [0-9a-f]{8}\)\. Notebook now has 3 cells\.$/,
+    );
+    assert.equal(resultText(r[3]), 'Error: add lists "x" twice; give each tag once.');
+    assert.equal(r[3].isError, true);
+    const statuses = r[4].details.ranCells.map((c: Json) => [c.index, c.status]);
+    assert.deepEqual(statuses, [
+      [0, "skipped"],
+      [1, "ok"],
+      [2, "skipped"],
+    ]);
+    assert.doesNotMatch(resultText(r[4]), /skipped\?/);
+    assert.match(resultText(r[4]), /ran/);
+    const nb = await readNb(path);
+    assert.deepEqual(nb.cells[0].metadata.tags, ["skip-execution"]);
+    assert.deepEqual(nb.cells[0].outputs, []);
+    assert.equal(nb.cells[2].cell_type, "raw");
+    assert.equal(await validate(path), "ok");
+  });
+
   it("the schema the model sees offers run's allow_errors, timeout and the to_index range", () => {
     const tool = createNotebookTool({
       cwd: dir,

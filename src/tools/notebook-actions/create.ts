@@ -5,6 +5,8 @@
  */
 import {
   type CellType,
+  cellTags,
+  changeCellTags,
   createCell,
   createNotebookFile,
   DEFAULT_KERNELSPEC,
@@ -37,7 +39,9 @@ export async function createWithCell(options: CreateOptions): Promise<ToolResult
   let kernel = DEFAULT_KERNELSPEC;
   if (options.newNotebookKernel) kernel = await options.newNotebookKernel().catch(() => DEFAULT_KERNELSPEC);
   const nb = newNotebook(kernel);
-  nb.cells.push(createCell(nb, (p.cell_type ?? "code") as CellType, p.content!));
+  const first = createCell(nb, (p.cell_type ?? "code") as CellType, p.content!);
+  if (p.tags?.length) changeCellTags(first, { set: p.tags });
+  nb.cells.push(first);
   let loaded: ActionContext["loaded"];
   try {
     loaded = await createNotebookFile(options.path, nb, shownPath);
@@ -48,7 +52,9 @@ export async function createWithCell(options: CreateOptions): Promise<ToolResult
   const cell = loaded.notebook.cells[0];
   const text =
     `Created ${shownPath} (nbformat 4.5, kernel ${kernel.name}: ${kernel.display_name}). ` +
-    `Inserted ${cell.cell_type} cell at position 0 (id ${cell.id}). Notebook now has ${cells(1)}.`;
+    `Inserted ${cell.cell_type} cell at position 0 (id ${cell.id}).` +
+    (cellTags(cell).length ? ` Tags: ${cellTags(cell).join(", ")}.` : "") +
+    ` Notebook now has ${cells(1)}.`;
   const result = ok(text, {
     ...details,
     created: true,

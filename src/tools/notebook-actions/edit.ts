@@ -1,5 +1,5 @@
 /** edit: replaces a cell's source (and with cell_type, its type), then runs it with execute: true. */
-import { type CellType, setCellSource, setCellType, thawCell } from "../../notebook/index.js";
+import { type CellType, changeCellTags, setCellSource, setCellType, thawCell } from "../../notebook/index.js";
 import {
   type ActionHandler,
   cellDetails,
@@ -10,6 +10,7 @@ import {
   targetIndex,
   thenRun,
 } from "./context.js";
+import { tagSummary } from "./tags.js";
 
 export const edit: ActionHandler = async (ctx) => {
   const { params: p, loaded } = ctx;
@@ -18,12 +19,14 @@ export const edit: ActionHandler = async (ctx) => {
   const before = cell.cell_type;
   const dropped = p.cell_type ? setCellType(cell, p.cell_type as CellType) : [];
   setCellSource(cell, p.content!);
+  const tagged = p.tags ? changeCellTags(cell, { set: p.tags }) : undefined;
   await save(ctx);
   const changes = [
     ...(before !== cell.cell_type ? [`was ${before}`] : []),
     ...(dropped.length ? [`dropped ${dropped.join(" and ")}`] : []),
   ];
-  const text = `Replaced cell ${index} (${cellTag(cell)}${changes.length ? `; ${changes.join(", ")}` : ""}). ${nowHas(ctx)}`;
+  const tagText = tagged ? ` Tags: ${tagSummary(tagged)}.` : "";
+  const text = `Replaced cell ${index} (${cellTag(cell)}${changes.length ? `; ${changes.join(", ")}` : ""}).${tagText} ${nowHas(ctx)}`;
   const result = ok(text, cellDetails(ctx, index, cell, p.content));
   return thenRun(ctx, result, index);
 };

@@ -9,6 +9,7 @@ import { move } from "./move.js";
 import { read } from "./read.js";
 import { replace } from "./replace.js";
 import { run } from "./run.js";
+import { tags } from "./tags.js";
 
 export const HANDLERS: Record<NotebookAction, ActionHandler> = {
   edit,
@@ -18,6 +19,7 @@ export const HANDLERS: Record<NotebookAction, ActionHandler> = {
   read,
   move,
   clear_outputs: clearOutputs,
+  tags,
   run,
 };
 
