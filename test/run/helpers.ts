@@ -61,8 +61,14 @@ export function spawnNbagent(args: string[], options: CliOptions = {}) {
   });
 }
 
-/** Runs `nbagent ARGS…` to completion. */
-export function nbagent(args: string[], options: CliOptions = {}): Promise<CliResult> {
+/**
+ * Runs `nbagent ARGS…` to completion; `onStderr` sees stderr so far as it grows (a place to act on
+ * what the command says while it runs).
+ */
+export function nbagent(
+  args: string[],
+  options: CliOptions & { onStderr?: (soFar: string) => void } = {},
+): Promise<CliResult> {
   const child = spawnNbagent(args, options);
   let stdout = "";
   let stderr = "";
@@ -71,6 +77,7 @@ export function nbagent(args: string[], options: CliOptions = {}): Promise<CliRe
   });
   child.stderr.setEncoding("utf8").on("data", (d: string) => {
     stderr += d;
+    options.onStderr?.(stderr);
   });
   child.stdin.end(options.input ?? "");
   return new Promise((resolvePromise, reject) => {

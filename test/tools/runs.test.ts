@@ -348,19 +348,13 @@ describe("runs that outlive a call", { concurrency: true }, () => {
       },
       { tool: "notebook", params: { action: "run", notebook_path: "n.ipynb", wait: 1 } },
     ];
-    const child = spawnNbagent(["batch", "--cwd", cwd]);
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (d: string) => {
-      stdout += d;
-    });
     // Nothing opens the gate before the input ends: the test does once the batch says it waits.
-    child.stderr.setEncoding("utf8").on("data", (d: string) => {
-      stderr += d;
-      if (/input ended; waiting for run/.test(stderr)) writeFileSync(g, "");
+    const { code, stdout, stderr } = await nbagent(["batch", "--cwd", cwd], {
+      input: `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`,
+      onStderr: (soFar) => {
+        if (/input ended; waiting for run/.test(soFar) && !existsSync(g)) writeFileSync(g, "");
+      },
     });
-    child.stdin.end(`${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
-    const code = await new Promise((resolve) => child.on("close", resolve));
     const results = stdout
       .split("\n")
       .filter((l) => l.trim())
