@@ -37,6 +37,7 @@ import {
   isGatewayUnreachable,
   logSays,
   logSize,
+  watchLog,
 } from "./start-failures.js";
 
 export type { SandboxMode } from "./settings.js";
@@ -219,8 +220,10 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     const old = building;
     building = undefined;
     const r = await old?.catch(() => undefined);
-    if (r?.owned) await r.backend.dispose().catch(() => {});
+    // The gateway first: one out of descriptors cannot accept the shutdown requests dispose makes,
+    // each of which would wait out its timeout; stopped, it refuses them at once.
     if (stop && r?.shared) await stopLocalGateway({ python: r.shared.python, stateRoot }).catch(() => false);
+    if (r?.owned) await r.backend.dispose().catch(() => {});
   };
 
   const kernelEnv = (request: Pick<KernelRequest, "session"> = {}): KernelEnv => {
@@ -272,14 +275,36 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     request: KernelRequest,
     open?: (backend: BuiltBackend, options: KernelStartOptions) => Promise<T>,
   ): Promise<T> {
+    const before = await current();
+    const logFrom = logSize(before?.shared?.logFile);
+    // Set when the shared gateway's log reports it out of descriptors during an attempt: stopping it
+    // ends the requests it can no longer accept (each would otherwise wait out its own timeout).
+    let stopping: Promise<void> | undefined;
     const attempt = async (): Promise<T> => {
       if (request.signal?.aborted) throw new CallAbortedError(request.signal.reason);
       const b = await backend();
-      const o = startOptions(request);
-      return open ? open(b, o) : (b.backend.startKernel(o) as Promise<T>);
+      // Out of descriptors, the shared gateway may stall a start (an unanswered WebSocket) rather
+      // than fail it: its log is watched while the kernel starts.
+      const watch = b.shared
+        ? watchLog(b.shared.logFile, b === before ? logFrom : logSize(b.shared.logFile), FD_EXHAUSTION_TEXT)
+        : undefined;
+      watch?.signal.addEventListener("abort", () => {
+        stopping ??= forget(true);
+      });
+      const signal =
+        watch && request.signal
+          ? AbortSignal.any([request.signal, watch.signal])
+          : (watch?.signal ?? request.signal);
+      try {
+        const o = startOptions({ ...request, signal });
+        const started = await (open ? open(b, o) : (b.backend.startKernel(o) as Promise<T>));
+        // Started, but the gateway is being stopped: the kernel goes with it (disposed with the backend).
+        if (watch?.signal.aborted) throw watch.signal.reason;
+        return started;
+      } finally {
+        watch?.stop();
+      }
     };
-    const before = await current();
-    const logFrom = logSize(before?.shared?.logFile);
     try {
       return await attempt();
     } catch (err) {
@@ -290,12 +315,15 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
       // The shared gateway may run out of descriptors anywhere (creating the kernel, opening its
       // channels); its own log says so even when the error we got does not.
       const gatewayOutOfFds =
-        shared && r === before && logSays(r?.shared?.logFile, logFrom, FD_EXHAUSTION_TEXT);
+        stopping !== undefined ||
+        (shared && r === before && logSays(r?.shared?.logFile, logFrom, FD_EXHAUSTION_TEXT));
       if (isFdExhaustion(err) || gatewayOutOfFds) {
-        // Out of descriptors: let go of every idle kernel; on the shared gateway also stop the gateway itself
-        // (its process is out of descriptors); the retry starts a new one on demand.
+        // Out of descriptors: on the shared gateway, stop the gateway (its process is out of
+        // descriptors, and stopping it ends its kernels), then let go of every idle kernel; the
+        // retry starts a new gateway on demand.
+        if (stopping) await stopping;
+        else if (shared) await forget(true);
         await options.releaseIdle?.();
-        if (shared) await forget(true);
         return attempt();
       }
       if (shared && isGatewayUnreachable(err)) {

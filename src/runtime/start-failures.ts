@@ -73,3 +73,19 @@ export function logSays(file: string | undefined, from: number, re: RegExp): boo
     return false;
   }
 }
+
+/**
+ * Watches a log, from byte `from`, for a line matching `re` (checked every `everyMs`): `signal` aborts
+ * when one appears. The shared gateway out of descriptors may stall a start instead of failing it
+ * (it cannot accept the channels' WebSocket and loops on the error), so its log is watched meanwhile.
+ */
+export function watchLog(file: string, from: number, re: RegExp, everyMs = 250) {
+  const controller = new AbortController();
+  const timer = setInterval(() => {
+    if (!logSays(file, from, re)) return;
+    clearInterval(timer);
+    controller.abort(new Error(`${file} says ${re.source}`));
+  }, everyMs);
+  timer.unref();
+  return { signal: controller.signal, stop: () => clearInterval(timer) };
+}
