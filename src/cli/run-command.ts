@@ -11,7 +11,7 @@ import { parseArgs } from "node:util";
 import { LocalBackend } from "../kernel/index.js";
 import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { createKernelProvider } from "../runtime/kernel-provider.js";
-import type { CellRunReport } from "../runtime/notebook-run.js";
+import { type CellRunReport, cellRanInRun } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import { describeFailure } from "../tools/failure-text.js";
 import { errorText, failureText } from "../tools/types.js";
@@ -146,7 +146,7 @@ export const runCommand: Command = {
       columns: process.stderr.columns,
     });
     const progress = (job: NotebookJob, report: CellRunReport) => {
-      if (report.status === "skipped" || report.status === "not-run") return;
+      if (!cellRanInRun(report)) return;
       const n = (done.get(job) ?? 0) + 1;
       done.set(job, n);
       const stops =
@@ -191,7 +191,7 @@ export const runCommand: Command = {
       let failed = unreadable.length > 0;
       for (const r of results) {
         const cells = r.result?.cells ?? [];
-        const ran = cells.filter((c) => c.status !== "skipped" && c.status !== "not-run").length;
+        const ran = cells.filter(cellRanInRun).length;
         // A raises-exception cell's error is expected: not a failure (as with nbclient).
         const errors = cells.filter(
           (c) => (c.status === "error" && !c.expectedError) || c.status === "aborted",
@@ -204,6 +204,11 @@ export const runCommand: Command = {
           const stoppedNote = r.result?.stopped ? `; stopped: ${r.result.stopReason}` : "";
           line = `${r.job.output}: ran ${ran} cells in ${r.seconds.toFixed(2)}s, ${errors.length} failed${stoppedNote}`;
           if (errors.length && (r.result?.stopped || !allowErrors)) failed = true;
+          line += mergeNote(cells, r.result?.merges ?? 0);
+          if (r.result?.saveError) {
+            failed = true;
+            line += `\n${errorText(`${short(r.job)}: the outputs of the cells that ran since the last save are not in the file: ${r.result.saveError.message}`)}`;
+          }
         }
         if (!values.quiet || r.error) process.stderr.write(`${line}\n`);
       }
@@ -215,6 +220,26 @@ export const runCommand: Command = {
     }
   },
 };
+
+/** What the summary adds when the file changed on disk during the run (docs/cli.md). */
+function mergeNote(cells: CellRunReport[], merges: number): string {
+  const parts: string[] = [];
+  if (merges > 0)
+    parts.push(
+      "the file changed on disk during the run: outputs were merged into it by cell id, the other changes kept",
+    );
+  const at = (c: CellRunReport) => `cell ${c.index}${c.id ? ` (id ${c.id})` : ""}`;
+  for (const c of cells) {
+    if (c.status === "deleted") parts.push(`${at(c)} was not run: ${c.reason}`);
+    if (c.notSaved === "deleted")
+      parts.push(`${at(c)} was deleted while it ran: its outputs are not in the file`);
+    if (c.notSaved === "no-ids")
+      parts.push(`${at(c)}'s outputs are not in the file: the cells have no ids and their count changed`);
+    if (c.editedWhileRunning)
+      parts.push(`${at(c)} was edited while it ran: its outputs are those of the old code`);
+  }
+  return parts.length ? `; ${parts.join("; ")}` : "";
+}
 
 function parse(args: string[]) {
   const { values, positionals } = parseArgs({

@@ -274,6 +274,11 @@ async function changedSince(path: string, fp: Fingerprint): Promise<string | und
   return undefined;
 }
 
+/** Why the file on disk no longer matches what `loaded` was read (or last saved) as; undefined when it does. */
+export function changedOnDisk(loaded: LoadedNotebook): Promise<string | undefined> {
+  return changedSince(loaded.path, loaded.fingerprint);
+}
+
 /** What a save did besides writing the notebook, for the user to hear about. */
 export interface SaveResult {
   /** Other names (hard links) the old file had: they keep showing the old version. */

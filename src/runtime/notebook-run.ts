@@ -3,24 +3,40 @@
  * does: code cells only, whitespace-only cells and `skip-execution` cells left as they are, outputs
  * replaced per executed cell, stop at the first error unless errors are allowed (globally or by the
  * cell's `raises-exception` tag). The file is saved atomically after every executed cell, so a crash
- * mid-run keeps what ran; a file changed underneath stops the run instead of being overwritten.
+ * mid-run keeps what ran. The file may change underneath (the agent's own edits, a person's editor):
+ * each cell is found by id when its turn comes and runs with its current source, and each save
+ * merges the run's outputs into the file as it is then (docs/notebook-tool.md, "A run merges with
+ * other edits").
  */
 import type { ExecuteOptions, ExecuteResult } from "../kernel/types.js";
 import {
+  type CarriedCell,
   type Cell,
+  carryInto,
+  cellSource,
+  changedOnDisk,
+  fileTurnKey,
+  findCellById,
+  inFileTurn,
   type JsonValue,
   type LoadedNotebook,
+  loadNotebook,
   type Notebook,
+  NotebookFileError,
   saveNotebook,
   splitOutputLines,
   thawCell,
 } from "../notebook/index.js";
 import { CellOutputCollector, type DisplayRegistry, type NbOutput } from "./collector.js";
 
-export type CellRunStatus = "ok" | "error" | "skipped" | "aborted" | "not-run";
+/** deleted: the cell was no longer in the file when its turn came (docs/notebook-tool.md). */
+export type CellRunStatus = "ok" | "error" | "skipped" | "aborted" | "not-run" | "deleted";
 
 export interface CellRunReport {
+  /** The cell's index as selected (in the file as the run loaded it). */
   index: number;
+  /** Its index in the file when it ran, when other edits moved it. */
+  indexNow?: number;
   id?: string;
   status: CellRunStatus;
   /** Why a cell was skipped or not run. */
@@ -30,6 +46,15 @@ export interface CellRunReport {
   executionCount: number | null;
   result?: ExecuteResult;
   durationMs: number;
+  /** Its source was changed in the file after the run started and before its turn: the new one ran. */
+  editedBeforeRun?: boolean;
+  /** Its source was changed in the file while it ran: the outputs saved with it are the old code's. */
+  editedWhileRunning?: boolean;
+  /**
+   * Its outputs are not in the file: the cell was deleted while it ran (or after), the cells have no
+   * ids and the file's cell count changed, or the file could not be saved (`saveError`).
+   */
+  notSaved?: "deleted" | "no-ids" | "save-failed";
 }
 
 export interface NotebookRunOptions {
@@ -55,7 +80,7 @@ export interface NotebookRunOptions {
   /** Absolute deadline (performance.now() scale) for the whole run. */
   deadline?: number;
   signal?: AbortSignal;
-  /** Hooks per cell, for model-facing output (the tool) or progress (the CLI). */
+  /** Hooks per cell, for model-facing output (the tool) or progress (the CLI); `index` as selected. */
   onCellStart?: (index: number, cell: Cell) => void;
   onCellEnd?: (report: CellRunReport) => void;
   executeHooks?: (
@@ -68,9 +93,21 @@ export interface NotebookRunOptions {
 
 export interface NotebookRunResult {
   cells: CellRunReport[];
-  /** The run stopped early (error, abort, kernel death, save conflict). */
+  /** The run stopped early (error, abort, kernel death, a save that failed). */
   stopped: boolean;
   stopReason?: string;
+  /**
+   * Times the file was found changed on disk by another writer and the run's outputs were merged
+   * into the newer version (by cell id) instead of overwriting it.
+   */
+  merges: number;
+  /** A save failed for good (the file deleted, made invalid or unwritable): what failed. */
+  saveError?: NotebookFileError;
+}
+
+/** The cell ran (whatever its outcome): it has a result. */
+export function cellRanInRun(report: CellRunReport): boolean {
+  return report.result !== undefined;
 }
 
 export const SKIP_TAG = "skip-execution";
@@ -81,14 +118,10 @@ function tags(cell: Cell): string[] {
   return Array.isArray(t) ? t.filter((x): x is string => typeof x === "string") : [];
 }
 
-function sourceText(cell: Cell): string {
-  return Array.isArray(cell.source) ? cell.source.join("") : String(cell.source ?? "");
-}
-
 /** Why nbclient would not execute this cell, or undefined when it runs. */
 export function skipReason(cell: Cell): string | undefined {
   if (cell.cell_type !== "code") return `${cell.cell_type} cell`;
-  if (sourceText(cell).trim() === "") return "empty cell";
+  if (cellSource(cell).trim() === "") return "empty cell";
   if (tags(cell).includes(SKIP_TAG)) return `tagged ${SKIP_TAG}`;
   return undefined;
 }
@@ -106,66 +139,156 @@ export function cellKey(cell: Cell, index: number): string {
   return typeof cell.id === "string" && cell.id ? `id:${cell.id}` : `index:${index}`;
 }
 
+/** Tries at a save that finds the file changed again each time before giving up. */
+const SAVE_TRIES = 5;
+
 export async function runNotebookCells(options: NotebookRunOptions): Promise<NotebookRunResult> {
   const { loaded, registry } = options;
-  const nb = loaded.notebook;
   const reports: CellRunReport[] = [];
-  const touched = new Set<Cell>();
+  // Cells whose outputs this run wrote (ran, or had a display updated), with their reports.
+  const carried: (CarriedCell & { report?: CellRunReport })[] = [];
   const saveEach = options.saveEachCell !== false;
+  // The planned cells, by id when they have one: their positions may move under other edits.
+  const plan = options.indices.map((index) => {
+    const cell = loaded.notebook.cells[index];
+    const id = typeof cell?.id === "string" && cell.id ? cell.id : undefined;
+    return { index, id, source: cell ? cellSource(cell) : "" };
+  });
+  const plannedCount = loaded.notebook.cells.length;
+  let cellCount = plannedCount;
+  let merges = 0;
+  let saveError: NotebookFileError | undefined;
+
+  const carry = (cell: Cell, index: number, source: string, report?: CellRunReport) => {
+    const known = carried.find((c) => c.cell === cell);
+    if (known) return known;
+    const id = typeof cell.id === "string" && cell.id ? cell.id : undefined;
+    const entry = { id, index, source, cell, report };
+    carried.push(entry);
+    return entry;
+  };
   // Cells as loaded are frozen (a save reuses their bytes): thawCell swaps in a copy we may change.
   const outputsOf = (key: string): NbOutput[] | undefined => {
+    const nb = loaded.notebook;
     const i = nb.cells.findIndex((c, j) => cellKey(c, j) === key);
     if (nb.cells[i]?.cell_type !== "code") return undefined;
     const cell = thawCell(nb, i);
-    touched.add(cell);
+    carry(cell, i, cellSource(cell));
     return cell.outputs as NbOutput[];
   };
-  const save = async () => {
-    for (const cell of touched) for (const out of (cell.outputs as NbOutput[]) ?? []) splitOutputLines(out);
-    await saveNotebook(loaded);
+  /** Re-reads the file and carries this run's outputs into it (a writer changed it meanwhile). */
+  const refresh = async () => {
+    const fresh = await loadNotebook(loaded.path);
+    const sameCount = fresh.notebook.cells.length === cellCount;
+    for (const entry of [...carried]) {
+      const fate = carryInto(fresh.notebook, entry, sameCount);
+      if (fate.kind === "gone") {
+        carried.splice(carried.indexOf(entry), 1);
+        if (entry.report) entry.report.notSaved = fate.why;
+      } else if (fate.sourceChanged && entry.report && entry.report.status !== "skipped") {
+        entry.report.editedWhileRunning = true;
+      }
+    }
+    recordLanguageInfo(fresh.notebook, options.languageInfo);
+    Object.assign(loaded, fresh);
+    cellCount = fresh.notebook.cells.length;
+    merges++;
   };
+  /** Saves, merging into the file as it is now when another writer changed it. */
+  const save = () =>
+    inFileTurn(fileTurnKey(loaded.path), async () => {
+      for (let tries = 1; ; tries++) {
+        for (const c of carried)
+          for (const out of (c.cell.outputs as NbOutput[]) ?? []) splitOutputLines(out);
+        try {
+          await saveNotebook(loaded);
+          return;
+        } catch (err) {
+          if (!(err instanceof NotebookFileError) || err.code !== "conflict" || tries >= SAVE_TRIES)
+            throw err;
+        }
+        await refresh();
+      }
+    });
 
   let stopped = false;
   let stopReason: string | undefined;
-  let dirty = recordLanguageInfo(nb, options.languageInfo);
-  for (const index of options.indices) {
-    let cell = nb.cells[index];
-    if (stopped) {
+  const stopOnSaveError = (err: unknown) => {
+    if (!(err instanceof NotebookFileError)) throw err;
+    saveError = err;
+    for (const c of carried) if (c.report && !c.report.notSaved) c.report.notSaved = "save-failed";
+    stopped = true;
+    stopReason = "the notebook could not be saved";
+  };
+  let dirty = recordLanguageInfo(loaded.notebook, options.languageInfo);
+  for (const planned of plan) {
+    const notRun = (status: CellRunStatus, reason: string | undefined) => {
       const report: CellRunReport = {
-        index,
-        id: cell?.id as string | undefined,
-        status: "not-run",
-        reason: stopReason,
+        index: planned.index,
+        ...(planned.id !== undefined && { id: planned.id }),
+        status,
+        reason,
         executionCount: null,
         durationMs: 0,
       };
       reports.push(report);
       options.onCellEnd?.(report); // the model is told which selected cells did not run
+    };
+    if (stopped) {
+      notRun("not-run", stopReason);
       continue;
     }
+    // Another writer changed the file: take it as it is now (this cell's current source, its place).
+    try {
+      if (await changedOnDisk(loaded)) await refresh();
+    } catch (err) {
+      stopOnSaveError(err);
+      notRun("not-run", stopReason);
+      continue;
+    }
+    const nb = loaded.notebook;
+    const index =
+      planned.id !== undefined
+        ? findCellById(nb, planned.id)
+        : nb.cells.length === plannedCount
+          ? planned.index
+          : -1;
+    if (index < 0) {
+      notRun(
+        "deleted",
+        planned.id !== undefined
+          ? "deleted from the notebook before its turn"
+          : "the notebook changed on disk and its cells have no ids, so this cell could not be found again",
+      );
+      continue;
+    }
+    let cell = nb.cells[index];
     const skip = skipReason(cell);
     if (skip) {
-      const report: CellRunReport = {
-        index,
-        id: cell.id as string | undefined,
-        status: "skipped",
-        reason: skip,
-        executionCount: null,
-        durationMs: 0,
-      };
-      reports.push(report);
-      options.onCellEnd?.(report);
+      notRun("skipped", skip);
       continue;
     }
     cell = thawCell(nb, index);
-    options.onCellStart?.(index, cell);
+    options.onCellStart?.(planned.index, cell);
     const started = performance.now();
     const key = cellKey(cell, index);
     registry.clearCell(key);
     const outputs: NbOutput[] = [];
     cell.outputs = outputs as unknown as JsonValue;
     cell.execution_count = null;
-    touched.add(cell);
+    const code = cellSource(cell);
+    const report: CellRunReport = {
+      index: planned.index,
+      ...(index !== planned.index && { indexNow: index }),
+      ...(planned.id !== undefined && { id: planned.id }),
+      status: "ok",
+      executionCount: null,
+      durationMs: 0,
+      ...(code !== planned.source && { editedBeforeRun: true }),
+    };
+    const entry = carry(cell, index, code, report);
+    entry.report = report;
+    entry.source = code;
     if (options.recordTiming) (cell.metadata as Record<string, unknown>).execution = {};
     const collector = new CellOutputCollector({
       cellKey: key,
@@ -177,8 +300,8 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     const remaining =
       options.deadline === undefined ? undefined : Math.max(1, options.deadline - performance.now());
     const timeoutMs = minDefined(options.cellTimeoutMs, remaining);
-    const result = await options.execute(sourceText(cell), {
-      ...options.executeHooks?.(index),
+    const result = await options.execute(code, {
+      ...options.executeHooks?.(planned.index),
       signal: options.signal,
       timeoutMs,
       onIOPub: (msg) => collector.handle(msg),
@@ -191,37 +314,37 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     let status: CellRunStatus =
       result.status === "ok" ? "ok" : result.cancelled || result.timedOut ? "aborted" : "error";
     if (result.kernelDied) status = "aborted";
-    const report: CellRunReport = {
-      index,
-      id: cell.id as string | undefined,
-      status,
-      expectedError: status === "error" && tags(cell).includes(RAISES_TAG) ? true : undefined,
-      executionCount: cell.execution_count as number | null,
-      result,
-      durationMs: performance.now() - started,
-    };
+    report.status = status;
+    if (status === "error" && tags(cell).includes(RAISES_TAG)) report.expectedError = true;
+    report.executionCount = cell.execution_count as number | null;
+    report.result = result;
+    report.durationMs = performance.now() - started;
     if (status === "aborted") {
       stopped = true;
       stopReason = result.kernelDied ? "the kernel died" : result.timedOut ? "timed out" : "cancelled";
     } else if (status === "error" && !allowsErrors) {
       stopped = true;
-      stopReason = `cell ${index} failed`;
+      stopReason = `cell ${planned.index} failed`;
     }
     if (saveEach || stopped) {
       try {
         await save();
         dirty = false;
       } catch (err) {
-        reports.push(report);
-        options.onCellEnd?.(report);
-        throw err;
+        stopOnSaveError(err);
       }
     }
     reports.push(report);
     options.onCellEnd?.(report);
   }
-  if (dirty) await save();
-  return { cells: reports, stopped, stopReason };
+  if (dirty && !saveError) {
+    try {
+      await save();
+    } catch (err) {
+      stopOnSaveError(err);
+    }
+  }
+  return { cells: reports, stopped, stopReason, merges, ...(saveError && { saveError }) };
 }
 
 function minDefined(a: number | undefined, b: number | undefined): number | undefined {

@@ -4,9 +4,15 @@
  * same result as from the python tool (bounded text with the full output behind artifact://<id>,
  * images, per-cell status), plus the cells that ran with their ids and execution counts.
  */
-import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
+import { type Cell, findCellById, loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
-import { RAISES_TAG, runNotebookCells, skipReason } from "../runtime/notebook-run.js";
+import {
+  type CellRunReport,
+  type NotebookRunResult,
+  RAISES_TAG,
+  runNotebookCells,
+  skipReason,
+} from "../runtime/notebook-run.js";
 import { DisplayRegistries, notebookSession } from "../runtime/notebook-session.js";
 import type { Runtime } from "../runtime/runtime.js";
 import { CellRunRecorder } from "./cell-run.js";
@@ -104,13 +110,23 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       throw err;
     }
     const nb = loaded.notebook;
+    let cellIndices = request.cellIndices;
+    if (request.cellId !== undefined) {
+      const at = findCellById(nb, request.cellId);
+      if (at < 0)
+        return errorResult(
+          `cell id ${JSON.stringify(request.cellId)} is no longer in ${request.shownPath} (another call deleted it before it could run); nothing ran.`,
+          base,
+        );
+      cellIndices = [at];
+    }
     const { spec, notice } = await notebookSession(loaded.path, nb, session, () =>
       options.runtime.kernelSpecNames(),
     );
     base.cwd = spec.cwd;
     base.kernelOwner = "notebook";
     if (notice) base.notes = [notice];
-    const runnable = request.cellIndices.filter((i) => nb.cells[i] && !skipReason(nb.cells[i]));
+    const runnable = cellIndices.filter((i) => nb.cells[i] && !skipReason(nb.cells[i]));
     const position = new Map(runnable.map((cellIndex, k) => [cellIndex, k + 1]));
     // Cells are named by their notebook index (what the model addresses them by).
     base.cells = runnable.map((cellIndex) => ({
@@ -129,7 +145,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     });
     const n = runnable.length;
     if (n === 0) {
-      base.ranCells = request.cellIndices.map((i) => ({
+      base.ranCells = cellIndices.map((i) => ({
         index: i,
         id: nb.cells[i]?.id as string | undefined,
         status: "skipped",
@@ -150,6 +166,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     const work = async (runSignal: AbortSignal): Promise<ToolResult<NotebookRunDetails>> => {
       let current = 0;
       let failure: unknown;
+      let outcome: NotebookRunResult | undefined;
       try {
         await options.runtime.withSession(
           spec,
@@ -183,7 +200,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
               const todo = JSON.stringify({
                 action: "run",
                 notebook_path: request.shownPath,
-                cell_range: [earlier[0], request.cellIndices[request.cellIndices.length - 1]],
+                cell_range: [earlier[0], cellIndices[cellIndices.length - 1]],
               });
               const what = lease.kernelStarted
                 ? `this run started the notebook's kernel, and the code ${cellList(earlier)} above the first selected cell did not run in it: what ${earlier.length === 1 ? "it defines" : "they define"} does not exist yet.`
@@ -195,7 +212,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
             }
             const result = await runNotebookCells({
               loaded,
-              indices: request.cellIndices,
+              indices: cellIndices,
               execute: (code, opts) => lease.execute(code, opts),
               registry: registries.get(loaded.path),
               allowErrors,
@@ -214,7 +231,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
                 const r = report.result;
                 if (r && !r.kernelDied && !r.kernelRestarted)
                   lease.cellsRun()?.add(cellKey(nb.cells[report.index], report.index));
-                if (report.status !== "skipped" && report.status !== "not-run" && report.result) {
+                if (report.result) {
                   const k = position.get(report.index) ?? 0;
                   const tags = (nb.cells[report.index].metadata as { tags?: unknown }).tags;
                   const raises = Array.isArray(tags) && tags.includes(RAISES_TAG);
@@ -231,7 +248,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
                 });
               },
             });
-            base.saved = true;
+            base.saved = !result.saveError;
+            outcome = result;
             carryUnreadLoss(lease, tag, request.signal, runSignal);
             return result;
           },
@@ -257,19 +275,30 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       result.isError = failed ? true : undefined;
       const ran = base.cells.filter(cellRan);
       const unrun = base.cells.filter((c) => !cellRan(c)).map((c) => c.index);
-      const skipped = base.ranCells.filter((c) => c.status === "skipped").length;
+      const skipped = skippedText(base.ranCells);
       const path = request.shownPath;
+      const reports = outcome?.cells ?? [];
+      const unsaved = reports.filter((c) => c.notSaved !== undefined && c.result !== undefined);
+      const savedText =
+        ran.length === 0
+          ? ""
+          : outcome?.saveError
+            ? `The outputs of the cells that ran since the last save are NOT in the file: ${outcome.saveError.message.replace(/ Nothing was written;.*$/, "")}. They are shown below and kept in the artifact.`
+            : unsaved.length === 0
+              ? "Outputs of the cells that ran are saved in the notebook."
+              : "Outputs of the other cells that ran are saved in the notebook.";
       const lines = [
         `Ran ${ran.length} of ${plural(n, "code cell")} selected in ${path} (0-based cell indices)${
-          skipped ? `; ${skipped} skipped (markdown, empty or skip-execution)` : ""
-        }. ${base.saved || ran.length ? "Outputs of the cells that ran are saved in the notebook." : ""}`.trimEnd(),
+          skipped ? `; skipped: ${skipped}` : ""
+        }. ${savedText}`.trimEnd(),
+        ...mergeLines(reports, outcome?.merges ?? 0),
       ];
       const first = result.content[0];
       if (failed && (unrun.length > 0 || failed.status === "aborted")) {
         const stateLost =
           failed.restartedAfterInterrupt || failed.kernelEvents?.some((e) => e.kind === "died-during-code");
         const from = unrun.length > 0 && !cellRan(failed) ? unrun[0] : failed.index;
-        const last = request.cellIndices[request.cellIndices.length - 1];
+        const last = cellIndices[cellIndices.length - 1];
         const resume = JSON.stringify(
           stateLost
             ? { action: "run", notebook_path: path }
@@ -304,4 +333,41 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     limits: { idleTimeoutMs, maxSessions },
     background,
   };
+}
+
+/** The skipped cells named with why, grouped: `cell 0 (tagged skip-execution), cells 2 and 4 (markdown cell)`. */
+function skippedText(cells: NotebookRunCellDetails[]): string {
+  const byReason = new Map<string, number[]>();
+  for (const c of cells)
+    if (c.status === "skipped")
+      byReason.set(c.reason ?? "skipped", [...(byReason.get(c.reason ?? "skipped") ?? []), c.index]);
+  return [...byReason].map(([why, indices]) => `${cellList(indices)} (${why})`).join(", ");
+}
+
+/** What the model is told when other writers changed the file during the run (docs/notebook-tool.md). */
+function mergeLines(reports: CellRunReport[], merges: number): string[] {
+  const at = (c: CellRunReport) =>
+    `Cell ${c.index}${c.id ? ` (id ${c.id})` : ""}${c.indexNow !== undefined ? `, now at index ${c.indexNow},` : ""}`;
+  const lines: string[] = [];
+  if (merges > 0)
+    lines.push(
+      "The file changed on disk during the run (another call or program saved it): the run's outputs were merged into it by cell id, and the other changes are kept. Read it again before editing by index.",
+    );
+  for (const c of reports) {
+    if (c.status === "deleted") lines.push(`${at(c)} did not run: ${c.reason}.`);
+    if (c.editedBeforeRun) lines.push(`${at(c)} was edited after the run started: its new source ran.`);
+    if (c.editedWhileRunning)
+      lines.push(
+        `${at(c)} was edited while it ran: the outputs saved with it are those of the code that ran (above).`,
+      );
+    if (c.notSaved === "deleted")
+      lines.push(
+        `${at(c)} was deleted from the notebook while it ran: its outputs are not in the file; they are above and in the artifact.`,
+      );
+    if (c.notSaved === "no-ids")
+      lines.push(
+        `${at(c)}'s outputs are not in the file: its cells have no ids and the file's cell count changed, so it could not be found again; they are above and in the artifact.`,
+      );
+  }
+  return lines;
 }

@@ -46,6 +46,11 @@ export interface NotebookRunRequest {
   shownPath: string;
   /** Indices of the cells to run, in order. */
   cellIndices: number[];
+  /**
+   * The one cell to run, by id (edit/insert with execute: true): found again in the file as the run
+   * loads it, since other calls may have moved it after the edit's turn ended.
+   */
+  cellId?: string;
   params: NotebookParams;
   signal?: AbortSignal;
   onUpdate?: ToolUpdate<unknown>;

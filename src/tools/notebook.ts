@@ -9,6 +9,8 @@ import { isAbsolute, resolve } from "node:path";
 import {
   cellsSharingId,
   DEFAULT_KERNELSPEC,
+  fileTurnKey,
+  inFileTurn,
   type LoadedNotebook,
   loadNotebook,
   NotebookFileError,
@@ -20,11 +22,10 @@ import { notebookDescription } from "./notebook-description.js";
 import { createNotebookExecutor } from "./notebook-executor.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
 import { checkLoaded, invalidNote } from "./notebook-problems.js";
-import { inTurn, notebookKey } from "./notebook-turns.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
 import type { ImageBudget } from "./python-images.js";
 import { cellRunRefs } from "./result-refs.js";
-import { errorResult, type Tool, type ToolUpdate } from "./types.js";
+import { errorResult, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
 
 export type { NotebookParams } from "./notebook-params.js";
 export type { NotebookDetails, NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
@@ -96,7 +97,11 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
       const shownPath = params.notebook_path;
       details.notebookPath = shownPath;
       const path = resolvePath(cwd, shownPath);
+      let next: ((r: ToolResult<NotebookDetails>) => Promise<ToolResult<NotebookDetails>>) | undefined;
       const common = {
+        afterTurn: (f: NonNullable<typeof next>) => {
+          next = f;
+        },
         params,
         shownPath,
         details,
@@ -148,10 +153,12 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
         }
         return result;
       };
-      // A run holds its notebook for as long as its cells take: it does not take a turn (its saves
-      // are checked against the file on disk). Every other action waits for the calls before it.
+      // A run holds its notebook for as long as its cells take: it takes a turn only for each save.
+      // Every other action waits for the calls before it; a cell it runs (execute: true) runs once
+      // the turn has ended, like a run.
       if (params.action === "run") return perform();
-      return inTurn(notebookKey(path), perform);
+      const done = await inFileTurn(fileTurnKey(path), perform);
+      return next && !done.isError ? next(done) : done;
     },
   };
 }

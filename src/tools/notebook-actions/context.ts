@@ -36,6 +36,11 @@ export interface ActionContext {
   onUpdate?: ToolUpdate<unknown>;
   /** What the saves of this call must tell the user besides the change (filled by save()). */
   saveNotes?: string[];
+  /**
+   * Defers work until this call's turn on the file has ended (notebook.ts): a cell run by
+   * `execute: true` must not hold the turn, because the run's own saves take turns.
+   */
+  afterTurn?: (next: (result: ToolResult<NotebookDetails>) => Promise<ToolResult<NotebookDetails>>) => void;
 }
 
 export type ActionHandler = (ctx: ActionContext) => Promise<ToolResult<NotebookDetails>>;
@@ -166,24 +171,35 @@ export function withSaveNotes(
   };
 }
 
-/** With `execute: true`: runs cell `index` after the save and appends the run's result. */
+/**
+ * With `execute: true`: runs cell `index` after the save and appends the run's result — once the
+ * call's turn on the file has ended, finding the cell again by its id (docs/notebook-tool.md).
+ */
 export async function thenRun(
   ctx: ActionContext,
   result: ToolResult<NotebookDetails>,
   index: number,
 ): Promise<ToolResult<NotebookDetails>> {
-  if (ctx.params.execute !== true || !ctx.executor) return result;
-  const run = await ctx.executor.run({
-    path: ctx.loaded.path,
-    shownPath: ctx.shownPath,
-    cellIndices: [index],
-    params: ctx.params,
-    signal: ctx.signal,
-    onUpdate: ctx.onUpdate,
-  });
-  return {
-    ...run,
-    content: [...result.content, ...run.content],
-    details: { ...result.details, run: run.details },
+  const executor = ctx.executor;
+  if (ctx.params.execute !== true || !executor) return result;
+  const id = ctx.loaded.notebook.cells[index]?.id;
+  const go = async (edited: ToolResult<NotebookDetails>): Promise<ToolResult<NotebookDetails>> => {
+    const run = await executor.run({
+      path: ctx.loaded.path,
+      shownPath: ctx.shownPath,
+      cellIndices: [index],
+      ...(typeof id === "string" && id ? { cellId: id } : {}),
+      params: ctx.params,
+      signal: ctx.signal,
+      onUpdate: ctx.onUpdate,
+    });
+    return {
+      ...run,
+      content: [...edited.content, ...run.content],
+      details: { ...edited.details, run: run.details },
+    };
   };
+  if (!ctx.afterTurn) return go(result);
+  ctx.afterTurn(go);
+  return result;
 }

@@ -1,5 +1,5 @@
 /**
- * Calls on one notebook take turns within this process, in the order they came
+ * Writers of one notebook take turns within this process, in the order they came
  * (docs/notebook-tool.md, "Parallel calls"): an agent that issues parallel tool calls on one file gets
  * every one of them done, each on the file as the one before left it, instead of all but one refused
  * as "changed on disk since it was read". Across processes the file lock and the on-disk check before
@@ -15,7 +15,7 @@ const tails = new Map<string, Promise<void>>();
  * synchronously, so calls take their turns in the order they were made (an await here would let a
  * later call overtake an earlier one).
  */
-export function notebookKey(path: string): string {
+export function fileTurnKey(path: string): string {
   try {
     return realpathSync(path);
   } catch {
@@ -24,7 +24,7 @@ export function notebookKey(path: string): string {
 }
 
 /** Runs `fn` once every earlier call on `key` in this process has finished (whatever its outcome). */
-export async function inTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
+export async function inFileTurn<T>(key: string, fn: () => Promise<T>): Promise<T> {
   const before = tails.get(key) ?? Promise.resolve();
   let release!: () => void;
   const mine = new Promise<void>((r) => {
