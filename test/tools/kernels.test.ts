@@ -10,8 +10,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
+import type { KernelBackend } from "../../src/kernel/types.js";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
-import { type Json, resultText, writeNb } from "../run/helpers.js";
+import { backendCases } from "../backends.js";
+import { batch, type Json, resultText, writeNb } from "../run/helpers.js";
 import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-kernels-"));
@@ -21,12 +23,12 @@ after(async () => {
   rmSync(root, { recursive: true, force: true });
 });
 
-function toolbox() {
+function toolbox(runtime: { backend?: KernelBackend } = {}) {
   const cwd = mkdtempSync(join(root, "w-"));
   const box = createToolbox({
     settings: testSettings(),
     cwd,
-    runtime: { stateRoot: join(root, "state") },
+    runtime: { stateRoot: join(root, "state"), ...runtime },
     waitSeconds: 1,
   });
   boxes.push(box);
@@ -187,4 +189,37 @@ describe("the kernels tool", { concurrency: true }, () => {
     const steady = (t: string) => t.replace(/idle for \d+ s/, "idle").replace(/memory [\d.]+ \w+/, "memory");
     assert.equal(steady(resultText(await kernels({}))), steady(before));
   });
+
+  test("through nbagent batch: the list names the session and its memory", async () => {
+    const cwd = mkdtempSync(join(root, "b-"));
+    const { results } = await batch(cwd, [
+      { tool: "python", params: { cells: [{ code: "x = 1" }], wait: 600 } },
+      { tool: "kernels", params: {} },
+      { tool: "kernels", params: { action: "restart", session_id: "default" } },
+      { tool: "python", params: { cells: [{ code: "x" }], wait: 600 } },
+    ]);
+    assert.match(
+      resultText(results[1]),
+      /^1 live kernel \(at most 4 kept; 3 slots free; [^\n]*\n- python session "default" \[local\]: idle for \d+ s \(since its last call ended\); memory [\d.]+ MiB\.\nNo background runs\.\n/,
+    );
+    assert.match(
+      resultText(results[2]),
+      /^Restarted python session "default": it runs a new kernel\. Its state is lost/,
+    );
+    assert.match(resultText(results[3]), /NameError: name 'x' is not defined/);
+  });
 });
+
+for (const backend of backendCases().filter((b) => b.name === "gateway")) {
+  describe("the kernels tool on a gateway", () => {
+    after(() => backend.dispose());
+    test("a gateway kernel's memory is said to be not known, with its kernel id", async () => {
+      const { py, kernels } = toolbox({ backend: await backend.create() });
+      await py({ cells: [{ code: "1" }], wait: 600 });
+      assert.match(
+        resultText(await kernels({})),
+        /\n- python session "default" \[gateway, kernel id [0-9a-f-]+\]: idle for \d+ s \(since its last call ended\); memory not known \(the kernel runs on the gateway\)\.\n/,
+      );
+    });
+  });
+}
