@@ -12,7 +12,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { KeptSessionState, KernelListing, Runtime, SessionKey } from "../runtime/index.js";
 import { keyText } from "../runtime/index.js";
 import type { ToolDescriptor } from "./descriptor.js";
-import { bytesText, holderClause, minutes, plural } from "./kernel-text.js";
+import { bytesText, minutes, plural } from "./kernel-text.js";
 import { CellCallTag, queueHolderFacts } from "./queue-holder.js";
 import type { Run, RunRegistry } from "./runs.js";
 import { errorResult, type Tool, type ToolResult } from "./types.js";
@@ -145,20 +145,15 @@ async function interrupt(
         details: details(state),
       };
     const holds = state?.holder && view.runOf(state.holder.tag) === run;
-    const doing = holds
-      ? view.busyText(state)
-      : "it was waiting for its kernel; none of its cells had started";
     runs.interrupt(run, new Error("interrupted through the kernels tool"));
-    const where = state ? ` in ${view.label(state.key)}` : "";
-    return {
-      content: [
-        {
-          type: "text",
-          text: `Interrupted run ${run.id} (${run.what})${where}: ${doing}. The running cell stops with KeyboardInterrupt and the run ends; the kernel keeps its state. Its result: call the runs tool with {"run_id":"${run.id}"}.`,
-        },
-      ],
-      details: details(state),
-    };
+    const result = `Its result: call the runs tool with {"run_id":"${run.id}"}.`;
+    let text: string;
+    if (holds) {
+      const b = view.busy(state);
+      text = `Interrupted run ${run.id} (${run.what}), which had held ${view.label(state.key)} for ${b.held}${b.doing ? ` (${b.doing})` : ""}. The running cell stops with KeyboardInterrupt and the run ends; the kernel keeps its state. ${result}`;
+    } else
+      text = `Stopped run ${run.id} (${run.what}) while it waited for its kernel: none of its cells had started. ${result}`;
+    return { content: [{ type: "text", text }], details: details(state) };
   }
   if (!state) return errorResult("nothing to interrupt", details());
   const done = await runtime.interruptKernel(state.key);
@@ -186,7 +181,7 @@ async function interrupt(
     content: [
       {
         type: "text",
-        text: `Sent an interrupt to ${label}: ${view.busyText(done.state)}. The running cell stops with KeyboardInterrupt, which that call's result shows; the kernel keeps its state.`,
+        text: `Sent an interrupt to ${label}: ${busyClause(view.busy(done.state), "had")}. The running cell stops with KeyboardInterrupt, which that call's result shows; the kernel keeps its state.`,
       },
     ],
     details: details(done.state),
@@ -218,7 +213,7 @@ async function restart(
       ? `interrupt it first ({"action":"interrupt","run_id":"${run.id}"}) or wait for it (runs tool {"run_id":"${run.id}"}), then restart`
       : `interrupt it first ({"action":"interrupt",${view.targetParam(done.state.key)}}) or let it finish, then restart`;
     return errorResult(
-      `${label} is busy (${view.busyText(done.state)}): it was not restarted, since that would end the running call and lose its result. ${cap(stop)}.`,
+      `${label} is busy: ${busyClause(view.busy(done.state), "has")}. It was not restarted, since that would end the running call and lose its result. ${cap(stop)}.`,
       { action: "restart", kernels: view.details([done.state]).kernels },
     );
   }
@@ -237,6 +232,21 @@ async function restart(
     ],
     details: { action: "restart", kernels: view.details([done.state]).kernels },
   };
+}
+
+/** "run r2 (python call) has held it for 8 s (cell 1 running)". */
+function busyClause(b: BusyFacts, tense: "has" | "had"): string {
+  return `${b.who} ${tense} held it for ${b.held}${b.doing ? ` (${b.doing})` : ""}`;
+}
+
+/** Who holds a kernel, for how long, and what it does now. */
+interface BusyFacts {
+  /** "run r2 (python call)", "a python call". */
+  who: string;
+  /** "8 s". */
+  held: string;
+  /** "cell 1 running", "its kernel starting". */
+  doing?: string;
 }
 
 function cap(s: string): string {
@@ -319,10 +329,15 @@ class KernelsView {
     return facts.what ? `a ${facts.what}` : "a call";
   }
 
-  /** "run r1 holds (python call, holding it for 8 seconds so far; cell 2 is running)". */
-  busyText(state: KeptSessionState): string {
+  /** Who holds the kernel (the queue holder's facts, queue-holder.ts), for how long, doing what. */
+  busy(state: KeptSessionState): BusyFacts {
     const facts = queueHolderFacts(state.holder, 0, this.now);
-    return facts ? holderClause(facts) : "a call holds it";
+    const doing = facts?.cell ? `${facts.cell} running` : facts?.starting ? "its kernel starting" : undefined;
+    return {
+      who: this.holderText(state),
+      held: durationText((facts?.heldSeconds ?? 0) * 1000),
+      ...(doing ? { doing } : {}),
+    };
   }
 
   private kernelLine(state: KeptSessionState): string {
@@ -340,8 +355,10 @@ class KernelsView {
     const parts: string[] = [];
     if (!state.started) parts.push(`starting its kernel for ${this.holderText(state)}`);
     else if (!state.alive) parts.push("its kernel died (the next call on it starts a new one: state lost)");
-    else if (state.holder) parts.push(`busy: ${this.busyText(state)}`);
-    else parts.push(`idle for ${durationText(this.now - state.lastUsed)} (since its last call ended)`);
+    else if (state.holder) {
+      const b = this.busy(state);
+      parts.push(`busy for ${b.held}: ${b.who}${b.doing ? `, ${b.doing}` : ""}`);
+    } else parts.push(`idle for ${durationText(this.now - state.lastUsed)} (since its last call ended)`);
     if (state.waiting.length > 0) {
       const ids = state.waiting.map((t) => this.runOf(t)?.id).filter((x): x is string => !!x);
       parts.push(

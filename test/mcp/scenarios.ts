@@ -395,13 +395,13 @@ export async function managesKernels(client: Client, dir: string): Promise<void>
   do listed = textOf(await call("kernels", {}));
   while (
     !new RegExp(
-      `"${session}" \\[local\\]: busy: run ${id} holds \\(python call, holding it for \\d+ seconds? so far; cell 1 is running\\)`,
+      `"${session}" \\[local\\]: busy for \\d+ s: run ${id} \\(python call\\), cell 1 running`,
     ).test(listed)
   );
   assert.match(
     listed,
     new RegExp(
-      `\\n- python session "${session}" \\[local\\]: busy: run ${id} holds \\(python call, holding it for \\d+ seconds? so far; cell 1 is running\\); memory [\\d.]+ (MiB|GiB)\\.\\n`,
+      `\\n- python session "${session}" \\[local\\]: busy for \\d+ s: run ${id} \\(python call\\), cell 1 running; memory [\\d.]+ (MiB|GiB)\\.\\n`,
     ),
   );
   assert.match(
@@ -412,7 +412,7 @@ export async function managesKernels(client: Client, dir: string): Promise<void>
   assert.equal(stopped.isError, undefined, textOf(stopped));
   assert.match(
     textOf(stopped),
-    new RegExp(`^Interrupted run ${id} \\(python call\\) in python session "${session}": `),
+    new RegExp(`^Interrupted run ${id} \\(python call\\), which had held python session "${session}" for \\d+ s \\(cell 1 running\\)\\. `),
   );
   const end = textOf(await call("runs", { run_id: id, wait: 600 }));
   assert.match(end, /KeyboardInterrupt/);

@@ -88,7 +88,7 @@ describe("the kernels tool", { concurrency: true }, () => {
     assert.match(
       listed,
       new RegExp(
-        `\\n- python session "work" \\[local\\]: busy: run ${id} holds \\(python call, holding it for \\d+ seconds? so far; cell 1 is running\\); memory [\\d.]+ \\w+\\.\\n`,
+        `\\n- python session "work" \\[local\\]: busy for \\d+ s: run ${id} \\(python call\\), cell 1 running; memory [\\d.]+ \\w+\\.\\n`,
       ),
     );
     assert.match(
@@ -114,7 +114,7 @@ describe("the kernels tool", { concurrency: true }, () => {
     assert.match(
       resultText(refused),
       new RegExp(
-        `^Error: python session "work" is busy \\(run ${id} holds \\(python call, holding it for \\d+ seconds? so far; cell 1 is running\\)\\): it was not restarted, since that would end the running call and lose its result\\. Interrupt it first \\(\\{"action":"interrupt","run_id":"${id}"\\}\\) or wait for it \\(runs tool \\{"run_id":"${id}"\\}\\), then restart\\.$`,
+        `^Error: python session "work" is busy: run ${id} \\(python call\\) has held it for \\d+ s \\(cell 1 running\\)\\. It was not restarted, since that would end the running call and lose its result\\. Interrupt it first \\(\\{"action":"interrupt","run_id":"${id}"\\}\\) or wait for it \\(runs tool \\{"run_id":"${id}"\\}\\), then restart\\.$`,
       ),
     );
 
@@ -124,7 +124,7 @@ describe("the kernels tool", { concurrency: true }, () => {
     assert.match(
       resultText(stopped),
       new RegExp(
-        `^Interrupted run ${id} \\(python call\\) in python session "work": run ${id} holds \\(python call, holding it for \\d+ seconds? so far; cell 1 is running\\)\\. The running cell stops with KeyboardInterrupt and the run ends; the kernel keeps its state\\. Its result: call the runs tool with \\{"run_id":"${id}"\\}\\.$`,
+        `^Interrupted run ${id} \\(python call\\), which had held python session "work" for \\d+ s \\(cell 1 running\\)\\. The running cell stops with KeyboardInterrupt and the run ends; the kernel keeps its state\\. Its result: call the runs tool with \\{"run_id":"${id}"\\}\\.$`,
       ),
     );
     const end = resultText(await runs({ run_id: id, wait: 600 }));
