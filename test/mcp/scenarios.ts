@@ -412,7 +412,9 @@ export async function managesKernels(client: Client, dir: string): Promise<void>
   assert.equal(stopped.isError, undefined, textOf(stopped));
   assert.match(
     textOf(stopped),
-    new RegExp(`^Interrupted run ${id} \\(python call\\), which had held python session "${session}" for \\d+ s \\(cell 1 running\\)\\. `),
+    new RegExp(
+      `^Interrupted run ${id} \\(python call\\), which had held python session "${session}" for \\d+ s \\(cell 1 running\\)\\. `,
+    ),
   );
   const end = textOf(await call("runs", { run_id: id, wait: 600 }));
   assert.match(end, /KeyboardInterrupt/);
