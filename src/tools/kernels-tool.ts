@@ -12,6 +12,7 @@ import { Value } from "@sinclair/typebox/value";
 import type { KeptSessionState, KernelListing, Runtime, SessionKey } from "../runtime/index.js";
 import { keyText } from "../runtime/index.js";
 import type { ToolDescriptor } from "./descriptor.js";
+import { describeFailure } from "./failure-text.js";
 import { bytesText, minutes, plural } from "./kernel-text.js";
 import { CellCallTag, queueHolderFacts } from "./queue-holder.js";
 import type { Run, RunRegistry } from "./runs.js";
@@ -156,8 +157,13 @@ async function interrupt(
     return { content: [{ type: "text", text }], details: details(state) };
   }
   if (!state) return errorResult("nothing to interrupt", details());
-  const done = await runtime.interruptKernel(state.key);
   const label = view.label(state.key);
+  let done: Awaited<ReturnType<Runtime["interruptKernel"]>>;
+  try {
+    done = await runtime.interruptKernel(state.key);
+  } catch (err) {
+    return errorResult(`could not interrupt ${label}: ${describeFailure(err)}`, details(state));
+  }
   if (done.kind === "unknown")
     return errorResult(`${label} is no longer kept: nothing to interrupt. ${view.targetsText()}`, details());
   if (done.kind === "idle")
@@ -204,7 +210,12 @@ async function restart(
     );
   }
   const label = view.label(found.state.key);
-  const done = await runtime.restartKernel(found.state.key);
+  let done: Awaited<ReturnType<Runtime["restartKernel"]>>;
+  try {
+    done = await runtime.restartKernel(found.state.key);
+  } catch (err) {
+    return errorResult(`could not restart ${label}: ${describeFailure(err)}`, empty);
+  }
   if (done.kind === "unknown")
     return errorResult(`${label} is no longer kept: nothing to restart. ${view.targetsText()}`, empty);
   if (done.kind === "busy") {
