@@ -11,13 +11,17 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import type { KernelBackend } from "../../src/kernel/types.js";
+import { createRuntime, type Runtime } from "../../src/runtime/index.js";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
+import { createKernelsTool } from "../../src/tools/kernels-tool.js";
+import { createPythonTool } from "../../src/tools/python.js";
+import { RunRegistry } from "../../src/tools/runs.js";
 import { backendCases } from "../backends.js";
 import { batch, type Json, resultText, writeNb } from "../run/helpers.js";
 import { testSettings } from "../settings.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-kernels-"));
-const boxes: Toolbox[] = [];
+const boxes: (Toolbox | Runtime)[] = [];
 after(async () => {
   await Promise.all(boxes.map((b) => b.dispose()));
   rmSync(root, { recursive: true, force: true });
@@ -188,6 +192,34 @@ describe("the kernels tool", { concurrency: true }, () => {
     assert.equal(resultText(await py({ cells: [{ code: "print(kept)" }], wait: 600 })), "yes");
     const steady = (t: string) => t.replace(/idle for \d+ s/, "idle").replace(/memory [\d.]+ \w+/, "memory");
     assert.equal(steady(resultText(await kernels({}))), steady(before));
+  });
+
+  test("a call that is no background run: interrupt sends the kernel an interrupt, the call's result shows it", async () => {
+    const cwd = mkdtempSync(join(root, "f-"));
+    const runtime = createRuntime({ settings: testSettings(), stateRoot: join(root, "state") });
+    boxes.push(runtime);
+    // A python tool without a runs registry: its calls are waited for, never runs.
+    const python = createPythonTool({ cwd, runtime });
+    const kernels = (p: Json) =>
+      createKernelsTool({ cwd, runtime, runs: new RunRegistry() }).execute("t", p) as Promise<Json>;
+    await python.execute("t", { cells: [{ code: "kept = 1" }] });
+    const call = python.execute("t", { cells: [{ code: gate(join(cwd, "never")) }], timeout: 600 });
+    let listed = "";
+    while (!/cell 1 running/.test(listed)) {
+      listed = resultText(await kernels({}));
+      await new Promise((r) => setTimeout(r, 20)); // a condition, polled
+    }
+    assert.match(
+      listed,
+      /\n- python session "default" \[local\]: busy for \d+ s: a python call, cell 1 running; memory /,
+    );
+    const sent = await kernels({ action: "interrupt", session_id: "default" });
+    assert.equal(
+      resultText(sent).replace(/\d+ s/, "N s"),
+      'Sent an interrupt to python session "default": a python call had held it for N s (cell 1 running). The running cell stops with KeyboardInterrupt, which that call\'s result shows; the kernel keeps its state.',
+    );
+    assert.match(resultText(await call), /KeyboardInterrupt/);
+    assert.equal(resultText(await python.execute("t", { cells: [{ code: "print(kept)" }] })), "1");
   });
 
   test("through nbagent batch: the list names the session and its memory", async () => {
