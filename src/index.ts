@@ -24,6 +24,7 @@ export {
   type ToolDescriptor,
   type ToolEntry,
 } from "./tools/index.js";
+export { createKernelsTool, kernelsDescriptor } from "./tools/kernels-tool.js";
 export { createNotebookTool, notebookDescriptor } from "./tools/notebook.js";
 export { createNotebookExecutor } from "./tools/notebook-executor.js";
 export { createPythonTool, pythonDescriptor } from "./tools/python.js";

@@ -101,6 +101,11 @@ export class ConnectedKernel implements Kernel {
     return this.launched?.pid;
   }
 
+  /** The memory the kernel uses now (local kernels: read from /proc or its cgroup); else undefined. */
+  memoryBytes(): number | undefined {
+    return this.launched?.memoryBytes?.();
+  }
+
   /** Transport counters (bad signatures dropped, malformed frames, unrouted messages). */
   stats(): { invalidSignatures: number; malformed: number; unrouted: number } {
     const t = this.launched?.transport.stats() ?? { invalidSignatures: 0, malformed: 0 };

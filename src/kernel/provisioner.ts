@@ -54,6 +54,11 @@ export interface LaunchedKernel {
   /** CPU time the kernel process has used so far, when it can be read (a slow start vs a hung one). */
   cpuTimeMs?(): number | undefined;
   /**
+   * The memory the kernel uses now, in bytes: its memory cgroup's charge, else the resident memory
+   * of its processes (local kernels); undefined when it cannot be read (remote kernels).
+   */
+  memoryBytes?(): number | undefined;
+  /**
    * Called once the kernel answered kernel_info after a start or restart: waits until whatever else
    * watches the kernel has caught up with it. A gateway server's own IOPub listener can join after
    * the kernel's first status; until it sees one it reports the kernel "starting" through a whole

@@ -278,6 +278,11 @@ export interface Kernel {
   onDeath(listener: KernelDeathListener): () => void;
   /** True while an execution (or other shell request) is in flight. */
   isBusy(): boolean;
+  /**
+   * The memory the kernel (and what it started) uses now, in bytes, read on this machine (local
+   * kernels); undefined when it is not known here (a gateway's kernels run elsewhere).
+   */
+  memoryBytes?(): number | undefined;
   execute(code: string, options?: ExecuteOptions): Promise<ExecuteResult>;
   interrupt(): Promise<void>;
   /** Restart in place (same id); state is lost. */

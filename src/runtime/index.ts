@@ -45,6 +45,9 @@ export {
   createRuntime,
   isFdExhaustion,
   isGatewayUnreachable,
+  type KernelInterrupt,
+  type KernelListing,
+  type KernelRestart,
   type NamedSessionsView,
   type Runtime,
   type RuntimeOptions,
@@ -63,6 +66,7 @@ export {
   TooManyRestartsError,
 } from "./session.js";
 export {
+  type KeptSessionState,
   KernelSessions,
   type KernelSessionsOptions,
   type SessionCallOptions,

@@ -43,6 +43,11 @@ export class FifoLock {
     return this.waiters.length;
   }
 
+  /** The tags of the calls waiting for their turn, first in line first (undefined: none given). */
+  get waitingTags(): (object | undefined)[] {
+    return this.waiters.map((w) => w.tag);
+  }
+
   /** Who holds the lock now (undefined when free). */
   get holder(): QueueHolder | undefined {
     return this.held ? this.current : undefined;

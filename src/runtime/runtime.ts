@@ -7,15 +7,16 @@
 import { join } from "node:path";
 import type { Kernel, KernelBackend, KernelLimits } from "../kernel/types.js";
 import { ArtifactStore } from "../output/artifacts.js";
-import type { Deadline } from "./deadline.js";
+import { Deadline } from "./deadline.js";
 import type { KernelEnv, SecretFilterOptions } from "./env.js";
 import { SettingsError } from "./errors.js";
 import type { GatewayKernelBackend } from "./gateway-deps.js";
 import type { GatewaySetting, KernelChoice } from "./kernel-choice.js";
 import { createKernelProvider, type KernelProvider, type KernelRequest } from "./kernel-provider.js";
 import { type NamedSessionInfo, NamedSessions, registryPath } from "./named-sessions.js";
-import { namedKey, type SessionSpec, type StartedKernel } from "./session.js";
+import { keyText, namedKey, type SessionKey, type SessionSpec, type StartedKernel } from "./session.js";
 import {
+  type KeptSessionState,
   KernelSessions,
   type KernelSessionsOptions,
   type SessionCallOptions,
@@ -82,6 +83,37 @@ export interface NamedSessionsView {
   sweep(): Promise<{ name: string; why: "idle" | "gone" }[]>;
 }
 
+/** The runtime's live kernels now (docs/kernels-tool.md): values only, tools/ words them. */
+export interface KernelListing {
+  /** The kept sessions (python sessions, notebook kernels, named sessions), oldest first. */
+  sessions: KeptSessionState[];
+  /** At most this many kept at once (python sessions and notebook kernels together). */
+  maxSessions: number;
+  /** An unused kernel is shut down after this long. */
+  idleTimeoutMs: number;
+  /** Where new kernels come from: this machine, a remote gateway (its URL) or the shared local one. */
+  kernels: { kind: "local" } | { kind: "remote"; url: string } | { kind: "shared" };
+}
+
+/** What a restart asked for through restartKernel() did. */
+export type KernelRestart =
+  /** No kept session has that key. */
+  | { kind: "unknown" }
+  /** A call holds or waits for its kernel: nothing was done (interrupt it first). */
+  | { kind: "busy"; state: KeptSessionState }
+  /** Its kernel was restarted (or started, when it had none) and set up again: a fresh state. */
+  | { kind: "restarted"; state: KeptSessionState };
+
+/** What an interrupt asked for through interruptKernel() did. */
+export type KernelInterrupt =
+  | { kind: "unknown" }
+  /** No call holds its kernel: nothing was sent. */
+  | { kind: "idle"; state: KeptSessionState }
+  /** A call holds it but its kernel is still starting: nothing was sent. */
+  | { kind: "starting"; state: KeptSessionState }
+  /** An interrupt was sent to the kernel while `state.holder` held it. */
+  | { kind: "interrupted"; state: KeptSessionState };
+
 export interface Runtime {
   readonly sessions: KernelSessions;
   /** What the options and settings chose (no kernel started; bad settings threw at creation). */
@@ -122,6 +154,15 @@ export interface Runtime {
     options: SessionCallOptions,
     fn: (lease: SessionLease) => Promise<T>,
   ): Promise<T>;
+  /** The live kernels now (nothing is started or asked of a kernel; memory is read locally). */
+  listKernels(): KernelListing;
+  /**
+   * Restarts a kept session's kernel (a deliberate reset, as the python tool's reset does: state
+   * lost, set up again) unless a call holds or waits for it.
+   */
+  restartKernel(key: SessionKey): Promise<KernelRestart>;
+  /** Sends an interrupt to a kept session's kernel if a call is running in it. */
+  interruptKernel(key: SessionKey): Promise<KernelInterrupt>;
   dispose(): Promise<void>;
 }
 
@@ -200,6 +241,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   };
 
   const sessions = new KernelSessions(starter, envFor, options);
+  const stateOf = (key: SessionKey): KeptSessionState | undefined => {
+    const text = keyText(key);
+    return sessions.list().find((s) => keyText(s.key) === text);
+  };
   let disposed: Promise<void> | undefined;
 
   return {
@@ -245,6 +290,42 @@ export function createRuntime(options: RuntimeOptions): Runtime {
           }
         },
       );
+    },
+    listKernels() {
+      return {
+        sessions: sessions.list(),
+        maxSessions: sessions.maxSessions,
+        idleTimeoutMs: sessions.idleTimeoutMs,
+        kernels:
+          choice.kind === "remote"
+            ? { kind: "remote", url: choice.connection.url }
+            : choice.kind === "shared"
+              ? { kind: "shared" }
+              : { kind: "local" },
+      };
+    },
+    async restartKernel(key) {
+      const session = sessions.get(key);
+      if (!session) return { kind: "unknown" };
+      if (session.busy) return { kind: "busy", state: stateOf(key)! };
+      // The python tool's reset, on the session's own spec: the queue's turn, a restart, the init.
+      // The start within is bounded by startTimeoutMs, as any start.
+      await this.withSession(
+        { ...session.spec, key },
+        { reset: true, deadline: new Deadline(Number.POSITIVE_INFINITY) },
+        async () => {},
+      );
+      return { kind: "restarted", state: stateOf(key)! };
+    },
+    async interruptKernel(key) {
+      const session = sessions.get(key);
+      const state = stateOf(key);
+      if (!session || !state) return { kind: "unknown" };
+      if (!state.holder) return { kind: "idle", state };
+      const kernel = session.currentKernel;
+      if (!kernel?.isAlive()) return { kind: "starting", state };
+      await kernel.interrupt();
+      return { kind: "interrupted", state };
     },
     dispose() {
       disposed ??= (async () => {

@@ -58,6 +58,30 @@ export interface SessionCallOptions extends CallContext {
 export { type QueueHolder, QueueWaitTimeoutError } from "./queue.js";
 export type { RetiredSession, UnreadLoss } from "./session.js";
 
+/**
+ * A kept session as it is now, for a listing (docs/kernels-tool.md): values only, tools/ words them.
+ */
+export interface KeptSessionState {
+  readonly key: SessionKey;
+  readonly spec: SessionSpec;
+  /** A kernel was started for it (false: its first call is still starting one). */
+  readonly started: boolean;
+  /** Its kernel is alive (false before the start, or when it died while unused). */
+  readonly alive: boolean;
+  /** Where its kernel runs, once started. */
+  readonly backend?: "local" | "gateway";
+  /** The gateway's id for its kernel (gateway kernels). */
+  readonly kernelId?: string;
+  /** The call holding its queue now (undefined: none; the runtime only hands back its tag). */
+  readonly holder?: QueueHolder;
+  /** The tags of the calls waiting behind the holder, first in line first. */
+  readonly waiting: readonly (object | undefined)[];
+  /** When its last call ended, or the current one began (ms since the epoch). */
+  readonly lastUsed: number;
+  /** The memory its kernel uses now (bytes), when it can be read here (local kernels). */
+  readonly memoryBytes?: number;
+}
+
 /** A kept session that held a slot while a call waited for one. */
 export type SlotHolder =
   | { kind: "python"; session: string; cwd: string }
@@ -163,6 +187,26 @@ export class KernelSessions {
 
   get(key: SessionKey): KernelSession | undefined {
     return this.sessions.get(keyText(key));
+  }
+
+  /** Every kept session as it is now, in the order they were made (per-call sessions are not kept). */
+  list(): KeptSessionState[] {
+    return [...this.sessions.values()].map((s) => {
+      const kernel = s.currentKernel;
+      const memoryBytes = kernel?.isAlive() ? kernel.memoryBytes?.() : undefined;
+      return {
+        key: s.key,
+        spec: s.spec,
+        started: s.started,
+        alive: s.isAlive(),
+        ...(kernel ? { backend: kernel.backend } : {}),
+        ...(kernel?.kernelId ? { kernelId: kernel.kernelId } : {}),
+        ...(s.lock.holder ? { holder: s.lock.holder } : {}),
+        waiting: s.lock.waitingTags,
+        lastUsed: s.lastUsed,
+        ...(memoryBytes !== undefined ? { memoryBytes } : {}),
+      };
+    });
   }
 
   /** Runs fn with exclusive use of the session's kernel (its FIFO turn), under one deadline. */

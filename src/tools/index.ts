@@ -12,6 +12,7 @@ import {
   type ToolFacts,
   type ToolHints,
 } from "./descriptor.js";
+import { kernelsDescriptor } from "./kernels-tool.js";
 import { notebookDescriptor } from "./notebook.js";
 import { pythonDescriptor } from "./python.js";
 import { RunRegistry } from "./runs.js";
@@ -31,6 +32,7 @@ export const TOOL_DESCRIPTORS: readonly AnyToolDescriptor[] = [
   pythonDescriptor,
   artifactDescriptor,
   runsDescriptor,
+  kernelsDescriptor,
 ];
 
 export interface ToolboxOptions {

@@ -41,6 +41,7 @@ export async function listsTools(client: Client): Promise<void> {
   assert.equal(listed.get("python")?.annotations?.openWorldHint, false);
   assert.equal(listed.get("artifact")?.annotations?.readOnlyHint, true);
   assert.equal(listed.get("runs")?.annotations?.destructiveHint, false);
+  assert.equal(listed.get("kernels")?.annotations?.destructiveHint, true);
   const { resourceTemplates } = await client.listResourceTemplates();
   assert.deepEqual(
     resourceTemplates.map((t) => t.uriTemplate),
@@ -366,6 +367,73 @@ export async function outlivesTheCall(client: Client, dir: string): Promise<void
     new RegExp(
       `^Run ${id} \\(python call\\) finished after \\d+ s\\. Its result:\\n(${/\nstarted\n/.test(text) ? "… \\[line 1 shown before\\]" : "started"})\\nfinished 1$`,
     ),
+  );
+}
+
+/**
+ * The kernels tool over MCP (docs/kernels-tool.md): the list shows a session busy with a background
+ * run (which cell, for how long, its memory) and the run in it; interrupt by the run's id ends the
+ * run with KeyboardInterrupt; restart gives a new kernel whose state is gone. The cell waits for a
+ * file that is never written, so it is busy whenever the list is asked.
+ */
+export async function managesKernels(client: Client, dir: string): Promise<void> {
+  const session = `kernels-${randomUUID()}`;
+  const call = (name: string, args: Record<string, unknown>) =>
+    client.callTool({ name, arguments: args }, undefined, LONG);
+  await call("python", { session, cells: [{ code: "kept = 1" }] });
+  const never = join(dir, `never-${session}`);
+  const first = await call("python", {
+    session,
+    wait: 1,
+    cells: [
+      { code: `import os, time\nwhile not os.path.exists(${JSON.stringify(never)}): time.sleep(0.02)` },
+    ],
+  });
+  const id = /^Still running after 1 s: run (r\d+), python call;/.exec(textOf(first))?.[1];
+  assert.ok(id, textOf(first));
+  let listed = "";
+  do listed = textOf(await call("kernels", {}));
+  while (
+    !new RegExp(
+      `"${session}" \\[local\\]: busy for \\d+ s: run ${id} \\(python call\\), cell 1 running`,
+    ).test(listed)
+  );
+  assert.match(
+    listed,
+    new RegExp(
+      `\\n- python session "${session}" \\[local\\]: busy for \\d+ s: run ${id} \\(python call\\), cell 1 running; memory [\\d.]+ (MiB|GiB)\\.\\n`,
+    ),
+  );
+  assert.match(
+    listed,
+    new RegExp(`\\n- run ${id} \\(python call\\): running for \\d+ s, in python session "${session}"\\.\\n`),
+  );
+  const stopped = await call("kernels", { action: "interrupt", run_id: id });
+  assert.equal(stopped.isError, undefined, textOf(stopped));
+  assert.match(
+    textOf(stopped),
+    new RegExp(
+      `^Interrupted run ${id} \\(python call\\), which had held python session "${session}" for \\d+ s \\(cell 1 running\\)\\. `,
+    ),
+  );
+  const end = textOf(await call("runs", { run_id: id, wait: 600 }));
+  assert.match(end, /KeyboardInterrupt/);
+  assert.match(
+    end,
+    /the call was cancelled \(interrupted through the kernels tool\); the kernel keeps its state\.$/,
+  );
+  const restarted = await call("kernels", { action: "restart", session_id: session });
+  assert.match(
+    textOf(restarted),
+    new RegExp(`^Restarted python session "${session}": it runs a new kernel\\. Its state is lost: `),
+  );
+  const after = await call("python", { session, cells: [{ code: "kept" }] });
+  assert.match(textOf(after), /NameError: name 'kept' is not defined/);
+  const bad = await call("kernels", { action: "interrupt", session_id: "no-such-session" });
+  assert.equal(bad.isError, true);
+  assert.match(
+    textOf(bad),
+    /^Error: no live python session "no-such-session" here\. Valid targets: session_id .*"/,
   );
 }
 

@@ -14,6 +14,7 @@ import {
   editsAndRunsNotebook,
   kernelPid,
   listsTools,
+  managesKernels,
   outlivesTheCall,
   readsArtifactResource,
   refusesHugeCall,
@@ -46,6 +47,8 @@ test("a cancel the cell ignores: the next call says the kernel's state is lost",
 test("artifacts are resources, read page by page", () => readsArtifactResource(server.client));
 test("a call past its wait budget returns a run id; the runs tool gets its result", () =>
   outlivesTheCall(server.client, dir));
+test("the kernels tool lists a busy run's kernel, interrupts the run and restarts the session", () =>
+  managesKernels(server.client, dir));
 test("bad input gets clear errors and the server keeps serving", () => answersBadInput(server.client));
 test("a call past the size limit is refused with its id, and the server keeps serving", () =>
   refusesHugeCall(server.client, (err) => {

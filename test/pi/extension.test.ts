@@ -69,7 +69,7 @@ test(
       echo(),
     ]);
     const names = p.runtime.session.getAllTools().map((t) => t.name);
-    for (const name of ["notebook", "python", "artifact", "runs"])
+    for (const name of ["notebook", "python", "artifact", "runs", "kernels"])
       assert.ok(names.includes(name), String(names));
 
     await p.runtime.session.prompt("What is six times seven?");

@@ -101,7 +101,7 @@ test("batch exits 0 when no result is an error, 1 when one is, 2 when a line is 
   assert.equal(mixed.code, 2, mixed.stderr);
   const out = lines(mixed.stdout);
   assert.equal(out.length, 6, "every line is answered, in order");
-  const shape = '{"tool": one of "notebook", "python", "artifact", "runs", "params": {…}}';
+  const shape = '{"tool": one of "notebook", "python", "artifact", "runs", "kernels", "params": {…}}';
   assert.equal(out[0].line, 1);
   assert.match(out[0].error, /^line 1 is not JSON \(.+\); each line is /);
   assert.equal(out[1].isError, false);

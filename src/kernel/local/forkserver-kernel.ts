@@ -12,8 +12,21 @@ import { rm } from "node:fs/promises";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation, KernelLimitHit } from "../types.js";
 import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
-import { descendant, killGroup, processCpuMs, sendInterruptRequest, stopGroups } from "./launcher.js";
-import { type AppliedLimits, readLimitHit, readProcessRefusals, removeLimitCgroups } from "./limits.js";
+import {
+  descendant,
+  killGroup,
+  processCpuMs,
+  processTreeRssBytes,
+  sendInterruptRequest,
+  stopGroups,
+} from "./launcher.js";
+import {
+  type AppliedLimits,
+  readLimitHit,
+  readMemoryCurrent,
+  readProcessRefusals,
+  removeLimitCgroups,
+} from "./limits.js";
 import type { ZmqTransport } from "./zmq-transport.js";
 
 const STDERR_TAIL = 16 * 1024;
@@ -117,6 +130,12 @@ export class ForkedKernelProcess implements LaunchedKernel {
 
   cpuTimeMs(): number | undefined {
     return processCpuMs(this.pid);
+  }
+
+  /** Its memory cgroup's charge, else the resident memory of the kernel and what it started. */
+  memoryBytes(): number | undefined {
+    if (!this.running) return undefined;
+    return readMemoryCurrent(this.applied) ?? processTreeRssBytes(this.pid);
   }
 }
 

@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { readProcStat } from "../../sys/proc.js";
 import { within } from "../../sys/wait.js";
@@ -32,7 +32,13 @@ import {
   writeConnectionFile,
 } from "./connection-file.js";
 import type { KernelSpec } from "./kernelspec.js";
-import { type AppliedLimits, readLimitHit, readProcessRefusals, removeLimitCgroups } from "./limits.js";
+import {
+  type AppliedLimits,
+  readLimitHit,
+  readMemoryCurrent,
+  readProcessRefusals,
+  removeLimitCgroups,
+} from "./limits.js";
 import { bwrapArgs, findBwrap, NO_BWRAP, writablePaths } from "./sandbox.js";
 import { parseIsolationLine, watchdogSource } from "./watchdog.js";
 import { type HeartbeatOptions, ZmqTransport } from "./zmq-transport.js";
@@ -97,6 +103,52 @@ export function processCpuMs(pid: number | undefined): number | undefined {
   const stat = readProcStat(pid);
   // Clock ticks, 100 per second.
   return stat ? (stat.utimeTicks + stat.stimeTicks) * 10 : undefined;
+}
+
+/**
+ * Resident memory (VmRSS) of `pid` and every process below it, summed, from /proc (Linux); undefined
+ * when `pid` cannot be read. Pages shared between them are counted once per process.
+ */
+export function processTreeRssBytes(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  let total: number | undefined;
+  const seen = new Set<number>();
+  const stack = [pid];
+  while (stack.length > 0 && seen.size < 4096) {
+    const at = stack.pop()!;
+    if (seen.has(at)) continue;
+    seen.add(at);
+    const rss = vmRssBytes(at);
+    if (rss === undefined) continue;
+    total = (total ?? 0) + rss;
+    stack.push(...childrenOf(at));
+  }
+  return total;
+}
+
+function vmRssBytes(pid: number): number | undefined {
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The children of every thread of `pid`, from /proc; none when unreadable. */
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => {
+      try {
+        const text = readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").trim();
+        return text ? text.split(" ").map(Number) : [];
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
 }
 
 /** Interrupt by message (kernelspec interrupt_mode "message"): interrupt_request on control. */
@@ -306,6 +358,12 @@ export class LocalKernelProcess implements LaunchedKernel {
 
   cpuTimeMs(): number | undefined {
     return processCpuMs(this.pid);
+  }
+
+  /** Its memory cgroup's charge, else the resident memory of the kernel and what it started. */
+  memoryBytes(): number | undefined {
+    if (!this.running) return undefined;
+    return readMemoryCurrent(this.applied) ?? processTreeRssBytes(this.pid);
   }
 
   /** The kernel process itself as the host sees it: below its relay and init (pid 1 of the

@@ -163,6 +163,18 @@ export function readProcessRefusals(
 }
 
 /**
+ * The memory charged to the kernel's own memory cgroup now (v2 memory.current, v1
+ * memory.usage_in_bytes), in bytes; undefined when it has none (no memory limit by cgroup).
+ */
+export function readMemoryCurrent(applied: AppliedLimits | undefined): number | undefined {
+  const mem = applied?.cgroups.memory;
+  if (!mem) return undefined;
+  const text = readText(`${mem}/memory.current`) ?? readText(`${mem}/memory.usage_in_bytes`);
+  const bytes = text === undefined ? Number.NaN : Number(text.trim());
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : undefined;
+}
+
+/**
  * Removes a kernel's cgroups once it and everything it started have ended (only groups named
  * nbagent-…). Never throws: answers the directories that could not be removed, with why.
  */
