@@ -162,9 +162,10 @@ export async function exportSessionNotebook(
 }
 
 /** The result line of an export. */
-export function exportText(e: SessionExport): string {
+export function exportText(e: SessionExport, of?: string): string {
   const cells = `${e.cells} cell${e.cells === 1 ? "" : "s"}`;
-  const parts = [`Exported this session's ${cells} to ${e.path} (with their outputs).`];
+  const what = of ? `the ${cells} of ${of}` : `this session's ${cells}`;
+  const parts = [`Exported ${what} to ${e.path} (with their outputs).`];
   if (e.stateLost)
     parts.push(
       `The kernel's state was lost ${e.stateLost === 1 ? "once" : `${e.stateLost} times`}; a markdown cell marks where.`,
