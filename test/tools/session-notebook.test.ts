@@ -160,6 +160,53 @@ describe("export_notebook", () => {
     assert.equal(text(await call({ cells: [{ code: "'ran' in dir()" }] })), "False");
   });
 
+  test("a cell that kills the kernel and a too large output are marked in the notebook", async () => {
+    const s = "deaths";
+    await call({ session: s, cells: [{ code: "a = 1" }] });
+    const died = await call({ session: s, cells: [{ code: "import os\nos._exit(1)" }] });
+    assert.equal(died.isError, true);
+    const big = await call({
+      session: s,
+      cells: [{ code: "print('x' * (5 * 2**20))" }, { code: "print('after')" }],
+      export_notebook: "deaths.ipynb",
+    });
+    const artifact = /artifact:\/\/[\w-]+/.exec(text(big))?.[0];
+    assert.ok(artifact, text(big));
+    assert.match(
+      text(big),
+      /\nExported this session's 4 cells to deaths\.ipynb \(with their outputs\)\. The kernel's state was lost once; a markdown cell marks where\. Left out: the outputs of cell 3 \(too large; a markdown cell says so\)\.$/,
+    );
+    const path = join(cwd, "deaths.ipynb");
+    assert.equal(await validate(path), "ok");
+    const nb = JSON.parse(readFileSync(path, "utf8"));
+    const cells = nb.cells.map((c: { cell_type: string; source: string[] }) => [
+      c.cell_type,
+      c.source.join(""),
+    ]);
+    assert.deepEqual(cells, [
+      ["code", "a = 1"],
+      ["code", "import os\nos._exit(1)"],
+      [
+        "markdown",
+        cells[2][1].startsWith("**The kernel died while the cell above ran** (")
+          ? cells[2][1]
+          : "**The kernel died while the cell above ran** (…) and was restarted: …",
+      ],
+      ["code", "print('x' * (5 * 2**20))"],
+      [
+        "markdown",
+        `*The outputs of the cell above (5.0 MB) are not saved here: over the 4.0 MB one cell's outputs may take in the record. Its text output is in ${artifact} (nbagent artifact).*`,
+      ],
+      ["code", "print('after')"],
+    ]);
+    assert.match(
+      cells[2][1],
+      /\) and was restarted: state from the cells above \(variables, imports\) is gone from here on\.$/,
+    );
+    assert.deepEqual(nb.cells[3].outputs, []);
+    assert.deepEqual(nb.cells[5].outputs, [{ name: "stdout", output_type: "stream", text: ["after\n"] }]);
+  });
+
   test("a new session has nothing to export; a per-call export holds that call's cells only", async () => {
     const none = await call({ session: "fresh", export_notebook: "fresh.ipynb" });
     assert.equal(
