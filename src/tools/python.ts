@@ -352,9 +352,10 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
                 const event = params.reset ? "reset" : lease.kernelStarted ? "start" : undefined;
                 if (event || record.isEmpty()) {
                   const kernel = lease.kernel();
-                  const kernelspec = await options.runtime
-                    .kernelSpecInfo(spec.kernelName)
-                    .catch(() => undefined);
+                  const kernelspec = await withinMs(
+                    options.runtime.kernelSpecInfo(spec.kernelName),
+                    KERNELSPEC_WAIT_MS,
+                  );
                   writes.kernel(event ?? "attach", {
                     ...(kernelspec ? { kernelspec } : {}),
                     ...(kernel.info.languageInfo ? { language_info: kernel.info.languageInfo } : {}),
@@ -400,6 +401,23 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       })) as ToolResult<PythonToolDetails>;
     },
   };
+}
+
+/** How long a call waits for its kernelspec's names for the session's record (else it records none). */
+const KERNELSPEC_WAIT_MS = 5_000;
+
+/** The promise's value, or undefined when it fails or takes longer than `ms`. */
+async function withinMs<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([p.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
