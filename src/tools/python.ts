@@ -224,11 +224,15 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       let spec: SessionSpec = { sessionId: session, cwd, ...(named ? { named } : {}) };
       // The session's record (docs/python-tool.md, "The session as a notebook"); none in a notebook's kernel.
       const records = options.runtime.records;
+      // A per-call kernel's record holds that call's cells: kept only when this call exports them.
+      const perCallExport = mode === "per-call" && params.export_notebook !== undefined && cells.length > 0;
       const record =
         params.notebook_path !== undefined
           ? undefined
           : mode === "per-call"
-            ? records.perCall(session)
+            ? perCallExport
+              ? records.perCall(session)
+              : undefined
             : named
               ? records.named(named)
               : records.python(session, cwd);
@@ -238,14 +242,20 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           : { path: expandPath(params.export_notebook, options.cwd), shown: params.export_notebook };
       if (exportTo) {
         const none = cells.length ? " No cell ran." : "";
-        if (!record)
+        if (params.notebook_path !== undefined)
           return errorResult(
             "export_notebook exports a python session; a call with notebook_path runs in the notebook's kernel, whose cells are the notebook itself. Nothing was written.",
+            emptyDetails(cwd),
+          );
+        if (!record)
+          return errorResult(
+            "nothing to export: a per-call kernel ends with its call, so its export holds that call's cells; pass cells with export_notebook. Nothing was written.",
             emptyDetails(cwd),
           );
         try {
           await checkExportTarget(exportTo.path, exportTo.shown);
         } catch (err) {
+          if (record.transient && mode === "per-call") await records.discard(record);
           if (err instanceof SessionExportError)
             return errorResult(`${err.message}${none}`, emptyDetails(cwd));
           throw err;
@@ -254,7 +264,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           const details = emptyDetails(cwd);
           if (record.isEmpty())
             return errorResult(
-              `nothing to export: this session (${session}) has run no cells${mode === "per-call" ? " (a per-call export holds the cells of its own call)" : ""}. Nothing was written.`,
+              `nothing to export: this session (${session}) has run no cells. Nothing was written.`,
               details,
             );
           try {

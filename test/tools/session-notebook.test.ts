@@ -214,6 +214,11 @@ describe("export_notebook", () => {
       "Error: nothing to export: this session (fresh) has run no cells. Nothing was written.",
     );
     assert.equal(existsSync(join(cwd, "fresh.ipynb")), false);
+    const bare = await call({ mode: "per-call", export_notebook: "once.ipynb" });
+    assert.equal(
+      text(bare),
+      "Error: nothing to export: a per-call kernel ends with its call, so its export holds that call's cells; pass cells with export_notebook. Nothing was written.",
+    );
     const r = await call({ mode: "per-call", cells: [{ code: "print(7)" }], export_notebook: "once.ipynb" });
     assert.equal(text(r), "7\nExported this session's 1 cell to once.ipynb (with their outputs).");
     const nb = JSON.parse(readFileSync(join(cwd, "once.ipynb"), "utf8"));
