@@ -1,19 +1,24 @@
 /**
- * `nbagent sessions [--json]` and `nbagent sessions kill NAME`: the named sessions (`--session NAME`)
+ * `nbagent sessions [--json]`, `nbagent sessions kill NAME` and `nbagent sessions export NAME OUT`:
+ * the named sessions (`--session NAME`)
  * kept on the gateway this process would use — NBAGENT_GATEWAY_URL / `--gateway URL`, else the
  * shared local gateway (docs/cli.md, docs/backends.md "Named sessions"). Listing never starts the
  * shared gateway: when it is not running, no named session is alive.
  */
+import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { localGatewayStatus } from "../kernel/gateway/local-server.js";
 import { createRuntime, type Runtime, type Settings } from "../runtime/index.js";
 import type { NamedSessionInfo } from "../runtime/named-sessions.js";
+import { namedRecordPath, SessionRecord } from "../runtime/session-record.js";
+import { exportSessionNotebook, exportText, SessionExportError } from "../tools/session-notebook.js";
 import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./command.js";
 import { UsageError } from "./params.js";
 import { parsedOrUsage } from "./usage.js";
 
-const USAGE = "usage: nbagent sessions [--json] | nbagent sessions kill NAME";
+const USAGE =
+  "usage: nbagent sessions [--json] | nbagent sessions kill NAME | nbagent sessions export NAME OUT.ipynb";
 
 const HELP = `nbagent sessions — list or end the named sessions kept on a gateway
 
@@ -32,12 +37,17 @@ memory (resident, asked of an idle kernel) and its working directory.
 options:
   --json         print [{"name","kernelId","state","idleSeconds","memoryBytes","cwd","gateway"}…]
   kill NAME      shut the session's kernel down; its state is gone, a later call on NAME starts fresh
+  export NAME OUT.ipynb
+                 write every cell the session ran (any process's calls, in order, with their outputs)
+                 as a new notebook; a markdown cell marks where the kernel's state was lost. OUT must
+                 not exist. Reads only the session's record in the state dir: no gateway is needed.
 
-exit: 0 listed / ended; 1 no such session, or the gateway could not be reached; 2 usage.
+exit: 0 listed / ended / exported; 1 no such session (nothing recorded, for export), the file could not be written, or the gateway could not be reached; 2 usage.
 
 examples:
   nbagent call python '{"cells":[{"code":"x = 41"}]}' --session s
   nbagent sessions
+  nbagent sessions export s s.ipynb
   nbagent sessions kill s
 `;
 
@@ -46,6 +56,7 @@ export const sessionsCommand: Command = {
   async run(args, settings) {
     const parsed = parsedOrUsage("sessions", USAGE, parse, args);
     if (parsed === undefined) return 2;
+    if (parsed.export) return exportSession(parsed.export.name, parsed.export.out, settings);
     let runtime: Runtime;
     try {
       // The gateway --session would use: the configured one, else the shared local gateway. It lists
@@ -89,6 +100,26 @@ export const sessionsCommand: Command = {
     }
   },
 };
+
+/** `sessions export NAME OUT`: the named session's record as a new notebook (docs/cli.md). */
+async function exportSession(name: string, out: string, settings: Settings): Promise<number> {
+  const record = new SessionRecord(namedRecordPath(settings.stateRoot, name), false);
+  if (record.isEmpty()) {
+    process.stderr.write(
+      `${errorText(`nothing recorded for named session '${name}': no cell has run with --session ${name} here (or its record was pruned by age with the artifacts). Nothing was written.`)}\n`,
+    );
+    return 1;
+  }
+  try {
+    const exported = await exportSessionNotebook(record, resolve(out), out);
+    process.stdout.write(`${exportText(exported, `named session '${name}'`)}\n`);
+    return 0;
+  } catch (err) {
+    if (!(err instanceof SessionExportError)) throw err;
+    process.stderr.write(`${errorText(err.message)}\n`);
+    return 1;
+  }
+}
 
 async function kill(runtime: Runtime, name: string, where: string): Promise<number> {
   const before = await runtime.namedSessions.list();
@@ -177,7 +208,17 @@ function parse(args: string[]) {
   });
   const [verb, name, ...extra] = positionals;
   if (verb === undefined) return { json: values.json === true, kill: undefined };
-  if (verb !== "kill") throw new UsageError(`unknown action '${verb}' (list with no action, or kill NAME)`);
+  if (verb === "export") {
+    if (name === undefined || extra.length === 0)
+      throw new UsageError("export needs the session's NAME and OUT.ipynb");
+    if (extra.length > 1) throw new UsageError(`unexpected arguments: ${extra.slice(1).join(" ")}`);
+    if (values.json) throw new UsageError("--json goes with the list, not with export");
+    return { json: false, kill: undefined, export: { name, out: extra[0] } };
+  }
+  if (verb !== "kill")
+    throw new UsageError(
+      `unknown action '${verb}' (list with no action, kill NAME, or export NAME OUT.ipynb)`,
+    );
   if (name === undefined) throw new UsageError("kill needs the session's NAME");
   if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   if (values.json) throw new UsageError("--json goes with the list, not with kill");

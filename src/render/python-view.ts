@@ -165,6 +165,10 @@ function splitText(text: string, d: PythonToolDetails, notebook: boolean): Secti
       }
     }
   }
+  // export_notebook's line closes the text (docs/python-tool.md, "The session as a notebook")
+  const exportLine = lines.length - 1;
+  if (d.exported !== undefined || /^Not exported: /.test(lines[exportLine] ?? ""))
+    footerAt = Math.min(footerAt, Math.max(exportLine, (at[at.length - 1] ?? prefixEnd - 1) + 1));
   const cells = new Map<number, string[]>();
   started.forEach(({ pos }, k) => {
     const end = k + 1 < at.length ? at[k + 1] : footerAt;

@@ -66,6 +66,18 @@ export {
   TooManyRestartsError,
 } from "./session.js";
 export {
+  CellRecording,
+  type KernelRecordEvent,
+  MAX_CELL_OUTPUT_BYTES,
+  MAX_RECORD_BYTES,
+  namedRecordPath,
+  type RecordEntry,
+  type RecordedCell,
+  type RecordedKernel,
+  SessionRecord,
+  SessionRecords,
+} from "./session-record.js";
+export {
   type KeptSessionState,
   KernelSessions,
   type KernelSessionsOptions,

@@ -15,6 +15,7 @@ import type { GatewaySetting, KernelChoice } from "./kernel-choice.js";
 import { createKernelProvider, type KernelProvider, type KernelRequest } from "./kernel-provider.js";
 import { type NamedSessionInfo, NamedSessions, registryPath } from "./named-sessions.js";
 import { keyText, namedKey, type SessionKey, type SessionSpec, type StartedKernel } from "./session.js";
+import { SessionRecords } from "./session-record.js";
 import {
   type KeptSessionState,
   KernelSessions,
@@ -132,6 +133,8 @@ export interface Runtime {
   /** Named sessions on this runtime's gateway (an Error: when kernels are local). */
   readonly namedSessions: NamedSessionsView;
   readonly artifacts: ArtifactStore;
+  /** The records of python sessions, for their export as a notebook (session-record.ts). */
+  readonly records: SessionRecords;
   /** How many old artifacts the creation-time prune removed (it runs in the background). */
   readonly artifactsPruned: Promise<number>;
   readonly defaultSessionId: string;
@@ -189,6 +192,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   const { choice, usesGateway } = provider;
   const maxAge = options.artifactMaxAgeMs ?? settings.artifactMaxAgeMs;
   const artifactsPruned = maxAge > 0 ? artifacts.prune(maxAge).catch(() => 0) : Promise.resolve(0);
+  const records = new SessionRecords(artifacts.root);
+  if (maxAge > 0) records.prune(maxAge).catch(() => 0);
   const defaultSessionId = options.sessionId ?? options.sessionName ?? "default";
 
   let named: NamedSessions | undefined;
@@ -250,6 +255,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   return {
     sessions,
     artifacts,
+    records,
     artifactsPruned,
     defaultSessionId,
     choice,
@@ -331,6 +337,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       disposed ??= (async () => {
         await sessions.dispose();
         await provider.dispose();
+        await records.dispose();
       })();
       return disposed;
     },

@@ -3,6 +3,7 @@
  * reads, in the original's wording (`[i/n] title`, `(ok)`, failed/aborted cell lines); the output
  * body with its per-cell cut notices comes from output-text.ts (docs/output.md).
  */
+
 import type { StatusEvent } from "../kernel/types.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import type { SessionEvent } from "../runtime/session.js";
@@ -20,6 +21,7 @@ import {
   unreadLossText,
 } from "./kernel-text.js";
 import type { ImageDetails } from "./python-images.js";
+import type { SessionExport } from "./session-notebook.js";
 
 export type CellStatus = "pending" | "running" | "ok" | "error" | "aborted" | "skipped";
 
@@ -108,6 +110,8 @@ export interface PythonToolDetails {
   sessionStart?: SessionStartFacts;
   /** Extra lines for the top of the text (e.g. a kernelspec that was replaced). */
   notes?: string[];
+  /** export_notebook: what was written (docs/python-tool.md, "The session as a notebook"). */
+  exported?: SessionExport;
 }
 
 /** Details before anything ran (also what an Error: result carries). */

@@ -14,7 +14,13 @@ import { Deadline } from "../runtime/deadline.js";
 import { notebookSession } from "../runtime/notebook-session.js";
 import { preludeHelpers } from "../runtime/prelude.js";
 import type { Runtime } from "../runtime/runtime.js";
-import type { SessionSpec } from "../runtime/session.js";
+import type { SessionExecuteResult, SessionSpec } from "../runtime/session.js";
+import {
+  CellRecording,
+  type KernelRecordEvent,
+  type RecordedKernel,
+  type SessionRecord,
+} from "../runtime/session-record.js";
 import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
 import type { ToolDescriptor } from "./descriptor.js";
@@ -25,6 +31,12 @@ import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./py
 import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
+import {
+  checkExportTarget,
+  exportSessionNotebook,
+  exportText,
+  SessionExportError,
+} from "./session-notebook.js";
 import { errorResult, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
 
 /** The timeout of a call that gives none where nothing goes on in the background (docs/python-tool.md). */
@@ -32,15 +44,17 @@ export const DEFAULT_TIMEOUT_SECONDS = 30;
 
 export const pythonSchema = Type.Object(
   {
-    cells: Type.Array(
-      Type.Object(
-        {
-          code: Type.String({ description: "Python source of the cell" }),
-          title: Type.Optional(Type.String({ description: "Short label shown as [i/n] title" })),
-        },
-        { additionalProperties: false },
+    cells: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            code: Type.String({ description: "Python source of the cell" }),
+            title: Type.Optional(Type.String({ description: "Short label shown as [i/n] title" })),
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1, description: "Cells to run in order in one kernel; stops at the first failing cell" },
       ),
-      { minItems: 1, description: "Cells to run in order in one kernel; stops at the first failing cell" },
     ),
     timeout: Type.Optional(
       Type.Number({
@@ -70,6 +84,12 @@ export const pythonSchema = Type.Object(
     ),
     session: Type.Optional(
       Type.String({ description: "Name of a separate kernel session (default: the main one)" }),
+    ),
+    export_notebook: Type.Optional(
+      Type.String({
+        description:
+          "Write every cell this session ran (this call's too, after they run) with its outputs to this new .ipynb file (never over an existing file); with no cells, only export",
+      }),
     ),
     notebook_path: Type.Optional(
       Type.String({
@@ -145,7 +165,12 @@ function expandPath(p: string, base: string): string {
 }
 
 function validate(params: unknown): string | undefined {
-  if (Value.Check(pythonSchema, params)) return undefined;
+  if (Value.Check(pythonSchema, params)) {
+    const p = params as PythonParams;
+    if (p.cells === undefined && p.export_notebook === undefined)
+      return "invalid parameter /cells: required unless export_notebook is given";
+    return undefined;
+  }
   const first = [...Value.Errors(pythonSchema, params)][0];
   if (!first) return "invalid parameters";
   return `invalid parameter ${first.path || "(root)"}: ${first.message}`;
@@ -185,6 +210,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       if (problem)
         return errorResult(`${problem}. Pass {"cells":[{"code":"..."}]}.`, emptyDetails(options.cwd));
       const cwd = params.cwd ? expandPath(params.cwd, options.cwd) : options.cwd;
+      const cells = params.cells ?? [];
       try {
         if (!statSync(cwd).isDirectory()) throw new Error();
       } catch {
@@ -196,6 +222,60 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           ? options.runtime.namedSessionFor(session, params.session !== undefined)
           : undefined;
       let spec: SessionSpec = { sessionId: session, cwd, ...(named ? { named } : {}) };
+      // The session's record (docs/python-tool.md, "The session as a notebook"); none in a notebook's kernel.
+      const records = options.runtime.records;
+      // A per-call kernel's record holds that call's cells: kept only when this call exports them.
+      const perCallExport = mode === "per-call" && params.export_notebook !== undefined && cells.length > 0;
+      const record =
+        params.notebook_path !== undefined
+          ? undefined
+          : mode === "per-call"
+            ? perCallExport
+              ? records.perCall(session)
+              : undefined
+            : named
+              ? records.named(named)
+              : records.python(session, cwd);
+      const exportTo =
+        params.export_notebook === undefined
+          ? undefined
+          : { path: expandPath(params.export_notebook, options.cwd), shown: params.export_notebook };
+      if (exportTo) {
+        const none = cells.length ? " No cell ran." : "";
+        if (params.notebook_path !== undefined)
+          return errorResult(
+            "export_notebook exports a python session; a call with notebook_path runs in the notebook's kernel, whose cells are the notebook itself. Nothing was written.",
+            emptyDetails(cwd),
+          );
+        if (!record)
+          return errorResult(
+            "nothing to export: a per-call kernel ends with its call, so its export holds that call's cells; pass cells with export_notebook. Nothing was written.",
+            emptyDetails(cwd),
+          );
+        try {
+          await checkExportTarget(exportTo.path, exportTo.shown);
+        } catch (err) {
+          if (record.transient && mode === "per-call") await records.discard(record);
+          if (err instanceof SessionExportError)
+            return errorResult(`${err.message}${none}`, emptyDetails(cwd));
+          throw err;
+        }
+        if (cells.length === 0) {
+          const details = emptyDetails(cwd);
+          if (record.isEmpty())
+            return errorResult(
+              `nothing to export: this session (${session}) has run no cells. Nothing was written.`,
+              details,
+            );
+          try {
+            details.exported = await exportSessionNotebook(record, exportTo.path, exportTo.shown);
+          } catch (err) {
+            if (err instanceof SessionExportError) return errorResult(err.message, details);
+            throw err;
+          }
+          return { content: [{ type: "text", text: exportText(details.exported) }], details };
+        }
+      }
       if (params.notebook_path !== undefined) {
         if (mode === "per-call") {
           return errorResult(
@@ -225,7 +305,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       const details = emptyDetails(spec.cwd);
       if (params.notebook_path !== undefined) details.kernelOwner = "notebook";
       details.reset = params.reset === true;
-      details.cells = params.cells.map((c, i) => ({ index: i + 1, title: c.title, status: "pending" }));
+      details.cells = cells.map((c, i) => ({ index: i + 1, title: c.title, status: "pending" }));
       const recorder = new CellRunRecorder({
         artifacts: options.runtime.artifacts,
         session,
@@ -237,6 +317,8 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       });
       const what = params.notebook_path ? `python call in ${params.notebook_path}'s kernel` : "python call";
       const tag = new CellCallTag(what, recorder, options.runs);
+
+      const writes = new RecordWrites(record, () => recorder.sink.dump().artifactId);
 
       const work = async (runSignal: AbortSignal): Promise<ToolResult<PythonToolDetails>> => {
         let current = 0; // 1-based index of the running cell; 0 before the first
@@ -276,10 +358,30 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
                   `Note: ${params.notebook_path}'s kernel was started for this call: none of the notebook's cells have run in it, so their variables do not exist. Run them first with the notebook tool (action run).`,
                 ];
               }
-              for (const [i, cell] of params.cells.entries()) {
+              if (record) {
+                const event = params.reset ? "reset" : lease.kernelStarted ? "start" : undefined;
+                if (event || record.isEmpty()) {
+                  const kernel = lease.kernel();
+                  const kernelspec = await withinMs(
+                    options.runtime.kernelSpecInfo(spec.kernelName),
+                    KERNELSPEC_WAIT_MS,
+                  );
+                  writes.kernel(event ?? "attach", {
+                    ...(kernelspec ? { kernelspec } : {}),
+                    ...(kernel.info.languageInfo ? { language_info: kernel.info.languageInfo } : {}),
+                    ...(lease.named ? { kernelId: lease.named.kernelId } : {}),
+                  });
+                }
+              }
+              for (const [i, cell] of cells.entries()) {
                 current = i + 1;
                 recorder.startCell(current);
-                const r = await lease.execute(cell.code, recorder.hooks(current));
+                const recording = record ? new CellRecording(cell.code) : undefined;
+                const r = await lease.execute(cell.code, {
+                  ...recorder.hooks(current),
+                  ...(recording ? { onIOPub: recording.onIOPub } : {}),
+                });
+                if (recording) writes.cell(recording, r);
                 if (!recorder.finishCell(current, r, deadline, false, runSignal)) break;
               }
               carryUnreadLoss(lease, tag, signal, runSignal);
@@ -288,11 +390,17 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         } catch (err) {
           startError = recorder.fail(err, current);
         }
+        await writes.done();
         const result = await recorder.result();
-        if (startError !== undefined) {
-          return errorResult(`could not start the Python kernel: ${describeFailure(startError)}`, details);
+        try {
+          if (startError !== undefined) {
+            return errorResult(`could not start the Python kernel: ${describeFailure(startError)}`, details);
+          }
+          if (record && exportTo) await exportAfterRun(result, record, exportTo, writes.failure);
+          return result;
+        } finally {
+          if (record && mode === "per-call") await records.discard(record);
         }
-        return result;
       };
       if (!options.runs) return work(signal ?? new AbortController().signal);
       return (await options.runs.start(what, recorder, work, {
@@ -303,4 +411,94 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       })) as ToolResult<PythonToolDetails>;
     },
   };
+}
+
+/** How long a call waits for its kernelspec's names for the session's record (else it records none). */
+const KERNELSPEC_WAIT_MS = 5_000;
+
+/** The promise's value, or undefined when it fails or takes longer than `ms`. */
+async function withinMs<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([p.catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The appends of one call to its session's record, in order (a cell's entry follows the kernel
+ * events before it and precedes those after it). A failed write does not fail the call: the first
+ * failure is kept for the export's text.
+ */
+class RecordWrites {
+  private chain: Promise<void> = Promise.resolve();
+  failure?: string;
+
+  constructor(
+    private readonly record: SessionRecord | undefined,
+    private readonly artifactId: () => string | undefined,
+  ) {}
+
+  kernel(kind: "start" | "attach" | "reset", meta: RecordedKernel): void {
+    this.event({ kind }, meta);
+  }
+
+  cell(recording: CellRecording, r: SessionExecuteResult): void {
+    for (const e of r.events) {
+      if (e.kind === "restarted-dead-kernel") this.event({ kind: "restart" });
+      else if (e.kind === "retried-before-start") this.event({ kind: "restart", reason: e.reason });
+    }
+    const artifact = recording.tooLarge ? this.artifactId() : undefined;
+    this.push(recording.finish(r.executionCount, artifact ? `artifact://${artifact}` : undefined));
+    for (const e of r.events)
+      if (e.kind === "died-during-code")
+        this.event({ kind: "died", reason: e.reason, restarted: e.restarted });
+    if (r.kernelRestarted) this.event({ kind: "interrupt" });
+  }
+
+  private event(event: KernelRecordEvent, meta: RecordedKernel = {}): void {
+    this.push({ type: "kernel", at: new Date().toISOString(), event, ...meta });
+  }
+
+  private push(entry: Parameters<SessionRecord["append"]>[0]): void {
+    const record = this.record;
+    if (!record) return;
+    this.chain = this.chain.then(() =>
+      record.append(entry).catch((err: Error) => {
+        this.failure ??= err.message;
+      }),
+    );
+  }
+
+  done(): Promise<void> {
+    return this.chain;
+  }
+}
+
+/** Writes the session's notebook after this call's cells and adds what happened to the result. */
+async function exportAfterRun(
+  result: ToolResult<PythonToolDetails>,
+  record: SessionRecord,
+  to: { path: string; shown: string },
+  recordFailure: string | undefined,
+): Promise<void> {
+  const first = result.content[0] as { type: "text"; text: string };
+  let line: string;
+  try {
+    const exported = await exportSessionNotebook(record, to.path, to.shown);
+    result.details.exported = exported;
+    line = exportText(exported);
+    if (recordFailure)
+      line += ` Cells may be missing: writing the session's record failed (${recordFailure}).`;
+  } catch (err) {
+    if (!(err instanceof SessionExportError)) throw err;
+    line = `Not exported: ${err.message}`;
+    result.isError = true;
+  }
+  first.text = first.text ? `${first.text}\n${line}` : line;
 }

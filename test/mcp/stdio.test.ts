@@ -4,8 +4,19 @@
  * cell — leaving no kernel behind.
  */
 import assert from "node:assert/strict";
+import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { marker, ownedStdioServer, pidsWithEnv, type StdioServer, stdioServer, tempDir } from "./helpers.js";
+import {
+  marker,
+  ownedStdioServer,
+  pidsWithEnv,
+  readNb,
+  type StdioServer,
+  stdioServer,
+  tempDir,
+  textOf,
+  validate,
+} from "./helpers.js";
 import {
   alive,
   answersBadInput,
@@ -55,6 +66,32 @@ test("a call past the size limit is refused with its id, and the server keeps se
     assert.equal(err.code, -32600);
     assert.match(err.message, /Request too large: \d+ bytes \(limit 4194304\)/);
   }));
+
+test("export_notebook writes the session's cells as a notebook; a bad target is an Error:", async () => {
+  const call = (args: Record<string, unknown>) => server.client.callTool({ name: "python", arguments: args });
+  const ran = await call({ session: "nb", cells: [{ code: "v = 6\nprint(v)" }, { code: "v * 7" }] });
+  assert.equal(textOf(ran), "[1/2]\n6\n[2/2]\n42");
+  const only = await call({ session: "nb", export_notebook: "mcp-session.ipynb" });
+  assert.equal(textOf(only), "Exported this session's 2 cells to mcp-session.ipynb (with their outputs).");
+  assert.equal(await validate(join(dir, "mcp-session.ipynb")), "ok");
+  const nb = await readNb(join(dir, "mcp-session.ipynb"));
+  assert.deepEqual(
+    nb.cells.map((c: { source: string[]; execution_count: number }) => [
+      c.source.join(""),
+      c.execution_count,
+    ]),
+    [
+      ["v = 6\nprint(v)", 1],
+      ["v * 7", 2],
+    ],
+  );
+  const again = await call({ session: "nb", export_notebook: "mcp-session.ipynb" });
+  assert.equal(again.isError, true);
+  assert.equal(
+    textOf(again),
+    "Error: cannot export to mcp-session.ipynb: it already exists, and an export never replaces a file. Nothing was written; pass a new path.",
+  );
+});
 
 test("stdin closing ends the server and shuts its kernels down", async () => {
   const mark = marker();

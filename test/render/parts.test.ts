@@ -202,3 +202,16 @@ test("collapsed output shows the tail and says how much is above; expanded shows
       line,
     );
 });
+
+test("export_notebook's closing line is drawn after the cells, not inside the last one's output", () => {
+  const fx = JSON.parse(readFileSync("test/render/fixtures/python-one-cell.json", "utf8"));
+  const line = "Exported this session's 1 cell to s.ipynb (with their outputs).";
+  const result = {
+    content: [{ type: "text", text: `${fx.result.content[0].text}\n${line}` }],
+    details: { ...fx.result.details, exported: { path: "s.ipynb", cells: 1, stateLost: 0, omitted: [] } },
+  };
+  const o: RenderOptions = { width: 120, expanded: true, theme: plainTheme() };
+  const lines = renderToolResult("python", result, o);
+  assert.ok(lines.includes(line), lines.join("\n"));
+  assert.ok(!lines.some((l) => l.startsWith("│") && l.includes("Exported")), lines.join("\n"));
+});

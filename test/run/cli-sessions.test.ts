@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { promisify } from "node:util";
 import { type JupyterServerHandle, startJupyterServer } from "../gateway/helpers.js";
-import { type Json, nbagent, ROOT, tempDir, writeNb } from "./helpers.js";
+import { type Json, nbagent, ROOT, tempDir, validate, writeNb } from "./helpers.js";
 
 const exec = promisify(execFile);
 const OUT = join(ROOT, "dist", `test-cli-sessions-${process.pid}`);
@@ -158,6 +158,73 @@ describe("nbagent --session and sessions on a gateway given with --gateway", () 
     const [fresh] = await serverKernels(server);
     assert.notEqual(fresh, id);
     await cli(["sessions", "kill", "s", ...gw], cwd, env);
+  });
+
+  it("a named session's cells from two processes: export_notebook, then sessions export from a third", async () => {
+    const cwd = join(root, "export");
+    await mkdir(cwd);
+    const env = { NBAGENT_STATE_DIR: join(root, "state-export"), NBAGENT_GATEWAY_TOKEN: server.token };
+    const gw = ["--gateway", server.url];
+    const first = await cli(
+      ["call", "python", py("x = 41\nprint('set')"), "--session", "e", ...gw],
+      cwd,
+      env,
+    );
+    assert.equal(first.code, 0, first.stderr + first.stdout);
+    // The python tool's parameter, in a later process: both processes' cells, this call's after it ran.
+    const second = await cli(
+      [
+        "call",
+        "python",
+        JSON.stringify({ cells: [{ code: "x + 1" }, { code: "1/0" }], export_notebook: "mid.ipynb" }),
+        "--session",
+        "e",
+        ...gw,
+      ],
+      cwd,
+      env,
+    );
+    assert.equal(second.code, 1, second.stderr);
+    assert.match(
+      second.stdout,
+      /ZeroDivisionError[\s\S]*\nExported this session's 3 cells to mid\.ipynb \(with their outputs\)\.\n?$/,
+    );
+    assert.equal(await validate(join(cwd, "mid.ipynb")), "ok");
+
+    const out = await cli(["sessions", "export", "e", "all.ipynb"], cwd, env);
+    assert.equal(out.code, 0, out.stderr);
+    assert.equal(
+      out.stdout,
+      "Exported the 3 cells of named session 'e' to all.ipynb (with their outputs).\n",
+    );
+    assert.equal(await validate(join(cwd, "all.ipynb")), "ok");
+    const nb = JSON.parse(await readFile(join(cwd, "all.ipynb"), "utf8"));
+    assert.deepEqual(
+      nb.cells.map((c: Json) => [c.source.join(""), c.outputs.map((o: Json) => o.output_type)]),
+      [
+        ["x = 41\nprint('set')", ["stream"]],
+        ["x + 1", ["execute_result"]],
+        ["1/0", ["error"]],
+      ],
+    );
+    assert.equal(nb.cells[1].outputs[0].data["text/plain"].join(""), "42");
+    assert.equal(nb.metadata.language_info.name, "python");
+
+    const taken = await cli(["sessions", "export", "e", "all.ipynb"], cwd, env);
+    assert.equal(taken.code, 1);
+    assert.equal(
+      taken.stderr,
+      "Error: cannot export to all.ipynb: it already exists, and an export never replaces a file. Nothing was written; pass a new path.\n",
+    );
+    const unknown = await cli(["sessions", "export", "nope", "n.ipynb"], cwd, env);
+    assert.equal(unknown.code, 1);
+    assert.equal(
+      unknown.stderr,
+      "Error: nothing recorded for named session 'nope': no cell has run with --session nope here (or its record was pruned by age with the artifacts). Nothing was written.\n",
+    );
+    const usage = await cli(["sessions", "export", "e"], cwd, env);
+    assert.equal(usage.code, 2);
+    await cli(["sessions", "kill", "e", ...gw], cwd, env);
   });
 
   it("run --gateway -j 2: both notebooks run on the server's kernels", async () => {
