@@ -222,9 +222,10 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
   };
   let dirty = recordLanguageInfo(loaded.notebook, options.languageInfo);
   for (const planned of plan) {
-    const notRun = (status: CellRunStatus, reason: string | undefined) => {
+    const notRun = (status: CellRunStatus, reason: string | undefined, now?: number) => {
       const report: CellRunReport = {
         index: planned.index,
+        ...(now !== undefined && now !== planned.index && { indexNow: now }),
         ...(planned.id !== undefined && { id: planned.id }),
         status,
         reason,
@@ -265,7 +266,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     let cell = nb.cells[index];
     const skip = skipReason(cell);
     if (skip) {
-      notRun("skipped", skip);
+      notRun("skipped", skip, index);
       continue;
     }
     cell = thawCell(nb, index);

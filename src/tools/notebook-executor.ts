@@ -43,6 +43,8 @@ export const DEFAULT_RUN_TIMEOUT_SECONDS = 60;
 
 export interface NotebookRunCellDetails {
   index: number;
+  /** Its index when it ran (or was skipped), when other edits moved it. */
+  indexNow?: number;
   id?: string;
   status: string;
   executionCount: number | null;
@@ -240,6 +242,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
                 }
                 base.ranCells.push({
                   index: report.index,
+                  ...(report.indexNow !== undefined && { indexNow: report.indexNow }),
                   id: report.id,
                   status: report.status,
                   executionCount: report.executionCount,
@@ -338,10 +341,14 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
 /** The skipped cells named with why, grouped: `cell 0 (tagged skip-execution), cells 2 and 4 (markdown cell)`. */
 function skippedText(cells: NotebookRunCellDetails[]): string {
   const byReason = new Map<string, number[]>();
-  for (const c of cells)
-    if (c.status === "skipped")
-      byReason.set(c.reason ?? "skipped", [...(byReason.get(c.reason ?? "skipped") ?? []), c.index]);
-  return [...byReason].map(([why, indices]) => `${cellList(indices)} (${why})`).join(", ");
+  const moved: string[] = [];
+  for (const c of cells) {
+    if (c.status !== "skipped") continue;
+    const why = c.reason ?? "skipped";
+    if (c.indexNow !== undefined) moved.push(`cell ${c.index}, now at index ${c.indexNow} (${why})`);
+    else byReason.set(why, [...(byReason.get(why) ?? []), c.index]);
+  }
+  return [...[...byReason].map(([why, indices]) => `${cellList(indices)} (${why})`), ...moved].join(", ");
 }
 
 /** What the model is told when other writers changed the file during the run (docs/notebook-tool.md). */
