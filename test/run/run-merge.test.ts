@@ -61,6 +61,17 @@ async function jupyterSaves(path: string, change: string): Promise<void> {
 
 const sources = (nb: Json) => nb.cells.map((c: Json) => `${c.id}:${[c.source].flat().join("")}`);
 
+/** A toolbox in `cwd` and a notebook there whose cells print one, two (gated) and three. */
+async function oneTwoThree(cwd: string, name: string) {
+  const { nb } = toolbox(cwd);
+  const path = await writeNb(join(cwd, name), [
+    ["code", "print('one')"],
+    ["code", gated(cwd, "two")],
+    ["code", "print('three')"],
+  ]);
+  return { cwd, nb, path };
+}
+
 /** Starts a run of every cell, waits until the gated cell is running, and returns the pending result. */
 async function runUntilGate(dir: string, nb: (p: Json) => Promise<Json>, name: string) {
   const running = nb({ action: "run", notebook_path: name, timeout: 600 });
@@ -72,13 +83,7 @@ describe("a notebook run merges with other writers", { concurrency: true }, () =
   const dir = perTestDirs();
 
   test("the agent's own insert and edit while a cell runs: both kept, the edited cell runs its new source", async () => {
-    const cwd = await dir();
-    const { nb } = toolbox(cwd);
-    const path = await writeNb(join(cwd, "a.ipynb"), [
-      ["code", "print('one')"],
-      ["code", gated(cwd, "two")],
-      ["code", "print('three')"],
-    ]);
+    const { cwd, nb, path } = await oneTwoThree(await dir(), "a.ipynb");
     const { running } = await runUntilGate(cwd, nb, "a.ipynb");
     const ins = await nb({
       action: "insert",
@@ -116,13 +121,7 @@ describe("a notebook run merges with other writers", { concurrency: true }, () =
   });
 
   test("Jupyter re-saves the file mid-run (nbformat.write, nothing changed): every output is still saved", async () => {
-    const cwd = await dir();
-    const { nb } = toolbox(cwd);
-    const path = await writeNb(join(cwd, "b.ipynb"), [
-      ["code", "print('one')"],
-      ["code", gated(cwd, "two")],
-      ["code", "print('three')"],
-    ]);
+    const { cwd, nb, path } = await oneTwoThree(await dir(), "b.ipynb");
     const { running } = await runUntilGate(cwd, nb, "b.ipynb");
     await jupyterSaves(path, "nb.metadata['saved_by'] = 'jupyter'");
     writeFileSync(join(cwd, "go"), "");
@@ -136,13 +135,7 @@ describe("a notebook run merges with other writers", { concurrency: true }, () =
   });
 
   test("a person changes a later cell and adds one mid-run: their changes are kept, the new source runs", async () => {
-    const cwd = await dir();
-    const { nb } = toolbox(cwd);
-    const path = await writeNb(join(cwd, "c.ipynb"), [
-      ["code", "print('one')"],
-      ["code", gated(cwd, "two")],
-      ["code", "print('three')"],
-    ]);
+    const { cwd, nb, path } = await oneTwoThree(await dir(), "c.ipynb");
     const { running } = await runUntilGate(cwd, nb, "c.ipynb");
     await jupyterSaves(
       path,
