@@ -179,6 +179,13 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
   /** Re-reads the file and carries this run's outputs into it (a writer changed it meanwhile). */
   const refresh = async () => {
     const fresh = await loadNotebook(loaded.path);
+    // The path is now a link to another file (a kernel or another user could put one there): the
+    // run's outputs are not written into a file nobody named.
+    if (fresh.path !== loaded.path)
+      throw new NotebookFileError(
+        "conflict",
+        `${loaded.path} was replaced by a link to ${fresh.path} during the run; nothing was written there`,
+      );
     const sameCount = fresh.notebook.cells.length === cellCount;
     for (const entry of [...carried]) {
       const fate = carryInto(fresh.notebook, entry, sameCount);

@@ -275,7 +275,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       const failed = base.cells.find(
         (c) => c.status === "aborted" || (c.status === "error" && !c.allowedError),
       );
-      result.isError = failed ? true : undefined;
+      // A run whose file could not be saved any more stopped there: an error, whatever the cells did.
+      result.isError = failed || outcome?.saveError ? true : undefined;
       const ran = base.cells.filter(cellRan);
       const unrun = base.cells.filter((c) => !cellRan(c)).map((c) => c.index);
       const skipped = skippedText(base.ranCells);
@@ -286,7 +287,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         ran.length === 0
           ? ""
           : outcome?.saveError
-            ? `The outputs of the cells that ran since the last save are NOT in the file: ${outcome.saveError.message.replace(/ Nothing was written;.*$/, "")}. They are shown below and kept in the artifact.`
+            ? `The outputs of the cells that ran since the last save are NOT in the file: ${outcome.saveError.message.replace(/ Nothing was written;.*$/, "")}. They are shown below.`
             : unsaved.length === 0
               ? "Outputs of the cells that ran are saved in the notebook."
               : "Outputs of the other cells that ran are saved in the notebook.";
@@ -296,6 +297,11 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         }. ${savedText}`.trimEnd(),
         ...mergeLines(reports, outcome?.merges ?? 0),
       ];
+      const notRun = reports.filter((c) => c.status === "not-run").map((c) => c.index);
+      if (outcome?.saveError && notRun.length > 0)
+        lines.push(
+          `${cellList(notRun).replace(/^c/, "C")} did not run: the run stopped because the notebook could not be saved.`,
+        );
       const first = result.content[0];
       if (failed && (unrun.length > 0 || failed.status === "aborted")) {
         const stateLost =
@@ -369,11 +375,11 @@ function mergeLines(reports: CellRunReport[], merges: number): string[] {
       );
     if (c.notSaved === "deleted")
       lines.push(
-        `${at(c)} was deleted from the notebook while it ran: its outputs are not in the file; they are above and in the artifact.`,
+        `${at(c)} was deleted from the notebook while it ran: its outputs are not in the file; they are in this result (above).`,
       );
     if (c.notSaved === "no-ids")
       lines.push(
-        `${at(c)}'s outputs are not in the file: its cells have no ids and the file's cell count changed, so it could not be found again; they are above and in the artifact.`,
+        `${at(c)}'s outputs are not in the file: its cells have no ids and the file's cell count changed, so it could not be found again; they are in this result (above).`,
       );
   }
   return lines;

@@ -6,7 +6,7 @@
  * kept, the merged file valid for nbformat, and the text saying what happened to which cell.
  */
 import assert from "node:assert/strict";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
@@ -180,7 +180,7 @@ describe("a notebook run merges with other writers", { concurrency: true }, () =
     );
     assert.match(
       text,
-      /\nCell 0 \(id c0\) was deleted from the notebook while it ran: its outputs are not in the file; they are above and in the artifact\.\n/,
+      /\nCell 0 \(id c0\) was deleted from the notebook while it ran: its outputs are not in the file; they are in this result \(above\)\.\n/,
     );
     assert.match(text, /\nCell 1 \(id c1\) did not run: deleted from the notebook before its turn\.\n/);
     assert.match(text, /two/, "the deleted cell's output is shown");
@@ -204,6 +204,32 @@ describe("a notebook run merges with other writers", { concurrency: true }, () =
     const saved2 = await readNb(path2);
     assert.deepEqual(sources(saved2), ["c0:print('new code')"]);
     assert.deepEqual(outputTexts(saved2), [["old code\n"]]);
+  });
+
+  test("the notebook replaced by a link to another file mid-run: nothing written there, an error that says what is unsaved", async () => {
+    const cwd = await dir();
+    const { nb } = toolbox(cwd);
+    const victim = await writeNb(join(cwd, "victim.ipynb"), [["code", "print('victim')"]]);
+    const before = readFileSync(victim);
+    const path = join(cwd, "h.ipynb");
+    await writeNb(path, [
+      [
+        "code",
+        `import os
+os.rename(${JSON.stringify(path)}, ${JSON.stringify(`${path}.old`)})
+os.symlink(${JSON.stringify(victim)}, ${JSON.stringify(path)})
+print('swapped')`,
+      ],
+      ["code", "print('after')"],
+    ]);
+    const r = await nb({ action: "run", notebook_path: "h.ipynb" });
+    const text = resultText(r);
+    assert.equal(r.isError, true, text);
+    assert.match(
+      text,
+      /^Ran 1 of 2 code cells selected in h\.ipynb \(0-based cell indices\)\. The outputs of the cells that ran since the last save are NOT in the file: .*h\.ipynb was replaced by a link to .*victim\.ipynb during the run; nothing was written there\. They are shown below\.\nCell 1 did not run: the run stopped because the notebook could not be saved\.\n\[cell 0 \(id c0\)\]\nswapped$/,
+    );
+    assert.ok(readFileSync(victim).equals(before), "the linked file is untouched");
   });
 
   test("nbagent batch: a backgrounded run, then the agent's insert: the run ends and saves every cell", async () => {
