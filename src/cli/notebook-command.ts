@@ -14,16 +14,17 @@ import { NO_BOUND_SECONDS } from "./python-command.js";
 import { runShownCall } from "./tool-view.js";
 import { parsedOrUsage } from "./usage.js";
 
-const ACTIONS = ["read", "edit", "insert", "delete", "move", "clear_outputs", "run"];
+const ACTIONS = ["read", "edit", "replace", "insert", "delete", "move", "tags", "clear_outputs", "run"];
+const TYPES = ["code", "markdown", "raw"];
 
 const USAGE =
-  "usage: nbagent notebook <action> <path> [--index N | --id ID] [--content TEXT | --content-file F] [--type code|markdown] [options]";
+  "usage: nbagent notebook <action> <path> [--index N | --id ID] [--content TEXT | --content-file F] [--type code|markdown|raw] [options]";
 
 const HELP = `nbagent notebook — read, edit and run a notebook's cells, as the notebook tool does for an agent
 
 ${USAGE}
 
-<action> is read, edit, insert, delete, move, clear_outputs or run (clear-outputs works too). The
+<action> is read, edit, replace, insert, delete, move, tags, clear_outputs or run (clear-outputs works too). The
 answer is the notebook tool's result, drawn as the notebook view on a terminal (the model's text
 when piped); a run's output streams in as it comes, and Ctrl-C interrupts it (a second one exits).
 Bad input changes nothing on disk and answers with an Error: line. Cells are numbered from 0.
@@ -33,11 +34,14 @@ options:
   --id ID            the cell by its id, instead of --index
   --content TEXT     edit/insert: the cell's new source
   --content-file F   edit/insert: the source from a file (- for stdin)
-  --type T           code or markdown (insert: default code; edit: change the cell's type)
+  --type T           code, markdown or raw (insert: default code; edit: change the cell's type)
+  --old TEXT         replace: the exact text to find within the cell;  --new TEXT: what replaces it
+  --tag T            edit/insert: set the cell's tags (repeat for more; --tag '' for none)
+  --add T            tags: add a tag (repeatable);  --remove T: remove one (repeatable)
   --to N             move: the new index; run: the last cell of the range from --index
   --offset N         read: the first cell to list;  --limit N: how many
   --execute          edit/insert: run the cell after saving it
-  --all              run: every cell (also the default with no cell given)
+  --all              run: every cell (also the default with no cell given); replace: every match
   --allow-errors     run: go on after a failing cell
   --timeout S        run/--execute: seconds for the whole call (default: no bound)
   --cwd DIR          relative paths resolve against DIR (default: here)
@@ -51,6 +55,8 @@ examples:
   nbagent notebook read analysis.ipynb
   nbagent notebook insert analysis.ipynb --index 0 --content 'import pandas as pd'
   nbagent notebook edit analysis.ipynb --index 3 --content-file cell.py --execute
+  nbagent notebook replace analysis.ipynb --index 3 --old 'n = 10' --new 'n = 100'
+  nbagent notebook tags analysis.ipynb --index 0 --add skip-execution
   nbagent notebook run analysis.ipynb --index 2 --to 5
 `;
 
@@ -81,6 +87,11 @@ function parse(args: string[]) {
       content: { type: "string" },
       "content-file": { type: "string" },
       type: { type: "string" },
+      old: { type: "string" },
+      new: { type: "string" },
+      tag: { type: "string", multiple: true },
+      add: { type: "string", multiple: true },
+      remove: { type: "string", multiple: true },
       to: { type: "string" },
       offset: { type: "string" },
       limit: { type: "string" },
@@ -102,8 +113,8 @@ function parse(args: string[]) {
   if (extra.length) throw new UsageError(`unexpected arguments: ${extra.join(" ")}`);
   if (values.content !== undefined && values["content-file"] !== undefined)
     throw new UsageError("give the content once: --content TEXT or --content-file F");
-  if (values.type !== undefined && values.type !== "code" && values.type !== "markdown")
-    throw new UsageError(`--type must be code or markdown, got ${values.type}`);
+  if (values.type !== undefined && !TYPES.includes(values.type))
+    throw new UsageError(`--type must be code, markdown or raw, got ${values.type}`);
   const params: Record<string, unknown> = { action, notebook_path: path };
   const whole = (flag: string, v: string | undefined) => {
     if (v === undefined) return undefined;
@@ -116,6 +127,12 @@ function parse(args: string[]) {
   params.offset = whole("--offset", values.offset);
   params.limit = whole("--limit", values.limit);
   params.cell_type = values.type;
+  params.old = values.old;
+  params.new = values.new;
+  // --tag '' alone sets no tags (an empty list); otherwise the tags given.
+  if (values.tag) params.tags = values.tag.filter((t) => t !== "");
+  params.add = values.add;
+  params.remove = values.remove;
   const file = values["content-file"];
   if (file !== undefined) {
     try {

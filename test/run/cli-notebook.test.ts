@@ -51,6 +51,57 @@ describe("nbagent notebook", () => {
     assert.match(result.content[0].text, /## cell 1 · code · id \w+ · execution_count 2\nprint\(x \+ 1\)\n/);
   });
 
+  it("replace, tags and raw cells through flags: the tool's text, the file changed as asked", async () => {
+    const file = join(dir, "t.ipynb");
+    const made = await nbagent(
+      [
+        "notebook",
+        "insert",
+        "t.ipynb",
+        "--index",
+        "0",
+        "--content",
+        "n = 10\nprint(n)",
+        "--tag",
+        "setup",
+        "--tag",
+        "slow",
+      ],
+      { cwd: dir },
+    );
+    assert.equal(made.code, 0, made.stderr);
+    assert.match(made.stdout, /Tags: setup, slow\./);
+    const raw = await nbagent(
+      ["notebook", "insert", "t.ipynb", "--index", "1", "--type", "raw", "--content", "raw text"],
+      {
+        cwd: dir,
+      },
+    );
+    assert.equal(raw.code, 0, raw.stderr);
+    const replaced = await nbagent(
+      ["notebook", "replace", "t.ipynb", "--index", "0", "--old", "n = 10", "--new", "n = 100"],
+      {
+        cwd: dir,
+      },
+    );
+    assert.equal(replaced.code, 0, replaced.stderr);
+    assert.match(replaced.stdout, /^Replaced 1 occurrence in cell 0 /);
+    const tagged = await nbagent(
+      ["notebook", "tags", "t.ipynb", "--index", "0", "--add", "skip-execution", "--remove", "slow"],
+      {
+        cwd: dir,
+      },
+    );
+    assert.equal(tagged.code, 0, tagged.stderr);
+    const nb = JSON.parse(await readFile(file, "utf8"));
+    assert.equal([nb.cells[0].source].flat().join(""), "n = 100\nprint(n)");
+    assert.deepEqual(nb.cells[0].metadata.tags, ["setup", "skip-execution"]);
+    assert.equal(nb.cells[1].cell_type, "raw");
+    const bad = await nbagent(["notebook", "insert", "t.ipynb", "--type", "sql"], { cwd: dir });
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--type must be code, markdown or raw, got sql/);
+  });
+
   it("bad input: Error: from the tool (exit 1) or a usage message (exit 2); the file is unchanged", async () => {
     const before = await readFile(path);
     const outOfRange = await nbagent(["notebook", "edit", "a.ipynb", "--index", "7", "--content", "y"], {
@@ -62,7 +113,7 @@ describe("nbagent notebook", () => {
       ["edit", "a.ipynb", "--index", "x", "--content", "y"],
       ["frobnicate", "a.ipynb"],
       ["edit", "a.ipynb", "--index", "0", "--content", "a", "--content-file", "cell.py"],
-      ["insert", "a.ipynb", "--index", "0", "--content", "a", "--type", "raw"],
+      ["insert", "a.ipynb", "--index", "0", "--content", "a", "--type", "sql"],
     ]) {
       const r = await nbagent(["notebook", ...args], { cwd: dir });
       assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
