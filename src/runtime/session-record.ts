@@ -47,7 +47,8 @@ export interface RecordedKernel {
 export type KernelRecordEvent =
   | { kind: "start" }
   | { kind: "attach" }
-  | { kind: "reset" }
+  /** The python tool's `reset`, or (`by`) a restart asked for through the kernels tool. */
+  | { kind: "reset"; by?: "kernels-tool" }
   | { kind: "restart"; reason?: string }
   | { kind: "died"; reason: string; restarted: boolean }
   | { kind: "interrupt" };

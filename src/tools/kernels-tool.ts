@@ -218,6 +218,19 @@ async function restart(
   }
   if (done.kind === "unknown")
     return errorResult(`${label} is no longer kept: nothing to restart. ${view.targetsText()}`, empty);
+  if (done.kind === "restarted") {
+    // The session's record (its export as a notebook) marks where its state was lost.
+    const key = done.state.key;
+    const record =
+      key.kind === "python"
+        ? runtime.records.python(key.sessionId, key.cwd)
+        : key.kind === "named"
+          ? runtime.records.named(key.name)
+          : undefined;
+    await record
+      ?.append({ type: "kernel", at: new Date().toISOString(), event: { kind: "reset", by: "kernels-tool" } })
+      .catch(() => {});
+  }
   if (done.kind === "busy") {
     const run = view.runOf(done.state.holder?.tag);
     const stop = run

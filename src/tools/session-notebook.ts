@@ -43,7 +43,9 @@ function kernelNote(event: KernelRecordEvent, cellsBefore: number): string | und
     case "attach":
       return undefined;
     case "reset":
-      return `**Kernel restarted here (reset)**: ${gone}`;
+      return event.by === "kernels-tool"
+        ? `**Kernel restarted here** (through the kernels tool): ${gone}`
+        : `**Kernel restarted here (reset)**: ${gone}`;
     case "restart":
       return `**Kernel restarted here**: it had died${event.reason ? ` (${event.reason})` : ""}; ${gone}`;
     case "died":

@@ -6,7 +6,7 @@
  * Cells block on gate files the test creates, so nothing depends on how fast the machine is.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -152,8 +152,17 @@ describe("the kernels tool", { concurrency: true }, () => {
       /^Restarted python session "default": it runs a new kernel\. Its state is lost: variables, imports and loaded data from earlier calls are gone; the next call starts from scratch \(re-import and re-load what it needs\)\. Its memory now: [\d.]+ \w+\.$/,
     );
     assert.match(
-      resultText(await py({ cells: [{ code: "print(kept)" }], wait: 600 })),
+      resultText(await py({ cells: [{ code: "print(kept)" }], wait: 600, export_notebook: "work.ipynb" })),
       /NameError: name 'kept' is not defined/,
+    );
+    // The session's export marks where the restart lost its state.
+    const exported = JSON.parse(readFileSync(join(cwd, "work.ipynb"), "utf8"));
+    const notes = exported.cells
+      .filter((c: Json) => c.cell_type === "markdown")
+      .map((c: Json) => [c.source].flat().join(""));
+    assert.ok(
+      notes.some((n: string) => n.startsWith("**Kernel restarted here** (through the kernels tool)")),
+      JSON.stringify(notes),
     );
 
     // the notebook's kernel by its path
