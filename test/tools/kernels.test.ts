@@ -179,7 +179,8 @@ describe("the kernels tool", { concurrency: true }, () => {
 
   test("a bad target is an Error: naming the valid ones, and nothing changes", async () => {
     const { py, kernels } = toolbox();
-    await py({ cells: [{ code: "kept = 'yes'" }], wait: 600 });
+    const first = await py({ cells: [{ code: "kept = 'yes'" }], wait: 600 });
+    assert.equal(first.isError, undefined, resultText(first));
     const before = resultText(await kernels({}));
     for (const [params, head] of [
       [{ action: "restart", session_id: "nope" }, 'Error: no live python session "nope" here.'],
