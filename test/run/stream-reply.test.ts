@@ -130,6 +130,18 @@ describe("a real kernel's split writes and missing replies, as saved", { concurr
     assert.deepEqual(outputTexts(saved), [["hello\n"], [], []]);
   });
 
+  test("nbagent call notebook run: the text and the file hold hello", async () => {
+    const cwd = await dir();
+    const path = await writeNb(join(cwd, "call.ipynb"), [["code", SPLIT_WRITES]]);
+    const r = await nbagent(
+      ["call", "notebook", JSON.stringify({ action: "run", notebook_path: "call.ipynb", all: true })],
+      { cwd },
+    );
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^hello$/m, r.stdout);
+    assert.deepEqual(outputTexts(await readNb(path)), [["hello\n"]]);
+  });
+
   test("nbagent run saves hello and says which cell's kernel went idle without replying", async () => {
     const path = await writeNb(join(await dir(), "cli.ipynb"), [
       ["code", SPLIT_WRITES],
