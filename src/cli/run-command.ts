@@ -16,7 +16,7 @@ import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import { describeFailure } from "../tools/failure-text.js";
 import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./command.js";
-import { formatCellFailure } from "./run-failure.js";
+import { formatCellFailure, NO_REPLY, wentIdleWithoutReply } from "./run-failure.js";
 import { RunProgress } from "./run-progress.js";
 import { interruptExitCode, withInterruptSignal } from "./signals.js";
 import { parsedOrUsage } from "./usage.js";
@@ -153,7 +153,9 @@ export const runCommand: Command = {
         report.status === "aborted" || (report.status === "error" && !report.expectedError && !allowErrors);
       if (!values.quiet) {
         const error = report.result?.error;
-        const what = report.status === "error" && error ? `: ${error.name}: ${firstLine(error.value)}` : "";
+        let what = report.status === "error" && error ? `: ${error.name}: ${firstLine(error.value)}` : "";
+        if (wentIdleWithoutReply(report))
+          what = error?.name === "NoReply" ? `: ${NO_REPLY}` : `${what}; ${NO_REPLY}`;
         progressView.cellEnd(short(job), n, codeCells.get(job) ?? 0, report, what);
       }
       if (stops) {
@@ -221,7 +223,10 @@ export const runCommand: Command = {
   },
 };
 
-/** What the summary adds when the file changed on disk during the run (docs/cli.md). */
+/**
+ * What the summary adds when the file changed on disk during the run, and for cells whose kernel went
+ * idle without replying (docs/cli.md).
+ */
 function mergeNote(cells: CellRunReport[], merges: number): string {
   const parts: string[] = [];
   if (merges > 0)
@@ -235,6 +240,7 @@ function mergeNote(cells: CellRunReport[], merges: number): string {
       parts.push(`${at(c)} was deleted while it ran: its outputs are not in the file`);
     if (c.notSaved === "no-ids")
       parts.push(`${at(c)}'s outputs are not in the file: the cells have no ids and their count changed`);
+    if (wentIdleWithoutReply(c)) parts.push(`${at(c)}: ${NO_REPLY}`);
     if (c.editedWhileRunning)
       parts.push(`${at(c)} was edited while it ran: its outputs are those of the old code`);
   }

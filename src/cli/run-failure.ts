@@ -20,6 +20,15 @@ export interface FailureOptions {
   color: boolean;
 }
 
+/** The kernel went idle without replying to the cell's request (the execution's `no-reply` notice). */
+export function wentIdleWithoutReply(report: CellRunReport): boolean {
+  return report.result?.notices.some((n) => n.kind === "no-reply") === true;
+}
+
+/** What the run's output says about such a cell (the notebook tool's words, docs/cli.md). */
+export const NO_REPLY =
+  "the kernel went idle without replying to it (its request handler failed; the kernel's log says why)";
+
 /** The block for a cell that failed (error) or ended its run (timeout, kernel death, interrupt). */
 export function formatCellFailure(report: CellRunReport, options: FailureOptions): string {
   const r = report.result;
@@ -30,7 +39,11 @@ export function formatCellFailure(report: CellRunReport, options: FailureOptions
       ? "it timed out and was interrupted"
       : r?.cancelled
         ? "it was interrupted"
-        : "it raised an error";
+        : wentIdleWithoutReply(report)
+          ? r?.error && r.error.name !== "NoReply"
+            ? `it raised an error and ${NO_REPLY}`
+            : NO_REPLY
+          : "it raised an error";
   const lines = [`${options.notebook}: ${where} failed: ${what}; the notebook stopped there.`, RULE];
   lines.push(...excerpt(options.source), RULE, "");
   const error = r?.error;

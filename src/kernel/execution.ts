@@ -136,6 +136,7 @@ export function runExecution(
     /** execute_reply and this request's idle both arrived (the future's rule). */
     const done = (replyMsg: JupyterMessage) => {
       const reply = replyMsg.content as ExecuteReplyContent;
+      result.replyDate = replyMsg.header.date || new Date().toISOString();
       result.executionCount = reply.execution_count ?? result.executionCount;
       if (result.status !== "error" || reply.status !== "ok") result.status = reply.status;
       if (reply.status === "error" && !result.error && reply.ename) {

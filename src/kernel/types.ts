@@ -147,6 +147,11 @@ export interface ExecuteResult {
   kernelDied: boolean;
   /** After an interrupt the kernel stayed busy and was restarted (state lost). */
   kernelRestarted: boolean;
+  /**
+   * When the kernel sent its execute_reply (the reply's header date); absent when no reply came: the
+   * kernel went idle without one (notice `no-reply`), died, or was restarted.
+   */
+  replyDate?: string;
   error?: KernelErrorInfo;
   displays: DisplayOutput[];
   /** All chunk text concatenated (unsanitised): the kernel's output only. */

@@ -1,12 +1,13 @@
 /**
  * Turns one execution's IOPub messages into nbformat v4 outputs, the way Jupyter saves them:
- * consecutive same-name streams merged (with `\r`/`\b` folded), execute_result with its execution_count,
+ * consecutive same-name streams merged (with `\r`/`\b` folded as if the stream had come in one write:
+ * docs/output.md), execute_result with its execution_count,
  * display_data, error, clear_output (immediate, or deferred to the next output when `wait`),
  * update_display_data by display_id across every cell of the notebook, and `transient` never saved.
  * Optionally records per-cell timing in `metadata.execution` as nbclient does.
  */
 import type { JupyterMessage } from "../kernel/types.js";
-import { foldStreamText } from "./stream-text.js";
+import { StreamFolder } from "./stream-text.js";
 
 export type NbOutput = Record<string, unknown> & { output_type: string };
 
@@ -59,6 +60,8 @@ const OUTPUT_TYPES = new Set(["stream", "display_data", "execute_result", "error
 export class CellOutputCollector {
   executionCount: number | null = null;
   private clearBeforeNext = false;
+  /** The last stream output and its text as the kernel sent it, folded whole (docs/output.md). */
+  private stream?: { output: NbOutput; folder: StreamFolder };
   private readonly timing?: Record<string, string>;
 
   constructor(private readonly options: CellCollectorOptions) {
@@ -124,9 +127,15 @@ export class CellOutputCollector {
       const text = String(content.text ?? "");
       const last = outputs[outputs.length - 1];
       if (last && last.output_type === "stream" && last.name === name) {
-        last.text = foldStreamText(joinText(last.text) + text);
+        if (this.stream?.output !== last)
+          this.stream = { output: last, folder: new StreamFolder(joinText(last.text)) };
+        this.stream.folder.append(text);
+        last.text = this.stream.folder.text;
       } else {
-        outputs.push({ output_type: "stream", name, text: foldStreamText(text) });
+        const folder = new StreamFolder(text);
+        const output: NbOutput = { output_type: "stream", name, text: folder.text };
+        this.stream = { output, folder };
+        outputs.push(output);
       }
       return;
     }

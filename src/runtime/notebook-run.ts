@@ -314,7 +314,8 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       timeoutMs,
       onIOPub: (msg) => collector.handle(msg),
     });
-    collector.replied(new Date().toISOString(), result.executionCount);
+    // Timed only when a reply came: none does when the kernel went idle without one, died or was restarted.
+    collector.replied(result.replyDate, result.executionCount);
     cell.execution_count = collector.executionCount;
     dirty = true;
 

@@ -51,6 +51,15 @@ test("a progress bar split across chunks collapses to its final state", () => {
   assert.equal(d.artifactId, undefined);
 });
 
+test("the model's view folds hello\\r, \\r, \\n written separately as one write (hello)", () => {
+  const split = new OutputSink();
+  for (const c of ["hello\r", "\r", "\n", "a\r", "\rb\r\n"]) split.push(c);
+  const whole = new OutputSink();
+  whole.push("hello\r\r\na\r\rb\r\n");
+  assert.equal(shown(split.end()), "hello\nb");
+  assert.equal(shown(whole.end()), "hello\nb");
+});
+
 test("counts lines and bytes of multibyte text, including a last partial line", () => {
   const sink = new OutputSink();
   sink.push("héllo\nwörld\nend");

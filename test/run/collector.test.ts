@@ -64,6 +64,37 @@ describe("CellOutputCollector", () => {
     ]);
   });
 
+  it("saves the same stream text however the kernel split its writes (docs/output.md)", () => {
+    const texts = [
+      "hello\r\r\n",
+      "10%\r50%\r\r100%\r\ndone\n",
+      "abc\b\bX\r\nnext\rNEXT\n\b",
+      "a\rb\r\r\nc\r",
+      "line\n\r\rtail\b\r\rx",
+    ];
+    for (const text of texts) {
+      const whole = foldStreamText(text);
+      // Every split into up to three chunks (ipykernel's timer decides where the cuts fall).
+      for (let i = 0; i <= text.length; i++) {
+        for (let j = i; j <= text.length; j++) {
+          const cells = new Map<string, NbOutput[]>();
+          const c = collector(cells, "a", new DisplayRegistry());
+          for (const chunk of [text.slice(0, i), text.slice(i, j), text.slice(j)])
+            c.handle(msg("stream", { name: "stdout", text: chunk }));
+          const saved = c.outputs.map((o) => o.text);
+          assert.deepEqual(saved, [whole], `${JSON.stringify(text)} cut at ${i}, ${j}`);
+        }
+      }
+    }
+  });
+
+  it("three writes hello\\r, \\r, \\n save hello and the line break, as one write does", () => {
+    const cells = new Map<string, NbOutput[]>();
+    const c = collector(cells, "a", new DisplayRegistry());
+    for (const text of ["hello\r", "\r", "\n"]) c.handle(msg("stream", { name: "stdout", text }));
+    assert.deepEqual(c.outputs, [{ output_type: "stream", name: "stdout", text: "hello\n" }]);
+  });
+
   it("defers clear_output(wait=True) to the next output and clears at once otherwise", () => {
     const cells = new Map<string, NbOutput[]>();
     const c = collector(cells, "a", new DisplayRegistry());
