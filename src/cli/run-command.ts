@@ -155,7 +155,7 @@ export const runCommand: Command = {
         const error = report.result?.error;
         let what = report.status === "error" && error ? `: ${error.name}: ${firstLine(error.value)}` : "";
         if (wentIdleWithoutReply(report))
-          what = error?.name === "NoReply" ? `: ${NO_REPLY}` : `${what}; ${NO_REPLY}`;
+          what = error?.name === "NoReply" ? `: ${NO_REPLY}` : `${what.replace(/\.$/, "")}; ${NO_REPLY}`;
         progressView.cellEnd(short(job), n, codeCells.get(job) ?? 0, report, what);
       }
       if (stops) {
