@@ -122,6 +122,25 @@ describe("nbagent notebook", () => {
     }
     assert.deepEqual(await readFile(path), before);
   });
+  it("an edit of a Colab-written cell changes only the edited line (the cell keeps its key order)", async () => {
+    const colab = join(dir, "colab.ipynb");
+    const cell = (id: string, line: string) =>
+      `    {\n      "cell_type": "code",\n      "source": [\n        "${line}"\n      ],\n      "metadata": {\n        "id": "${id}"\n      },\n      "execution_count": null,\n      "outputs": []\n    }`;
+    const original = `{\n  "nbformat": 4,\n  "nbformat_minor": 0,\n  "metadata": {\n    "colab": {\n      "provenance": []\n    }\n  },\n  "cells": [\n${cell("a1", "x = 1")},\n${cell("b2", "y = 2")}\n  ]\n}`;
+    await writeFile(colab, original);
+    const r = await nbagent(["notebook", "edit", "colab.ipynb", "--index", "1", "--content", "y = 3"], {
+      cwd: dir,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "Replaced cell 1 (code). Notebook now has 2 cells.\n");
+    const after = (await readFile(colab, "utf8")).split("\n");
+    const before = original.split("\n");
+    assert.equal(after.length, before.length);
+    assert.deepEqual(
+      before.flatMap((line, i) => (line === after[i] ? [] : [[line, after[i]]])),
+      [['        "y = 2"', '        "y = 3"']],
+    );
+  });
 });
 
 describe("nbagent python from a pipe", () => {
