@@ -141,6 +141,36 @@ describe("nbagent notebook", () => {
       [['        "y = 2"', '        "y = 3"']],
     );
   });
+  it("an nbformat 3 notebook: read leaves it as it is, an edit saves it as 4.5; the text says which", async () => {
+    const old = join(dir, "v3.ipynb");
+    const v3 = JSON.stringify({
+      metadata: { name: "v3" },
+      nbformat: 3,
+      nbformat_minor: 0,
+      worksheets: [
+        { metadata: {}, cells: [{ cell_type: "heading", level: 2, metadata: {}, source: "Old" }] },
+      ],
+    });
+    await writeFile(old, v3);
+    const read = await nbagent(["notebook", "read", "v3.ipynb"], { cwd: dir });
+    assert.equal(read.code, 0, read.stderr);
+    assert.match(read.stdout, /## cell 0 · markdown · id [0-9a-f]{8}\n## Old\n/);
+    assert.match(
+      read.stdout,
+      /\n\nNote: v3\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, for this call only: the file is unchanged \(a change to it saves it as 4\.5\)\.\n$/,
+    );
+    assert.equal(await readFile(old, "utf8"), v3);
+    const edit = await nbagent(["notebook", "edit", "v3.ipynb", "--index", "0", "--content", "## New"], {
+      cwd: dir,
+    });
+    assert.equal(edit.code, 0, edit.stderr);
+    assert.match(
+      edit.stdout,
+      /^Replaced cell 0 \(markdown, id [0-9a-f]{8}\)\. Notebook now has 1 cell\.\n\nNote: v3\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, and saved as 4\.5\.\n$/,
+    );
+    const nb = JSON.parse(await readFile(old, "utf8"));
+    assert.deepEqual([nb.nbformat, nb.nbformat_minor, nb.cells[0].source], [4, 5, ["## New"]]);
+  });
 });
 
 describe("nbagent python from a pipe", () => {
