@@ -5,10 +5,12 @@
  * become markdown cells with `#`s; a code cell's `input` becomes `source`, `prompt_number`
  * `execution_count`, `collapsed` goes into its metadata and `language` goes; outputs `pyout` →
  * `execute_result`, `pyerr` → `error`, a stream's `stream` → `name`, and mime aliases (`text`,
- * `html`, `png`, …) become a `data` bundle of mime types. The result is nbformat 4.5 with fresh cell
- * ids (nbformat adds them when it validates). Rules: docs/notebook-tool.md ("nbformat 3 notebooks").
+ * `html`, `png`, …) become a `data` bundle of mime types. The result is nbformat 4.5 with new cell
+ * ids (nbformat adds random ones when it validates). Ours are derived from the file's bytes, so every
+ * load of the same v3 file gives the same ids and a `cell_id` from a `read` still names its cell in
+ * the next call, until a save writes them. Rules: docs/notebook-tool.md ("nbformat 3 notebooks").
  */
-import { randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { type JsonObject, type JsonValue, parseJson, RawNumber } from "./json.js";
 import { splitLines, splitOutputLines } from "./lines.js";
 import { type Cell, type Notebook, NotebookStructureError } from "./model.js";
@@ -153,9 +155,10 @@ export function isNbformat3(value: JsonValue): boolean {
 
 /**
  * The nbformat 4.5 notebook nbformat makes of an nbformat 3 one (a new value; the input is not
- * changed). Throws NotebookStructureError for what nbformat could not convert either.
+ * changed); `bytes` are the file's, which the cell ids are derived from. Throws
+ * NotebookStructureError for what nbformat could not convert either.
  */
-export function upgradeFromV3(value: JsonValue): Notebook {
+export function upgradeFromV3(value: JsonValue, bytes: Uint8Array): Notebook {
   if (!isObject(value) || !Array.isArray(value.worksheets))
     throw new NotebookStructureError("missing worksheets");
   const nb: JsonObject = { ...value };
@@ -172,9 +175,11 @@ export function upgradeFromV3(value: JsonValue): Notebook {
     raw.push(...ws.cells);
   });
   const used = new Set<string>();
+  const fileHash = createHash("sha256").update(bytes).digest("hex");
   const cells = raw.map((c, i) => {
     let id: string;
-    do id = randomBytes(4).toString("hex");
+    let n = 0;
+    do id = createHash("sha256").update(`${fileHash}:${i}:${n++}`).digest("hex").slice(0, 8);
     while (used.has(id));
     used.add(id);
     return upgradeCell(c, i, id);

@@ -99,6 +99,14 @@ describe("nbformat 3 notebooks", () => {
     );
     assert.equal(await readFile(demo, "utf8"), original);
 
+    // The ids a read shows name the same cells in the next call (every load gives the same ones).
+    const id = /## cell 3 · code · id ([0-9a-f]{8})/.exec(text(read))?.[1];
+    assert.ok(id, text(read));
+    const byId = await call(dir, { action: "read", notebook_path: "demo.ipynb", cell_id: id });
+    assert.equal(byId.isError, undefined, text(byId));
+    assert.match(text(byId), new RegExp(`## cell 3 · code · id ${id} · execution_count 1\n`));
+    assert.equal(await readFile(demo, "utf8"), original);
+
     const bad = await call(dir, {
       action: "edit",
       notebook_path: "demo.ipynb",
@@ -112,7 +120,7 @@ describe("nbformat 3 notebooks", () => {
     const edit = await call(dir, {
       action: "edit",
       notebook_path: "demo.ipynb",
-      cell_index: 3,
+      cell_id: id,
       content: "x = 2",
     });
     assert.equal(edit.isError, undefined, text(edit));
@@ -128,5 +136,10 @@ describe("nbformat 3 notebooks", () => {
     assert.ok((await oracle.check(demo)).valid);
     const again = await call(dir, { action: "read", notebook_path: "demo.ipynb" });
     assert.doesNotMatch(text(again), /nbformat 3/);
+    assert.match(
+      text(again),
+      new RegExp(`## cell 3 · code · id ${id} · execution_count 1\nx = 2\n`),
+      "the ids were saved",
+    );
   });
 });
