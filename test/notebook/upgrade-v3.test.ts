@@ -55,7 +55,7 @@ raw = {"metadata": {"name": "old", "signature": "sha256:0"}, "nbformat": 3, "nbf
 open(os.path.join(d, "old.ipynb"), "w").write(json.dumps(raw, indent=1))
 `;
 
-const ORACLE = String.raw`
+const ORACLE = `
 import sys, nbformat
 for p in sys.argv[1:]:
     nb = nbformat.read(p, as_version=4)
