@@ -170,6 +170,28 @@ describe("nbagent notebook", () => {
     );
     const nb = JSON.parse(await readFile(old, "utf8"));
     assert.deepEqual([nb.nbformat, nb.nbformat_minor, nb.cells[0].source], [4, 5, ["## New"]]);
+    // A run saves its outputs, so it writes 4.5 too.
+    const code = join(dir, "v3code.ipynb");
+    await writeFile(
+      code,
+      JSON.stringify({
+        metadata: {},
+        nbformat: 3,
+        nbformat_minor: 0,
+        worksheets: [{ cells: [{ cell_type: "code", metadata: {}, input: ["print(6 * 7)"], outputs: [] }] }],
+      }),
+    );
+    const ran = await nbagent(["notebook", "run", "v3code.ipynb", "--json"], { cwd: dir });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(
+      (JSON.parse(ran.stdout) as Json).content[0].text,
+      /^Ran 1 of 1 code cell selected in v3code\.ipynb [^\n]*\n\[cell 0 \(id [0-9a-f]{8}\)\]\n42\n\nNote: v3code\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, and saved as 4\.5\.$/,
+    );
+    const saved = JSON.parse(await readFile(code, "utf8"));
+    assert.deepEqual(
+      [saved.nbformat, saved.nbformat_minor, saved.cells[0].outputs[0].text],
+      [4, 5, ["42\n"]],
+    );
   });
 });
 
