@@ -33,6 +33,7 @@ export const TIERS = {
     "test/notebook/save.test.ts",
     "test/notebook/scan.test.ts",
     "test/notebook/tool-spec.test.ts",
+    "test/notebook/upgrade-v3.test.ts",
     "test/notebook/validate.test.ts",
     "test/output/artifact-pages.test.ts",
     "test/output/artifacts.test.ts",

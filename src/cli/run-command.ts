@@ -93,12 +93,21 @@ export const runCommand: Command = {
     // Every input is read and checked before anything is written for it (docs/cli.md).
     const sources = new Map<NotebookJob, string[]>();
     const unreadable: string[] = [];
+    const upgraded: string[] = [];
     const jobs: NotebookJob[] = [];
     for (const job of parsed.jobs) {
       try {
         const loaded = await loadNotebook(job.input, name(job));
         sources.set(job, loaded.notebook.cells.map(sourceOf));
         jobs.push(job);
+        if (loaded.upgradedFrom !== undefined) {
+          // docs/notebook-tool.md ("nbformat 3 notebooks"): a run saves its outputs, so as 4.5.
+          const where =
+            job.output === job.input ? "it is saved" : `${outputName(job, values.output)} is written`;
+          upgraded.push(
+            `Note: ${name(job)} is an nbformat ${loaded.upgradedFrom} notebook; it was upgraded to nbformat 4.5 as Jupyter does, and ${where} as 4.5.`,
+          );
+        }
       } catch (err) {
         if (!(err instanceof NotebookFileError)) throw err;
         const reason = err.reason && !err.message.includes(err.reason) ? ` (${err.reason})` : "";
@@ -110,6 +119,7 @@ export const runCommand: Command = {
       }
     }
     for (const line of unreadable) process.stderr.write(`${line}\n`);
+    for (const line of upgraded) process.stderr.write(`${line}\n`);
     if (jobs.length === 0) return 1;
 
     const { backend } = await kernels.backend();

@@ -16,8 +16,10 @@ import { LockTimeoutError, withFileLock } from "./lock.js";
 import { assertNotebook, type Notebook, NotebookStructureError } from "./model.js";
 import { NotRegularFileError, openRegular } from "./regular-file.js";
 import { JsonSyntaxError } from "./scan.js";
+import { NBFORMAT_STYLE } from "./serialize.js";
 import { type Layout, layoutOf, render } from "./splice.js";
 import { sweepLeftovers } from "./sweep.js";
+import { isNbformat3, upgradeFromV3 } from "./upgrade.js";
 
 /** What a load saw on disk; a save proceeds only if the file still matches it. */
 export interface Fingerprint {
@@ -55,6 +57,11 @@ export interface LoadedNotebook {
   nonFinite: number;
   /** The file's whitespace style, the bytes on disk and where its (frozen, unchanged) cells are. */
   layout?: Layout;
+  /**
+   * The file is an nbformat 3 notebook: `notebook` is its nbformat 4.5 upgrade (upgrade.ts), which a
+   * save writes; the file on disk stays version 3 until then (docs/notebook-tool.md).
+   */
+  upgradedFrom?: 3;
 }
 
 export type NotebookErrorCode =
@@ -152,7 +159,13 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
   } catch (e) {
     throw invalid(syntaxReason(buf, e as Error));
   }
+  let upgradedFrom: 3 | undefined;
   try {
+    if (isNbformat3(value)) {
+      value = upgradeFromV3(value, buf);
+      upgradedFrom = 3;
+      cellSpans = undefined;
+    }
     assertNotebook(value);
   } catch (e) {
     if (!(e instanceof NotebookStructureError)) throw e;
@@ -175,7 +188,9 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
     uid: Number(st.uid),
     gid: Number(st.gid),
     nonFinite,
-    layout: layoutOf(buf, value, cellSpans),
+    // An upgraded notebook is written whole, as nbformat.write writes it.
+    layout: upgradedFrom ? { style: NBFORMAT_STYLE } : layoutOf(buf, value, cellSpans),
+    ...(upgradedFrom ? { upgradedFrom } : {}),
   };
 }
 

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import type { JsonObject, JsonValue } from "./json.js";
 import { RawNumber } from "./json.js";
 import { joinLines, splitLines } from "./lines.js";
+import { keepKeyOrder } from "./serialize.js";
 
 export type CellType = "code" | "markdown" | "raw";
 
@@ -121,7 +122,9 @@ function thaw<T>(v: T): T {
   if (v === null || typeof v !== "object" || v instanceof RawNumber) return v;
   if (Array.isArray(v)) return v.map(thaw) as T;
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v)) out[k] = thaw((v as Record<string, unknown>)[k]);
+  const keys = Object.keys(v);
+  for (const k of keys) out[k] = thaw((v as Record<string, unknown>)[k]);
+  keepKeyOrder(out, keys);
   return out as T;
 }
 

@@ -5,7 +5,9 @@
  * - strings escaped as Python does with ensure_ascii=False (same set as JSON.stringify);
  * - RawNumber printed verbatim; JS integers as integers; other JS numbers as Python's float repr.
  * A JsonStyle changes only the whitespace (a file's own indentation, line endings, final newline;
- * see docs/notebook-tool.md): keys stay sorted, as nbformat and VS Code write them.
+ * see docs/notebook-tool.md): keys stay sorted, as nbformat and VS Code write them — except in
+ * objects copied from a file that had its own unsorted key order (keepKeyOrder: a Colab cell), which
+ * keep it.
  */
 import { randomBytes } from "node:crypto";
 import { RawNumber, withRawMarker } from "./json.js";
@@ -41,6 +43,9 @@ function formatNumber(n: number): string {
   return pyFloatRepr(n);
 }
 
+const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
+const WIDE = /[\ud800-\uffff]/;
+
 function byCodePoint(a: string, b: string): number {
   const la = a.length;
   const lb = b.length;
@@ -54,8 +59,32 @@ function byCodePoint(a: string, b: string): number {
   return la - lb === 0 ? 0 : a < b ? -1 : 1;
 }
 
+/** Objects whose keys are written in their own (insertion) order, not sorted. */
+const ownOrder = new WeakSet<object>();
+
+/** Whether these keys are in Python's sorted order already. */
+export function keysSorted(keys: readonly string[]): boolean {
+  for (let i = 1; i < keys.length; i++) {
+    const [a, b] = [keys[i - 1], keys[i]];
+    if (WIDE.test(a) || WIDE.test(b) ? byCodePoint(a, b) >= 0 : !(a < b)) return false;
+  }
+  return true;
+}
+
+/**
+ * A copy of an object read from a file, whose keys the file did not have sorted (Colab writes
+ * "cell_type", "source", "metadata", …): it is written in its own key order, so an edited cell's
+ * unchanged fields stay on their lines; keys added later come last. Objects with array-index-like
+ * keys are left sorted (JS cannot keep their order).
+ */
+export function keepKeyOrder(obj: object, originalKeys: readonly string[]): void {
+  if (keysSorted(originalKeys) || originalKeys.some((k) => ARRAY_INDEX.test(k))) return;
+  ownOrder.add(obj);
+}
+
 function sortedKeys(obj: object): string[] {
   const keys = Object.keys(obj);
+  if (ownOrder.has(obj)) return keys;
   if (keys.length < 2) return keys;
   let sorted = true;
   let wide = false;
@@ -138,9 +167,6 @@ function dump(v: unknown, depth: number, style: JsonStyle, lines: string[]): str
   return s ? `${s}${newline(depth)}}` : "{}";
 }
 
-const ARRAY_INDEX = /^(?:0|[1-9]\d{0,9})$/;
-const WIDE = /[\ud800-\uffff]/;
-
 /**
  * Prepares `v` for native JSON.stringify: puts every object's keys in Python's sorted order (in
  * place; key order carries no meaning in JSON) and counts RawNumbers. Returns -1 when native output
@@ -167,6 +193,7 @@ function prepare(v: unknown): number {
   const obj = v as Record<string, unknown>;
   const keys = Object.keys(obj);
   let sorted = true;
+  const own = ownOrder.has(obj);
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i];
     if (ARRAY_INDEX.test(k)) return -1;
@@ -180,7 +207,7 @@ function prepare(v: unknown): number {
     if (r < 0) return -1;
     raws += r;
   }
-  if (!sorted) {
+  if (!sorted && !own) {
     if (Object.isFrozen(obj)) return -1;
     const order = sortedKeys(obj);
     const values = order.map((k) => obj[k]);

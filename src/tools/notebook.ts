@@ -8,6 +8,7 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import {
   cellsSharingId,
+  changedOnDisk,
   DEFAULT_KERNELSPEC,
   fileTurnKey,
   inFileTurn,
@@ -141,16 +142,18 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
           if (e instanceof ToolError) return fail(e.message);
           throw e;
         }
+        if (loaded.upgradedFrom !== undefined && !result.isError) {
+          // Saved by this call (an edit, or a run writing its outputs) or still as it was on disk.
+          const saved = (await changedOnDisk({ ...loaded, fingerprint: readFingerprint })) !== undefined;
+          const when = saved ? "saved" : params.action === "run" ? "run" : "unchanged";
+          result = withNote(result, upgradeNote(shownPath, loaded.upgradedFrom, when), "last");
+        }
         if (params.action === "read" || check.problems.length === 0) return result;
         // A save replaces the fingerprint: check again what was written (unchanged cells are cached).
         const saved = loaded.fingerprint !== readFingerprint;
         const after = params.action === "run" ? "ran" : saved ? await checkLoaded(loaded, check) : "unsaved";
         const note = invalidNote(shownPath, check, after);
-        if (note && !result.isError) {
-          const [first, ...rest] = result.content;
-          if (first?.type === "text")
-            result = { ...result, content: [{ ...first, text: `${first.text}\n\n${note}` }, ...rest] };
-        }
+        if (note && !result.isError) result = withNote(result, note);
         return result;
       };
       // A run holds its notebook for as long as its cells take: it takes a turn only for each save.
@@ -161,4 +164,24 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
       return next && !done.isError ? next(done) : done;
     },
   };
+}
+
+/** The result with a paragraph added to its first (or last) text. */
+function withNote<T>(result: ToolResult<T>, note: string, at: "first" | "last" = "first"): ToolResult<T> {
+  const content = [...result.content];
+  let i = 0;
+  if (at === "last") for (let k = 0; k < content.length; k++) if (content[k].type === "text") i = k;
+  const part = content[i];
+  if (part?.type !== "text") return result;
+  content[i] = { ...part, text: `${part.text}\n\n${note}` };
+  return { ...result, content };
+}
+
+/** What became of an nbformat 3 file (docs/notebook-tool.md, "nbformat 3 notebooks"). */
+function upgradeNote(shownPath: string, from: number, when: "saved" | "run" | "unchanged"): string {
+  const head = `Note: ${shownPath} is an nbformat ${from} notebook; it was upgraded to nbformat 4.5 as Jupyter does`;
+  if (when === "saved") return `${head}, and saved as 4.5.`;
+  // A run still going in the background saves each cell as it finishes.
+  if (when === "run") return `${head}; the run saves it as 4.5 with its outputs.`;
+  return `${head}, for this call only: the file is unchanged (a change to it saves it as 4.5).`;
 }

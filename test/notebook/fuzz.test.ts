@@ -55,8 +55,8 @@ function badFiles(valid: string): [string, string | Buffer][] {
     ["cells-number", nbWith(3)],
     ["no-cells", serializeNotebook({ metadata: {}, nbformat: 4, nbformat_minor: 5 })],
     [
-      "v3-worksheets",
-      serializeNotebook({ worksheets: [{ cells: [] }], metadata: {}, nbformat: 3, nbformat_minor: 0 }),
+      "v3-worksheets-not-a-list",
+      serializeNotebook({ worksheets: { cells: [] }, metadata: {}, nbformat: 3, nbformat_minor: 0 }),
     ],
     ["v5", nbWith([cell], { nbformat: 5 })],
     ["cell-number", nbWith([cell, 1])],

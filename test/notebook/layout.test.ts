@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
@@ -209,5 +209,133 @@ describe("a file's own layout is kept", () => {
     assert.ok(within(block.b, cellLineSpans(b, "  ")[1]), `new ${block.b}`);
     assert.ok(after.startsWith('{\n  "nbformat": 4,'), "the frame keeps its key order");
     assert.ok((await oracle.check(path)).valid);
+  });
+});
+
+/** A notebook as Colab saves it: indent 2, keys in Colab's own (unsorted) order, no final newline. */
+const COLAB_NOTEBOOK = `{
+  "nbformat": 4,
+  "nbformat_minor": 0,
+  "metadata": {
+    "colab": {
+      "provenance": []
+    },
+    "kernelspec": {
+      "name": "python3",
+      "display_name": "Python 3"
+    },
+    "language_info": {
+      "name": "python"
+    }
+  },
+  "cells": [
+    {
+      "cell_type": "markdown",
+      "source": [
+        "# Colab notebook"
+      ],
+      "metadata": {
+        "id": "intro01"
+      }
+    },
+    {
+      "cell_type": "code",
+      "source": [
+        "x = 1\\n",
+        "print(x)"
+      ],
+      "metadata": {
+        "id": "code02",
+        "colab": {
+          "base_uri": "https://localhost:8080/"
+        },
+        "outputId": "7f3e2a10-0000-4000-8000-000000000001"
+      },
+      "execution_count": 1,
+      "outputs": [
+        {
+          "output_type": "stream",
+          "name": "stdout",
+          "text": [
+            "1\\n"
+          ]
+        }
+      ]
+    }
+  ]
+}`;
+
+describe("a cell keeps its own key order (Colab)", () => {
+  test("a one-line edit of a Colab cell changes exactly that line", async () => {
+    const dir = await tempDir();
+    const path = join(dir, "colab.ipynb");
+    await writeFile(path, COLAB_NOTEBOOK);
+    const r = await call(dir, {
+      action: "edit",
+      notebook_path: "colab.ipynb",
+      cell_index: 1,
+      content: "x = 2\nprint(x)",
+    });
+    assert.equal(r.isError, undefined, text(r));
+    assert.match(text(r), /^Replaced cell 1 \(code\)\. Notebook now has 2 cells\.$/);
+    const after = await readFile(path, "utf8");
+    const a = COLAB_NOTEBOOK.split("\n");
+    const b = after.split("\n");
+    assert.equal(b.length, a.length, "no lines added or removed");
+    const changed = a.flatMap((line, i) => (line === b[i] ? [] : [[line, b[i]]]));
+    assert.deepEqual(changed, [['        "x = 1\\n",', '        "x = 2\\n",']]);
+  });
+
+  test("a key the edit adds goes after the cell's own keys; a new cell is written in nbformat's order", async () => {
+    const dir = await tempDir();
+    const path = join(dir, "colab.ipynb");
+    await writeFile(path, COLAB_NOTEBOOK);
+    const tags = await call(dir, {
+      action: "tags",
+      notebook_path: "colab.ipynb",
+      cell_index: 0,
+      add: ["intro"],
+    });
+    assert.equal(tags.isError, undefined, text(tags));
+    const ins = await call(dir, {
+      action: "insert",
+      notebook_path: "colab.ipynb",
+      cell_index: 2,
+      content: "y = 3",
+    });
+    assert.equal(ins.isError, undefined, text(ins));
+    const nb = JSON.parse(await readFile(path, "utf8"));
+    assert.deepEqual(Object.keys(nb.cells[0]), ["cell_type", "source", "metadata"]);
+    assert.deepEqual(Object.keys(nb.cells[0].metadata), ["id", "tags"]);
+    assert.deepEqual(Object.keys(nb.cells[1]), [
+      "cell_type",
+      "source",
+      "metadata",
+      "execution_count",
+      "outputs",
+    ]);
+    assert.deepEqual(Object.keys(nb.cells[2]), [
+      "cell_type",
+      "execution_count",
+      "metadata",
+      "outputs",
+      "source",
+    ]);
+    assert.ok((await oracle.check(path)).valid);
+  });
+
+  test("bad input leaves a Colab file byte-identical", async () => {
+    const dir = await tempDir();
+    const path = join(dir, "colab.ipynb");
+    await writeFile(path, COLAB_NOTEBOOK);
+    const r = await call(dir, {
+      action: "edit",
+      notebook_path: "colab.ipynb",
+      cell_id: "nope",
+      content: "z",
+    });
+    assert.equal(r.isError, true);
+    assert.match(text(r), /^Error: /);
+    assert.equal(await readFile(path, "utf8"), COLAB_NOTEBOOK);
   });
 });

@@ -316,7 +316,7 @@ describe("cell ids", () => {
 });
 
 describe("nbformat 3", () => {
-  test("is refused with the command that converts it; that command works; file untouched", async () => {
+  test("is read as nbformat does (upgraded to 4.5 in memory), and the file is untouched", async () => {
     const dir = await tempDir();
     const path = join(dir, "it's old.ipynb");
     await run(PYTHON, [
@@ -326,18 +326,26 @@ describe("nbformat 3", () => {
     ]);
     const before = await readFile(path, "utf8");
     const r = await call(dir, { action: "read", notebook_path: "it's old.ipynb" });
-    assert.equal(r.isError, true);
-    const message = text(r);
+    assert.equal(r.isError, undefined, text(r));
+    assert.match(text(r), /1 cell, nbformat 4/);
     assert.match(
-      message,
-      /^Error: Invalid notebook structure \(missing cells array\): it's old\.ipynb\. It is an nbformat 3 notebook/,
+      text(r),
+      /Note: it's old\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, for this call only: the file is unchanged/,
     );
     assert.equal(await readFile(path, "utf8"), before);
-    const command = message.slice(message.indexOf("python3 -c")).replace(/^python3/, PYTHON);
-    await run("sh", ["-c", command], { cwd: dir });
-    const converted = await call(dir, { action: "read", notebook_path: "it's old.ipynb" });
-    assert.equal(converted.isError, undefined, text(converted));
-    assert.match(text(converted), /1 cell, nbformat 4/);
+  });
+
+  test("older versions are refused with the command that converts them; file untouched", async () => {
+    const dir = await tempDir();
+    const path = join(dir, "v2.ipynb");
+    await writeFile(path, '{"nbformat": 2, "metadata": {}, "worksheets": []}');
+    const r = await call(dir, { action: "read", notebook_path: "v2.ipynb" });
+    assert.equal(r.isError, true);
+    assert.match(
+      text(r),
+      /^Error: Invalid notebook structure \(missing cells array\): v2\.ipynb\. It is an nbformat 2 notebook; nbagent reads nbformat 4\. Convert it once/,
+    );
+    assert.equal(await readFile(path, "utf8"), '{"nbformat": 2, "metadata": {}, "worksheets": []}');
   });
 });
 

@@ -122,6 +122,77 @@ describe("nbagent notebook", () => {
     }
     assert.deepEqual(await readFile(path), before);
   });
+  it("an edit of a Colab-written cell changes only the edited line (the cell keeps its key order)", async () => {
+    const colab = join(dir, "colab.ipynb");
+    const cell = (id: string, line: string) =>
+      `    {\n      "cell_type": "code",\n      "source": [\n        "${line}"\n      ],\n      "metadata": {\n        "id": "${id}"\n      },\n      "execution_count": null,\n      "outputs": []\n    }`;
+    const original = `{\n  "nbformat": 4,\n  "nbformat_minor": 0,\n  "metadata": {\n    "colab": {\n      "provenance": []\n    }\n  },\n  "cells": [\n${cell("a1", "x = 1")},\n${cell("b2", "y = 2")}\n  ]\n}`;
+    await writeFile(colab, original);
+    const r = await nbagent(["notebook", "edit", "colab.ipynb", "--index", "1", "--content", "y = 3"], {
+      cwd: dir,
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "Replaced cell 1 (code). Notebook now has 2 cells.\n");
+    const after = (await readFile(colab, "utf8")).split("\n");
+    const before = original.split("\n");
+    assert.equal(after.length, before.length);
+    assert.deepEqual(
+      before.flatMap((line, i) => (line === after[i] ? [] : [[line, after[i]]])),
+      [['        "y = 2"', '        "y = 3"']],
+    );
+  });
+  it("an nbformat 3 notebook: read leaves it as it is, an edit saves it as 4.5; the text says which", async () => {
+    const old = join(dir, "v3.ipynb");
+    const v3 = JSON.stringify({
+      metadata: { name: "v3" },
+      nbformat: 3,
+      nbformat_minor: 0,
+      worksheets: [
+        { metadata: {}, cells: [{ cell_type: "heading", level: 2, metadata: {}, source: "Old" }] },
+      ],
+    });
+    await writeFile(old, v3);
+    const read = await nbagent(["notebook", "read", "v3.ipynb"], { cwd: dir });
+    assert.equal(read.code, 0, read.stderr);
+    assert.match(read.stdout, /## cell 0 · markdown · id [0-9a-f]{8}\n## Old\n/);
+    assert.match(
+      read.stdout,
+      /\n\nNote: v3\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, for this call only: the file is unchanged \(a change to it saves it as 4\.5\)\.\n$/,
+    );
+    assert.equal(await readFile(old, "utf8"), v3);
+    const edit = await nbagent(["notebook", "edit", "v3.ipynb", "--index", "0", "--content", "## New"], {
+      cwd: dir,
+    });
+    assert.equal(edit.code, 0, edit.stderr);
+    assert.match(
+      edit.stdout,
+      /^Replaced cell 0 \(markdown, id [0-9a-f]{8}\)\. Notebook now has 1 cell\.\n\nNote: v3\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, and saved as 4\.5\.\n$/,
+    );
+    const nb = JSON.parse(await readFile(old, "utf8"));
+    assert.deepEqual([nb.nbformat, nb.nbformat_minor, nb.cells[0].source], [4, 5, ["## New"]]);
+    // A run saves its outputs, so it writes 4.5 too.
+    const code = join(dir, "v3code.ipynb");
+    await writeFile(
+      code,
+      JSON.stringify({
+        metadata: {},
+        nbformat: 3,
+        nbformat_minor: 0,
+        worksheets: [{ cells: [{ cell_type: "code", metadata: {}, input: ["print(6 * 7)"], outputs: [] }] }],
+      }),
+    );
+    const ran = await nbagent(["notebook", "run", "v3code.ipynb", "--json"], { cwd: dir });
+    assert.equal(ran.code, 0, ran.stderr);
+    assert.match(
+      (JSON.parse(ran.stdout) as Json).content[0].text,
+      /^Ran 1 of 1 code cell selected in v3code\.ipynb [^\n]*\n\[cell 0 \(id [0-9a-f]{8}\)\]\n42\n\nNote: v3code\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, and saved as 4\.5\.$/,
+    );
+    const saved = JSON.parse(await readFile(code, "utf8"));
+    assert.deepEqual(
+      [saved.nbformat, saved.nbformat_minor, saved.cells[0].outputs[0].text],
+      [4, 5, ["42\n"]],
+    );
+  });
 });
 
 describe("nbagent python from a pipe", () => {

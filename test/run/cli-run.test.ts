@@ -171,9 +171,9 @@ describe("nbagent run", { concurrency: true }, () => {
       ["json.ipynb", '{"cells": [', /Invalid JSON in notebook: \S*json\.ipynb \(.+\)/],
       ["nocells.ipynb", '{"nbformat": 4, "nbformat_minor": 5, "metadata": {}}', /missing cells array/],
       [
-        "v3.ipynb",
-        '{"nbformat": 3, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": []}]}',
-        /It is an nbformat 3 notebook; nbagent reads nbformat 4/,
+        "v2.ipynb",
+        '{"nbformat": 2, "nbformat_minor": 0, "metadata": {}, "worksheets": [{"cells": []}]}',
+        /It is an nbformat 2 notebook; nbagent reads nbformat 4/,
       ],
     ];
     for (const [name, text, re] of inputs) {
@@ -220,6 +220,40 @@ describe("nbagent run", { concurrency: true }, () => {
       /^Error: input \S*json\.ipynb: Invalid JSON.*Not run; \S*out\/json\.ipynb was not written\.$/m,
     );
     assert.deepEqual(texts(await readNb(join(out, "good.ipynb"))), [["good\n"]]);
+  });
+
+  it("an nbformat 3 notebook runs as nbformat reads it; the output is written as 4.5 and the note says so", async () => {
+    const d = await dir();
+    const input = join(d, "v3.ipynb");
+    const v3 = JSON.stringify({
+      metadata: { name: "v3" },
+      nbformat: 3,
+      nbformat_minor: 0,
+      worksheets: [
+        {
+          metadata: {},
+          cells: [
+            { cell_type: "heading", level: 1, metadata: {}, source: ["Old"] },
+            { cell_type: "code", language: "python", metadata: {}, input: ["print(6 * 7)"], outputs: [] },
+          ],
+        },
+      ],
+    });
+    await writeFile(input, v3);
+    const output = join(d, "out.ipynb");
+    const { code, stderr } = await captureStderr(() => runCommand.run([input, "-o", output], testSettings()));
+    assert.equal(code, 0, stderr);
+    assert.match(
+      stderr,
+      /^Note: \S*v3\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, and \S*out\.ipynb is written as 4\.5\.\n/,
+    );
+    assert.equal(await readFile(input, "utf8"), v3, "the input is untouched");
+    const nb = await readNb(output);
+    assert.equal(nb.nbformat, 4);
+    assert.equal(nb.nbformat_minor, 5);
+    assert.deepEqual(nb.cells[0].source, ["# Old"]);
+    assert.deepEqual(outputTexts(nb), [[], ["42\n"]]);
+    assert.equal(await validate(output), "ok");
   });
 
   it("usage errors exit 2 and name the problem", async () => {
