@@ -241,7 +241,8 @@ describe("nbagent run", { concurrency: true }, () => {
     });
     await writeFile(input, v3);
     const output = join(d, "out.ipynb");
-    const { code, stderr } = await captureStderr(() => runCommand.run([input, "-o", output], testSettings()));
+    // Its own process: in this one, the concurrent tests capture process.stderr.
+    const { code, stderr } = await nbagent(["run", input, "-o", output]);
     assert.equal(code, 0, stderr);
     assert.match(
       stderr,
