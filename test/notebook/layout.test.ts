@@ -265,11 +265,17 @@ const COLAB_NOTEBOOK = `{
   ]
 }`;
 
+/** A fresh copy of the Colab notebook in a folder of its own. */
+async function colabCopy() {
+  const dir = await tempDir();
+  const path = join(dir, "colab.ipynb");
+  await writeFile(path, COLAB_NOTEBOOK);
+  return { dir, path };
+}
+
 describe("a cell keeps its own key order (Colab)", () => {
   test("a one-line edit of a Colab cell changes exactly that line", async () => {
-    const dir = await tempDir();
-    const path = join(dir, "colab.ipynb");
-    await writeFile(path, COLAB_NOTEBOOK);
+    const { dir, path } = await colabCopy();
     const r = await call(dir, {
       action: "edit",
       notebook_path: "colab.ipynb",
@@ -287,9 +293,7 @@ describe("a cell keeps its own key order (Colab)", () => {
   });
 
   test("a key the edit adds goes after the cell's own keys; a new cell is written in nbformat's order", async () => {
-    const dir = await tempDir();
-    const path = join(dir, "colab.ipynb");
-    await writeFile(path, COLAB_NOTEBOOK);
+    const { dir, path } = await colabCopy();
     const tags = await call(dir, {
       action: "tags",
       notebook_path: "colab.ipynb",
@@ -325,9 +329,7 @@ describe("a cell keeps its own key order (Colab)", () => {
   });
 
   test("bad input leaves a Colab file byte-identical", async () => {
-    const dir = await tempDir();
-    const path = join(dir, "colab.ipynb");
-    await writeFile(path, COLAB_NOTEBOOK);
+    const { dir, path } = await colabCopy();
     const r = await call(dir, {
       action: "edit",
       notebook_path: "colab.ipynb",

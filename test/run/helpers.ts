@@ -12,8 +12,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { after, before } from "node:test";
 import { promisify } from "node:util";
+import { createToolbox, type Toolbox } from "../../src/tools/index.js";
 import { cliEntry } from "../cli.js";
 import { TEST_PYTHON } from "../python.js";
+import { testSettings } from "../settings.js";
 
 export const PYTHON = TEST_PYTHON;
 export const ROOT = resolve(new URL("../..", import.meta.url).pathname);
@@ -297,4 +299,23 @@ export function perTestDirs(): () => Promise<string> {
     await mkdir(d);
     return d;
   };
+}
+
+/**
+ * A toolbox as a one-shot host makes it (no background runs), its state under `cwd`, and a caller
+ * for one of its tools by name; dispose the toolbox when done.
+ */
+export function oneShotToolbox(cwd: string): {
+  box: Toolbox;
+  tool: (name: string) => (params: Json) => Promise<Json>;
+} {
+  const box = createToolbox({
+    settings: testSettings(),
+    cwd,
+    runtime: { stateRoot: join(cwd, ".state") },
+    background: false,
+  });
+  const tool = (name: string) => (params: Json) =>
+    box.tools.find((t) => t.name === name)!.execute("t", params) as Promise<Json>;
+  return { box, tool };
 }

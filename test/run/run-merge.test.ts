@@ -9,12 +9,12 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { createToolbox, type Toolbox } from "../../src/tools/index.js";
+import type { Toolbox } from "../../src/tools/index.js";
 import { stdioServer } from "../mcp/helpers.js";
-import { testSettings } from "../settings.js";
 import {
   batch,
   type Json,
+  oneShotToolbox,
   outputTexts,
   perTestDirs,
   python,
@@ -31,15 +31,8 @@ after(async () => {
 });
 
 function toolbox(cwd: string) {
-  const box = createToolbox({
-    settings: testSettings(),
-    cwd,
-    runtime: { stateRoot: join(cwd, ".state") },
-    background: false,
-  });
+  const { box, tool } = oneShotToolbox(cwd);
   boxes.push(box);
-  const tool = (name: string) => (params: Json) =>
-    box.tools.find((t) => t.name === name)!.execute("t", params) as Promise<Json>;
   return { nb: tool("notebook") };
 }
 

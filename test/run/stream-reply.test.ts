@@ -10,12 +10,12 @@ import type { ConnectedKernel, JupyterMessage } from "../../src/kernel/index.js"
 import { loadNotebook } from "../../src/notebook/index.js";
 import { DisplayRegistry } from "../../src/runtime/collector.js";
 import { runNotebookCells } from "../../src/runtime/notebook-run.js";
-import { createToolbox, type Toolbox } from "../../src/tools/index.js";
+import type { Toolbox } from "../../src/tools/index.js";
 import { backendCases } from "../backends.js";
-import { testSettings } from "../settings.js";
 import {
   type Json,
   nbagent,
+  oneShotToolbox,
   outputTexts,
   perTestDirs,
   readNb,
@@ -114,15 +114,9 @@ describe("a real kernel's split writes and missing replies, as saved", { concurr
       ["code", FAIL_NEXT_REQUEST],
       ["code", "print('never runs')"],
     ]);
-    const box = createToolbox({
-      settings: testSettings(),
-      cwd,
-      runtime: { stateRoot: join(cwd, ".state") },
-      background: false,
-    });
+    const { box, tool } = oneShotToolbox(cwd);
     boxes.push(box);
-    const nb = (params: Json) =>
-      box.tools.find((t) => t.name === "notebook")!.execute("t", params) as Promise<Json>;
+    const nb = tool("notebook");
     const text = resultText(await nb({ action: "run", notebook_path: "tool.ipynb", all: true }));
     assert.match(text, /hello/, text);
     assert.match(text, /the kernel went idle without replying to it/, text);
