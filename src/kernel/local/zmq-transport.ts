@@ -25,7 +25,11 @@ import { type ConnectionInfo, endpoint } from "./connection-file.js";
 export interface HeartbeatOptions {
   /** Ping period (default 3000 ms). */
   intervalMs?: number;
-  /** Consecutive unanswered pings before the kernel counts as lost (default 3). */
+  /**
+   * Consecutive unanswered pings before the kernel counts as lost (default 5: 15 s). Three (9 s)
+   * declared a wedged but living kernel dead on a loaded 2-core machine while its own diagnosis was
+   * still under way (docs/python-tool.md, "How a dead kernel is noticed").
+   */
   misses?: number;
 }
 
@@ -59,7 +63,7 @@ export class ZmqTransport implements KernelTransport {
   constructor(info: ConnectionInfo, identity: string, heartbeat: HeartbeatOptions = {}) {
     this.info = info;
     this.codec = new WireCodec(info.key, info.signature_scheme);
-    this.hbOptions = { intervalMs: heartbeat.intervalMs ?? 3000, misses: heartbeat.misses ?? 3 };
+    this.hbOptions = { intervalMs: heartbeat.intervalMs ?? 3000, misses: heartbeat.misses ?? 5 };
     const opts = { linger: 0, routingId: identity };
     const zmq = zeromq();
     this.shell = new zmq.Dealer(opts);
