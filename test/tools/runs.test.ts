@@ -109,10 +109,14 @@ describe("runs that outlive a call", { concurrency: true }, () => {
     const { cwd, py, runs } = toolbox();
     await py({ cells: [{ code: "kept = 'yes'" }], wait: 600 });
     const r = await py({
-      cells: [{ code: gate(join(cwd, "never")) }, { code: "print('not me')" }],
+      cells: [{ code: `print('in', flush=True)\n${gate(join(cwd, "never"))}` }, { code: "print('not me')" }],
       timeout: 600,
     });
     const id = /run (r\d+)/.exec(resultText(r))![1];
+    // Interrupted once the cell is executing (its output came): an interrupt that reaches an idle
+    // kernel, before the execution began, is another case.
+    let look = resultText(r);
+    while (!/^in$/m.test(look)) look = resultText(await runs({ run_id: id, wait: 1 }));
     const stopped = await runs({ run_id: id, action: "interrupt" });
     const text = resultText(stopped);
     assert.equal(stopped.isError, true);
