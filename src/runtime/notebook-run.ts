@@ -192,7 +192,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       if (fate.kind === "gone") {
         carried.splice(carried.indexOf(entry), 1);
         if (entry.report) entry.report.notSaved = fate.why;
-      } else if (fate.sourceChanged && entry.report && entry.report.status !== "skipped") {
+      } else if (fate.sourceChanged && entry.report) {
         entry.report.editedWhileRunning = true;
       }
     }
