@@ -80,7 +80,12 @@ export function createRunsTool(options: { runs: RunRegistry }): Tool<RunsParams,
           {},
         );
       }
-      if (params.action === "interrupt" && run.status === "running") runs.interrupt(run);
+      if (params.action === "interrupt" && run.status === "running") {
+        runs.interrupt(run);
+        // An interrupt ends the run (the cell stops, or the kernel is restarted once the interrupt
+        // grace passes), so the answer waits for that end, whatever the wait budget (docs/runs.md).
+        return runs.wait(run, Number.POSITIVE_INFINITY, signal, onUpdate);
+      }
       return runs.wait(run, params.wait ?? runs.waitSeconds, signal, onUpdate);
     },
   };
