@@ -10,6 +10,7 @@ import { type DeathCause, type KernelDeath, KernelStartError, restartFailedDeath
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
+import type { TransportStats } from "./transport.js";
 import { abortable, anySignal, deadlineSignal, TimeoutError } from "./signals.js";
 import type {
   ExecuteOptions,
@@ -107,7 +108,7 @@ export class ConnectedKernel implements Kernel {
   }
 
   /** Transport counters (bad signatures dropped, malformed frames, unrouted messages). */
-  stats(): { invalidSignatures: number; malformed: number; unrouted: number } {
+  stats(): TransportStats & { unrouted: number } {
     const t = this.launched?.transport.stats() ?? { invalidSignatures: 0, malformed: 0 };
     return { ...t, unrouted: this.client?.unrouted ?? 0 };
   }

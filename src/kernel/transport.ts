@@ -13,6 +13,11 @@ export interface TransportStats {
   invalidSignatures: number;
   /** Incoming messages dropped because they could not be parsed. */
   malformed: number;
+  /**
+   * How long the kernel's heartbeat has gone unanswered, once that is past the transport's limit
+   * (a hint, not a death: local kernels die when their process does).
+   */
+  heartbeatSilentMs?: number;
 }
 
 export interface KernelTransport {

@@ -26,9 +26,10 @@ export interface HeartbeatOptions {
   /** Ping period (default 3000 ms). */
   intervalMs?: number;
   /**
-   * Consecutive unanswered pings before the kernel counts as lost (default 5: 15 s). Three (9 s)
-   * declared a wedged but living kernel dead on a loaded 2-core machine while its own diagnosis was
-   * still under way (docs/python-tool.md, "How a dead kernel is noticed").
+   * Consecutive unanswered pings after which the heartbeat counts as silent (default 5: 15 s). A
+   * silent heartbeat is a hint, never a death: a local kernel is dead when its process is gone
+   * (docs/python-tool.md, "How a dead kernel is noticed"). IRkernel answers pings only from its main
+   * loop, so a busy R kernel is silent while it lives.
    */
   misses?: number;
 }
@@ -44,10 +45,11 @@ export class ZmqTransport implements KernelTransport {
   iopubReconnects = 0;
   private readonly hb: Zmq.Dealer;
   private handler: (msg: JupyterMessage) => void = () => {};
-  private lostHandler: (reason: string) => void = () => {};
   private closed = false;
   private hbTimer?: NodeJS.Timeout;
   private hbOutstanding = 0;
+  /** When the oldest unanswered ping was sent (meaningful while hbOutstanding > 0). */
+  private hbSilentSince = 0;
   /** A ping is waiting to be sent (its socket's queue is full). */
   private hbSending = false;
   /**
@@ -166,9 +168,8 @@ export class ZmqTransport implements KernelTransport {
     this.handler = handler;
   }
 
-  onLost(handler: (reason: string) => void): void {
-    this.lostHandler = handler;
-  }
+  /** Never called: a local kernel is lost when its process ends (LaunchedKernel.exited), not here. */
+  onLost(_handler: (reason: string) => void): void {}
 
   channelsReady(): Promise<void> {
     return this.stdinConnected;
@@ -178,11 +179,7 @@ export class ZmqTransport implements KernelTransport {
   ready(): void {
     if (this.hbTimer || this.closed) return;
     this.hbTimer = setInterval(() => {
-      if (this.hbOutstanding >= this.hbOptions.misses) {
-        clearInterval(this.hbTimer);
-        this.lostHandler(`no heartbeat reply for ${this.hbOutstanding} pings`);
-        return;
-      }
+      if (this.hbOutstanding === 0) this.hbSilentSince = Date.now();
       this.hbOutstanding++;
       // a ping still waiting to be sent counts as a miss: a second send would throw EBUSY
       if (this.hbSending) return;
@@ -198,7 +195,12 @@ export class ZmqTransport implements KernelTransport {
   }
 
   stats(): TransportStats {
-    return { invalidSignatures: this.codec.invalidSignatures, malformed: this.codec.malformed };
+    const silent = this.hbOutstanding >= this.hbOptions.misses;
+    return {
+      invalidSignatures: this.codec.invalidSignatures,
+      malformed: this.codec.malformed,
+      ...(silent ? { heartbeatSilentMs: Date.now() - this.hbSilentSince } : {}),
+    };
   }
 
   async close(): Promise<void> {
