@@ -10,8 +10,8 @@ import { type DeathCause, type KernelDeath, KernelStartError, restartFailedDeath
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
-import type { TransportStats } from "./transport.js";
 import { abortable, anySignal, deadlineSignal, TimeoutError } from "./signals.js";
+import type { TransportStats } from "./transport.js";
 import type {
   ExecuteOptions,
   ExecuteResult,
