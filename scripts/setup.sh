@@ -16,6 +16,11 @@ SYSTEM_PKGS="bubblewrap tmux"
 # ipykernel: the versions the test suite runs on (README "Development"); Debian 12 has 6.17.
 PIP_PKGS="ipykernel>=6.17,<8 jupyter_server nbformat nbclient matplotlib numpy pandas jinja2"
 
+# Kernels of other languages the tests compare with nbclient (docs/kernels.md): optional for users,
+# installed for the `test` job (as root on Debian; elsewhere their tests are skipped with the reason).
+# gnuplot-nox: Octave's plotting without X.
+KERNEL_PKGS="r-cran-irkernel octave python3-octave-kernel gnuplot-nox"
+
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
 setup_system() {
@@ -61,6 +66,21 @@ setup_python() {
   fi
 }
 
+setup_test_kernels() {
+  if [ "$(id -u)" != 0 ] || [ ! -f /etc/debian_version ] || ! command -v apt-get >/dev/null; then
+    log "not installed (needs root on Debian): $KERNEL_PKGS — the R and Octave tests are skipped"
+    return
+  fi
+  local missing=""
+  for p in $KERNEL_PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+  done
+  [ -z "$missing" ] && return
+  log "installing the test kernels (R, Octave):$missing"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
 setup_node() {
   local stamp=node_modules/.nbagent-lock-stamp
   if [ ! -f "$stamp" ] || ! cmp -s package-lock.json "$stamp"; then
@@ -73,6 +93,7 @@ setup_node() {
 }
 
 setup_python
+[ "${1:-}" = test ] && setup_test_kernels
 setup_node
 node dist/cli/nbagent.js doctor >&2 || { log "doctor reports a problem (see above)"; exit 1; }
 

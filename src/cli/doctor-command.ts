@@ -10,7 +10,9 @@ Says which interpreter runs the kernels (NBAGENT_PYTHON, an active VIRTUAL_ENV, 
 PATH, /usr/bin/python3: the first that can import ipykernel), whether ipykernel, nbformat and
 jupyter_server import, and the exact command that installs each missing one. Also which isolation
 kernels get here, tried for real: a PID namespace of their own (no host process visible) or none and
-why, and whether --sandbox (bubblewrap) is available (docs/isolation.md).
+why, and whether --sandbox (bubblewrap) is available (docs/isolation.md). Then every kernelspec it
+finds (python3 for that interpreter, and those in the Jupyter kernel directories: R, Octave …), each
+started for real: its language and how long the start took, or why it does not start (docs/kernels.md).
 
 options:
   --json      the report as one JSON object

@@ -1,7 +1,7 @@
 /**
  * `nbagent doctor`: which interpreter will run kernels, and whether what nbagent needs is importable,
- * with the exact command that fixes each missing piece; and which isolation kernels get here
- * (docs/isolation.md), probed for real.
+ * with the exact command that fixes each missing piece; which isolation kernels get here
+ * (docs/isolation.md), probed for real; and every kernelspec found, started for real (docs/kernels.md).
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -11,6 +11,7 @@ import { type AppliedLimits, probeLimits } from "../kernel/local/limits.js";
 import type { KernelIsolation, KernelLimits } from "../kernel/types.js";
 import type { Settings } from "../runtime/settings.js";
 import { bytesText, plural } from "../tools/kernel-text.js";
+import { kernelChecks } from "./doctor-kernels.js";
 
 export interface DoctorCheck {
   name: string;
@@ -130,6 +131,7 @@ export async function runDoctor(cwd: string, settings: Settings): Promise<Doctor
     const asked = settings.limits;
     limits = await probeLimits(choice.path, asked);
     checks.push(limitsCheck(asked, limits));
+    checks.push(...(await kernelChecks(choice.path, settings)));
   } catch (err) {
     const tried = candidateInterpreters({ cwd, env: settings.env }).map((c) => c.path);
     checks.push({

@@ -185,6 +185,14 @@ export interface KernelInfo {
 }
 
 /**
+ * The kernel runs Python (ipykernel, xeus-python …), judged by its language_info: only such a kernel
+ * gets nbagent's Python set-up code (docs/kernels.md, "Kernels of other languages").
+ */
+export function speaksPython(info: Pick<KernelInfo, "languageName">): boolean {
+  return info.languageName.trim().toLowerCase() === "python";
+}
+
+/**
  * What the kernel process is kept from (docs/isolation.md), as the launched kernel reported it.
  * `pidNamespace: false` means the kernel can see (and read /proc/<pid>/environ of) every other
  * process of this user, the host included; `reason` says why it could not be had.

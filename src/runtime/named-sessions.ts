@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { Kernel, KernelStartOptions } from "../kernel/types.js";
+import { type Kernel, type KernelStartOptions, speaksPython } from "../kernel/types.js";
 import { writeFileAtomic } from "../sys/atomic-write.js";
 import { acquireLockFile } from "../sys/lock-file.js";
 import { namedKey, type RetiredSession, type StartedKernel } from "./session.js";
@@ -387,6 +387,7 @@ async function probeMemory(gw: NamedSessionGateway, kernelId: string): Promise<n
   let kernel: Kernel | undefined;
   try {
     kernel = await gw.attachKernel(kernelId, { signal: controller.signal, startTimeoutMs: PROBE_TIMEOUT_MS });
+    if (!speaksPython(kernel.info)) return undefined; // the probe is Python
     const r = await kernel.execute(
       "print(next((l.split()[1] for l in open('/proc/self/status') if l.startswith('VmRSS:')), ''))",
       { silent: true, storeHistory: false, timeoutMs: PROBE_TIMEOUT_MS, signal: controller.signal },

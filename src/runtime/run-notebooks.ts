@@ -6,7 +6,7 @@
  */
 import { copyFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { Kernel } from "../kernel/types.js";
+import { type Kernel, speaksPython } from "../kernel/types.js";
 import { loadNotebook } from "../notebook/index.js";
 import { DisplayRegistry } from "./collector.js";
 import { SettingsError } from "./errors.js";
@@ -113,8 +113,10 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
       // Kernels for the jobs no worker has taken yet start while this one runs.
       for (let j = 0; j < ahead; j++) ensure(next + j);
       if (options.signal?.aborted) throw new Error("cancelled");
-      // Bounded stream messages and no dropped IOPub output, invisibly (no count, no history).
-      await kernel.execute(streamGuardScript(), { silent: true, storeHistory: false, keepText: false });
+      // Bounded stream messages and no dropped IOPub output, invisibly (no count, no history). The
+      // guard is Python: a kernel of another language gets nothing (docs/kernels.md).
+      if (speaksPython(kernel.info))
+        await kernel.execute(streamGuardScript(), { silent: true, storeHistory: false, keepText: false });
       const nb = loaded.notebook;
       const indices = nb.cells.map((_, j) => j);
       options.onNotebookStart?.(job, nb.cells.filter((c) => c.cell_type === "code").length);

@@ -13,7 +13,13 @@
  * After every start or restart the init script runs again (cwd, env, sys.path, prelude).
  */
 import { type DeathCause, type FailureReport, failureReport, type KernelDeath } from "../kernel/errors.js";
-import type { ExecuteOptions, ExecuteResult, Kernel, KernelLimitHit } from "../kernel/types.js";
+import {
+  type ExecuteOptions,
+  type ExecuteResult,
+  type Kernel,
+  type KernelLimitHit,
+  speaksPython,
+} from "../kernel/types.js";
 import { CallAbortedError, type Deadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
 import { cwdMissingFrom, initScript } from "./init.js";
@@ -302,6 +308,14 @@ export class KernelSession {
 
   private async init(ctx: CallContext): Promise<void> {
     ctx.deadline.check(ctx.signal);
+    // The init script is Python: a kernel of another language gets nothing sent; its process
+    // started in the session's cwd with its env (docs/kernels.md, "Kernels of other languages").
+    if (!speaksPython(this.kernel!.info)) {
+      this.cwdMissing = undefined;
+      this.initialised = true;
+      this.cellsRun = new Set();
+      return;
+    }
     const r = await this.kernel!.execute(
       initScript(this.spec.cwd, this.env, this.spec.prelude === false ? "" : undefined),
       {

@@ -24,10 +24,11 @@ export interface ConformanceRun {
  * - nbclient waits forever (no timeout) for a reply that does not come: seen once in a CI-like run,
  *   on "Empty Cell.ipynb" with its kernel idle; the run is killed after its time and repeated.
  */
-async function runReference(outdir: string, inputs: string[]): Promise<void> {
+async function runReference(outdir: string, inputs: string[], options: RunOptions): Promise<void> {
+  const kernel = options.kernel ? ["--kernel", options.kernel] : [];
   for (let attempt = 1; ; attempt++) {
     try {
-      await python([NBCLIENT_RUN, "-o", outdir, ...inputs], undefined, 180_000);
+      await python([NBCLIENT_RUN, ...kernel, "-o", outdir, ...inputs], undefined, 180_000, options.env);
       return;
     } catch (err) {
       const e = err as Error & { killed?: boolean };
@@ -37,8 +38,19 @@ async function runReference(outdir: string, inputs: string[]): Promise<void> {
   }
 }
 
+export interface RunOptions {
+  /** Environment for both runs (e.g. JUPYTER_PATH with the test's pinned kernelspecs). */
+  env?: Record<string, string>;
+  /** The kernelspec nbclient runs every input with (nbagent run reads each notebook's own). */
+  kernel?: string;
+}
+
 /** Runs both executors on `inputs` into dir/nbclient and dir/nbagent. */
-export async function runBoth(dir: string, inputs: string[]): Promise<ConformanceRun> {
+export async function runBoth(
+  dir: string,
+  inputs: string[],
+  options: RunOptions = {},
+): Promise<ConformanceRun> {
   const reference = join(dir, "nbclient");
   const ours = join(dir, "nbagent");
   await mkdir(reference);
@@ -46,9 +58,9 @@ export async function runBoth(dir: string, inputs: string[]): Promise<Conformanc
   // nbclient runs notebooks one after another; two reference processes halve its wall time.
   const half = Math.ceil(inputs.length / 2);
   const [, , r] = await Promise.all([
-    runReference(reference, inputs.slice(0, half)),
-    inputs.length > half ? runReference(reference, inputs.slice(half)) : undefined,
-    nbagent(["run", "--allow-errors", "--quiet", "-o", ours, ...inputs]),
+    runReference(reference, inputs.slice(0, half), options),
+    inputs.length > half ? runReference(reference, inputs.slice(half), options) : undefined,
+    nbagent(["run", "--allow-errors", "--quiet", "-o", ours, ...inputs], { env: options.env }),
   ]);
   return { reference, ours, stderr: r.stderr, code: r.code };
 }

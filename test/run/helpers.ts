@@ -95,9 +95,10 @@ export type Json = any;
 export async function batch(
   cwd: string,
   calls: { tool: string; params: Record<string, unknown> }[],
+  env?: Record<string, string>,
 ): Promise<{ code: number | null; results: Json[]; stderr: string }> {
   const input = calls.map((c) => JSON.stringify(c)).join("\n");
-  const r = await nbagent(["batch", "--cwd", cwd], { input: `${input}\n` });
+  const r = await nbagent(["batch", "--cwd", cwd], { input: `${input}\n`, env });
   const results = r.stdout
     .split("\n")
     .filter((l) => l.trim())
@@ -118,9 +119,15 @@ export function resultText(result: Json): string {
  * SIGTERM (seen: a hung nbclient_run.py survived the SIGTERM of a timeout and held a test for
  * good); its kernels exit on their own when their parent is gone (ipykernel's parent poller).
  */
-export async function python(args: string[], cwd?: string, timeoutMs = 120_000): Promise<string> {
+export async function python(
+  args: string[],
+  cwd?: string,
+  timeoutMs = 120_000,
+  env?: Record<string, string>,
+): Promise<string> {
   const { stdout } = await execFileP(PYTHON, args, {
     cwd,
+    ...(env ? { env: { ...process.env, ...env } } : {}),
     maxBuffer: 1 << 26,
     timeout: timeoutMs,
     killSignal: "SIGKILL",

@@ -50,8 +50,6 @@ export class ZmqTransport implements KernelTransport {
   private hbOutstanding = 0;
   /** When the oldest unanswered ping was sent (meaningful while hbOutstanding > 0). */
   private hbSilentSince = 0;
-  /** A ping is waiting to be sent (its socket's queue is full). */
-  private hbSending = false;
   /**
    * Messages waiting for their socket: zeromq allows one send in flight per socket (a second one
    * throws EBUSY), and a send stays in flight while the kernel is not reading yet (during its start
@@ -179,17 +177,16 @@ export class ZmqTransport implements KernelTransport {
   ready(): void {
     if (this.hbTimer || this.closed) return;
     this.hbTimer = setInterval(() => {
-      if (this.hbOutstanding === 0) this.hbSilentSince = Date.now();
-      this.hbOutstanding++;
-      // a ping still waiting to be sent counts as a miss: a second send would throw EBUSY
-      if (this.hbSending) return;
-      this.hbSending = true;
-      this.hb
-        .send("ping")
-        .catch(() => {})
-        .finally(() => {
-          this.hbSending = false;
-        });
+      // One ping at a time: an unanswered ping counts a miss and is not repeated. IRkernel answers
+      // pings from its main loop, one per turn, so pings piled up during a busy cell held its next
+      // execution back by tens of seconds.
+      if (this.hbOutstanding > 0) {
+        this.hbOutstanding++;
+        return;
+      }
+      this.hbSilentSince = Date.now();
+      this.hbOutstanding = 1;
+      this.hb.send(["", "ping"]).catch(() => {});
     }, this.hbOptions.intervalMs);
     this.hbTimer.unref();
   }
