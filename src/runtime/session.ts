@@ -266,8 +266,10 @@ export class KernelSession {
       this.restartsInRow = 0;
       throw new TooManyRestartsError();
     }
-    this.restartsInRow++;
+    // Counted once it happened: a restart the call's deadline or a failed start prevented is not
+    // one, and the next call's restart must not be refused as a second.
     await this.restartKernel(ctx);
+    this.restartsInRow++;
   }
 
   private async restartKernel(ctx: CallContext): Promise<void> {

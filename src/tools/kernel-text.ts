@@ -340,9 +340,22 @@ export function unreadLossText(l: UnreadLoss, o: KernelOwner, now = Date.now()):
   return `Note: ${owner(o)} was restarted at ${clock(l.at)}${ago}: a ${l.call} was cancelled while ${l.cell} ran, and ${l.cell} did not stop when interrupted, so the kernel was restarted and its state is lost. This call runs in the new kernel: variables, imports and other state from earlier calls are gone.`;
 }
 
-/** The line for a cell that did not finish. */
-export function abortText(a: CellAbort, label: string, restartedAfterInterrupt: boolean): string {
+/**
+ * The line for a cell that did not finish. `diedMeanwhile`: the kernel also died while the cell ran
+ * (its own line, before this one, says so and what was lost), so a timeout or cancel that met it
+ * only adds that it happened: never "the kernel keeps its state" or "pass a larger timeout".
+ */
+export function abortText(
+  a: CellAbort,
+  label: string,
+  restartedAfterInterrupt: boolean,
+  diedMeanwhile = false,
+): string {
   const Label = `${label[0].toUpperCase()}${label.slice(1)}`;
+  if (diedMeanwhile && a.kind === "timeout" && !a.beforeStart)
+    return `${Label} reached the call's timeout of ${plural(a.seconds, "second")} and was interrupted; the kernel died meanwhile, so none of its state is kept (see above).`;
+  if (diedMeanwhile && a.kind === "cancelled" && !a.beforeStart)
+    return `${Label} was interrupted: the call was cancelled${a.reason && a.reason !== "Aborted" ? ` (${a.reason})` : ""}; the kernel died meanwhile, so none of its state is kept (see above).`;
   const state = restartedAfterInterrupt
     ? "it did not stop, so the kernel was restarted and its state is lost"
     : "the kernel keeps its state";

@@ -226,10 +226,12 @@ export function summaryLines(d: PythonToolDetails): string[] {
         // An exception without a message (EOFError, StopIteration) is named alone: "failed: EOFError."
         const what = c.error ? [c.error.name, c.error.value].filter(Boolean).join(": ") : "";
         lines.push(`${Label} failed${what ? `: ${what}` : ""}.`);
-      } else if (c.abort && !(c.abort.kind === "kernel-died" && c.kernelEvents?.length)) {
-        lines.push(abortText(c.abort, label(c), c.restartedAfterInterrupt === true));
       }
-      const died = c.kernelEvents?.some((e) => e.kind === "died-during-code") || c.restartedAfterInterrupt;
+      const diedInCell = c.kernelEvents?.some((e) => e.kind === "died-during-code") === true;
+      if (c.status === "aborted" && c.abort && !(c.abort.kind === "kernel-died" && c.kernelEvents?.length)) {
+        lines.push(abortText(c.abort, label(c), c.restartedAfterInterrupt === true, diedInCell));
+      }
+      const died = diedInCell || c.restartedAfterInterrupt;
       if (!died && alive.length > 0) {
         lines.push(
           `${cap(cellList(alive))} ran in this call; ${alive.length === 1 ? "its" : "their"} state persists, so only cell ${c.index} onward needs to run again.`,

@@ -181,6 +181,40 @@ describe("kernel state, as the model reads it", { concurrency: true }, () => {
     assert.equal(resultText(results[2]), "False");
   });
 
+  test("a timeout whose interrupt kills the kernel: one story, the death, never 'keeps its state' (nbagent batch)", async () => {
+    const dir = await tempDir();
+    const calls = [
+      { tool: "python", params: { cells: [{ code: "before = 1" }] } },
+      {
+        tool: "python",
+        params: {
+          cells: [
+            {
+              code: "import os, signal, time\nsignal.signal(signal.SIGINT, lambda *a: os._exit(3))\nprint('in', flush=True)\ntime.sleep(600)",
+            },
+            { code: "print('after')" },
+          ],
+          timeout: 3,
+        },
+      },
+      { tool: "python", params: { cells: [{ code: "print('before' in globals())" }] } },
+    ];
+    const { results, stderr } = await batch(dir, calls);
+    assert.equal(results.length, 3, stderr);
+    const text = resultText(results[1]);
+    assert.equal(results[1].isError, true);
+    assert.match(
+      text,
+      /^\[1\/2\]\nin\nThe kernel died while cell 1 ran \(kernel process ended: exit code 3\)[^\n]*all state is gone[^\n]*\nCell 1 reached the call's timeout of 3 seconds and was interrupted; the kernel died meanwhile, so none of its state is kept \(see above\)\.\nCell 2 did not run\.$/,
+    );
+    assert.doesNotMatch(text, /keeps its state|Pass a larger timeout/);
+    // The restart the deadline prevented happens now, and is not refused as a second one in a row.
+    assert.equal(
+      resultText(results[2]),
+      "False\nThis session's kernel had died since the last call; it was restarted before cell 1, and its earlier state is gone.",
+    );
+  });
+
   test("notebook kernels have no agent helpers; python sessions do", async () => {
     const dir = await tempDir();
     const { py, nb } = toolbox(dir);

@@ -385,7 +385,7 @@ for (const backend of backendCases())
         if (backend.name === "gateway")
           assert.match(
             text(r),
-            /^Error: could not start the Python kernel: the gateway at http:\/\/127\.0\.0\.1:\d+ has no kernelspec "no-such-kernel-nbagent" \(it has: python3\)$/,
+            /^Error: could not start the Python kernel: the gateway at http:\/\/127\.0\.0\.1:\d+ has no kernelspec "no-such-kernel-nbagent" \(it has: (?:[\w.-]+, )*python3(?:, [\w.-]+)*\)$/,
           );
       } finally {
         await bad.dispose();
