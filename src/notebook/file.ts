@@ -162,7 +162,7 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
   let upgradedFrom: 3 | undefined;
   try {
     if (isNbformat3(value)) {
-      value = upgradeFromV3(value, buf);
+      value = upgradeFromV3(value);
       upgradedFrom = 3;
       cellSpans = undefined;
     }

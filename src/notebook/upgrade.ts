@@ -6,9 +6,10 @@
  * `execution_count`, `collapsed` goes into its metadata and `language` goes; outputs `pyout` →
  * `execute_result`, `pyerr` → `error`, a stream's `stream` → `name`, and mime aliases (`text`,
  * `html`, `png`, …) become a `data` bundle of mime types. The result is nbformat 4.5 with new cell
- * ids (nbformat adds random ones when it validates). Ours are derived from the file's bytes, so every
- * load of the same v3 file gives the same ids and a `cell_id` from a `read` still names its cell in
- * the next call, until a save writes them. Rules: docs/notebook-tool.md ("nbformat 3 notebooks").
+ * ids (nbformat adds random ones when it validates). Ours are derived from each cell's type and
+ * source (and how many identical cells come before it), so every load gives a cell the same id while
+ * it is unchanged: a `cell_id` from a `read` still names its cell in the next call, and a run whose
+ * file another writer changed before its first save still finds the cells that writer left alone. Rules: docs/notebook-tool.md ("nbformat 3 notebooks").
  */
 import { createHash } from "node:crypto";
 import { type JsonObject, type JsonValue, parseJson, RawNumber } from "./json.js";
@@ -155,10 +156,9 @@ export function isNbformat3(value: JsonValue): boolean {
 
 /**
  * The nbformat 4.5 notebook nbformat makes of an nbformat 3 one (a new value; the input is not
- * changed); `bytes` are the file's, which the cell ids are derived from. Throws
- * NotebookStructureError for what nbformat could not convert either.
+ * changed). Throws NotebookStructureError for what nbformat could not convert either.
  */
-export function upgradeFromV3(value: JsonValue, bytes: Uint8Array): Notebook {
+export function upgradeFromV3(value: JsonValue): Notebook {
   if (!isObject(value) || !Array.isArray(value.worksheets))
     throw new NotebookStructureError("missing worksheets");
   const nb: JsonObject = { ...value };
@@ -175,14 +175,17 @@ export function upgradeFromV3(value: JsonValue, bytes: Uint8Array): Notebook {
     raw.push(...ws.cells);
   });
   const used = new Set<string>();
-  const fileHash = createHash("sha256").update(bytes).digest("hex");
   const cells = raw.map((c, i) => {
+    const cell = upgradeCell(c, i, "");
+    const source = Array.isArray(cell.source) ? cell.source.join("") : String(cell.source ?? "");
+    const content = createHash("sha256").update(`${cell.cell_type}\0${source}`).digest("hex");
     let id: string;
     let n = 0;
-    do id = createHash("sha256").update(`${fileHash}:${i}:${n++}`).digest("hex").slice(0, 8);
+    do id = createHash("sha256").update(`${content}:${n++}`).digest("hex").slice(0, 8);
     while (used.has(id));
     used.add(id);
-    return upgradeCell(c, i, id);
+    cell.id = id;
+    return cell;
   });
   nb.metadata = metadata;
   nb.nbformat = 4;

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
@@ -84,6 +84,34 @@ describe("nbformat 3 notebooks", () => {
       expected.cells = expected.cells.map(({ id: _, ...c }) => c);
       assert.equal(serializeNotebook(withoutIds), serializeNotebook(expected), file);
     }
+  });
+
+  test("ids follow each cell, not the file: another writer's change renames only the cells it changed", async () => {
+    const dir = await tempDir();
+    const [demo] = await v3Files(dir);
+    const before = (await loadNotebook(demo)).notebook.cells.map((c) => c.id);
+    // Another writer (here: a v3 save of the same notebook with one code cell changed, an output
+    // dropped and a cell appended) changes the file's bytes.
+    const raw = JSON.parse(await readFile(demo, "utf8"));
+    const cells = raw.worksheets[0].cells;
+    cells[3].input = "x = 2\nprint(x)";
+    cells[3].outputs = [];
+    raw.worksheets[1].cells.push({
+      cell_type: "code",
+      input: "z = 3",
+      outputs: [],
+      metadata: {},
+      language: "python",
+    });
+    await writeFile(demo, JSON.stringify(raw, null, 1));
+    const after = (await loadNotebook(demo)).notebook.cells.map((c) => c.id);
+    assert.equal(after.length, before.length + 1);
+    assert.deepEqual(
+      after.slice(0, before.length).map((id, i) => (i === 3 ? "changed" : id)),
+      before.map((id, i) => (i === 3 ? "changed" : id)),
+    );
+    assert.notEqual(after[3], before[3]);
+    assert.equal(new Set(after).size, after.length);
   });
 
   test("read upgrades in memory and writes nothing; an edit saves 4.5 and says so", async () => {
