@@ -93,7 +93,8 @@ test("every exports entry imports in plain Node ESM", async () => {
     exports: Record<string, unknown>;
   };
   const entries = Object.keys(manifest.exports).map((key) => `nbagent${key.slice(1)}`);
-  assert.deepEqual(entries, ["nbagent", "nbagent/pi", "nbagent/package.json"]);
+  for (const known of ["nbagent", "nbagent/pi", "nbagent/package.json"])
+    assert.ok(entries.includes(known), known);
   // node itself, no loader: each entry's export names, or the error it threw
   await writeFile(
     join(project, "entries.mjs"),
@@ -113,6 +114,7 @@ console.log(JSON.stringify(out));
   );
   const { stdout } = await exec(process.execPath, ["entries.mjs"], { cwd: project });
   const out = JSON.parse(stdout) as Record<string, string[] | string>;
+  for (const entry of entries) assert.ok(Array.isArray(out[entry]), `${entry}: ${out[entry]}`);
   for (const name of [
     "createToolbox",
     "createNotebookTool",
@@ -189,7 +191,7 @@ async function tsc(config: Record<string, unknown>, name: string): Promise<void>
   }
 }
 
-test("a TypeScript project type-checks the public API with node16 and bundler resolution, and runs the README's code", async () => {
+test("a TypeScript project type-checks the public API with node16, bundler and node10 resolution, and runs the README's code", async () => {
   await writeFile(join(project, "readme.ts"), readmeLibraryCode());
   await writeFile(join(project, "checks.ts"), CHECKS);
   await writeFile(join(project, "pi.ts"), PI_CHECKS);
@@ -215,6 +217,20 @@ test("a TypeScript project type-checks the public API with node16 and bundler re
       `tsconfig.pi-${name}.json`,
     );
   }
+  // the older node10 resolution, which reads no exports map: package.json's types and typesVersions
+  await tsc(
+    {
+      compilerOptions: {
+        ...common,
+        module: "CommonJS",
+        moduleResolution: "Node10",
+        noEmit: true,
+        skipLibCheck: true,
+      },
+      files: ["checks.ts", "pi.ts"],
+    },
+    "tsconfig.node10.json",
+  );
   // the README's code, compiled by node16's settings, runs against the installed package
   const { stdout } = await exec(process.execPath, ["out/readme.js"], { cwd: project });
   assert.equal(stdout, "42\n[ 'ok' ]\nhello.ipynb: 1 cell\n");
