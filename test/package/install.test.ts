@@ -3,7 +3,7 @@
  * @types/node and pi, as a TypeScript project that also uses pi has them), and then every way in:
  * each `exports` entry imported in plain Node ESM; a TypeScript file using the public API (the
  * README's "Use it as a library" code as written, and checks that the declarations are not `any`)
- * type-checked with moduleResolution node16 and bundler, the README's code then run; the pi
+ * type-checked with moduleResolution node16, bundler and node10, the README's code then run; the pi
  * extension given to pi's SDK as a function from a plain import, and loaded by pi's own loader from
  * the package directory; `nbagent mcp` through the MCP SDK client; `nbagent --version`.
  */
@@ -27,10 +27,7 @@ const npmEnv = {
   npm_config_fund: "false",
   npm_config_update_notifier: "false",
 };
-const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
-  version: string;
-  devDependencies: Record<string, string>;
-};
+const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
 /** The version of a package installed in this checkout (the temp project gets the same). */
 const installed = (name: string) =>
   (JSON.parse(readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8")) as { version: string })
@@ -78,7 +75,7 @@ before(async () => {
       "--prefer-offline",
       join(work, packed.filename),
       `@types/node@${installed("@types/node")}`,
-      `@mariozechner/pi-coding-agent@${pkg.devDependencies["@mariozechner/pi-coding-agent"]}`,
+      `@mariozechner/pi-coding-agent@${installed("@mariozechner/pi-coding-agent")}`,
     ],
     { cwd: project, env: npmEnv, maxBuffer: 1 << 24 },
   );
