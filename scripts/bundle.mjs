@@ -24,6 +24,15 @@ function writeAtomically(files) {
   }
 }
 
+// Bundled CommonJS code (pngjs, which the views use to draw images) calls require() for node's own
+// modules (util, zlib, stream, …), which an ES module has no binding for: esbuild's stand-in throws
+// `Dynamic require of "util" is not supported`. Each bundle gets node's require, made for the
+// bundle's own file by createRequire, so such a call loads what node would load there. (Leaving
+// each such package outside the bundle would work too, but only for the packages listed: the next
+// CommonJS dependency would break the entry again; test/package/ imports every entry to check.)
+const REQUIRE_BANNER =
+  'import { createRequire as __nbagentRequire } from "node:module";\nconst require = __nbagentRequire(import.meta.url);';
+
 if (only !== "pi") {
   const cli = await build({
     entryPoints: { nbagent: "src/cli/main.ts" },
@@ -38,10 +47,7 @@ if (only !== "pi") {
     target: "node20",
     // sixel is sloppy-mode CommonJS (assigns an undeclared global): bundled into ESM it throws.
     external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws", "sixel"],
-    // Bundled CommonJS code may call require(); give it node's, relative to the bundle.
-    banner: {
-      js: 'import { createRequire as __nbagentRequire } from "node:module";\nconst require = __nbagentRequire(import.meta.url);',
-    },
+    banner: { js: REQUIRE_BANNER },
     sourcemap: true,
     logLevel: "warning",
     write: false,
@@ -63,13 +69,14 @@ if (only !== "pi") {
 // Written through a temporary file and a rename: tests build it while others load it.
 if (only === "cli") process.exit(0);
 const pi = await build({
-  entryPoints: { index: "src/pi/extension.ts" },
+  entryPoints: { index: "src/pi/index.ts" },
   outdir: "dist/pi",
   bundle: true,
   platform: "node",
   format: "esm",
   target: "node20",
   external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws", "sixel"],
+  banner: { js: REQUIRE_BANNER },
   sourcemap: true,
   logLevel: "warning",
   write: false,

@@ -11,7 +11,13 @@ export {
   SettingsError,
   type SettingsFlags,
 } from "./runtime/settings.js";
-export { artifactDescriptor, createArtifactTool } from "./tools/artifact.js";
+export {
+  type ArtifactParams,
+  type ArtifactToolDetails,
+  type ArtifactToolOptions,
+  artifactDescriptor,
+  createArtifactTool,
+} from "./tools/artifact.js";
 export {
   type AnyTool,
   type AnyToolDescriptor,
@@ -24,10 +30,41 @@ export {
   type ToolDescriptor,
   type ToolEntry,
 } from "./tools/index.js";
-export { createKernelsTool, kernelsDescriptor } from "./tools/kernels-tool.js";
-export { createNotebookTool, notebookDescriptor } from "./tools/notebook.js";
-export { createNotebookExecutor } from "./tools/notebook-executor.js";
-export { createPythonTool, pythonDescriptor } from "./tools/python.js";
-export { RunRegistry } from "./tools/runs.js";
-export { createRunsTool, runsDescriptor } from "./tools/runs-tool.js";
+export {
+  createKernelsTool,
+  type KernelsDetails,
+  type KernelsParams,
+  kernelsDescriptor,
+} from "./tools/kernels-tool.js";
+export {
+  createNotebookTool,
+  type NotebookDetails,
+  type NotebookExecutor,
+  type NotebookParams,
+  type NotebookRunRequest,
+  type NotebookToolOptions,
+  notebookDescriptor,
+} from "./tools/notebook.js";
+export {
+  createNotebookExecutor,
+  type NotebookExecutorOptions,
+  type NotebookRunCellDetails,
+  type NotebookRunDetails,
+} from "./tools/notebook-executor.js";
+export {
+  createPythonTool,
+  type PythonParams,
+  type PythonToolOptions,
+  pythonDescriptor,
+} from "./tools/python.js";
+export type {
+  CellStatus,
+  PythonCellDetails,
+  PythonCellOutputDetails,
+  PythonImageDetails,
+  PythonOutputDetails,
+  PythonToolDetails,
+} from "./tools/python-result.js";
+export { type Run, type RunInfo, RunRegistry } from "./tools/runs.js";
+export { createRunsTool, type RunsParams, runsDescriptor } from "./tools/runs-tool.js";
 export type { ImageContent, TextContent, Tool, ToolContent, ToolResult, ToolUpdate } from "./tools/types.js";

@@ -4,7 +4,7 @@
  * them; batch exits 0/1/2 by what its lines got, and 130 when interrupted, having said so.
  */
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { test } from "node:test";
 import { COMMANDS } from "../../src/cli/commands.js";
 import { ArtifactStore } from "../../src/output/index.js";
@@ -57,6 +57,17 @@ test("nbagent --help and help list the commands; <command> --help and help <comm
   const unknown = await nbagent(["help", "nope"]);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /no command 'nope'/);
+});
+
+test("nbagent --version and -V print package.json's version", async () => {
+  const { version } = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as {
+    version: string;
+  };
+  for (const flag of ["--version", "-V"]) {
+    const r = await nbagent([flag]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `${version}\n`);
+  }
 });
 
 /** A state directory holding one artifact; returns its env and id. */
