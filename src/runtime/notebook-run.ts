@@ -279,11 +279,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
           if (i >= 0) carried.push(run.entry);
         } else if (i >= 0) {
           // Merged into a newer file meanwhile: the running cell goes to its place there.
-          const fate = carryInto(
-            loaded.notebook,
-            run.entry,
-            loaded.notebook.cells.length === countBefore,
-          );
+          const fate = carryInto(loaded.notebook, run.entry, loaded.notebook.cells.length === countBefore);
           if (fate.kind === "gone") {
             if (run.entry.report) run.entry.report.notSaved = fate.why;
           } else {
