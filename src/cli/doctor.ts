@@ -5,7 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { probeIsolation } from "../kernel/index.js";
+import { probeIsolation } from "../kernel/local/sandbox.js";
 import { candidateInterpreters, findInterpreter, probeInterpreter } from "../kernel/interpreter.js";
 import { type AppliedLimits, probeLimits } from "../kernel/local/limits.js";
 import type { KernelIsolation, KernelLimits } from "../kernel/types.js";
