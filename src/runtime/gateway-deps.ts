@@ -5,7 +5,11 @@
  * imported statically here.
  */
 import type { GatewayBackend } from "../kernel/gateway/index.js";
-import type { EnsureLocalGatewayOptions, LocalGatewayInfo, LocalGatewayOptions } from "../kernel/gateway/local-server.js";
+import type {
+  EnsureLocalGatewayOptions,
+  LocalGatewayInfo,
+  LocalGatewayOptions,
+} from "../kernel/gateway/local-server.js";
 import type { NamedSessionGateway } from "./named-sessions.js";
 import type { GatewayConnection } from "./settings.js";
 
