@@ -434,18 +434,42 @@ def _flush_open_files():
             pass
 
 
+def _settle_control_thread():
+    """Waits for a kernel's control thread to finish the shutdown_request it is answering.
+
+    ipykernel's exit handler stops the IOPub thread before it joins the control thread, and the
+    control thread flushes stdout through IOPub right after answering a shutdown_request: when the
+    exit handler comes first, that flush waits for a thread that is gone, and the kernel hangs until
+    it is killed. The interpreter's slower teardown path happened to leave the control thread time
+    to finish; here it is waited for (its loop ends by itself once the shutdown was answered)."""
+    kernelapp = sys.modules.get("ipykernel.kernelapp")
+    app_class = getattr(kernelapp, "IPKernelApp", None)
+    try:
+        if app_class is None or not app_class.initialized():
+            return
+        app = app_class.instance()
+        thread = getattr(app, "control_thread", None)
+        asked = getattr(getattr(app, "kernel", None), "_shutdown_message", None) is not None
+        if thread is not None and asked and thread.is_alive():
+            thread.join(5)
+    except Exception:
+        pass
+
+
 def end_kernel(code):
-    """Ends a forked kernel the way the interpreter would (non-daemon threads joined, then the atexit
-    handlers — IPython's and ipykernel's, which close the kernel's sockets and history, and the
-    notebook's own — then open files flushed), but without the interpreter's teardown: freeing every
-    object of a process forked from the server touches (copy-on-write) most of the pages it shares
-    with the server, which cost a forked kernel ~10x the CPU of its os._exit (docs/reliability.md)."""
+    """Ends a forked kernel the way the interpreter would (non-daemon threads joined, the control
+    thread's answer to a shutdown finished, then the atexit handlers — IPython's and ipykernel's,
+    which close the kernel's sockets and history, and the notebook's own — then open files
+    flushed), but without the interpreter's teardown: freeing every object of a process forked
+    from the server touches (copy-on-write) most of the pages it shares with the server, which cost
+    a forked kernel ~10x the CPU of its os._exit (docs/reliability.md)."""
     import threading
 
     try:
         threading._shutdown()
     except BaseException:
         pass
+    _settle_control_thread()
     import atexit
 
     atexit._run_exitfuncs()
