@@ -7,7 +7,8 @@
  * and always at the end, on an error, a save failure's stop and as soon as the run is aborted — so a
  * crash mid-run keeps what ran, a SIGKILL losing at most the cells that completed in the last second
  * (docs/runs.md, "Saves during a run"). A save while a cell runs writes that cell as it was before
- * its run: the file only ever holds completed cells' outputs. The file may change underneath (the agent's own edits, a person's editor):
+ * its run: the file only ever holds completed cells' outputs. The file may change underneath (the
+ * agent's own edits, a person's editor):
  * each cell is found by id when its turn comes and runs with its current source, and each save
  * merges the run's outputs into the file as it is then (docs/notebook-tool.md, "A run merges with
  * other edits").
@@ -403,12 +404,19 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     const remaining =
       options.deadline === undefined ? undefined : Math.max(1, options.deadline - performance.now());
     const timeoutMs = minDefined(options.cellTimeoutMs, remaining);
-    const result = await options.execute(code, {
-      ...options.executeHooks?.(planned.index),
-      signal: options.signal,
-      timeoutMs,
-      onIOPub: (msg) => collector.handle(msg),
-    });
+    const result = await options
+      .execute(code, {
+        ...options.executeHooks?.(planned.index),
+        signal: options.signal,
+        timeoutMs,
+        onIOPub: (msg) => collector.handle(msg),
+      })
+      .catch(async (err: unknown) => {
+        // The run ends here: what completed goes into the file (this cell as it was), as before.
+        options.signal?.removeEventListener("abort", onAbort);
+        await saveCompleted().catch(() => {});
+        throw err;
+      });
     // A timed save may be under way (and may have merged the cell into a newer file): wait for it.
     await serial(async () => {
       running = undefined;
