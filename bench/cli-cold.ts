@@ -1,10 +1,15 @@
 /**
  * `nbagent call python` cold: a new process to the first result (node start, kernel start, init, one
  * trivial cell, shutdown excluded from neither), next to jupyter_client's kernel start to first result.
+ * And the CLI's own start against its floors: `nbagent --version` vs `node -e 0`, and `nbagent
+ * notebook read` of a small notebook (piped) vs Python's `nbformat.read` of it.
  * Uses the built CLI (dist/), as a user runs it.
  */
-import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { findInterpreter } from "../src/kernel/interpreter.js";
 import { jupyterClientBench } from "./anchors.js";
 import { type BenchSection, median, row } from "./types.js";
 
@@ -38,8 +43,63 @@ function coldCall(): Promise<{ result: number; exit: number }> {
   });
 }
 
+/** Wall ms of one process run to its exit (output discarded); throws when it fails. */
+function processMs(command: string, args: string[]): number {
+  const t0 = performance.now();
+  const r = spawnSync(command, args, { stdio: ["ignore", "ignore", "pipe"] });
+  const ms = performance.now() - t0;
+  if (r.status !== 0) throw new Error(`${command} ${args.join(" ")} failed: ${r.stderr}`);
+  return ms;
+}
+
+/** `nbagent --version` vs `node -e 0`, and `notebook read` vs nbformat.read: interleaved, medians. */
+async function startRows(runs = 21) {
+  const python = (await findInterpreter()).path;
+  const dir = mkdtempSync(join(tmpdir(), "nbagent-bench-cli-"));
+  try {
+    const nb = join(dir, "small.ipynb");
+    const make =
+      "import sys, nbformat\nfrom nbformat.v4 import new_notebook, new_code_cell, new_markdown_cell, new_output\n" +
+      "cells = [new_markdown_cell('# A small notebook')] + [new_code_cell(f'x = {i}\\nprint(x)', execution_count=i + 1, " +
+      "outputs=[new_output('stream', name='stdout', text=f'{i}\\n')]) for i in range(10)]\n" +
+      "nbformat.write(new_notebook(cells=cells), sys.argv[1])\n";
+    processMs(python, ["-c", make, nb]);
+    const cli = "dist/cli/nbagent.js";
+    const read = "import sys, nbformat\nnbformat.read(sys.argv[1], as_version=4)";
+    const t = {
+      version: [] as number[],
+      node: [] as number[],
+      read: [] as number[],
+      nbformat: [] as number[],
+    };
+    for (let i = 0; i < runs; i++) {
+      const steps: [keyof typeof t, () => number][] = [
+        ["version", () => processMs(process.execPath, [cli, "--version"])],
+        ["node", () => processMs(process.execPath, ["-e", "0"])],
+        ["read", () => processMs(process.execPath, [cli, "notebook", "read", nb])],
+        ["nbformat", () => processMs(python, ["-c", read, nb])],
+      ];
+      if (i % 2) steps.reverse();
+      for (const [key, step] of steps) t[key].push(step());
+    }
+    return [
+      row("nbagent --version vs node -e 0", median(t.version), median(t.node), "ms", "≤ 2×"),
+      row(
+        "nbagent notebook read (small, piped) vs nbformat.read",
+        median(t.read),
+        median(t.nbformat),
+        "ms",
+        "≤ 0.9×",
+      ),
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function run_(): Promise<BenchSection> {
   if (!existsSync("dist/cli/nbagent.js")) throw new Error("build first: npm run build");
+  const start = await startRows();
   const ours: number[] = [];
   const exits: number[] = [];
   const ref: number[] = [];
@@ -54,9 +114,11 @@ export async function run_(): Promise<BenchSection> {
     rows: [
       row("cold call → result vs kernel start→first result", median(ours), median(ref), "ms", "≤ 1.3×"),
       row("… → process exit (kernel shut down)", median(exits), median(ref), "ms", "info"),
+      ...start,
     ],
     notes: [
       "5 alternating runs each; medians. Result = the JSON line on stdout; exit includes the kernel's shutdown.",
+      "--version and notebook read: 21 interleaved runs of each command to its exit; medians. The reference read is `python -c 'import nbformat; nbformat.read(path, as_version=4)'` (it validates, as nbagent's read does).",
     ],
   };
 }

@@ -13,6 +13,7 @@ const SECTIONS: Record<string, string> = {
   "python-tool": "./python-tool.js",
   "cli-cold": "./cli-cold.js",
   "notebook-run": "./notebook-run.js",
+  "run-floors": "./run-floors.js",
   mcp: "./mcp.js",
   gateway: "./gateway.js",
 };

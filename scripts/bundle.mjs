@@ -37,8 +37,10 @@ if (only !== "pi") {
   const cli = await build({
     entryPoints: { nbagent: "src/cli/main.ts" },
     outdir: cliDir,
-    // Code only some commands load (the MCP server and its SDK, ~850 KB) goes to chunks that
-    // commands import when they run, so every other command starts as fast as before.
+    // Code only some commands load (the MCP server and its SDK, ~850 KB; the gateway backend and
+    // `ws`, imported only when a gateway is used; the renderers, only on a terminal) goes to chunks
+    // that commands import when they need them, so every other command starts as fast as before
+    // (test/run/cli-bundle.test.ts checks what `--version` and `notebook read` load).
     splitting: true,
     chunkNames: "nbagent-[name]-[hash]",
     bundle: true,

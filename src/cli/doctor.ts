@@ -5,9 +5,9 @@
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
-import { probeIsolation } from "../kernel/index.js";
 import { candidateInterpreters, findInterpreter, probeInterpreter } from "../kernel/interpreter.js";
 import { type AppliedLimits, probeLimits } from "../kernel/local/limits.js";
+import { probeIsolation } from "../kernel/local/sandbox.js";
 import type { KernelIsolation, KernelLimits } from "../kernel/types.js";
 import type { Settings } from "../runtime/settings.js";
 import { bytesText, plural } from "../tools/kernel-text.js";

@@ -8,7 +8,7 @@
 import { accessSync, constants, existsSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { LocalBackend } from "../kernel/index.js";
+import { LocalBackend } from "../kernel/local/backend.js";
 import { type Cell, loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { createKernelProvider } from "../runtime/kernel-provider.js";
 import { type CellRunReport, cellRanInRun } from "../runtime/notebook-run.js";

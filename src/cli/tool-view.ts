@@ -7,16 +7,9 @@
  * an update no longer starts with what was printed (a clear_output, a cut), the rest of the stream
  * is not shown and the whole final view follows, under a rule. Rules: docs/cli.md.
  */
-import {
-  detectImageProtocol,
-  drawsInPlace,
-  plainTheme,
-  type RenderedTool,
-  type RenderTheme,
-  renderToolCall,
-  renderToolResult,
-  themeFromEnv,
-} from "../render/index.js";
+import type * as Renderers from "../render/index.js";
+import type { RenderedTool } from "../render/index.js";
+import { plainTheme, type RenderTheme, themeFromEnv } from "../render/theme.js";
 import type { ToolEntry } from "../tools/index.js";
 import type { ToolResult } from "../tools/types.js";
 import { resultJson, resultText } from "./output.js";
@@ -34,8 +27,23 @@ export interface ViewOptions {
   startedAt?: number;
 }
 
+// The renderers (highlight.js and the views, a large part of a short command's start-up), loaded
+// only when a terminal shows the call: piped output is the model's own text.
+let renderers: typeof Renderers | undefined;
+
+function drawn(): typeof Renderers {
+  if (!renderers) throw new Error("the renderers are loaded before a terminal view is made");
+  return renderers;
+}
+
+/** The view options of this terminal (or pipe); a terminal's needs the renderers loaded first. */
+async function loadViewOptions(expanded: boolean, stream: NodeJS.WriteStream): Promise<ViewOptions> {
+  if (stream.isTTY === true) renderers ??= await import("../render/index.js");
+  return viewOptions(expanded, stream);
+}
+
 /** The view options of this terminal (or pipe). */
-export function viewOptions(expanded: boolean, stream: NodeJS.WriteStream = process.stdout): ViewOptions {
+function viewOptions(expanded: boolean, stream: NodeJS.WriteStream = process.stdout): ViewOptions {
   const terminal = stream.isTTY === true;
   return {
     width: stream.columns || 80,
@@ -48,7 +56,7 @@ export function viewOptions(expanded: boolean, stream: NodeJS.WriteStream = proc
 /** The lines that show a call before it runs (the code, the notebook action); none when piped. */
 export function callView(tool: RenderedTool, args: unknown, o: ViewOptions): string[] {
   if (!o.terminal) return [];
-  return renderToolCall(tool, args, { width: o.width, expanded: o.expanded, theme: o.theme });
+  return drawn().renderToolCall(tool, args, { width: o.width, expanded: o.expanded, theme: o.theme });
 }
 
 /** The lines of a result (`partial`: a progress update of a call still running). */
@@ -62,11 +70,11 @@ export function resultView(
     const text = resultText(result);
     return text === "" ? [] : text.split("\n");
   }
-  return renderToolResult(tool, result, {
+  return drawn().renderToolResult(tool, result, {
     width: o.width,
     expanded: o.expanded,
     theme: o.theme,
-    images: detectImageProtocol(process.env),
+    images: drawn().detectImageProtocol(process.env),
     startedAt: o.startedAt,
     partial,
   });
@@ -288,7 +296,7 @@ export async function executeShown(
     out.write(`${resultJson(result)}\n`);
     return result;
   }
-  const vo = { ...viewOptions(options.expanded, out), startedAt: Date.now() };
+  const vo = { ...(await loadViewOptions(options.expanded, out)), startedAt: Date.now() };
   const view = new StreamView(
     (text) => out.write(text),
     {
@@ -297,7 +305,12 @@ export async function executeShown(
       output: (lines) => outputLines(lines, vo),
     },
     vo.terminal
-      ? { theme: vo.theme, width: vo.width, rows: out.rows, inPlace: drawsInPlace(descriptor, params) }
+      ? {
+          theme: vo.theme,
+          width: vo.width,
+          rows: out.rows,
+          inPlace: drawn().drawsInPlace(descriptor, params),
+        }
       : undefined,
   );
   options.onView?.(view);

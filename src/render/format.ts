@@ -2,6 +2,8 @@
  * Pieces every view shares: options, status marks, durations, a collapsible block of lines with an
  * honest `… N more lines` note, and the final fit of every line to the width.
  */
+
+import { thousands } from "../sys/thousands.js";
 import type { RenderTheme } from "./theme.js";
 import { truncateToWidth, visibleWidth, wrapLines } from "./width.js";
 
@@ -40,7 +42,7 @@ export function duration(ms: number): string {
 }
 
 export function plural(n: number, word: string): string {
-  return `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
+  return `${thousands(n)} ${word}${n === 1 ? "" : "s"}`;
 }
 
 /**

@@ -6,6 +6,8 @@
  * tool's own notes and closing lines, and where the whole output is kept (artifact://<id>).
  * The output text is the model's, split at the cell headers the tool wrote (docs/render.md).
  */
+
+import { thousands } from "../sys/thousands.js";
 import { deathReasonText } from "../tools/kernel-text.js";
 import { pythonDescriptor } from "../tools/python.js";
 import {
@@ -297,7 +299,7 @@ export function pythonResultLines(
   if (whole.truncated && whole.artifactUri) {
     out.push(
       ...wrapLine(
-        `${t.fg("warning", "⚠ output cut")} ${t.fg("dim", `(${whole.totalLines.toLocaleString("en-US")} lines in all); whole output:`)} ${t.fg("accent", whole.artifactUri)}`,
+        `${t.fg("warning", "⚠ output cut")} ${t.fg("dim", `(${thousands(whole.totalLines)} lines in all); whole output:`)} ${t.fg("accent", whole.artifactUri)}`,
         o.width,
       ),
     );

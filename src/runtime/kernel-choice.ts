@@ -6,10 +6,10 @@
  * below the runtime is given; nothing looks the backend, kernelspec or interpreter up again.
  */
 
-import { createLocalBackend } from "../kernel/index.js";
+import { createLocalBackend } from "../kernel/local/backend.js";
 import type { KernelBackend } from "../kernel/types.js";
 import { filterSecrets, type SecretFilterOptions } from "./env.js";
-import { createGatewayBackend, DEFAULT_IDLE_CULL_SECONDS, ensureLocalGateway } from "./gateway-deps.js";
+import { createGatewayBackend, ensureLocalGateway } from "./gateway-deps.js";
 import { checkGatewayUrl, type GatewayConnection, localBackendOptions, type Settings } from "./settings.js";
 
 export { checkGatewayUrl, type GatewayConnection } from "./settings.js";
@@ -113,7 +113,7 @@ export async function buildKernelBackend(
     case "remote":
       return {
         choice,
-        backend: createGatewayBackend(choice.connection),
+        backend: await createGatewayBackend(choice.connection),
         identity: choice.connection.url,
         owned: true,
       };
@@ -125,12 +125,10 @@ export async function buildKernelBackend(
         hostEnv: settings.env,
         interpreterCacheDir: settings.stateRoot,
         pidNamespace: settings.pidNamespace,
-        // The server's own cull: kernels nobody swept (their process died) do not stay forever.
-        idleCullSeconds: DEFAULT_IDLE_CULL_SECONDS,
       });
       return {
         choice,
-        backend: createGatewayBackend({ url: info.url, token: info.token }),
+        backend: await createGatewayBackend({ url: info.url, token: info.token }),
         identity: `shared:${info.python}`,
         shared: { url: info.url, token: info.token, python: info.python, logFile: info.logFile },
         owned: true,

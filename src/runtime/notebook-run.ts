@@ -2,8 +2,13 @@
  * Runs a notebook's cells in a kernel and writes the outputs back into the file, the way nbclient
  * does: code cells only, whitespace-only cells and `skip-execution` cells left as they are, outputs
  * replaced per executed cell, stop at the first error unless errors are allowed (globally or by the
- * cell's `raises-exception` tag). The file is saved atomically after every executed cell, so a crash
- * mid-run keeps what ran. The file may change underneath (the agent's own edits, a person's editor):
+ * cell's `raises-exception` tag). The file is saved atomically as cells complete — at most once a
+ * second (a save costs two fsyncs and a rename: once per cell, it was most of a run of quick cells),
+ * and always at the end, on an error, a save failure's stop and as soon as the run is aborted — so a
+ * crash mid-run keeps what ran, a SIGKILL losing at most the cells that completed in the last second
+ * (docs/runs.md, "Saves during a run"). A save while a cell runs writes that cell as it was before
+ * its run: the file only ever holds completed cells' outputs. The file may change underneath (the
+ * agent's own edits, a person's editor):
  * each cell is found by id when its turn comes and runs with its current source, and each save
  * merges the run's outputs into the file as it is then (docs/notebook-tool.md, "A run merges with
  * other edits").
@@ -68,8 +73,13 @@ export interface NotebookRunOptions {
   allowErrors?: boolean;
   /** Record nbclient-style timing in metadata.execution. */
   recordTiming?: boolean;
-  /** Save after every executed cell (default true); false saves once at the end. */
+  /**
+   * Save as cells complete (default true), at most once per `saveIntervalMs`, and at the end, on a
+   * stop and on abort; false saves once at the end.
+   */
   saveEachCell?: boolean;
+  /** Least time between two saves while cells complete (default SAVE_INTERVAL_MS; 0: after every cell). */
+  saveIntervalMs?: number;
   /**
    * The kernel's language_info, recorded in the notebook's metadata as nbclient does (a change is
    * saved even when no cell runs).
@@ -103,6 +113,8 @@ export interface NotebookRunResult {
   merges: number;
   /** A save failed for good (the file deleted, made invalid or unwritable): what failed. */
   saveError?: NotebookFileError;
+  /** How many times the file was saved (written and renamed into place). */
+  saves: number;
 }
 
 /** The cell ran (whatever its outcome): it has a result. */
@@ -142,12 +154,16 @@ export function cellKey(cell: Cell, index: number): string {
 /** Tries at a save that finds the file changed again each time before giving up. */
 const SAVE_TRIES = 5;
 
+/** Least time between two saves of a run while cells complete (docs/runs.md, "Saves during a run"). */
+export const SAVE_INTERVAL_MS = 1000;
+
 export async function runNotebookCells(options: NotebookRunOptions): Promise<NotebookRunResult> {
   const { loaded, registry } = options;
   const reports: CellRunReport[] = [];
   // Cells whose outputs this run wrote (ran, or had a display updated), with their reports.
   const carried: (CarriedCell & { report?: CellRunReport })[] = [];
   const saveEach = options.saveEachCell !== false;
+  const interval = options.saveIntervalMs ?? SAVE_INTERVAL_MS;
   // The planned cells, by id when they have one: their positions may move under other edits.
   const plan = options.indices.map((index) => {
     const cell = loaded.notebook.cells[index];
@@ -157,6 +173,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
   const plannedCount = loaded.notebook.cells.length;
   let cellCount = plannedCount;
   let merges = 0;
+  let saves = 0;
   let saveError: NotebookFileError | undefined;
 
   const carry = (cell: Cell, index: number, source: string, report?: CellRunReport) => {
@@ -209,6 +226,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
           for (const out of (c.cell.outputs as NbOutput[]) ?? []) splitOutputLines(out);
         try {
           await saveNotebook(loaded);
+          saves++;
           return;
         } catch (err) {
           if (!(err instanceof NotebookFileError) || err.code !== "conflict" || tries >= SAVE_TRIES)
@@ -217,6 +235,76 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
         await refresh();
       }
     });
+
+  // Saves and refreshes take turns (a timed save may come while the loop looks at the file).
+  let turns: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const p = turns.then(fn);
+    turns = p.catch(() => {});
+    return p;
+  };
+  // The cell running now: its entry and the cell as it was before its run.
+  let running: { entry: (typeof carried)[number]; before: Cell } | undefined;
+  let lastSave = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Completed cells' outputs not saved yet (a save came too soon after the last one).
+  let pending = false;
+  // A timed save that failed: the loop stops with it when the running cell ends.
+  let timedError: unknown;
+
+  /** Saves what completed: a running cell goes into the file as it was before its run. */
+  const saveCompleted = () =>
+    serial(async () => {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      if (!pending) return;
+      pending = false;
+      lastSave = performance.now();
+      const run = running;
+      if (!run) {
+        await save();
+        dirty = false;
+        return;
+      }
+      const nb = loaded.notebook;
+      const countBefore = cellCount;
+      const at = nb.cells.indexOf(run.entry.cell);
+      const i = carried.indexOf(run.entry);
+      if (at >= 0) nb.cells[at] = run.before;
+      if (i >= 0) carried.splice(i, 1);
+      try {
+        await save();
+      } finally {
+        if (loaded.notebook === nb) {
+          if (at >= 0) nb.cells[at] = run.entry.cell;
+          if (i >= 0) carried.push(run.entry);
+        } else if (i >= 0) {
+          // Merged into a newer file meanwhile: the running cell goes to its place there.
+          const fate = carryInto(loaded.notebook, run.entry, loaded.notebook.cells.length === countBefore);
+          if (fate.kind === "gone") {
+            if (run.entry.report) run.entry.report.notSaved = fate.why;
+          } else {
+            if (fate.sourceChanged && run.entry.report) run.entry.report.editedWhileRunning = true;
+            carried.push(run.entry);
+          }
+        }
+      }
+    });
+  /** A timed save of what completed, now (on abort) or when the interval since the last one is over. */
+  const saveSoon = (now = false) => {
+    if (!pending || saveError || timedError) return;
+    const wait = now ? 0 : Math.max(0, lastSave + interval - performance.now());
+    if (timer && !now) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = undefined;
+      saveCompleted().catch((err) => {
+        timedError = err;
+      });
+    }, wait);
+  };
+  const onAbort = () => saveSoon(true);
+  options.signal?.addEventListener("abort", onAbort, { once: true });
 
   let stopped = false;
   let stopReason: string | undefined;
@@ -248,7 +336,10 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     }
     // Another writer changed the file: take it as it is now (this cell's current source, its place).
     try {
-      if (await changedOnDisk(loaded)) await refresh();
+      await serial(async () => {
+        if (timedError) throw timedError;
+        if (await changedOnDisk(loaded)) await refresh();
+      });
     } catch (err) {
       stopOnSaveError(err);
       notRun("not-run", stopReason);
@@ -276,6 +367,10 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       notRun("skipped", skip, index);
       continue;
     }
+    // What a save while it runs writes for it (the run below changes the thawed cell in place).
+    const before = Object.isFrozen(cell)
+      ? cell
+      : ({ ...cell, metadata: { ...(cell.metadata as Record<string, unknown>) } } as Cell);
     cell = thawCell(nb, index);
     options.onCellStart?.(planned.index, cell);
     const started = performance.now();
@@ -297,6 +392,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     const entry = carry(cell, index, code, report);
     entry.report = report;
     entry.source = code;
+    running = { entry, before };
     if (options.recordTiming) (cell.metadata as Record<string, unknown>).execution = {};
     const collector = new CellOutputCollector({
       cellKey: key,
@@ -308,12 +404,24 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     const remaining =
       options.deadline === undefined ? undefined : Math.max(1, options.deadline - performance.now());
     const timeoutMs = minDefined(options.cellTimeoutMs, remaining);
-    const result = await options.execute(code, {
-      ...options.executeHooks?.(planned.index),
-      signal: options.signal,
-      timeoutMs,
-      onIOPub: (msg) => collector.handle(msg),
+    const result = await options
+      .execute(code, {
+        ...options.executeHooks?.(planned.index),
+        signal: options.signal,
+        timeoutMs,
+        onIOPub: (msg) => collector.handle(msg),
+      })
+      .catch(async (err: unknown) => {
+        // The run ends here: what completed goes into the file (this cell as it was), as before.
+        options.signal?.removeEventListener("abort", onAbort);
+        await saveCompleted().catch(() => {});
+        throw err;
+      });
+    // A timed save may be under way (and may have merged the cell into a newer file): wait for it.
+    await serial(async () => {
+      running = undefined;
     });
+    cell = entry.cell;
     // Timed only when a reply came: none does when the kernel went idle without one, died or was restarted.
     collector.replied(result.replyDate, result.executionCount);
     cell.execution_count = collector.executionCount;
@@ -335,25 +443,37 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       stopped = true;
       stopReason = `cell ${planned.index} failed`;
     }
-    if (saveEach || stopped) {
-      try {
-        await save();
-        dirty = false;
-      } catch (err) {
-        stopOnSaveError(err);
+    if (timedError) {
+      stopOnSaveError(timedError);
+    } else if (saveEach || stopped) {
+      pending = true;
+      if (stopped || options.signal?.aborted || performance.now() - lastSave >= interval) {
+        try {
+          await saveCompleted();
+          dirty = false;
+        } catch (err) {
+          stopOnSaveError(err);
+        }
+      } else {
+        saveSoon();
       }
     }
     reports.push(report);
     options.onCellEnd?.(report);
   }
-  if (dirty && !saveError) {
+  options.signal?.removeEventListener("abort", onAbort);
+  if (timer) clearTimeout(timer);
+  timer = undefined;
+  await turns; // a timed save under way
+  if (timedError && !saveError) stopOnSaveError(timedError);
+  if ((dirty || pending) && !saveError) {
     try {
-      await save();
+      await serial(save);
     } catch (err) {
       stopOnSaveError(err);
     }
   }
-  return { cells: reports, stopped, stopReason, merges, ...(saveError && { saveError }) };
+  return { cells: reports, stopped, stopReason, merges, saves, ...(saveError && { saveError }) };
 }
 
 function minDefined(a: number | undefined, b: number | undefined): number | undefined {

@@ -14,6 +14,7 @@ import {
   DEFAULT_PAGE_BYTES,
   parseArtifactId,
 } from "../output/index.js";
+import { thousands } from "../sys/thousands.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { saveFailure } from "./output-text.js";
 import { errorResult, type Tool, type ToolResult } from "./types.js";
@@ -136,7 +137,7 @@ function validate(params: unknown): string | undefined {
   return `invalid parameter ${field}: ${first.message}`;
 }
 
-const n = (x: number) => x.toLocaleString("en-US");
+const n = (x: number) => thousands(x);
 const plural = (count: number, word: string) => `${n(count)} ${word}${count === 1 ? "" : "s"}`;
 const call = (c: ArtifactCall) => JSON.stringify(c);
 

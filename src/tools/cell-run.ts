@@ -18,6 +18,7 @@ import {
 } from "../runtime/session.js";
 import type { QueueHolder } from "../runtime/sessions.js";
 import { QueueWaitTimeoutError, SlotWaitTimeoutError } from "../runtime/sessions.js";
+import { thousands } from "../sys/thousands.js";
 import { LatestImages } from "./cell-images.js";
 import { describeFailure } from "./failure-text.js";
 import { type CellAbort, inlineNotice, stdinTracebackText } from "./kernel-text.js";
@@ -43,7 +44,7 @@ export interface SeenView {
 
 export const EARLIER_CALL_DISPLAY = "[update of a display shown by an earlier call]";
 /** The same when this call showed more displays with ids than it keeps places for (docs/output.md). */
-export const UNPLACED_DISPLAY = `[update of an earlier display whose place is not kept (over ${MAX_DISPLAY_SLOTS.toLocaleString("en-US")} displays with ids)]`;
+export const UNPLACED_DISPLAY = `[update of an earlier display whose place is not kept (over ${thousands(MAX_DISPLAY_SLOTS)} displays with ids)]`;
 
 /** The ExecuteOptions hooks a recorder fills for one cell. */
 export type CellHooks = Pick<

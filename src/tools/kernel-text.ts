@@ -8,6 +8,7 @@ import type { ExecutionNotice, KernelIsolation, KernelLimitHit } from "../kernel
 import { stripAnsi } from "../output/sanitise.js";
 import type { NamedSessionStart, SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SlotHolder, UnreadLoss } from "../runtime/sessions.js";
+import { thousands } from "../sys/thousands.js";
 import { failureWords, gatewayFailureText } from "./failure-text.js";
 import type { QueueHolderFacts } from "./queue-holder.js";
 
@@ -147,7 +148,7 @@ export function inlineNotice(n: ExecutionNotice): string | undefined {
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+  return `${thousands(n)} ${n === 1 ? one : many}`;
 }
 
 /** "cell 3", "cells 1-2", "cells 1, 3 and 5-6" from sorted labels (numbers). */

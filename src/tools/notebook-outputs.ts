@@ -6,6 +6,7 @@
  * past the read budget.
  */
 import { joinLines } from "../notebook/index.js";
+import { thousands } from "../sys/thousands.js";
 import { isObjectRepr } from "./output-text.js";
 
 /** A saved image the read text names at its place (by a placeholder until it is sent or left out). */
@@ -282,7 +283,7 @@ function cut(body: string, keep: number, where: string): string {
   if (nl2 !== -1 && nl2 < tailStart + 200) tailStart = nl2 + 1;
   const dropped = tailStart - headEnd;
   const head = body.slice(0, headEnd);
-  return `${head}${head.endsWith("\n") ? "" : "\n"}[… ${dropped.toLocaleString("en-US")} of ${body.length.toLocaleString("en-US")} characters cut here to fit the read budget; ${where} in the file holds them all]\n${body.slice(tailStart)}`;
+  return `${head}${head.endsWith("\n") ? "" : "\n"}[… ${thousands(dropped)} of ${thousands(body.length)} characters cut here to fit the read budget; ${where} in the file holds them all]\n${body.slice(tailStart)}`;
 }
 
 /**

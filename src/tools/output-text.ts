@@ -7,11 +7,12 @@
 import { displayTextSource, unseenOutputs } from "../kernel/display.js";
 import type { DisplayOutput } from "../kernel/types.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
+import { thousands } from "../sys/thousands.js";
 import { replaceDataImages } from "./cell-images.js";
 import { shownRanges } from "./python-result.js";
 
 export function count(n: number): string {
-  return n.toLocaleString("en-US");
+  return thousands(n);
 }
 
 export function size(bytes: number): string {

@@ -257,6 +257,43 @@ describe("fork server", { concurrency: true }, () => {
     }
   }
 
+  test("forked kernels shut down end by themselves, their atexit handlers run and open files flushed", async () => {
+    // A forked kernel ends without the interpreter's teardown (docs/reliability.md): what a notebook
+    // expects at exit must still happen — atexit handlers (its own, IPython's) and buffered writes —
+    // and the kernel must end on its own (exit code 0), not be killed after the shutdown grace: the
+    // quick exit once raced ipykernel's control thread (a third of shutdowns hung): eight kernels.
+    const own = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer: true });
+    try {
+      await own.prewarm({});
+      for (let i = 0; i < 8; i++) {
+        const dir = await mkdtemp(join(tmpdir(), "nbagent-fork-exit-"));
+        const kernel = await own.startKernel({ cwd: dir });
+        const servers = own.forkServerPids();
+        assert.ok(servers.includes(starterOf(kernel.pid!, servers) ?? 0), "forked");
+        const r = await kernel.execute(
+          [
+            "import atexit, pathlib",
+            "atexit.register(lambda: pathlib.Path('atexit.txt').write_text('handler ran'))",
+            "text = open('text.txt', 'w')",
+            "text.write('buffered text')",
+            "raw = open('raw.bin', 'wb')",
+            "raw.write(b'buffered bytes')",
+            "print('registered', pathlib.Path('text.txt').stat().st_size, pathlib.Path('raw.bin').stat().st_size)",
+          ].join("\n"),
+        );
+        assert.equal(r.text, "registered 0 0\n", "the writes are still in their buffers");
+        const launched = launchedOf(kernel) as ForkedKernelProcess;
+        await kernel.shutdown();
+        assert.equal(await launched.exited, "exit code 0", `kernel ${i} ended by itself`);
+        assert.equal(readFileSync(join(dir, "atexit.txt"), "utf8"), "handler ran");
+        assert.equal(readFileSync(join(dir, "text.txt"), "utf8"), "buffered text");
+        assert.equal(readFileSync(join(dir, "raw.bin"), "utf8"), "buffered bytes");
+      }
+    } finally {
+      await own.dispose();
+    }
+  });
+
   test("a forked kernel runs the launcher module as `python -m` would (one shadowed on PYTHONPATH too)", async () => {
     // (each test has its own FAKE_DIR)
     const mark = "open(os.path.join(os.environ['FAKE_DIR'], 'ran'), 'w').close()";

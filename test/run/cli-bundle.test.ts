@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { copyFile, mkdir } from "node:fs/promises";
+import { copyFile, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { before, test } from "node:test";
 import { promisify } from "node:util";
@@ -74,4 +74,56 @@ test("the bundled command edits, runs python with the prelude, and runs notebook
   }
   assert.deepEqual((await readNb(join(out, "forked.ipynb"))).cells[0].outputs[0].text, ["True\n"]);
   assert.equal(await validate(forked), "ok");
+});
+
+/** The files and packages `nbagent ARGS…` (the bundle) loads, as module URLs (a loader hook lists them). */
+async function loadedBy(
+  args: string[],
+  cwd: string,
+): Promise<{ code: number; urls: string[]; stdout: string }> {
+  const hook = join(cwd, "list-loads.mjs");
+  await writeFile(
+    hook,
+    'import { register } from "node:module";\n' +
+      `register("data:text/javascript," + encodeURIComponent(${JSON.stringify(
+        'export async function load(url, context, next) { if (!url.startsWith("node:")) process._rawDebug("LOADED " + url); return next(url, context); }',
+      )}));\n`,
+  );
+  let out: { code: number; stdout: string; stderr: string };
+  try {
+    const { stdout, stderr } = await exec(process.execPath, ["--import", hook, BUNDLE, ...args], { cwd });
+    out = { code: 0, stdout, stderr };
+  } catch (err) {
+    out = err as { code: number; stdout: string; stderr: string };
+  }
+  const urls = [...out.stderr.matchAll(/^LOADED (.+)$/gm)].map((m) => m[1]);
+  return { code: out.code, urls, stdout: out.stdout };
+}
+
+/** Whether the loaded modules hold gateway code (a bundle chunk built from src/kernel/gateway) or ws. */
+async function gatewayLoaded(urls: string[]): Promise<{ gatewayCode: boolean; ws: boolean }> {
+  let gatewayCode = false;
+  for (const url of urls.filter((u) => u.startsWith("file:") && u.includes("/dist/cli/"))) {
+    if ((await readFile(new URL(url), "utf8")).includes("// src/kernel/gateway/")) gatewayCode = true;
+  }
+  return { gatewayCode, ws: urls.some((u) => u.includes("/node_modules/ws/")) };
+}
+
+test("--version and notebook read load no gateway code and no ws; a gateway call loads both", async () => {
+  const dir = await tempDir();
+  await writeNb(join(dir, "a.ipynb"), [["code", "print('a')"]]);
+  const version = await loadedBy(["--version"], dir);
+  assert.equal(version.code, 0);
+  assert.deepEqual(await gatewayLoaded(version.urls), { gatewayCode: false, ws: false }, "--version");
+  const read = await loadedBy(["notebook", "read", "a.ipynb"], dir);
+  assert.equal(read.code, 0);
+  assert.match(read.stdout, /^a\.ipynb: 1 cells?, nbformat 4\.\d/);
+  assert.deepEqual(await gatewayLoaded(read.urls), { gatewayCode: false, ws: false }, "notebook read");
+  // The split still works in the bundle: a gateway (none listens on port 1) loads its code on demand.
+  const call = await loadedBy(
+    ["call", "python", JSON.stringify({ cells: [{ code: "1" }] }), "--gateway", "http://127.0.0.1:1"],
+    dir,
+  );
+  assert.notEqual(call.code, 0);
+  assert.deepEqual(await gatewayLoaded(call.urls), { gatewayCode: true, ws: true }, "a gateway call");
 });

@@ -118,6 +118,31 @@ describe("nbagent run -j N", { concurrency: true }, () => {
     assert.match(r.stderr, /ok\.ipynb: ran 2 cells in [\d.]+s, 0 failed\n/);
   });
 
+  it("forked kernels of a run end with their atexit handlers run and their open files flushed", async () => {
+    // Every kernel of a run of several notebooks is forked from the fork server, and a forked kernel
+    // skips the interpreter's teardown at exit (docs/reliability.md): not what a notebook expects.
+    const d = await dir();
+    const exiting = (name: string) =>
+      [
+        "import atexit, os, pathlib",
+        `d = pathlib.Path(${JSON.stringify(d)})`,
+        `atexit.register(lambda: (d / ${JSON.stringify(`${name}.atexit`)}).write_text('ran'))`,
+        `f = open(d / ${JSON.stringify(`${name}.open`)}, 'w')`,
+        "f.write('unflushed')",
+        "print('forked', 'forkserver' in open(f'/proc/{os.getppid()}/cmdline').read())",
+      ].join("\n");
+    const a = await writeNb(join(d, "a.ipynb"), [["code", exiting("a")]]);
+    const b = await writeNb(join(d, "b.ipynb"), [["code", exiting("b")]]);
+    const r = await nbagent(["run", "-j", "2", a, b]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(texts(await readNb(a)), [["forked True\n"]]);
+    assert.deepEqual(texts(await readNb(b)), [["forked True\n"]]);
+    for (const name of ["a", "b"]) {
+      assert.equal(await readFile(join(d, `${name}.atexit`), "utf8"), "ran", name);
+      assert.equal(await readFile(join(d, `${name}.open`), "utf8"), "unflushed", name);
+    }
+  });
+
   it("-j above the number of notebooks runs them all; a bad -j is a usage error", async () => {
     const d = await dir();
     const a = await writeNb(join(d, "a.ipynb"), [["code", "print('a')"]]);

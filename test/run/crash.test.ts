@@ -1,13 +1,21 @@
 /**
  * Crash safety and concurrent writers: `nbagent run` SIGKILLed during a long cell leaves a valid file
- * holding the cells that completed, and no kernel behind; a file changed underneath mid-run is merged
- * (CLI and notebook tool): the other writer's content stays and the run's outputs go into their cells.
+ * holding the cells that completed, and no kernel behind; SIGTERM saves what completed; saves are
+ * coalesced (at most one a second, docs/runs.md) and one made while a cell runs holds that cell as it
+ * was before; a file changed underneath mid-run is merged (CLI and notebook tool): the other writer's
+ * content stays and the run's outputs go into their cells.
  */
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { createLocalBackend } from "../../src/kernel/index.js";
+import { loadNotebook } from "../../src/notebook/index.js";
+import { DisplayRegistry } from "../../src/runtime/collector.js";
+import { runNotebookCells } from "../../src/runtime/notebook-run.js";
+import { localBackendOptions } from "../../src/runtime/settings.js";
+import { testSettings } from "../settings.js";
 import {
   type Json,
   marker,
@@ -42,11 +50,139 @@ async function otherWriterSaves(path: string): Promise<Buffer> {
 
 describe("crash safety and concurrent writers", { concurrency: true }, () => {
   let root: string;
+  const backend = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer: false });
   before(async () => {
     root = await tempDir();
   });
   after(async () => {
+    await backend.dispose();
     if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it("80 quick cells are saved at most once a second plus at the end, every output in the file", async () => {
+    const dir = join(root, "coalesced");
+    await mkdir(dir);
+    const path = await writeNb(
+      join(dir, "quick.ipynb"),
+      Array.from({ length: 80 }, (_, i) => ["code", `print(${i})`] as ["code", string]),
+    );
+    const kernel = await backend.startKernel({ cwd: dir });
+    try {
+      const started = performance.now();
+      const r = await runNotebookCells({
+        loaded: await loadNotebook(path),
+        indices: Array.from({ length: 80 }, (_, i) => i),
+        registry: new DisplayRegistry(),
+        execute: (code, options) => kernel.execute(code, options),
+      });
+      const elapsed = performance.now() - started;
+      assert.equal(r.stopped, false);
+      // One save per whole second that passed (the first may come after the first second), and the last.
+      assert.ok(
+        r.saves >= 1 && r.saves <= Math.floor(elapsed / 1000) + 1,
+        `${r.saves} saves in ${elapsed} ms`,
+      );
+      const nb = await readNb(path);
+      assert.deepEqual(
+        nb.cells.map((c: Json) => [c.execution_count, [c.outputs[0].text].flat().join("")]),
+        Array.from({ length: 80 }, (_, i) => [i + 1, `${i}\n`]),
+      );
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  it("a save while a cell runs writes the cells that completed and the running one as it was", async () => {
+    const dir = join(root, "while-running");
+    await mkdir(dir);
+    const path = await writeNb(join(dir, "gated.ipynb"), [
+      ["code", "print('one')"],
+      ["code", `print('partial', flush=True)\n${WAIT_FOR_GO}`],
+    ]);
+    // The gated cell holds the outputs of an earlier run.
+    await python([
+      "-c",
+      "import sys, nbformat\nfrom nbformat.v4 import new_output\n" +
+        "nb = nbformat.read(sys.argv[1], as_version=4)\n" +
+        "nb.cells[1].outputs = [new_output('stream', name='stdout', text='old\\n')]\n" +
+        "nb.cells[1].execution_count = 7\nnbformat.write(nb, sys.argv[1])\n",
+      path,
+    ]);
+    const kernel = await backend.startKernel({ cwd: dir });
+    try {
+      const running = runNotebookCells({
+        loaded: await loadNotebook(path),
+        indices: [0, 1],
+        registry: new DisplayRegistry(),
+        execute: (code, options) => kernel.execute(code, options),
+      });
+      await waitFor("the gated cell to start", () => existsSync(join(dir, "ready")), 45_000);
+      // The first cell's outputs are saved by a timed save while the gated cell still runs.
+      const saved = await waitFor(
+        "the first cell's outputs in the file",
+        async () => {
+          const nb = await readNb(path);
+          return nb.cells[0].outputs.length > 0 ? nb : undefined;
+        },
+        45_000,
+      );
+      assert.deepEqual(
+        saved.cells.map((c: Json) => [
+          c.execution_count,
+          c.outputs.map((o: Json) => [o.text].flat().join("")),
+        ]),
+        [
+          [1, ["one\n"]],
+          [7, ["old\n"]],
+        ],
+      );
+      await writeFile(join(dir, "go"), "");
+      const r = await running;
+      assert.equal(r.saves, 2, "the timed save and the last");
+      const nb = await readNb(path);
+      assert.deepEqual(
+        nb.cells.map((c: Json) => [c.execution_count, c.outputs.map((o: Json) => [o.text].flat().join(""))]),
+        [
+          [1, ["one\n"]],
+          [2, ["partial\nwent\n"]],
+        ],
+      );
+      assert.equal(await validate(path), "ok");
+    } finally {
+      await kernel.shutdown();
+    }
+  });
+
+  it("SIGTERM during a long cell: the cells that completed are saved at once; exit 143", async () => {
+    const dir = join(root, "sigterm");
+    await mkdir(dir);
+    const path = await writeNb(join(dir, "term.ipynb"), [
+      ["code", "print('one')"],
+      ["code", "print('two')"],
+      ["code", WAIT_FOR_GO],
+    ]);
+    const child = spawnNbagent(["run", "--quiet", path], { cwd: dir });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d: string) => {
+      stderr += d;
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    try {
+      await waitFor("the waiting cell to start", () => existsSync(join(dir, "ready")), 45_000);
+      child.kill("SIGTERM");
+      assert.equal(await exited, 143, stderr);
+      assert.equal(await validate(path), "ok");
+      const nb = await readNb(path);
+      assert.deepEqual(
+        nb.cells.slice(0, 2).map((c: Json) => [c.execution_count, [c.outputs[0].text].flat().join("")]),
+        [
+          [1, "one\n"],
+          [2, "two\n"],
+        ],
+      );
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
   });
 
   it("SIGKILL during a long cell: valid file with the completed cells, no kernel left", async () => {

@@ -1,0 +1,147 @@
+/**
+ * Where whole-notebook runs sit against their floors (issue 22): 40 small notebooks run `-j 4` vs the
+ * same run at `-j 1` (parallel runs were CPU-bound on kernel teardown: forked kernels now end with
+ * os._exit after their exit handlers, docs/reliability.md), and one 200-cell notebook of quick cells vs
+ * nbclient (a save after every cell made it level with nbclient: saves are now coalesced,
+ * docs/runs.md). The built CLI (dist/), as a user runs it; alternating rounds, medians.
+ * Usage: node --import tsx bench/run-floors.ts [--rounds 3]   (or `npm run bench run-floors`)
+ */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { nbclientRun } from "./anchors.js";
+import { type BenchSection, median, row } from "./types.js";
+
+const execFileP = promisify(execFile);
+const MAIN = "dist/cli/nbagent.js";
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : Number(process.env[`NBAGENT_BENCH_${name.toUpperCase()}`]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+/** Wall seconds and CPU seconds (the command and every process it waited for: kernels, fork server). */
+async function timed(args: string[]): Promise<{ wall: number; cpu: number }> {
+  const t0 = performance.now();
+  // bash's `time` reports the CPU of the command and of every process it waited for.
+  const { stderr } = await execFileP(
+    "/bin/bash",
+    ["-c", 'TIMEFORMAT="user %U sys %S"; time "$@" >/dev/null 2>/dev/null', "bash", ...args],
+    { maxBuffer: 1 << 24, timeout: 900_000 },
+  ).catch((err) => {
+    throw new Error(`${args.join(" ")} failed: ${(err as { stderr?: string }).stderr ?? err}`);
+  });
+  const wall = (performance.now() - t0) / 1000;
+  const user = Number(/user\s+([\d.]+)/.exec(stderr)?.[1] ?? Number.NaN);
+  const sys = Number(/sys\s+([\d.]+)/.exec(stderr)?.[1] ?? Number.NaN);
+  return { wall, cpu: user + sys };
+}
+
+async function writeNotebooks(dir: string): Promise<{ small: string[]; long: string }> {
+  const code =
+    "import sys, os, nbformat\nfrom nbformat.v4 import new_notebook, new_code_cell\n" +
+    "spec = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}\n" +
+    "d = sys.argv[1]\n" +
+    "for i in range(40):\n" +
+    "    nb = new_notebook(cells=[new_code_cell(f'x = {i}'), new_code_cell('print(x)'), new_code_cell('x * 2')])\n" +
+    "    nb.metadata['kernelspec'] = spec\n" +
+    "    nbformat.write(nb, os.path.join(d, f'small_{i:02d}.ipynb'))\n" +
+    "nb = new_notebook(cells=[new_code_cell(f'print({i})' if i % 2 else f'y = {i}') for i in range(200)])\n" +
+    "nb.metadata['kernelspec'] = spec\n" +
+    "nbformat.write(nb, os.path.join(d, 'cells_200.ipynb'))\n";
+  await mkdir(dir, { recursive: true });
+  await execFileP("/usr/bin/python3", ["-c", code, dir]);
+  const small = Array.from({ length: 40 }, (_, i) => join(dir, `small_${String(i).padStart(2, "0")}.ipynb`));
+  return { small, long: join(dir, "cells_200.ipynb") };
+}
+
+export async function run(): Promise<BenchSection> {
+  if (!existsSync(MAIN)) throw new Error("build first: npm run build");
+  const rounds = arg("rounds", 3);
+  const dir = await mkdtemp(join(tmpdir(), "nbagent-bench-floors-"));
+  try {
+    const { small, long } = await writeNotebooks(join(dir, "in"));
+    const j1: { wall: number; cpu: number }[] = [];
+    const j4: { wall: number; cpu: number }[] = [];
+    const ours200: number[] = [];
+    const ref200: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const out = async (name: string) => {
+        const o = join(dir, `${name}-${i}`);
+        await mkdir(o);
+        return o;
+      };
+      const steps = [
+        async () =>
+          j1.push(
+            await timed([
+              process.execPath,
+              MAIN,
+              "run",
+              "--quiet",
+              "-j",
+              "1",
+              "-o",
+              await out("j1"),
+              ...small,
+            ]),
+          ),
+        async () =>
+          j4.push(
+            await timed([
+              process.execPath,
+              MAIN,
+              "run",
+              "--quiet",
+              "-j",
+              "4",
+              "-o",
+              await out("j4"),
+              ...small,
+            ]),
+          ),
+        async () =>
+          ours200.push(
+            (await timed([process.execPath, MAIN, "run", "--quiet", "-o", await out("ours200"), long])).wall,
+          ),
+        async () => {
+          const o = await out("ref200");
+          const t0 = performance.now();
+          await nbclientRun(["-o", o, long]);
+          ref200.push((performance.now() - t0) / 1000);
+        },
+      ];
+      if (i % 2) steps.reverse();
+      for (const step of steps) await step();
+    }
+    const wall = (xs: { wall: number }[]) => median(xs.map((x) => x.wall));
+    const cpu = (xs: { cpu: number }[]) => median(xs.map((x) => x.cpu));
+    return {
+      title: "Runs against their floors (40 small notebooks -j 4 vs -j 1; a 200-cell notebook vs nbclient)",
+      rows: [
+        row("40 small notebooks: nbagent run -j 4 vs -j 1, wall", wall(j4), wall(j1), "s", "≤ 0.7×"),
+        row("… CPU (user+sys, kernels included)", cpu(j4), cpu(j1), "s", "info"),
+        row(
+          "200-cell notebook: nbagent run vs nbclient_run.py",
+          median(ours200),
+          median(ref200),
+          "s",
+          "≤ 0.8×",
+        ),
+      ],
+      notes: [
+        `${rounds} alternating rounds; medians. Wall time of the whole command (process start to exit), each writing every notebook to its own folder (-o).`,
+        "CPU: the shell's `time` of the command, which counts every process it waited for (kernels, the fork server).",
+      ],
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`)
+  run().then((s) => console.log(JSON.stringify(s, null, 2)));
