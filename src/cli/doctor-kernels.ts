@@ -6,7 +6,7 @@
 import { createLocalBackend } from "../kernel/index.js";
 import { localBackendOptions, type Settings } from "../runtime/settings.js";
 import { describeFailure } from "../tools/failure-text.js";
-import type { DoctorCheck } from "./doctor.js";
+import type { DoctorCheck } from "./doctor-check.js";
 
 /** Bound on each start: a first R or Octave start on a cold machine takes a few seconds. */
 const START_TIMEOUT_MS = 60_000;

@@ -11,16 +11,9 @@ import { probeIsolation } from "../kernel/local/sandbox.js";
 import type { KernelIsolation, KernelLimits } from "../kernel/types.js";
 import type { Settings } from "../runtime/settings.js";
 import { bytesText, plural } from "../tools/kernel-text.js";
+import type { DoctorCheck } from "./doctor-check.js";
 import { kernelChecks } from "./doctor-kernels.js";
 
-export interface DoctorCheck {
-  name: string;
-  ok: boolean;
-  detail: string;
-  fix?: string;
-  /** Required for the embedded default to work; optional ones only warn. */
-  required: boolean;
-}
 
 export interface DoctorReport {
   ok: boolean;
