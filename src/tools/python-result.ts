@@ -212,7 +212,7 @@ export function summaryLines(d: PythonToolDetails): string[] {
     if (c.processLimit) lines.push(processLimitText(c.index, c.processLimit));
     if (c.status === "ok") alive.push(c.index);
     else if (c.status === "error" && c.allowedError) {
-      const what = c.error ? `${c.error.name}: ${c.error.value}` : "an error";
+      const what = c.error ? `${c.error.name}: ${c.error.value.trim()}` : "an error";
       lines.push(`Cell ${c.index} raised ${what} (allowed; the run went on).`);
       alive.push(c.index);
     } else if (c.status === "error" || c.status === "aborted") {
@@ -224,7 +224,8 @@ export function summaryLines(d: PythonToolDetails): string[] {
         );
       } else if (c.status === "error") {
         // An exception without a message (EOFError, StopIteration) is named alone: "failed: EOFError."
-        const what = c.error ? [c.error.name, c.error.value].filter(Boolean).join(": ") : "";
+        // IRkernel's evalue ends with a newline: the sentence ends on the same line.
+        const what = c.error ? [c.error.name, c.error.value.trim()].filter(Boolean).join(": ") : "";
         lines.push(`${Label} failed${what ? `: ${what}` : ""}.`);
       }
       const diedInCell = c.kernelEvents?.some((e) => e.kind === "died-during-code") === true;

@@ -127,6 +127,32 @@ describe("IRkernel", { skip: SKIP_R }, () => {
     assert.deepEqual(cellTexts(busy), ["woke\n", "next\n"]);
   });
 
+  it("the notebook tool on an R notebook over nbagent batch: outputs, and an R error on one line", async () => {
+    const work = await tempDir();
+    await writeFile(
+      join(work, "r.ipynb"),
+      notebookFor("nbagent-test-r", "R", [
+        "x <- 1:10\ncat(sum(x), '\\n')",
+        "stop('boom')",
+        "cat('never\\n')",
+      ]),
+    );
+    const { code, results } = await batch(
+      work,
+      [{ tool: "notebook", params: { action: "run", notebook_path: "r.ipynb" } }],
+      kernels.env,
+    );
+    assert.equal(code, 1);
+    const text = resultText(results[0]);
+    assert.equal(results[0].isError, true);
+    assert.match(text, /\[cell 1 \(id c1\)\]\n55 \n/);
+    // IRkernel's evalue ends with a newline; the sentence still ends on its line.
+    assert.match(
+      text,
+      /\nCell 2 failed: ERROR: Error in [^\n]*: boom\.\nCell 1 ran in this call; its state persists, so only cell 2 onward needs to run again\.\nCell 3 did not run\.\n/,
+    );
+  });
+
   it("a silent heartbeat is a hint while the R cell runs, and clears when IRkernel answers", async () => {
     const backend = createLocalBackend({
       ...localBackendOptions(testSettings({ ...process.env, ...kernels.env })),
