@@ -14,7 +14,6 @@ import { bytesText, plural } from "../tools/kernel-text.js";
 import type { DoctorCheck } from "./doctor-check.js";
 import { kernelChecks } from "./doctor-kernels.js";
 
-
 export interface DoctorReport {
   ok: boolean;
   interpreter: { path: string; source: string; version: string } | null;
