@@ -43,8 +43,8 @@ export {
   type NotebookParams,
   type NotebookRunRequest,
   type NotebookToolOptions,
-  notebookDescriptor,
 } from "./tools/notebook.js";
+export { notebookDescriptor } from "./tools/notebook-descriptor.js";
 export {
   createNotebookExecutor,
   type NotebookExecutorOptions,

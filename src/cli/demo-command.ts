@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { type AnyTool, createToolbox } from "../tools/index.js";
-import { notebookDescriptor } from "../tools/notebook.js";
+import { notebookDescriptor } from "../tools/notebook-descriptor.js";
 import { pythonDescriptor } from "../tools/python.js";
 import type { ToolResult } from "../tools/types.js";
 import type { Command } from "./command.js";

@@ -6,11 +6,9 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { createToolbox } from "../tools/index.js";
-import { notebookDescriptor } from "../tools/notebook.js";
+import { createNotebookTool, notebookToolInfo } from "../tools/notebook.js";
 import type { Command } from "./command.js";
-import { UsageError } from "./params.js";
-import { NO_BOUND_SECONDS } from "./python-command.js";
+import { NO_BOUND_SECONDS, UsageError } from "./params.js";
 import { runShownCall } from "./tool-view.js";
 import { parsedOrUsage } from "./usage.js";
 
@@ -65,17 +63,34 @@ export const notebookCommand: Command = {
   async run(args, settings) {
     const parsed = parsedOrUsage("notebook", USAGE, parse, args);
     if (parsed === undefined) return 2;
+    const show = { json: parsed.json, expanded: parsed.expanded };
+    if (readsOnly(parsed.params)) {
+      // A read touches only the file: the notebook tool alone answers it, without the toolbox's
+      // runtime and kernel code, which it would load and never use (docs/cli.md).
+      const tool = createNotebookTool({ cwd: parsed.cwd });
+      return runShownCall(
+        { descriptor: { ...notebookToolInfo, create: () => tool }, tool },
+        parsed.params,
+        show,
+      );
+    }
+    const [{ createToolbox }, { notebookDescriptor }] = await Promise.all([
+      import("../tools/index.js"),
+      import("../tools/notebook-descriptor.js"),
+    ]);
     const toolbox = createToolbox({ cwd: parsed.cwd, settings, background: false });
     try {
-      return await runShownCall(toolbox.entry(notebookDescriptor), parsed.params, {
-        json: parsed.json,
-        expanded: parsed.expanded,
-      });
+      return await runShownCall(toolbox.entry(notebookDescriptor), parsed.params, show);
     } finally {
       await toolbox.dispose();
     }
   },
 };
+
+/** A read with no parameter of a run: the same answer from the notebook tool without a runtime. */
+function readsOnly(params: Record<string, unknown>): boolean {
+  return params.action === "read" && !["execute", "timeout", "allow_errors"].some((k) => k in params);
+}
 
 function parse(args: string[]) {
   const { values, positionals } = parseArgs({

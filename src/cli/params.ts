@@ -41,3 +41,9 @@ export function sessionName(name: string): string {
   }
   return name;
 }
+
+/**
+ * A bound no person waits for: a call is waited for to its end (no run id) and, without --timeout,
+ * runs until it ends or Ctrl-C. Below 2^31 ms, the longest timer Node keeps.
+ */
+export const NO_BOUND_SECONDS = 2_000_000;

@@ -10,16 +10,10 @@ import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
 import { pythonDescriptor } from "../tools/python.js";
 import type { Command } from "./command.js";
-import { sessionName, UsageError } from "./params.js";
+import { NO_BOUND_SECONDS, sessionName, UsageError } from "./params.js";
 import { runRepl } from "./repl.js";
 import { runShownCall } from "./tool-view.js";
 import { parsedOrUsage } from "./usage.js";
-
-/**
- * A bound no person waits for: a call is waited for to its end (no run id) and, without --timeout,
- * runs until it ends or Ctrl-C. Below 2^31 ms, the longest timer Node keeps.
- */
-export const NO_BOUND_SECONDS = 2_000_000;
 
 const USAGE =
   "usage: nbagent python [-c CODE | FILE | -] [--session NAME] [--gateway URL] [--cwd DIR] [--timeout S] [--json] [--expanded]";

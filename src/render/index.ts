@@ -6,7 +6,7 @@
  */
 import { artifactDescriptor } from "../tools/artifact.js";
 import type { AnyToolDescriptor } from "../tools/descriptor.js";
-import { notebookDescriptor } from "../tools/notebook.js";
+import { notebookDescriptor } from "../tools/notebook-descriptor.js";
 import { pythonDescriptor } from "../tools/python.js";
 import { runsDescriptor } from "../tools/runs-tool.js";
 import { isErrorText, type ToolContent } from "../tools/types.js";

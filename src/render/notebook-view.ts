@@ -6,7 +6,7 @@
  * drawn as an error block naming the notebook.
  */
 
-import { notebookDescriptor } from "../tools/notebook.js";
+import { notebookDescriptor } from "../tools/notebook-descriptor.js";
 import type { ReadCell } from "../tools/notebook-read.js";
 import type { NotebookDetails } from "../tools/notebook-types.js";
 import { isErrorText } from "../tools/types.js";

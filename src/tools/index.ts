@@ -13,7 +13,7 @@ import {
   type ToolHints,
 } from "./descriptor.js";
 import { kernelsDescriptor } from "./kernels-tool.js";
-import { notebookDescriptor } from "./notebook.js";
+import { notebookDescriptor } from "./notebook-descriptor.js";
 import { pythonDescriptor } from "./python.js";
 import { RunRegistry } from "./runs.js";
 import { runsDescriptor } from "./runs-tool.js";

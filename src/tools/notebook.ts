@@ -9,7 +9,6 @@ import { isAbsolute, resolve } from "node:path";
 import {
   cellsSharingId,
   changedOnDisk,
-  DEFAULT_KERNELSPEC,
   fileTurnKey,
   inFileTurn,
   type LoadedNotebook,
@@ -17,10 +16,9 @@ import {
   NotebookFileError,
   type NotebookKernelSpec,
 } from "../notebook/index.js";
-import type { ToolDescriptor } from "./descriptor.js";
+import type { ToolDescriptor, ToolFacts } from "./descriptor.js";
 import { createWithCell, HANDLERS, ToolError, withSaveNotes } from "./notebook-actions/index.js";
 import { notebookDescription } from "./notebook-description.js";
-import { createNotebookExecutor } from "./notebook-executor.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
 import { checkLoaded, invalidNote } from "./notebook-problems.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
@@ -54,24 +52,19 @@ function resolvePath(cwd: string, p: string): string {
 }
 
 /**
- * The notebook tool's descriptor (tools/descriptor.ts): in a toolbox its cells run, in the
- * runtime's kernels.
+ * What the notebook tool is, for hosts and renderers: everything of its descriptor but `create`
+ * (notebook-descriptor.ts adds it, with the executor that runs cells). Kept apart so that a
+ * file-only call (`nbagent notebook read`) loads neither the executor nor the runtime.
  */
-export const notebookDescriptor: ToolDescriptor<NotebookParams, NotebookDetails> = {
+export const notebookToolInfo = {
   name: "notebook",
   label: "Notebook",
   parameters: notebookSchema(true),
   // MCP annotates a whole tool, not an action: delete and clear_outputs are destructive
   hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
-  describe: (facts) => notebookDescription(true, facts.limits, facts.background),
+  describe: (facts: ToolFacts) => notebookDescription(true, facts.limits, facts.background),
   refs: cellRunRefs,
-  create: ({ cwd, runtime, runs }) =>
-    createNotebookTool({
-      cwd,
-      executor: createNotebookExecutor({ runtime, runs }),
-      newNotebookKernel: async () => (await runtime.kernelSpecInfo()) ?? DEFAULT_KERNELSPEC,
-    }),
-};
+} satisfies Omit<ToolDescriptor<NotebookParams, NotebookDetails>, "create">;
 
 export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookParams, NotebookDetails> {
   const { cwd, executor } = options;
@@ -79,8 +72,8 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
   const withRun = Boolean(executor);
 
   return {
-    name: notebookDescriptor.name,
-    label: notebookDescriptor.label,
+    name: notebookToolInfo.name,
+    label: notebookToolInfo.label,
     description: notebookDescription(withRun, executor?.limits, executor?.background === true),
     parameters: notebookSchema(withRun),
 

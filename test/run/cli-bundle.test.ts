@@ -100,6 +100,13 @@ async function loadedBy(
   return { code: out.code, urls, stdout: out.stdout };
 }
 
+/** Whether a loaded bundle chunk was built from a source file whose path starts with `src`. */
+async function chunkHolds(urls: string[], src: string): Promise<boolean> {
+  for (const url of urls.filter((u) => u.startsWith("file:") && u.includes("/dist/cli/")))
+    if ((await readFile(new URL(url), "utf8")).includes(`// ${src}`)) return true;
+  return false;
+}
+
 /** Whether the loaded modules hold gateway code (a bundle chunk built from src/kernel/gateway) or ws. */
 async function gatewayLoaded(urls: string[]): Promise<{ gatewayCode: boolean; ws: boolean }> {
   let gatewayCode = false;
@@ -119,6 +126,15 @@ test("--version and notebook read load no gateway code and no ws; a gateway call
   assert.equal(read.code, 0);
   assert.match(read.stdout, /^a\.ipynb: 1 cells?, nbformat 4\.\d/);
   assert.deepEqual(await gatewayLoaded(read.urls), { gatewayCode: false, ws: false }, "notebook read");
+  // A read is the notebook tool alone: no executor, no kernel client (a toolbox would load both).
+  assert.equal(await chunkHolds(read.urls, "src/tools/notebook-executor.ts"), false, "read: executor");
+  assert.equal(await chunkHolds(read.urls, "src/kernel/client.ts"), false, "read: kernel client");
+  const edit = await loadedBy(
+    ["notebook", "edit", "a.ipynb", "--index", "0", "--content", "print('b')"],
+    dir,
+  );
+  assert.equal(edit.code, 0, edit.stdout);
+  assert.equal(await chunkHolds(edit.urls, "src/tools/notebook-executor.ts"), true, "edit: the toolbox");
   // The split still works in the bundle: a gateway (none listens on port 1) loads its code on demand.
   const call = await loadedBy(
     ["call", "python", JSON.stringify({ cells: [{ code: "1" }] }), "--gateway", "http://127.0.0.1:1"],

@@ -1,0 +1,21 @@
+/**
+ * The notebook tool's descriptor (tools/descriptor.ts): in a toolbox its cells run, in the
+ * runtime's kernels.
+ */
+
+import { DEFAULT_KERNELSPEC } from "../notebook/index.js";
+import type { ToolDescriptor } from "./descriptor.js";
+import { createNotebookTool, notebookToolInfo } from "./notebook.js";
+import { createNotebookExecutor } from "./notebook-executor.js";
+import type { NotebookParams } from "./notebook-params.js";
+import type { NotebookDetails } from "./notebook-types.js";
+
+export const notebookDescriptor: ToolDescriptor<NotebookParams, NotebookDetails> = {
+  ...notebookToolInfo,
+  create: ({ cwd, runtime, runs }) =>
+    createNotebookTool({
+      cwd,
+      executor: createNotebookExecutor({ runtime, runs }),
+      newNotebookKernel: async () => (await runtime.kernelSpecInfo()) ?? DEFAULT_KERNELSPEC,
+    }),
+};
