@@ -10,13 +10,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { createLocalBackend, type LocalBackend } from "../src/kernel/index.js";
-import { type BenchSection, median, row } from "./types.js";
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : Number(process.env[`NBAGENT_BENCH_${name.toUpperCase()}`]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-}
+import { arg, type BenchSection, median, row } from "./types.js";
 
 async function startToResult(backend: LocalBackend): Promise<{ ms: number; pid?: number }> {
   const t0 = performance.now();

@@ -25,15 +25,9 @@ import {
   type KernelBackend,
 } from "../src/kernel/index.js";
 import { startJupyterServer } from "../test/gateway/helpers.js";
-import { type BenchSection, median, row } from "./types.js";
+import { arg, type BenchSection, median, row } from "./types.js";
 
 const exec = promisify(execFile);
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : Number(process.env[`NBAGENT_BENCH_${name.toUpperCase()}`]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-}
 
 async function round(backend: KernelBackend, execs: number): Promise<number> {
   const kernel = await backend.startKernel({});

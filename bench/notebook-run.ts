@@ -13,16 +13,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { nbclientRun } from "./anchors.js";
-import { type BenchSection, median, row } from "./types.js";
+import { arg, type BenchSection, median, row } from "./types.js";
 
 const execFileP = promisify(execFile);
 const MAIN = "dist/cli/nbagent.js";
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : Number(process.env[`NBAGENT_BENCH_${name.toUpperCase()}`]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-}
 
 interface OurRun {
   total: number;

@@ -13,16 +13,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { nbclientRun } from "./anchors.js";
-import { type BenchSection, median, row } from "./types.js";
+import { arg, type BenchSection, median, row } from "./types.js";
 
 const execFileP = promisify(execFile);
 const MAIN = "dist/cli/nbagent.js";
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : Number(process.env[`NBAGENT_BENCH_${name.toUpperCase()}`]);
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-}
 
 /** Wall seconds and CPU seconds (the command and every process it waited for: kernels, fork server). */
 async function timed(args: string[]): Promise<{ wall: number; cpu: number }> {
@@ -75,35 +69,11 @@ export async function run(): Promise<BenchSection> {
         await mkdir(o);
         return o;
       };
+      const jobs = (n: number, o: string) =>
+        timed([process.execPath, MAIN, "run", "--quiet", "-j", String(n), "-o", o, ...small]);
       const steps = [
-        async () =>
-          j1.push(
-            await timed([
-              process.execPath,
-              MAIN,
-              "run",
-              "--quiet",
-              "-j",
-              "1",
-              "-o",
-              await out("j1"),
-              ...small,
-            ]),
-          ),
-        async () =>
-          j4.push(
-            await timed([
-              process.execPath,
-              MAIN,
-              "run",
-              "--quiet",
-              "-j",
-              "4",
-              "-o",
-              await out("j4"),
-              ...small,
-            ]),
-          ),
+        async () => j1.push(await jobs(1, await out("j1"))),
+        async () => j4.push(await jobs(4, await out("j4"))),
         async () =>
           ours200.push(
             (await timed([process.execPath, MAIN, "run", "--quiet", "-o", await out("ours200"), long])).wall,

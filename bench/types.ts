@@ -25,3 +25,10 @@ export function median(xs: number[]): number {
 export function row(name: string, ours: number, reference: number, unit: string, goal: string): BenchRow {
   return { name, ours, reference, unit, goal, ratio: reference > 0 ? ours / reference : Number.NaN };
 }
+
+/** A numeric option: `--name N` on the command line, else NBAGENT_BENCH_NAME, else `fallback`. */
+export function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : Number(process.env[`NBAGENT_BENCH_${name.toUpperCase()}`]);
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
