@@ -84,27 +84,3 @@ export const SKIP_OCTAVE = need(
     answers(TEST_PYTHON, ["-c", "import octave_kernel; print('ok')"], "ok"),
   "Octave's kernel (octave, python3-octave-kernel)",
 );
-
-/**
- * A notebook (nbformat 4.5) for a kernelspec, with a markdown title and these code cells, laid out
- * as nbformat writes it (keys sorted, indent 1).
- */
-export function notebookFor(spec: string, language: string, cells: string[]): string {
-  const nb = {
-    cells: [
-      { cell_type: "markdown", id: "title", metadata: {}, source: `# ${spec}` },
-      ...cells.map((source, i) => ({
-        cell_type: "code",
-        execution_count: null,
-        id: `c${i + 1}`,
-        metadata: {},
-        outputs: [],
-        source,
-      })),
-    ],
-    metadata: { kernelspec: { display_name: spec, language, name: spec } },
-    nbformat: 4,
-    nbformat_minor: 5,
-  };
-  return `${JSON.stringify(nb, null, 1)}\n`;
-}

@@ -162,13 +162,18 @@ export async function makeCorpus(dir: string): Promise<string[]> {
 export async function writeNb(
   path: string,
   cells: (["code" | "markdown" | "raw", string] | ["code", string, string[]])[],
+  kernelspec: { name: string; display_name: string; language: string } = {
+    name: "python3",
+    display_name: "Python 3",
+    language: "python",
+  },
 ): Promise<string> {
   const code =
     "import json, sys, nbformat\n" +
     "from nbformat.v4 import new_notebook, new_code_cell, new_markdown_cell, new_raw_cell\n" +
     "spec = json.loads(sys.argv[2])\n" +
     "nb = new_notebook()\n" +
-    "nb.metadata['kernelspec'] = {'name': 'python3', 'display_name': 'Python 3', 'language': 'python'}\n" +
+    "nb.metadata['kernelspec'] = json.loads(sys.argv[3])\n" +
     "make = {'code': new_code_cell, 'markdown': new_markdown_cell, 'raw': new_raw_cell}\n" +
     "for i, c in enumerate(spec):\n" +
     "    cell = make[c[0]](c[1])\n" +
@@ -176,7 +181,7 @@ export async function writeNb(
     "    if len(c) > 2: cell.metadata['tags'] = c[2]\n" +
     "    nb.cells.append(cell)\n" +
     "nbformat.write(nb, sys.argv[1])\n";
-  await python(["-c", code, path, JSON.stringify(cells)]);
+  await python(["-c", code, path, JSON.stringify(cells), JSON.stringify(kernelspec)]);
   return path;
 }
 

@@ -17,22 +17,21 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { createLocalBackend } from "../../src/kernel/index.js";
 import { localBackendOptions } from "../../src/runtime/settings.js";
-import {
-  loggedCode,
-  notebookFor,
-  type PinnedKernels,
-  pinnedKernels,
-  SKIP_OCTAVE,
-  SKIP_R,
-} from "../kernels.js";
+import { loggedCode, type PinnedKernels, pinnedKernels, SKIP_OCTAVE, SKIP_R } from "../kernels.js";
 import { testSettings } from "../settings.js";
 import { assertConforms, type ConformanceRun, runBoth } from "./conformance.js";
-import { batch, type Json, nbagent, readNb, resultText, tempDir } from "./helpers.js";
+import { batch, type Json, nbagent, readNb, resultText, tempDir, writeNb } from "./helpers.js";
 
 const cellTexts = (nb: Json): string[] =>
   nb.cells
     .filter((c: Json) => c.cell_type === "code")
     .map((c: Json) => c.outputs.map((o: Json) => o.text ?? "").join(""));
+
+/** A notebook for a pinned kernelspec, written by nbformat: a title (id c0), then code cells c1, c2 … */
+function notebookFor(path: string, spec: string, language: string, cells: string[]): Promise<string> {
+  const code = cells.map((c) => ["code", c] as ["code", string]);
+  return writeNb(path, [["markdown", `# ${spec}`], ...code], { name: spec, display_name: spec, language });
+}
 
 describe("a kernel of another language gets only the notebook's own code", { concurrency: true }, () => {
   async function setup(): Promise<{ dir: string; kernels: PinnedKernels }> {
@@ -44,8 +43,8 @@ describe("a kernel of another language gets only the notebook's own code", { con
     const { dir, kernels } = await setup();
     const one = join(dir, "one.ipynb");
     const two = join(dir, "two.ipynb");
-    await writeFile(one, notebookFor("nbagent-test-log", "logtext", ["first cell", "second cell"]));
-    await writeFile(two, notebookFor("nbagent-test-log", "logtext", ["third cell"]));
+    await notebookFor(one, "nbagent-test-log", "logtext", ["first cell", "second cell"]);
+    await notebookFor(two, "nbagent-test-log", "logtext", ["third cell"]);
     const r = await nbagent(["run", one], { env: kernels.env });
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(await loggedCode(kernels), ["first cell", "second cell"]);
@@ -60,7 +59,7 @@ describe("a kernel of another language gets only the notebook's own code", { con
 
   it("the notebook tool over nbagent batch: run and an insert with execute:true send only the cells", async () => {
     const { dir, kernels } = await setup();
-    await writeFile(join(dir, "nb.ipynb"), notebookFor("nbagent-test-log", "logtext", ["alpha", "beta"]));
+    await notebookFor(join(dir, "nb.ipynb"), "nbagent-test-log", "logtext", ["alpha", "beta"]);
     const { code, results } = await batch(
       dir,
       [
@@ -114,7 +113,7 @@ describe("IRkernel", { skip: SKIP_R }, () => {
     };
     for (const [name, cells] of Object.entries(notebooks)) {
       const path = join(dir, name);
-      await writeFile(path, notebookFor("nbagent-test-r", "R", cells));
+      await notebookFor(path, "nbagent-test-r", "R", cells);
       inputs.push(path);
     }
     run = await runBoth(dir, inputs, { env: kernels.env, kernel: "nbagent-test-r" });
@@ -129,14 +128,11 @@ describe("IRkernel", { skip: SKIP_R }, () => {
 
   it("the notebook tool on an R notebook over nbagent batch: outputs, and an R error on one line", async () => {
     const work = await tempDir();
-    await writeFile(
-      join(work, "r.ipynb"),
-      notebookFor("nbagent-test-r", "R", [
-        "x <- 1:10\ncat(sum(x), '\\n')",
-        "stop('boom')",
-        "cat('never\\n')",
-      ]),
-    );
+    await notebookFor(join(work, "r.ipynb"), "nbagent-test-r", "R", [
+      "x <- 1:10\ncat(sum(x), '\\n')",
+      "stop('boom')",
+      "cat('never\\n')",
+    ]);
     const { code, results } = await batch(
       work,
       [{ tool: "notebook", params: { action: "run", notebook_path: "r.ipynb" } }],
@@ -188,17 +184,14 @@ describe("Octave", { skip: SKIP_OCTAVE }, () => {
     const dir = await tempDir();
     const kernels = await pinnedKernels(dir);
     const input = join(dir, "octave-basics.ipynb");
-    await writeFile(
-      input,
-      notebookFor("nbagent-test-octave", "octave", [
-        "x = [3 1 2];\ndisp(sort(x))",
-        "y = x * 2",
-        "printf('sum: %d\\n', sum(x))",
-        "error('boom')",
-        "a.b = 1; a.c = 'two';\na",
-        "strcmp(pwd, canonicalize_file_name('.'))",
-      ]),
-    );
+    await notebookFor(input, "nbagent-test-octave", "octave", [
+      "x = [3 1 2];\ndisp(sort(x))",
+      "y = x * 2",
+      "printf('sum: %d\\n', sum(x))",
+      "error('boom')",
+      "a.b = 1; a.c = 'two';\na",
+      "strcmp(pwd, canonicalize_file_name('.'))",
+    ]);
     const run = await runBoth(dir, [input], { env: kernels.env, kernel: "nbagent-test-octave" });
     assert.equal(run.code, 0, run.stderr);
     await assertConforms(run, input);
