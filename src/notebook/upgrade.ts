@@ -103,7 +103,7 @@ function upgradeOutput(raw: JsonValue, cellIndex: number): JsonObject {
   return output;
 }
 
-function upgradeCell(raw: JsonValue, index: number, id: string): Cell {
+function upgradeCell(raw: JsonValue, index: number): Cell {
   if (!isObject(raw)) throw new NotebookStructureError(`cell ${index} is not an object`);
   const cell: JsonObject = { ...raw };
   const metadata: JsonObject = isObject(cell.metadata) ? { ...cell.metadata } : {};
@@ -143,7 +143,6 @@ function upgradeCell(raw: JsonValue, index: number, id: string): Cell {
     throw new NotebookStructureError(`cell ${index} source is not a string or list of strings`);
   }
   cell.source = splitLines(cell.source);
-  cell.id = id;
   return cell as Cell;
 }
 
@@ -176,7 +175,7 @@ export function upgradeFromV3(value: JsonValue): Notebook {
   });
   const used = new Set<string>();
   const cells = raw.map((c, i) => {
-    const cell = upgradeCell(c, i, "");
+    const cell = upgradeCell(c, i);
     const source = Array.isArray(cell.source) ? cell.source.join("") : String(cell.source ?? "");
     const content = createHash("sha256").update(`${cell.cell_type}\0${source}`).digest("hex");
     let id: string;

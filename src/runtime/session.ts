@@ -312,12 +312,13 @@ export class KernelSession {
     ctx.deadline.check(ctx.signal);
     // The init script is Python: a kernel of another language gets nothing sent; its process
     // started in the session's cwd with its env (docs/kernels.md, "Kernels of other languages").
-    if (!speaksPython(this.kernel!.info)) {
-      this.cwdMissing = undefined;
-      this.initialised = true;
-      this.cellsRun = new Set();
-      return;
-    }
+    this.cwdMissing = speaksPython(this.kernel!.info) ? await this.runInitScript(ctx) : undefined;
+    this.initialised = true;
+    this.cellsRun = new Set(); // a fresh kernel (start, restart or reset): no cell has run in it
+  }
+
+  /** Runs the init script; where the kernel stayed when the session's cwd is missing. */
+  private async runInitScript(ctx: CallContext): Promise<KernelSession["cwdMissing"]> {
     const r = await this.kernel!.execute(
       initScript(this.spec.cwd, this.env, this.spec.prelude === false ? "" : undefined),
       {
@@ -334,9 +335,7 @@ export class KernelSession {
       throw new InitScriptError(why);
     }
     const stayedIn = cwdMissingFrom(r.text);
-    this.cwdMissing = stayedIn === undefined ? undefined : { requested: this.spec.cwd, actual: stayedIn };
-    this.initialised = true;
-    this.cellsRun = new Set(); // a fresh kernel (start, restart or reset): no cell has run in it
+    return stayedIn === undefined ? undefined : { requested: this.spec.cwd, actual: stayedIn };
   }
 
   async dispose(): Promise<void> {
