@@ -8,6 +8,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
+import { NPM_ENV, packInto } from "../pack.js";
 import { ROOT, type StdioServer, stdioServer, tempDir, textOf } from "./helpers.js";
 
 const exec = promisify(execFile);
@@ -24,30 +25,20 @@ after(async () => {
 
 test("the packed tarball installs globally and `nbagent mcp` serves the tools", async () => {
   const work = await tempDir("nbagent-mcp-install-");
-  const npmEnv = {
-    ...process.env,
-    npm_config_audit: "false",
-    npm_config_fund: "false",
-    npm_config_update_notifier: "false",
-  };
-  const { stdout } = await exec("npm", ["pack", "--json", "--pack-destination", work], {
-    cwd: ROOT,
-    env: npmEnv,
-    maxBuffer: 1 << 24,
-  });
-  const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
-  const files = packed.files.map((f) => f.path);
-  for (const needed of ["dist/cli/nbagent.js", "dist/runtime/prelude.py", "dist/kernel/local/forkserver.py"])
-    assert.ok(files.includes(needed), `${needed} missing from the package`);
+  const { tarball, files } = await packInto(work, [
+    "dist/cli/nbagent.js",
+    "dist/runtime/prelude.py",
+    "dist/kernel/local/forkserver.py",
+  ]);
   assert.ok(
     files.some((f) => /^dist\/cli\/nbagent-stdio-.+\.js$/.test(f)),
     "the MCP chunk is missing",
   );
 
   const prefix = join(work, "prefix");
-  await exec("npm", ["install", "-g", "--prefix", prefix, "--prefer-offline", join(work, packed.filename)], {
+  await exec("npm", ["install", "-g", "--prefix", prefix, "--prefer-offline", tarball], {
     cwd: work,
-    env: npmEnv,
+    env: NPM_ENV,
     maxBuffer: 1 << 24,
   });
 

@@ -18,15 +18,10 @@ import { promisify } from "node:util";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ExtensionFactory } from "@mariozechner/pi-coding-agent";
 import { textOf as mcpText, type StdioServer, stdioServer } from "../mcp/helpers.js";
+import { NPM_ENV, packInto } from "../pack.js";
 import { type Pi, ROOT, startPi, tempDir, textOf, toolResults } from "../pi/helpers.js";
 
 const exec = promisify(execFile);
-const npmEnv = {
-  ...process.env,
-  npm_config_audit: "false",
-  npm_config_fund: "false",
-  npm_config_update_notifier: "false",
-};
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
 /** The version of a package installed in this checkout (the temp project gets the same). */
 const installed = (name: string) =>
@@ -44,22 +39,14 @@ before(async () => {
   await exec(process.execPath, ["scripts/copy-assets.mjs"], { cwd: ROOT });
   await exec(process.execPath, ["scripts/bundle.mjs"], { cwd: ROOT });
   const work = await tempDir("nbagent-package-");
-  const { stdout } = await exec("npm", ["pack", "--json", "--pack-destination", work], {
-    cwd: ROOT,
-    env: npmEnv,
-    maxBuffer: 1 << 24,
-  });
-  const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
-  const files = packed.files.map((f) => f.path);
-  for (const needed of [
+  const { tarball } = await packInto(work, [
     "dist/index.js",
     "dist/index.d.ts",
     "dist/pi/index.js",
     "dist/pi/index.d.ts",
     "dist/cli/nbagent.js",
     "CHANGELOG.md",
-  ])
-    assert.ok(files.includes(needed), `${needed} missing from the package (npm run build makes it)`);
+  ]);
 
   project = join(work, "project");
   nbagentDir = join(project, "node_modules/nbagent");
@@ -73,11 +60,11 @@ before(async () => {
     [
       "install",
       "--prefer-offline",
-      join(work, packed.filename),
+      tarball,
       `@types/node@${installed("@types/node")}`,
       `@mariozechner/pi-coding-agent@${installed("@mariozechner/pi-coding-agent")}`,
     ],
-    { cwd: project, env: npmEnv, maxBuffer: 1 << 24 },
+    { cwd: project, env: NPM_ENV, maxBuffer: 1 << 24 },
   );
 });
 

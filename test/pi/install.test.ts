@@ -12,16 +12,11 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import { NPM_ENV, packInto } from "../pack.js";
 import { drawn, type Pi, ROOT, startPi, tempDir, textOf, toolResults } from "./helpers.js";
 
 const exec = promisify(execFile);
 const LONG = { timeout: 300_000 };
-const npmEnv = {
-  ...process.env,
-  npm_config_audit: "false",
-  npm_config_fund: "false",
-  npm_config_update_notifier: "false",
-};
 let project = "";
 const open: Pi[] = [];
 
@@ -29,21 +24,17 @@ before(async () => {
   await exec(process.execPath, ["scripts/copy-assets.mjs"], { cwd: ROOT });
   await exec(process.execPath, ["scripts/bundle.mjs", "pi"], { cwd: ROOT });
   const work = await tempDir("nbagent-pi-pack-");
-  const { stdout } = await exec("npm", ["pack", "--json", "--pack-destination", work], {
-    cwd: ROOT,
-    env: npmEnv,
-    maxBuffer: 1 << 24,
-  });
-  const [packed] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
-  const files = packed.files.map((f) => f.path);
-  for (const needed of ["dist/pi/index.js", "dist/runtime/prelude.py", "dist/kernel/local/forkserver.py"])
-    assert.ok(files.includes(needed), `${needed} missing from the package`);
+  const { tarball } = await packInto(work, [
+    "dist/pi/index.js",
+    "dist/runtime/prelude.py",
+    "dist/kernel/local/forkserver.py",
+  ]);
   project = join(work, "project");
   await mkdir(project);
   await writeFile(join(project, "package.json"), JSON.stringify({ name: "a-project", private: true }));
-  await exec("npm", ["install", "--prefer-offline", join(work, packed.filename)], {
+  await exec("npm", ["install", "--prefer-offline", tarball], {
     cwd: project,
-    env: npmEnv,
+    env: NPM_ENV,
     maxBuffer: 1 << 24,
   });
 }, LONG);
