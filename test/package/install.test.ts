@@ -15,11 +15,10 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ExtensionFactory } from "@mariozechner/pi-coding-agent";
 import { textOf as mcpText, type StdioServer, stdioServer } from "../mcp/helpers.js";
 import { NPM_ENV, packInto } from "../pack.js";
-import { type Pi, ROOT, startPi, tempDir, textOf, toolResults } from "../pi/helpers.js";
+import { assertRunsPython, type Pi, ROOT, startPi, tempDir, whereScript } from "../pi/helpers.js";
 
 const exec = promisify(execFile);
 const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string };
@@ -220,22 +219,9 @@ test("a TypeScript project type-checks the public API with node16, bundler and n
   assert.equal(stdout, "42\n[ 'ok' ]\nhello.ipynb: 1 cell\n");
 });
 
-const script = () => [
-  fauxAssistantMessage(
-    fauxToolCall("python", { cells: [{ code: "import os\nprint(callable(read), os.getcwd())" }] }),
-    { stopReason: "toolUse" },
-  ),
-  fauxAssistantMessage(fauxText("done")),
-];
-
 async function runsPython(p: Pi, cwd: string): Promise<void> {
   open.push(p);
-  assert.deepEqual(p.loadErrors, []);
-  await p.runtime.session.prompt("Where are you?");
-  const [result] = toolResults(p);
-  assert.equal(result.isError, false, textOf(result));
-  // read() is the prelude's helper: the kernel found prelude.py in the installed package
-  assert.equal(textOf(result), `True ${cwd}`);
+  await assertRunsPython(p, cwd);
 }
 
 test("pi's SDK runs the extension given as a function from a plain import of nbagent/pi", async () => {
@@ -244,17 +230,17 @@ test("pi's SDK runs the extension given as a function from a plain import of nba
     createNbagentExtension: (options: object) => ExtensionFactory;
   };
   const cwd = await tempDir("nbagent-package-pi-sdk-");
-  await runsPython(await startPi(cwd, [], script(), [mod.default]), cwd);
+  await runsPython(await startPi(cwd, [], whereScript(), [mod.default]), cwd);
   const other = await tempDir("nbagent-package-pi-sdk-options-");
   await runsPython(
-    await startPi(other, [], script(), [mod.createNbagentExtension({ waitSeconds: 120 })]),
+    await startPi(other, [], whereScript(), [mod.createNbagentExtension({ waitSeconds: 120 })]),
     other,
   );
 });
 
 test("pi's own loader loads the installed package directory", async () => {
   const cwd = await tempDir("nbagent-package-pi-dir-");
-  await runsPython(await startPi(cwd, [nbagentDir], script()), cwd);
+  await runsPython(await startPi(cwd, [nbagentDir], whereScript()), cwd);
 });
 
 test("the installed nbagent serves the tools to the MCP SDK client and prints package.json's version", async () => {

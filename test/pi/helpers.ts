@@ -4,6 +4,7 @@
  * `pi -e <path>` does, and tool rows drawn by pi's own ToolExecutionComponent from the session's
  * events, as interactive mode draws them.
  */
+import assert from "node:assert/strict";
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -11,6 +12,9 @@ import { stripVTControlCharacters } from "node:util";
 import {
   type FauxProviderRegistration,
   type FauxResponseStep,
+  fauxAssistantMessage,
+  fauxText,
+  fauxToolCall,
   registerFauxProvider,
 } from "@mariozechner/pi-ai";
 import {
@@ -166,4 +170,26 @@ export function toolResults(pi: Pi) {
 
 export function textOf(message: { content: { type: string; text?: string }[] }): string {
   return message.content.map((c) => (c.type === "text" ? c.text : `[${c.type}]`)).join("\n");
+}
+
+/** A model that asks the python tool where it runs (the prelude's `read` included), then stops. */
+export const whereScript = () => [
+  fauxAssistantMessage(
+    fauxToolCall("python", { cells: [{ code: "import os\nprint(callable(read), os.getcwd())" }] }),
+    { stopReason: "toolUse" },
+  ),
+  fauxAssistantMessage(fauxText("done")),
+];
+
+/**
+ * Runs whereScript's prompt in `p`: nbagent loaded, and its python tool answered from a kernel
+ * working in `cwd` that found prelude.py (in the installed package). The tool's result.
+ */
+export async function assertRunsPython(p: Pi, cwd: string) {
+  assert.deepEqual(p.loadErrors, []);
+  await p.runtime.session.prompt("Where are you?");
+  const [result] = toolResults(p);
+  assert.equal(result.isError, false, textOf(result));
+  assert.equal(textOf(result), `True ${cwd}`);
+  return result;
 }

@@ -11,9 +11,8 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { promisify } from "node:util";
-import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import { NPM_ENV, packInto } from "../pack.js";
-import { drawn, type Pi, ROOT, startPi, tempDir, textOf, toolResults } from "./helpers.js";
+import { assertRunsPython, drawn, type Pi, ROOT, startPi, tempDir, whereScript } from "./helpers.js";
 
 const exec = promisify(execFile);
 const LONG = { timeout: 300_000 };
@@ -45,32 +44,19 @@ after(async () => {
 
 async function runsPython(p: Pi, cwd: string): Promise<void> {
   open.push(p);
-  assert.deepEqual(p.loadErrors, []);
-  await p.runtime.session.prompt("Where are you?");
-  const [result] = toolResults(p);
-  assert.equal(result.isError, false, textOf(result));
-  // read() is the prelude's helper: the kernel found prelude.py in the installed package
-  assert.equal(textOf(result), `True ${cwd}`);
+  const result = await assertRunsPython(p, cwd);
   assert.ok(drawn(p.rows.get(result.toolCallId)).some((l) => l.includes(`True ${cwd}`)));
 }
-
-const script = () => [
-  fauxAssistantMessage(
-    fauxToolCall("python", { cells: [{ code: "import os\nprint(callable(read), os.getcwd())" }] }),
-    { stopReason: "toolUse" },
-  ),
-  fauxAssistantMessage(fauxText("done")),
-];
 
 test("a project extension file re-exporting nbagent/pi is found and loaded by pi", LONG, async () => {
   await mkdir(join(project, ".pi/extensions"), { recursive: true });
   await writeFile(join(project, ".pi/extensions/nbagent.ts"), 'export { default } from "nbagent/pi";\n');
-  await runsPython(await startPi(project, [], script()), project);
+  await runsPython(await startPi(project, [], whereScript()), project);
 });
 
 test("the installed package directory, given to pi as `pi -e` gives it", LONG, async () => {
   const cwd = await tempDir("nbagent-pi-dir-");
-  await runsPython(await startPi(cwd, [join(project, "node_modules/nbagent")], script()), cwd);
+  await runsPython(await startPi(cwd, [join(project, "node_modules/nbagent")], whereScript()), cwd);
 });
 
 test(
@@ -82,6 +68,6 @@ test(
       join(project, ".pi/extensions/nbagent.ts"),
       'import { createNbagentExtension } from "nbagent/pi";\nexport default createNbagentExtension({ waitSeconds: 120 });\n',
     );
-    await runsPython(await startPi(project, [], script()), project);
+    await runsPython(await startPi(project, [], whereScript()), project);
   },
 );
