@@ -1,4 +1,10 @@
 /**
+ * The runtime's typed errors that callers outside it test for (tools/failure-text.ts words them):
+ * kept in this small file so wording a failure does not load the session machinery.
+ */
+import { CallTimeoutError } from "./deadline.js";
+
+/**
  * Settings that cannot be used, as a typed value: which setting (an option, a variable, or
  * "conflict" for two that cannot be honoured together) and what is wrong with it. `message` says it
  * without the Error: prefix; tools/ (errorResult, errorText) words it for the model and the CLI.
@@ -10,5 +16,24 @@ export class SettingsError extends Error {
   ) {
     super(message);
     this.name = "SettingsError";
+  }
+}
+
+/** A kept session that held a slot while a call waited for one. */
+export type SlotHolder =
+  | { kind: "python"; session: string; cwd: string }
+  | { kind: "notebook"; path: string };
+
+/** The deadline passed while the call waited for a free session slot (all maxSessions busy). */
+export class SlotWaitTimeoutError extends CallTimeoutError {
+  constructor(
+    seconds: number,
+    readonly maxSessions: number,
+    /** The busy sessions holding the slots when the wait ended. */
+    readonly holders: SlotHolder[],
+  ) {
+    super(seconds);
+    this.message = `${this.message}, waiting for a kernel slot (maxSessions=${maxSessions})`;
+    this.name = "SlotWaitTimeoutError";
   }
 }

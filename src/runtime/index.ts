@@ -12,6 +12,7 @@ export {
   splitSecrets,
   valueCarriesSecret,
 } from "./env.js";
+export { type SlotHolder, SlotWaitTimeoutError } from "./errors.js";
 export { type RuntimeFacts, runtimeFacts } from "./facts.js";
 export { initScript, STREAM_FLUSH_CHARS, streamGuardScript } from "./init.js";
 export {
@@ -84,8 +85,6 @@ export {
   type SessionCallOptions,
   type SessionLease,
   type SessionMode,
-  type SlotHolder,
-  SlotWaitTimeoutError,
 } from "./sessions.js";
 export {
   artifactMaxAgeFromEnv,

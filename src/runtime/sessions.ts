@@ -19,6 +19,7 @@
 import type { ExecuteOptions, Kernel } from "../kernel/types.js";
 import { CallTimeoutError, type Deadline, raceDeadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
+import { type SlotHolder, SlotWaitTimeoutError } from "./errors.js";
 import type { QueueHolder } from "./queue.js";
 import {
   type CallContext,
@@ -80,25 +81,6 @@ export interface KeptSessionState {
   readonly lastUsed: number;
   /** The memory its kernel uses now (bytes), when it can be read here (local kernels). */
   readonly memoryBytes?: number;
-}
-
-/** A kept session that held a slot while a call waited for one. */
-export type SlotHolder =
-  | { kind: "python"; session: string; cwd: string }
-  | { kind: "notebook"; path: string };
-
-/** The deadline passed while the call waited for a free session slot (all maxSessions busy). */
-export class SlotWaitTimeoutError extends CallTimeoutError {
-  constructor(
-    seconds: number,
-    readonly maxSessions: number,
-    /** The busy sessions holding the slots when the wait ended. */
-    readonly holders: SlotHolder[],
-  ) {
-    super(seconds);
-    this.message = `${this.message}, waiting for a kernel slot (maxSessions=${maxSessions})`;
-    this.name = "SlotWaitTimeoutError";
-  }
 }
 
 /** What fn gets: the session's kernel and an execute with the restart/retry rules. */

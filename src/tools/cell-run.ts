@@ -10,6 +10,8 @@ import type { ExecuteOptions } from "../kernel/types.js";
 import type { ArtifactStore } from "../output/artifacts.js";
 import { MAX_DISPLAY_SLOTS, type OutputDump, OutputSink } from "../output/sink.js";
 import { CallAbortedError, CallTimeoutError, type Deadline } from "../runtime/deadline.js";
+import { SlotWaitTimeoutError } from "../runtime/errors.js";
+import { QueueWaitTimeoutError } from "../runtime/queue.js";
 import {
   InitScriptError,
   SessionClosedError,
@@ -17,7 +19,6 @@ import {
   TooManyRestartsError,
 } from "../runtime/session.js";
 import type { QueueHolder } from "../runtime/sessions.js";
-import { QueueWaitTimeoutError, SlotWaitTimeoutError } from "../runtime/sessions.js";
 import { thousands } from "../sys/thousands.js";
 import { LatestImages } from "./cell-images.js";
 import { describeFailure } from "./failure-text.js";

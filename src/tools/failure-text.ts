@@ -13,7 +13,7 @@ import {
   type KernelStartFailure,
 } from "../kernel/errors.js";
 import { CallTimeoutError } from "../runtime/deadline.js";
-import { SlotWaitTimeoutError } from "../runtime/sessions.js";
+import { SlotWaitTimeoutError } from "../runtime/errors.js";
 
 /** Why a kernel could not be started or joined, in words; `output` is the kernel's last output. */
 export function startFailureText(f: KernelStartFailure, output?: string): string {

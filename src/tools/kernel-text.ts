@@ -6,8 +6,9 @@
 import type { DeathCause } from "../kernel/errors.js";
 import type { ExecutionNotice, KernelIsolation, KernelLimitHit } from "../kernel/types.js";
 import { stripAnsi } from "../output/sanitise.js";
+import type { SlotHolder } from "../runtime/errors.js";
 import type { NamedSessionStart, SessionEvent } from "../runtime/session.js";
-import type { RetiredSession, SlotHolder, UnreadLoss } from "../runtime/sessions.js";
+import type { RetiredSession, UnreadLoss } from "../runtime/sessions.js";
 import { thousands } from "../sys/thousands.js";
 import { failureWords, gatewayFailureText } from "./failure-text.js";
 import type { QueueHolderFacts } from "./queue-holder.js";

@@ -9,7 +9,6 @@ import type { DisplayOutput } from "../kernel/types.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import { thousands } from "../sys/thousands.js";
 import { replaceDataImages } from "./cell-images.js";
-import { shownRanges } from "./python-result.js";
 
 export function count(n: number): string {
   return thousands(n);
@@ -174,4 +173,15 @@ export function outputText(dump: OutputDump, cells: OutputTextCell[]): string {
     if (cell.cut) out.push(cutNotice(cell, meta?.name ?? `cell ${k + 1}`, dump));
   }
   return out.join("\n");
+}
+
+/** Shown ranges of a cell's lines, e.g. [[1, 20], [39981, 40000]]. */
+export function shownRanges(cell: CellDump): [number, number][] {
+  const ranges: [number, number][] = [];
+  for (const { n } of cell.shown) {
+    const last = ranges[ranges.length - 1];
+    if (last && last[1] + 1 === n) last[1] = n;
+    else ranges.push([n, n]);
+  }
+  return ranges;
 }

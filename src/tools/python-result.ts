@@ -20,6 +20,7 @@ import {
   sessionStartNotes,
   unreadLossText,
 } from "./kernel-text.js";
+import { shownRanges } from "./output-text.js";
 import type { ImageDetails } from "./python-images.js";
 import type { SessionExport } from "./session-notebook.js";
 
@@ -146,17 +147,6 @@ export function outputDetails(dump: OutputDump, maxBytes: number): PythonOutputD
     artifactError: dump.artifactError,
     artifactIncomplete: dump.artifactIncomplete,
   };
-}
-
-/** Shown ranges of a cell's lines, e.g. [[1, 20], [39981, 40000]]. */
-export function shownRanges(cell: CellDump): [number, number][] {
-  const ranges: [number, number][] = [];
-  for (const { n } of cell.shown) {
-    const last = ranges[ranges.length - 1];
-    if (last && last[1] + 1 === n) last[1] = n;
-    else ranges.push([n, n]);
-  }
-  return ranges;
 }
 
 export function cellOutputDetails(cell: CellDump, dump: OutputDump): PythonCellOutputDetails {

@@ -14,7 +14,7 @@ import {
 import { KernelGoneError } from "../../src/kernel/gateway/provisioner.js";
 import { GatewayHttpError, GatewayUnreachableError } from "../../src/kernel/gateway/rest.js";
 import { CallTimeoutError } from "../../src/runtime/deadline.js";
-import { SlotWaitTimeoutError } from "../../src/runtime/sessions.js";
+import { SlotWaitTimeoutError } from "../../src/runtime/errors.js";
 import {
   callTimeoutText,
   describeFailure,
