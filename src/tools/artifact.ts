@@ -3,8 +3,7 @@
  * the lines matching a pattern — and says exactly which call reads on. Read-only. Rules:
  * docs/artifacts.md.
  */
-import { type Static, Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import type { Static } from "@sinclair/typebox";
 import {
   ARTIFACT_SCHEME,
   ArtifactReadError,
@@ -17,6 +16,7 @@ import {
 import { thousands } from "../sys/thousands.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { saveFailure } from "./output-text.js";
+import { schemaErrors, Type } from "./schema.js";
 import { errorResult, type Tool, type ToolResult } from "./types.js";
 
 export const DEFAULT_ARTIFACT_LINES = 200;
@@ -130,11 +130,9 @@ function validate(params: unknown): string | undefined {
     const meant = NEAR_MISSES[key.toLowerCase()];
     return `unknown parameter "${key}"${meant ? `; did you mean "${meant}"?` : ""} (parameters: ${PARAMS.join(", ")})`;
   }
-  if (Value.Check(artifactSchema, params)) return undefined;
-  const first = [...Value.Errors(artifactSchema, params)][0];
-  if (!first) return "invalid parameters";
-  const field = first.path.replace(/^\//, "") || "(root)";
-  return `invalid parameter ${field}: ${first.message}`;
+  const [first] = schemaErrors(artifactSchema, params);
+  if (!first) return undefined;
+  return `invalid parameter ${first.path.replace(/^\//, "") || "(root)"}: ${first.message}`;
 }
 
 const n = (x: number) => thousands(x);

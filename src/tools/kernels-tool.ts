@@ -7,8 +7,7 @@
 import { realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, relative, resolve } from "node:path";
-import { type Static, Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import type { Static } from "@sinclair/typebox";
 import type { KeptSessionState, KernelListing, Runtime, SessionKey } from "../runtime/index.js";
 import { keyText } from "../runtime/index.js";
 import type { ToolDescriptor } from "./descriptor.js";
@@ -16,6 +15,7 @@ import { describeFailure } from "./failure-text.js";
 import { bytesText, minutes, plural } from "./kernel-text.js";
 import { CellCallTag, queueHolderFacts } from "./queue-holder.js";
 import type { Run, RunRegistry } from "./runs.js";
+import { schemaProblem, Type } from "./schema.js";
 import { errorResult, type Tool, type ToolResult } from "./types.js";
 
 export const kernelsSchema = Type.Object(
@@ -78,7 +78,7 @@ export function createKernelsTool(options: {
     async execute(_id, params) {
       const action = (params as KernelsParams | undefined)?.action ?? "list";
       const empty: KernelsDetails = { action, kernels: [] };
-      const bad = problem(params);
+      const bad = schemaProblem(kernelsSchema, params);
       if (bad) return errorResult(`${bad}. Pass {"action":"list"}.`, empty);
       const targets = (["session_id", "notebook_path", "run_id"] as const).filter(
         (k) => params[k] !== undefined,
@@ -107,12 +107,6 @@ export function createKernelsTool(options: {
       return restart(view, found, runtime);
     },
   };
-}
-
-function problem(params: unknown): string | undefined {
-  if (Value.Check(kernelsSchema, params)) return undefined;
-  const first = [...Value.Errors(kernelsSchema, params)][0];
-  return first ? `invalid parameter ${first.path || "(root)"}: ${first.message}` : "invalid parameters";
 }
 
 /** A target found: the kept session, and the run the caller named (run_id). */

@@ -4,9 +4,9 @@
  * schema's (no unknown keys, types, ranges — as the python tool does) with messages that name the
  * field and, for a near miss, the right one; then the rules between fields. docs/notebook-tool.md.
  */
-import { type TSchema, Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import type { TSchema } from "@sinclair/typebox";
 import { NEAR_ACTIONS, NEAR_KEYS, nearest } from "./notebook-near-miss.js";
+import { schemaErrors, Type } from "./schema.js";
 
 export const EDIT_ACTIONS = [
   "edit",
@@ -269,16 +269,14 @@ export function validateNotebookParams(
   }
 
   // Types and ranges, by the schema. Negative indices pass here: they get the notebook's range in the message.
-  if (!Value.Check(FULL_SCHEMA, p)) {
-    for (const e of Value.Errors(FULL_SCHEMA, p)) {
-      const field = e.path.split("/")[1] ?? "";
-      const value = p[field];
-      const isIndex = field === "cell_index" || field === "to_index" || field === "offset";
-      if (isIndex && typeof value === "number" && Number.isInteger(value)) continue;
-      const rule = FIELD_RULES[field];
-      if (rule) return { error: `${field} ${rule}, got ${shown(value)}` };
-      return { error: `invalid parameter ${e.path || "(root)"}: ${e.message}` };
-    }
+  for (const e of schemaErrors(FULL_SCHEMA, p)) {
+    const field = e.path.split("/")[1] ?? "";
+    const value = p[field];
+    const isIndex = field === "cell_index" || field === "to_index" || field === "offset";
+    if (isIndex && typeof value === "number" && Number.isInteger(value)) continue;
+    const rule = FIELD_RULES[field];
+    if (rule) return { error: `${field} ${rule}, got ${shown(value)}` };
+    return { error: `invalid parameter ${e.path || "(root)"}: ${e.message}` };
   }
 
   const params = p as unknown as NotebookParams;

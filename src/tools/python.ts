@@ -7,8 +7,7 @@
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
-import { type Static, Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import type { Static } from "@sinclair/typebox";
 import { loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
 import { notebookSession } from "../runtime/notebook-session.js";
@@ -31,6 +30,7 @@ import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./py
 import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
+import { schemaProblem, Type } from "./schema.js";
 import {
   checkExportTarget,
   exportSessionNotebook,
@@ -165,15 +165,12 @@ function expandPath(p: string, base: string): string {
 }
 
 function validate(params: unknown): string | undefined {
-  if (Value.Check(pythonSchema, params)) {
-    const p = params as PythonParams;
-    if (p.cells === undefined && p.export_notebook === undefined)
-      return "invalid parameter /cells: required unless export_notebook is given";
-    return undefined;
-  }
-  const first = [...Value.Errors(pythonSchema, params)][0];
-  if (!first) return "invalid parameters";
-  return `invalid parameter ${first.path || "(root)"}: ${first.message}`;
+  const problem = schemaProblem(pythonSchema, params);
+  if (problem) return problem;
+  const p = params as PythonParams;
+  if (p.cells === undefined && p.export_notebook === undefined)
+    return "invalid parameter /cells: required unless export_notebook is given";
+  return undefined;
 }
 
 /** Bytes of text a call shows the model by default. */

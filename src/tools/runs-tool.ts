@@ -3,11 +3,11 @@
  * wait (default): new output, or the call's own result once it is done; interrupt: stop it (the
  * kernel is interrupted and keeps its state), then its result.
  */
-import { type Static, Type } from "@sinclair/typebox";
-import { Value } from "@sinclair/typebox/value";
+import type { Static } from "@sinclair/typebox";
 import type { ToolDescriptor } from "./descriptor.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
+import { schemaProblem, Type } from "./schema.js";
 import { errorResult, type Tool } from "./types.js";
 
 export const runsSchema = Type.Object(
@@ -30,12 +30,6 @@ export const runsSchema = Type.Object(
 );
 
 export type RunsParams = Static<typeof runsSchema>;
-
-function problem(params: unknown): string | undefined {
-  if (Value.Check(runsSchema, params)) return undefined;
-  const first = [...Value.Errors(runsSchema, params)][0];
-  return first ? `invalid parameter ${first.path || "(root)"}: ${first.message}` : "invalid parameters";
-}
 
 const DESCRIPTION = [
   "Follow a python call or notebook run that is still running after its tool call returned (its result gave a run id).",
@@ -64,7 +58,7 @@ export function createRunsTool(options: { runs: RunRegistry }): Tool<RunsParams,
     description: DESCRIPTION,
     parameters: runsSchema,
     async execute(_id, params, signal, onUpdate) {
-      const bad = problem(params);
+      const bad = schemaProblem(runsSchema, params);
       if (bad) return errorResult(`${bad}. Pass {"run_id":"r1"}.`, {});
       const run = runs.get(params.run_id);
       if (!run && !runs.background) {
