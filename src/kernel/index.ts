@@ -34,8 +34,9 @@ export {
 } from "./gateway/index.js";
 export { findInterpreter } from "./interpreter.js";
 export { createLocalBackend, LocalBackend, type LocalBackendOptions } from "./local/backend.js";
+export { findBwrap, NO_BWRAP } from "./local/bwrap.js";
 export { type KernelSpec, listKernelSpecNames, resolveKernelSpec } from "./local/kernelspec.js";
-export { findBwrap, NO_BWRAP, probeIsolation } from "./local/sandbox.js";
+export { probeIsolation } from "./local/sandbox.js";
 export type * from "./messages.js";
 export { MessageFactory } from "./messages.js";
 export type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";

@@ -38,8 +38,6 @@ export const ARTIFACT_SCHEME = "artifact://";
 const ID_RE = /^[A-Za-z0-9_-]{1,80}$/;
 /** The files `create` names: `<time base36>-<10 hex>.log`, and the marker of an incomplete one. */
 const OWN_FILE_RE = /^[0-9a-z]+-[0-9a-f]{10}\.(log|incomplete)$/;
-/** Artifacts older than this are removed when a runtime starts (NBAGENT_ARTIFACT_DAYS overrides; 0 keeps all). */
-export const DEFAULT_ARTIFACT_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 
 /** Turns a session id into a safe directory name. */
 export function sessionDirName(sessionId: string): string {

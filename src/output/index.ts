@@ -16,7 +16,6 @@ export {
   type ArtifactSlice,
   ArtifactStore,
   type ArtifactStoreOptions,
-  DEFAULT_ARTIFACT_MAX_AGE_MS,
   DEFAULT_PAGE_BYTES,
   parseArtifactId,
   type StoredIncomplete,

@@ -10,10 +10,9 @@
  */
 import { join } from "node:path";
 import type { LocalBackendOptions } from "../kernel/local/backend.js";
-import { resolveLimits } from "../kernel/local/limits.js";
-import { findBwrap } from "../kernel/local/sandbox.js";
+import { findBwrap } from "../kernel/local/bwrap.js";
+import { resolveLimits } from "../kernel/local/limit-values.js";
 import type { KernelLimits } from "../kernel/types.js";
-import { DEFAULT_ARTIFACT_MAX_AGE_MS } from "../output/artifacts.js";
 import { stateDir } from "../sys/state-dir.js";
 import { SettingsError } from "./errors.js";
 
@@ -129,6 +128,9 @@ function parseSandbox(value: string, from: string): SandboxMode | undefined {
   if (v === "net-off") return { network: false };
   throw new SettingsError(from.replace(/=$/, ""), `${from}${value} is not one of 1 (on), net-off, 0 (off)`);
 }
+
+/** Artifacts older than this are removed when a runtime starts (NBAGENT_ARTIFACT_DAYS overrides; 0 keeps all). */
+export const DEFAULT_ARTIFACT_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 
 /** NBAGENT_ARTIFACT_DAYS (a number of days; 0 keeps every artifact), else the default. */
 export function artifactMaxAgeFromEnv(env: HostEnv): number {

@@ -14,14 +14,16 @@ import { fileURLToPath } from "node:url";
 import { takeLimitFlags } from "../../src/cli/commands.js";
 import { limitsCheck } from "../../src/cli/doctor.js";
 import {
-  type AppliedLimits,
   DEFAULT_MAX_PROCESSES,
   parseMaxProcesses,
   parseMemoryLimit,
+  resolveLimits,
+} from "../../src/kernel/local/limit-values.js";
+import {
+  type AppliedLimits,
   probeLimits,
   readLimitHit,
   removeLimitCgroups,
-  resolveLimits,
 } from "../../src/kernel/local/limits.js";
 import { resolveSettings, type SettingsFlags } from "../../src/runtime/settings.js";
 import { abortText, eventText } from "../../src/tools/kernel-text.js";

@@ -5,7 +5,7 @@
  */
 import { basename, dirname, resolve } from "node:path";
 import type { KernelConfinement, KernelLimits, KernelSandbox } from "../types.js";
-import { withDefaults } from "./limits.js";
+import { withDefaults } from "./limit-values.js";
 
 export interface ConfineSpec {
   hide: string[];

@@ -21,6 +21,7 @@ import type {
   KernelLimits,
   KernelSandbox,
 } from "../types.js";
+import { findBwrap, NO_BWRAP } from "./bwrap.js";
 import { confineSpec } from "./confine.js";
 import {
   type ConnectionInfo,
@@ -39,7 +40,7 @@ import {
   readProcessRefusals,
   removeLimitCgroups,
 } from "./limits.js";
-import { bwrapArgs, findBwrap, NO_BWRAP, writablePaths } from "./sandbox.js";
+import { bwrapArgs, writablePaths } from "./sandbox.js";
 import { parseIsolationLine, watchdogSource } from "./watchdog.js";
 import { type HeartbeatOptions, ZmqTransport } from "./zmq-transport.js";
 

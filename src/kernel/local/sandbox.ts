@@ -8,34 +8,12 @@
  * signals work as without the sandbox.
  */
 import { spawn } from "node:child_process";
-import { accessSync, constants, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { delimiter, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { KernelIsolation, KernelSandbox } from "../types.js";
+import { findBwrap, NO_BWRAP } from "./bwrap.js";
 import { isolationSource } from "./watchdog.js";
-
-/**
- * The bubblewrap executable: NBAGENT_BWRAP of `env`, else on its PATH (default /usr/bin:/bin), else
- * undefined. The edges look once (runtime/settings.ts) and pass the answer down.
- */
-export function findBwrap(env: Readonly<Record<string, string | undefined>>): string | undefined {
-  const explicit = env.NBAGENT_BWRAP?.trim();
-  const candidates = explicit
-    ? [explicit]
-    : (env.PATH ?? "/usr/bin:/bin").split(delimiter).map((d) => join(d, "bwrap"));
-  for (const c of candidates) {
-    try {
-      accessSync(c, constants.X_OK);
-      return c;
-    } catch {
-      // next
-    }
-  }
-  return undefined;
-}
-
-export const NO_BWRAP =
-  "bubblewrap (bwrap) is not installed: apt-get install -y bubblewrap (Debian/Ubuntu), or your distribution's bubblewrap package";
 
 /** The paths a sandboxed kernel may write, deduplicated, existing ones only. */
 export function writablePaths(sandbox: KernelSandbox, cwd: string, runtimeDir: string): string[] {
