@@ -100,19 +100,27 @@ async function loadedBy(
   return { code: out.code, urls, stdout: out.stdout };
 }
 
-/** Whether a loaded bundle chunk was built from a source file whose path starts with `src`. */
+/**
+ * The source files the loaded bundle chunks were built from, as repo paths ("src/tools/notebook.ts"),
+ * read from each chunk's source map (the chunks are minified: the map is what names their sources).
+ */
+async function sourcesOf(urls: string[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const url of urls.filter((u) => u.startsWith("file:") && u.includes("/dist/cli/"))) {
+    const map = JSON.parse(await readFile(new URL(`${url}.map`), "utf8")) as { sources: string[] };
+    for (const source of map.sources) out.push(source.replace(/^(\.\.\/)+/, ""));
+  }
+  return out;
+}
+
+/** Whether a loaded bundle chunk was built from the source file `src`. */
 async function chunkHolds(urls: string[], src: string): Promise<boolean> {
-  for (const url of urls.filter((u) => u.startsWith("file:") && u.includes("/dist/cli/")))
-    if ((await readFile(new URL(url), "utf8")).includes(`// ${src}`)) return true;
-  return false;
+  return (await sourcesOf(urls)).includes(src);
 }
 
 /** Whether the loaded modules hold gateway code (a bundle chunk built from src/kernel/gateway) or ws. */
 async function gatewayLoaded(urls: string[]): Promise<{ gatewayCode: boolean; ws: boolean }> {
-  let gatewayCode = false;
-  for (const url of urls.filter((u) => u.startsWith("file:") && u.includes("/dist/cli/"))) {
-    if ((await readFile(new URL(url), "utf8")).includes("// src/kernel/gateway/")) gatewayCode = true;
-  }
+  const gatewayCode = (await sourcesOf(urls)).some((s) => s.startsWith("src/kernel/gateway/"));
   return { gatewayCode, ws: urls.some((u) => u.includes("/node_modules/ws/")) };
 }
 
@@ -129,6 +137,12 @@ test("--version and notebook read load no gateway code and no ws; a gateway call
   // A read is the notebook tool alone: no executor, no kernel client (a toolbox would load both).
   assert.equal(await chunkHolds(read.urls, "src/tools/notebook-executor.ts"), false, "read: executor");
   assert.equal(await chunkHolds(read.urls, "src/kernel/client.ts"), false, "read: kernel client");
+  // Nor the session machinery (wording a failure needs only its error types: runtime/errors.ts), nor
+  // the TypeBox functions the parameter checks do not use (tools/schema.ts imports them by name).
+  assert.equal(await chunkHolds(read.urls, "src/runtime/sessions.ts"), false, "read: sessions");
+  const typebox = (await sourcesOf(read.urls)).filter((s) => s.includes("@sinclair/typebox/"));
+  assert.ok(typebox.some((s) => s.endsWith("/value/check/check.mjs")), "read: TypeBox's Check");
+  assert.ok(!typebox.some((s) => s.endsWith("/value/cast/cast.mjs")), "read: TypeBox's Value.Cast");
   const edit = await loadedBy(
     ["notebook", "edit", "a.ipynb", "--index", "0", "--content", "print('b')"],
     dir,
