@@ -22,7 +22,7 @@ export {
   sessionDirName,
 } from "./artifacts.js";
 export { applyOverwrites, sanitise, stripAnsi } from "./sanitise.js";
-export type { ShownLine } from "./select.js";
+export { type ShownLine, shownRanges } from "./select.js";
 export {
   type ArtifactIncomplete,
   type CellDump,

@@ -28,6 +28,17 @@ export interface ShownLine {
   cutChars: number;
 }
 
+/** The runs of line numbers a view shows, e.g. [[1, 20], [39981, 40000]]: a gap is a cut. */
+export function shownRanges(shown: readonly ShownLine[]): [number, number][] {
+  const ranges: [number, number][] = [];
+  for (const { n } of shown) {
+    const last = ranges[ranges.length - 1];
+    if (last && last[1] + 1 === n) last[1] = n;
+    else ranges.push([n, n]);
+  }
+  return ranges;
+}
+
 export interface LineSource {
   /** Lines 1..h (the first ones kept). */
   head: ViewLine[];

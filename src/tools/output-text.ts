@@ -6,6 +6,7 @@
  */
 import { displayTextSource, unseenOutputs } from "../kernel/display.js";
 import type { DisplayOutput } from "../kernel/types.js";
+import { shownRanges } from "../output/select.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import { thousands } from "../sys/thousands.js";
 import { replaceDataImages } from "./cell-images.js";
@@ -68,7 +69,7 @@ export function displayModelText(display: DisplayOutput, hooks: DisplayImageHook
 /** `[cell 2: 40,000 lines (1.2 MB); showing lines 1-20 and 39,981-40,000. All of it: artifact://…]` */
 export function cutNotice(cell: CellDump, name: string, dump: OutputDump): string {
   const since = cell.clears > 0 ? " since its last clear_output" : "";
-  const ranges = shownRanges(cell);
+  const ranges = shownRanges(cell.shown);
   const cutLines = cell.shown.filter((l) => l.cutChars > 0);
   const allShown = cell.shown.length === cell.lines;
   const parts = [`[${name}${since}: ${plural(cell.lines, "line")} (${size(cell.bytes)})`];
@@ -173,15 +174,4 @@ export function outputText(dump: OutputDump, cells: OutputTextCell[]): string {
     if (cell.cut) out.push(cutNotice(cell, meta?.name ?? `cell ${k + 1}`, dump));
   }
   return out.join("\n");
-}
-
-/** Shown ranges of a cell's lines, e.g. [[1, 20], [39981, 40000]]. */
-export function shownRanges(cell: CellDump): [number, number][] {
-  const ranges: [number, number][] = [];
-  for (const { n } of cell.shown) {
-    const last = ranges[ranges.length - 1];
-    if (last && last[1] + 1 === n) last[1] = n;
-    else ranges.push([n, n]);
-  }
-  return ranges;
 }

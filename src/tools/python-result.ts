@@ -5,6 +5,7 @@
  */
 
 import type { StatusEvent } from "../kernel/types.js";
+import { shownRanges } from "../output/select.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import type { SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SessionMode, UnreadLoss } from "../runtime/sessions.js";
@@ -20,7 +21,6 @@ import {
   sessionStartNotes,
   unreadLossText,
 } from "./kernel-text.js";
-import { shownRanges } from "./output-text.js";
 import type { ImageDetails } from "./python-images.js";
 import type { SessionExport } from "./session-notebook.js";
 
@@ -154,7 +154,7 @@ export function cellOutputDetails(cell: CellDump, dump: OutputDump): PythonCellO
     lines: cell.lines,
     bytes: cell.bytes,
     truncated: cell.cut,
-    shownLines: shownRanges(cell),
+    shownLines: shownRanges(cell.shown),
     linesCut: cell.shown.filter((l) => l.cutChars > 0).length,
     clears: cell.clears,
   };
