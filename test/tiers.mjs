@@ -49,6 +49,7 @@ export const TIERS = {
     "test/runtime/queue.test.ts",
     "test/runtime/session-rules.test.ts",
     "test/tools/failure-text.test.ts",
+    "test/tools/schema.test.ts",
   ],
   kernel: [
     "test/gateway/",

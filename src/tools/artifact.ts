@@ -16,7 +16,7 @@ import {
 import { thousands } from "../sys/thousands.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { saveFailure } from "./output-text.js";
-import { schemaErrors, Type } from "./schema.js";
+import { errorMessage, schemaErrors, Type } from "./schema.js";
 import { errorResult, type Tool, type ToolResult } from "./types.js";
 
 export const DEFAULT_ARTIFACT_LINES = 200;
@@ -132,7 +132,7 @@ function validate(params: unknown): string | undefined {
   }
   const [first] = schemaErrors(artifactSchema, params);
   if (!first) return undefined;
-  return `invalid parameter ${first.path.replace(/^\//, "") || "(root)"}: ${first.message}`;
+  return `invalid parameter ${first.path.replace(/^\//, "") || "(root)"}: ${errorMessage(first)}`;
 }
 
 const n = (x: number) => thousands(x);

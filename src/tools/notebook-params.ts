@@ -6,7 +6,7 @@
  */
 import type { TSchema } from "@sinclair/typebox";
 import { NEAR_ACTIONS, NEAR_KEYS, nearest } from "./notebook-near-miss.js";
-import { schemaErrors, Type } from "./schema.js";
+import { errorMessage, schemaErrors, Type } from "./schema.js";
 
 export const EDIT_ACTIONS = [
   "edit",
@@ -276,7 +276,7 @@ export function validateNotebookParams(
     if (isIndex && typeof value === "number" && Number.isInteger(value)) continue;
     const rule = FIELD_RULES[field];
     if (rule) return { error: `${field} ${rule}, got ${shown(value)}` };
-    return { error: `invalid parameter ${e.path || "(root)"}: ${e.message}` };
+    return { error: `invalid parameter ${e.path || "(root)"}: ${errorMessage(e)}` };
   }
 
   const params = p as unknown as NotebookParams;

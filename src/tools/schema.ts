@@ -44,5 +44,16 @@ export function schemaErrors(schema: TSchema, value: unknown): ValueError[] {
 export function schemaProblem(schema: TSchema, params: unknown): string | undefined {
   if (Check(schema, params)) return undefined;
   const first = Errors(schema, params).First();
-  return first ? `invalid parameter ${first.path || "(root)"}: ${first.message}` : "invalid parameters";
+  return first ? `invalid parameter ${first.path || "(root)"}: ${errorMessage(first)}` : "invalid parameters";
+}
+
+/**
+ * TypeBox's message for an error, except for a choice among literals, where its "Expected union
+ * value" names neither the choices nor what was given: that says both ("one of "list", "interrupt";
+ * got "zap"").
+ */
+export function errorMessage(e: ValueError): string {
+  const choices = (e.schema.anyOf as TSchema[] | undefined)?.map((s) => s.const);
+  if (!choices?.length || choices.some((c) => c === undefined)) return e.message;
+  return `expected one of ${choices.map((c) => JSON.stringify(c)).join(", ")}; got ${JSON.stringify(e.value) ?? String(e.value)}`;
 }

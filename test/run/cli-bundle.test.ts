@@ -141,7 +141,10 @@ test("--version and notebook read load no gateway code and no ws; a gateway call
   // the TypeBox functions the parameter checks do not use (tools/schema.ts imports them by name).
   assert.equal(await chunkHolds(read.urls, "src/runtime/sessions.ts"), false, "read: sessions");
   const typebox = (await sourcesOf(read.urls)).filter((s) => s.includes("@sinclair/typebox/"));
-  assert.ok(typebox.some((s) => s.endsWith("/value/check/check.mjs")), "read: TypeBox's Check");
+  assert.ok(
+    typebox.some((s) => s.endsWith("/value/check/check.mjs")),
+    "read: TypeBox's Check",
+  );
   assert.ok(!typebox.some((s) => s.endsWith("/value/cast/cast.mjs")), "read: TypeBox's Value.Cast");
   const edit = await loadedBy(
     ["notebook", "edit", "a.ipynb", "--index", "0", "--content", "print('b')"],
