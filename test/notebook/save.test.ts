@@ -6,6 +6,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
+  changedOnDisk,
   createCell,
   loadNotebook,
   NotebookFileError,
@@ -77,6 +78,52 @@ describe("atomic save", () => {
     const { unlink } = await import("node:fs/promises");
     await unlink(path);
     await assert.rejects(saveNotebook(gone), /deleted or moved/);
+  });
+});
+
+describe("racy fingerprints (ctime within a timestamp tick of the load)", () => {
+  // A write in the same tick as the load can leave every stat field as it was; only the bytes tell.
+  // Such a write cannot be made on purpose, so the test makes the recorded bytes differ instead:
+  // what a check that compares bytes sees, and one that trusts stat does not.
+  const tamper = (loaded: { fingerprint: { content: Buffer[] } }) => {
+    const [first, ...rest] = loaded.fingerprint.content;
+    loaded.fingerprint.content = [Buffer.concat([Buffer.from("X"), first.subarray(1)]), ...rest];
+  };
+
+  test("within the tick every check compares the bytes", async () => {
+    const dir = await tempDir();
+    const loaded = await loadNotebook(await sample(dir));
+    loaded.fingerprint.racy = true;
+    loaded.fingerprint.racyEnds = Date.now() + 3_600_000;
+    assert.equal(await changedOnDisk(loaded), undefined);
+    assert.equal(loaded.fingerprint.racy, true, "still within the tick: stays racy");
+    tamper(loaded);
+    assert.equal(await changedOnDisk(loaded), "its content changed");
+  });
+
+  test("a check after the tick that finds the same bytes settles it: then stat alone decides", async () => {
+    const dir = await tempDir();
+    const path = await sample(dir);
+    const loaded = await loadNotebook(path);
+    loaded.fingerprint.racy = true;
+    loaded.fingerprint.racyEnds = Date.now() - 1;
+    assert.equal(await changedOnDisk(loaded), undefined);
+    assert.equal(loaded.fingerprint.racy, false);
+    tamper(loaded);
+    assert.equal(await changedOnDisk(loaded), undefined, "no byte comparison once settled");
+    // A real write afterwards (another size, so whatever tick it lands in) is still seen.
+    await writeFile(path, `${await readFile(path, "utf8")}\n`);
+    assert.equal(await changedOnDisk(loaded), "it was modified");
+  });
+
+  test("a check after the tick that finds other bytes reports the change and stays racy", async () => {
+    const dir = await tempDir();
+    const loaded = await loadNotebook(await sample(dir));
+    loaded.fingerprint.racy = true;
+    loaded.fingerprint.racyEnds = Date.now() - 1;
+    tamper(loaded);
+    assert.equal(await changedOnDisk(loaded), "its content changed");
+    assert.equal(loaded.fingerprint.racy, true);
   });
 });
 
