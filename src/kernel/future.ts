@@ -107,7 +107,10 @@ export class RequestFuture {
 
   /** Stops routing this request's messages; `done` rejects with FutureDisposedError unless it was done. */
   dispose(): void {
-    this.stop(new FutureDisposedError(this.msg.header.msg_type));
+    // The error only for a `done` still pending: an Error's stack costs ~30 µs, and every completed
+    // request is disposed too.
+    if (this.routing)
+      this.stop(this.completed ? undefined : new FutureDisposedError(this.msg.header.msg_type));
   }
 
   private readonly onAbort = () => this.stop(this.signal?.reason);
