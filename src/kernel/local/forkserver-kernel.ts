@@ -25,7 +25,7 @@ import {
   readLimitHit,
   readMemoryCurrent,
   readProcessRefusals,
-  removeLimitCgroups,
+  removeLimitCgroupsWhenEmpty,
 } from "./limits.js";
 import type { ZmqTransport } from "./zmq-transport.js";
 
@@ -117,7 +117,7 @@ export class ForkedKernelProcess implements LaunchedKernel {
   async cleanup(): Promise<void> {
     await removeConnectionFile(this.connectionFile, this.connection);
     await rm(this.logFile, { force: true });
-    removeLimitCgroups(this.applied);
+    await removeLimitCgroupsWhenEmpty(this.applied);
   }
 
   retryable(): boolean {

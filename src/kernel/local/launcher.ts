@@ -38,7 +38,7 @@ import {
   readLimitHit,
   readMemoryCurrent,
   readProcessRefusals,
-  removeLimitCgroups,
+  removeLimitCgroupsWhenEmpty,
 } from "./limits.js";
 import { bwrapArgs, writablePaths } from "./sandbox.js";
 import { parseIsolationLine, watchdogSource } from "./watchdog.js";
@@ -404,7 +404,7 @@ export class LocalKernelProcess implements LaunchedKernel {
 
   async cleanup(): Promise<void> {
     await removeConnectionFile(this.connectionFile, this.connection);
-    removeLimitCgroups(this.applied);
+    await removeLimitCgroupsWhenEmpty(this.applied);
   }
 
   retryable(): boolean {

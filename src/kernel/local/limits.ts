@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import { readFileSync, rmdirSync } from "node:fs";
 import { basename } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { assetPath } from "../../assets.js";
 import type { KernelLimitHit, KernelLimits } from "../types.js";
 
@@ -102,6 +103,27 @@ export function removeLimitCgroups(applied: AppliedLimits | undefined): { path: 
     }
   }
   return failed;
+}
+
+/** How long cleanup waits for a kernel's groups to empty (they do within milliseconds). */
+const EMPTY_WAIT_MS = 2_000;
+const EMPTY_POLL_MS = 25;
+
+/**
+ * Removes the groups once the kernel has ended, waiting while one is busy: the kernel's last tasks
+ * leave its groups a moment after its init has exited (the kernel tears the namespace down after
+ * that exit is reported), so a first rmdir can fail with EBUSY, more often on a loaded machine —
+ * nothing announces the moment, hence the short polls, for up to EMPTY_WAIT_MS.
+ */
+export async function removeLimitCgroupsWhenEmpty(
+  applied: AppliedLimits | undefined,
+): Promise<{ path: string; error: string }[]> {
+  const until = performance.now() + EMPTY_WAIT_MS;
+  for (;;) {
+    const failed = removeLimitCgroups(applied);
+    if (!failed.some((f) => f.error === "EBUSY") || performance.now() >= until) return failed;
+    await sleep(EMPTY_POLL_MS);
+  }
 }
 
 /**
