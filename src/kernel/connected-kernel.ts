@@ -56,6 +56,11 @@ export class ConnectedKernel implements Kernel {
   client!: KernelClient;
   /** What the running kernel is kept from (docs/isolation.md), as its launch reported it. */
   isolation?: KernelIsolation;
+  /**
+   * Launches the last start or restart took: 1, or more when a launch was retried (a port lost to a
+   * race between choosing it and binding it, or a kernel that stayed mute).
+   */
+  startAttempts = 0;
   private launched?: LaunchedKernel;
   private readonly provisioner: KernelProvisioner;
   private readonly options: ConnectedKernelOptions;
@@ -120,7 +125,7 @@ export class ConnectedKernel implements Kernel {
 
   /** Starts the kernel (spawn/connect + kernel_info); shutdown() during a start waits for it, then stops. */
   start(): Promise<void> {
-    const started = this.launchAndWait(() => this.provisioner.launch(), true, this.options.signal);
+    const started = this.launchAndWait((retry) => this.provisioner.launch(retry), true, this.options.signal);
     this.lifecycle = started;
     return started;
   }
@@ -148,7 +153,7 @@ export class ConnectedKernel implements Kernel {
    * because that call was cancelled, and must not be cancelled by it.
    */
   private async launchAndWait(
-    launch: () => Promise<LaunchedKernel>,
+    launch: (retry: boolean) => Promise<LaunchedKernel>,
     owned: boolean,
     signal?: AbortSignal,
   ): Promise<void> {
@@ -162,7 +167,7 @@ export class ConnectedKernel implements Kernel {
     try {
       for (let attempt = 1; ; attempt++) {
         signal?.throwIfAborted();
-        const launched = await launch();
+        const launched = await launch(attempt > 1);
         const client = new KernelClient(launched.transport, new MessageFactory());
         const exited = new AbortController();
         launched.exited.then((reason) => {
@@ -209,6 +214,7 @@ export class ConnectedKernel implements Kernel {
           throw err;
         }
         await settle(launched, client, deadline.signal);
+        this.startAttempts = attempt;
         // Reported before the kernel could answer (or resolved by its exit): never waits long.
         this.isolation = await launched.isolation;
         this.attach(launched, client);
@@ -384,7 +390,7 @@ export class ConnectedKernel implements Kernel {
           await this.restartInPlace(launched, () => restart.call(launched));
         else {
           await this.stop(graceMs, "the kernel was restarted");
-          await this.launchAndWait(() => this.provisioner.launch(), true);
+          await this.launchAndWait((retry) => this.provisioner.launch(retry), true);
         }
       } catch (err) {
         const death = restartFailedDeath("restart failed", err);

@@ -70,7 +70,11 @@ export interface LaunchedKernel {
 
 export interface KernelProvisioner {
   readonly backend: "local" | "gateway";
-  launch(): Promise<LaunchedKernel>;
+  /**
+   * A new kernel process. `retry`: this launch repeats one that failed during the same start (a
+   * port lost to a race, a mute kernel): not one more kernel (the fork server pool counts kernels).
+   */
+  launch(retry?: boolean): Promise<LaunchedKernel>;
   /** Joins a running kernel by its server id (gateway backends); absent where kernels cannot be shared. */
   attach?(kernelId: string): Promise<LaunchedKernel>;
 }

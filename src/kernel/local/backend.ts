@@ -36,8 +36,9 @@ export interface LocalBackendOptions {
   /** Override the kernelspec's interrupt_mode ("message": interrupt_request on the control channel). */
   interruptMode?: "signal" | "message";
   /**
-   * Fork ipykernel kernels from a pre-warmed server (forkserver.ts): from the third (or after
-   * prewarm()), each starts in
+   * Fork ipykernel kernels from a pre-warmed server (forkserver.ts): the second kernel of a kind
+   * (not a retried launch of the first) starts the server, the ones after it (or all, after
+   * prewarm()) fork from it, each starting in
    * ~0.2 s instead of ~1.5 s, still a separate ipykernel process. Default on.
    */
   forkServer?: boolean;
@@ -82,8 +83,8 @@ export class LocalBackend implements KernelBackend {
     return env;
   }
 
-  private async launch(spec: KernelSpec, options: LaunchOptions) {
-    return (await this.forkServers?.launch(spec, options)) ?? LocalKernelProcess.launch(spec, options);
+  private async launch(spec: KernelSpec, options: LaunchOptions, retry = false) {
+    return (await this.forkServers?.launch(spec, options, retry)) ?? LocalKernelProcess.launch(spec, options);
   }
 
   async kernelSpecNames(options: { python?: string } = {}): Promise<string[]> {
@@ -123,7 +124,7 @@ export class LocalBackend implements KernelBackend {
     };
     const provisioner: KernelProvisioner = {
       backend: "local",
-      launch: () => this.launch(spec, launchOptions),
+      launch: (retry) => this.launch(spec, launchOptions, retry),
     };
     const kernel: ConnectedKernel = new ConnectedKernel(provisioner, {
       startTimeoutMs: options.startTimeoutMs ?? this.options.startTimeoutMs ?? 60_000,

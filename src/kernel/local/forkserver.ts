@@ -346,7 +346,7 @@ export class ForkServerPool {
   private disposed = false;
 
   /** A forked kernel, or undefined when this launch should go the normal way. */
-  async launch(spec: KernelSpec, options: LaunchOptions): Promise<LaunchedKernel | undefined> {
+  async launch(spec: KernelSpec, options: LaunchOptions, retry = false): Promise<LaunchedKernel | undefined> {
     const plan = forkPlan(spec);
     if (!plan || this.disposed || options.sandbox) return undefined;
     if (options.cwd && !existsSync(options.cwd)) return undefined; // the normal path reports it
@@ -355,8 +355,9 @@ export class ForkServerPool {
     const key = `${spec.python}\0${startupSignature(env)}`;
     const server = this.server(key);
     if (!server) {
-      // The first kernel of a kind goes the normal way; a second one is the sign that more will come.
-      if (this.seen.has(key)) this.warm(key, spec.python, env);
+      // The first kernel of a kind goes the normal way; a second one is the sign that more will come
+      // (a retried launch of the same start is not a second kernel).
+      if (this.seen.has(key) && !retry) this.warm(key, spec.python, env);
       this.seen.add(key);
       return undefined;
     }
