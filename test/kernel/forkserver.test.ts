@@ -232,7 +232,19 @@ describe("fork server", { concurrency: true }, () => {
     });
   }
 
-  /** A backend whose kernels run an ipykernel_launcher shadowed on PYTHONPATH: `first` runs, then the real one. */
+  /** Launcher lines that fail the first launch as a lost port race does (FAKE_DIR keeps a marker). */
+  const FAIL_ONCE = [
+    "marker = os.path.join(os.environ['FAKE_DIR'], 'tried')",
+    "if not os.path.exists(marker):",
+    "    open(marker, 'w').close()",
+    "    sys.stderr.write('zmq.error.ZMQError: Address already in use (addr=tcp://127.0.0.1:1)\\n')",
+    "    sys.exit(1)",
+  ];
+
+  /**
+   * A backend whose kernels run an ipykernel_launcher shadowed on PYTHONPATH: `first` runs, then the
+   * real one. Its fork server is warmed first unless `prewarm` is false.
+   */
   async function withShadowedLauncher(
     first: string[],
     body: (
@@ -240,6 +252,7 @@ describe("fork server", { concurrency: true }, () => {
       env: Record<string, string>,
       dir: string,
     ) => Promise<void>,
+    prewarm = true,
   ): Promise<void> {
     const dir = await mkdtemp(join(tmpdir(), "nbagent-fork-shadow-"));
     await writeFile(
@@ -255,7 +268,7 @@ describe("fork server", { concurrency: true }, () => {
     const shadowed = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer: true });
     try {
       const env = hostEnv({ PYTHONPATH: dir, FAKE_DIR: dir });
-      await shadowed.prewarm({ env });
+      if (prewarm) await shadowed.prewarm({ env });
       await body(shadowed, env, dir);
     } finally {
       await shadowed.dispose();
@@ -315,14 +328,7 @@ describe("fork server", { concurrency: true }, () => {
 
   test("a forked kernel that loses a port race (Address already in use) is forked again", async () => {
     // Its output lives in a log file that cleanup removes: the retry decision must read it first.
-    const failOnce = [
-      "marker = os.path.join(os.environ['FAKE_DIR'], 'tried')",
-      "if not os.path.exists(marker):",
-      "    open(marker, 'w').close()",
-      "    sys.stderr.write('zmq.error.ZMQError: Address already in use (addr=tcp://127.0.0.1:1)\\n')",
-      "    sys.exit(1)",
-    ];
-    await withShadowedLauncher(failOnce, async (shadowed, env, dir) => {
+    await withShadowedLauncher(FAIL_ONCE, async (shadowed, env, dir) => {
       const kernel = await shadowed.startKernel({ env });
       assert.ok(existsSync(join(dir, "tried")), "the first attempt failed");
       assert.equal(kernel.startAttempts, 2);
@@ -335,31 +341,17 @@ describe("fork server", { concurrency: true }, () => {
   });
 
   test("a retried launch is the same kernel: the first kernel's retry warms no server", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "nbagent-fork-retry-"));
-    await writeFile(
-      join(dir, "ipykernel_launcher.py"),
-      [
-        "import os, sys, runpy",
-        "marker = os.path.join(os.environ['FAKE_DIR'], 'tried')",
-        "if not os.path.exists(marker):",
-        "    open(marker, 'w').close()",
-        "    sys.stderr.write('zmq.error.ZMQError: Address already in use (addr=tcp://127.0.0.1:1)\\n')",
-        "    sys.exit(1)",
-        "sys.path = [p for p in sys.path if p != os.environ['FAKE_DIR']]",
-        "sys.modules.pop('ipykernel_launcher', None)",
-        "runpy.run_module('ipykernel_launcher', run_name='__main__')",
-      ].join("\n"),
+    await withShadowedLauncher(
+      FAIL_ONCE,
+      async (fresh, env, dir) => {
+        const kernel = await fresh.startKernel({ env });
+        assert.ok(existsSync(join(dir, "tried")), "the first attempt failed");
+        assert.equal(kernel.startAttempts, 2);
+        assert.deepEqual(fresh.forkServerPids(), [], "one kernel, retried, starts no server");
+        assert.equal((await kernel.execute("6 * 7")).displays[0]?.text, "42");
+      },
+      false,
     );
-    const fresh = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer: true });
-    try {
-      const kernel = await fresh.startKernel({ env: hostEnv({ PYTHONPATH: dir, FAKE_DIR: dir }) });
-      assert.ok(existsSync(join(dir, "tried")), "the first attempt failed");
-      assert.equal(kernel.startAttempts, 2);
-      assert.deepEqual(fresh.forkServerPids(), [], "one kernel, retried, starts no server");
-      assert.equal((await kernel.execute("6 * 7")).displays[0]?.text, "42");
-    } finally {
-      await fresh.dispose();
-    }
   });
 
   test("a fork server that cannot start: every kernel still starts the normal way", async () => {
