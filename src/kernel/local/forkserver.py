@@ -37,6 +37,7 @@ if sys.path and os.path.abspath(sys.path[0] or ".") == os.path.dirname(os.path.a
     del sys.path[0]
 
 SERVER_PID = os.getpid()
+MAX_FD = 1 << 20
 PR_SET_PDEATHSIG = 1
 
 
@@ -295,6 +296,8 @@ class Server:
         os.dup2(log_fd, 1)
         os.dup2(log_fd, 2)
         os.close(log_fd)
+        # The kernel starts with stdin, its log and nothing else of the server's.
+        os.closerange(3, MAX_FD)
         os.chdir(req["cwd"])
         os.environ.clear()
         os.environ.update(req["env"])

@@ -41,6 +41,7 @@ MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_SECUREBITS = 28
 PR_SET_NO_NEW_PRIVS = 38
@@ -58,7 +59,12 @@ MOUNT_ATTR_RDONLY = 1
 # The kernel's /proc: read-only where root may write the host's kernel settings (core_pattern,
 # sysrq), empty where the host's processes or memory show through (docs/isolation.md).
 PROC_READ_ONLY = ("sys", "sysrq-trigger", "irq", "bus", "fs")
-PROC_MASKED = ("kcore", "keys", "timer_list", "sched_debug", "latency_stats", "timer_stats", "kallsyms")
+PROC_MASKED = ("kcore", "keys", "timer_list", "sched_debug", "latency_stats", "timer_stats", "kallsyms",
+               "config.gz", "kpageflags", "kpagecount", "kpagecgroup", "slabinfo", "iomem", "ioports",
+               "vmallocinfo")
+# Folders covered with an empty read-only one (Docker masks the same): devices and firmware tables,
+# and the power meters (powercap) whose energy counters leak what other programs compute.
+FOLDERS_MASKED = ("/proc/acpi", "/proc/asound", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap")
 # What /dev holds for the kernel (bound from the host's), and devices passed through when present.
 DEV_NODES = ("null", "zero", "full", "random", "urandom", "tty")
 DEV_PASSED = ("nvidiactl", "nvidia-uvm", "nvidia-uvm-tools", "nvidia-modeset", "kfd")
@@ -253,6 +259,9 @@ def setup(libc, confine):
         for name in PROC_MASKED:
             if os.path.exists("/proc/" + name):
                 _mount(libc, "/dev/null", "/proc/" + name, None, MS_BIND)
+        for path in FOLDERS_MASKED:
+            if os.path.isdir(path):
+                _mount(libc, "tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0")
         if os.path.isdir("/sys"):
             _read_only(libc, "/sys", bind=False)
         _minimal_dev(libc)
@@ -262,47 +271,138 @@ def setup(libc, confine):
     return None
 
 
+# The seccomp filter, one row a system call: (name, x86_64 number, aarch64 number or None, errno).
+# docs/isolation.md ("The seccomp filter") gives each row's reason and compares it with Docker's
+# default profile; test/kernel/seccomp-table.test.ts checks that the two lists stay the same.
+EPERM, ENOSYS, EAFNOSUPPORT = 1, 38, 97
+SECCOMP_DENIED = (
+    # Namespaces and mounts: the view the init made stays as it is.
+    ("mount", 165, 40, EPERM),
+    ("umount2", 166, 39, EPERM),
+    ("pivot_root", 155, 41, EPERM),
+    ("chroot", 161, 51, EPERM),
+    ("setns", 308, 268, EPERM),
+    ("unshare", 272, 97, EPERM),
+    ("open_tree", 428, 428, EPERM),
+    ("move_mount", 429, 429, EPERM),
+    ("fsopen", 430, 430, EPERM),
+    ("fsconfig", 431, 431, EPERM),
+    ("fsmount", 432, 432, EPERM),
+    ("fspick", 433, 433, EPERM),
+    ("mount_setattr", 442, 442, EPERM),
+    # Code into the operating system's kernel, and its keys.
+    ("init_module", 175, 105, EPERM),
+    ("finit_module", 313, 273, EPERM),
+    ("delete_module", 176, 106, EPERM),
+    ("kexec_load", 246, 104, EPERM),
+    ("kexec_file_load", 320, 294, EPERM),
+    ("bpf", 321, 280, EPERM),
+    ("perf_event_open", 298, 241, EPERM),
+    ("userfaultfd", 323, 282, EPERM),
+    ("keyctl", 250, 219, EPERM),
+    ("add_key", 248, 217, EPERM),
+    ("request_key", 249, 218, EPERM),
+    ("uselib", 134, None, EPERM),
+    ("open_by_handle_at", 304, 265, EPERM),
+    ("name_to_handle_at", 303, 264, EPERM),
+    # Other processes: the namespace's init (which holds the way to the host) and each other.
+    ("ptrace", 101, 117, EPERM),
+    ("process_vm_readv", 310, 270, EPERM),
+    ("process_vm_writev", 311, 271, EPERM),
+    ("kcmp", 312, 272, EPERM),
+    ("pidfd_getfd", 438, 438, EPERM),
+    ("pidfd_open", 434, 434, ENOSYS),
+    # io_uring: a second system-call interface that seccomp cannot see into.
+    ("io_uring_setup", 425, 425, EPERM),
+    ("io_uring_enter", 426, 426, EPERM),
+    ("io_uring_register", 427, 427, EPERM),
+    # The machine's clock, log, swap, quotas, accounting and power.
+    ("syslog", 103, 116, EPERM),
+    ("acct", 163, 89, EPERM),
+    ("quotactl", 179, 60, EPERM),
+    ("quotactl_fd", 443, 443, EPERM),
+    ("swapon", 167, 224, EPERM),
+    ("swapoff", 168, 225, EPERM),
+    ("reboot", 169, 142, EPERM),
+    ("settimeofday", 164, 170, EPERM),
+    ("clock_settime", 227, 112, EPERM),
+    ("clock_adjtime", 305, 266, EPERM),
+    ("adjtimex", 159, 171, EPERM),
+    ("iopl", 172, None, EPERM),
+    ("ioperm", 173, None, EPERM),
+    ("lookup_dcookie", 212, 18, EPERM),
+    ("vhangup", 153, 58, EPERM),
+    ("_sysctl", 156, None, EPERM),
+    ("sysfs", 139, None, EPERM),
+    ("ustat", 136, None, EPERM),
+)
+# Checked by their arguments (docs/isolation.md): clone with a namespace flag (EPERM) and clone3
+# (ENOSYS: libc falls back to clone); personality only with the values Docker allows (query, Linux,
+# Linux32, UNAME26); socket only in the families a kernel uses: unix, IPv4, IPv6, and netlink's route
+# protocol (glibc's getaddrinfo asks it for the host's addresses) — others fail with EAFNOSUPPORT.
+SECCOMP_CLONE = ("clone", 56, 220)
+SECCOMP_CLONE3 = ("clone3", 435, 435)
+SECCOMP_PERSONALITY = ("personality", 135, 92)
+PERSONALITY_ALLOWED = (0x0, 0x8, 0x20000, 0x20008, 0xFFFFFFFF)
+SECCOMP_SOCKET = ("socket", 41, 198)
+AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
+SOCKET_FAMILIES_ALLOWED = (AF_UNIX, AF_INET, AF_INET6)
+NETLINK_ROUTE = 0
+
+
 def _seccomp_program():
-    """Classic BPF: the system calls that reshape namespaces or mounts, load kernel code or reach
-    other processes' keys fail with EPERM (clone3 with ENOSYS, so libc falls back to clone, whose
-    namespace flags are checked); another architecture's system calls fail too."""
+    """Classic BPF from the tables above; another architecture's system calls (x32, i386) fail too."""
     import platform
     import struct
 
     machine = platform.machine()
     if machine == "x86_64":
-        arch, x32 = 0xC000003E, True
-        denied = [165, 166, 155, 161, 308, 272, 250, 248, 249, 246, 320, 175, 313, 176, 321, 304, 323,
-                  298, 428, 429, 430, 431, 432, 433, 442, 134]  # mount … mount_setattr, uselib
-        clone, clone3 = 56, 435
+        arch, column, x32 = 0xC000003E, 1, True
     elif machine in ("aarch64", "arm64"):
-        arch, x32 = 0xC00000B7, False
-        denied = [40, 39, 41, 51, 268, 97, 219, 217, 218, 104, 294, 105, 273, 106, 280, 265, 282, 241,
-                  428, 429, 430, 431, 432, 433, 442]
-        clone, clone3 = 220, 435
+        arch, column, x32 = 0xC00000B7, 2, False
     else:
         return None
-    EPERM, ENOSYS = 1, 38
     ALLOW, ERRNO = 0x7FFF0000, 0x00050000
     ns_flags = CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET
     LD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
+    NR, ARG0, ARG2 = 0, 16, 32  # offsets in struct seccomp_data (low 32 bits: little-endian)
     prog = [(LD, 0, 0, 4)]  # arch
     prog.append((JEQ, 1, 0, arch))
     prog.append((RET, 0, 0, ERRNO | EPERM))
-    prog.append((LD, 0, 0, 0))  # syscall number
+    prog.append((LD, 0, 0, NR))
     if x32:
         prog.append((JGE, 0, 1, 0x40000000))
         prog.append((RET, 0, 0, ERRNO | EPERM))
-    for nr in denied:
-        prog.append((JEQ, 0, 1, nr))
-        prog.append((RET, 0, 0, ERRNO | EPERM))
-    prog.append((JEQ, 0, 1, clone3))
+    for row in SECCOMP_DENIED:
+        if row[column] is None:
+            continue
+        prog.append((JEQ, 0, 1, row[column]))
+        prog.append((RET, 0, 0, ERRNO | row[3]))
+    prog.append((JEQ, 0, 1, SECCOMP_CLONE3[column]))
     prog.append((RET, 0, 0, ERRNO | ENOSYS))
-    prog.append((JEQ, 1, 0, clone))
-    prog.append((RET, 0, 0, ALLOW))
-    prog.append((LD, 0, 0, 16))  # clone's flags (low 32 bits of args[0])
+    # Each check below loads an argument, so each ends in a return: allowed or refused.
+    prog.append((JEQ, 0, 4, SECCOMP_CLONE[column]))
+    prog.append((LD, 0, 0, ARG0))  # clone's flags
     prog.append((JSET, 0, 1, ns_flags))
     prog.append((RET, 0, 0, ERRNO | EPERM))
+    prog.append((RET, 0, 0, ALLOW))
+    allowed = PERSONALITY_ALLOWED
+    prog.append((JEQ, 0, 3 + len(allowed), SECCOMP_PERSONALITY[column]))
+    prog.append((LD, 0, 0, ARG0))
+    for i, value in enumerate(allowed):
+        prog.append((JEQ, len(allowed) - i, 0, value))  # to the ALLOW after the EPERM
+    prog.append((RET, 0, 0, ERRNO | EPERM))
+    prog.append((RET, 0, 0, ALLOW))
+    families = SOCKET_FAMILIES_ALLOWED
+    prog.append((JEQ, 0, 6 + len(families), SECCOMP_SOCKET[column]))
+    prog.append((LD, 0, 0, ARG0))  # the family
+    for i, value in enumerate(families):
+        prog.append((JEQ, len(families) + 3 - i, 0, value))  # to the last ALLOW
+    prog.append((JEQ, 0, 2, AF_NETLINK))
+    prog.append((LD, 0, 0, ARG2))  # netlink's protocol
+    prog.append((JEQ, 1, 0, NETLINK_ROUTE))
+    prog.append((RET, 0, 0, ERRNO | EAFNOSUPPORT))
+    prog.append((RET, 0, 0, ALLOW))
     prog.append((RET, 0, 0, ALLOW))
     return b"".join(struct.pack("=HBBI", *ins) for ins in prog), len(prog)
 
@@ -399,14 +499,20 @@ def become_init(libc, confine, report, status_fd):
     problem = None
     confine = confine or {}
     applied = None
-    if libc.unshare(CLONE_NEWNS) != 0:
-        problem = "cannot unshare a mount namespace (%s)" % _errno_text()
+    # A mount namespace for the view below, and an IPC namespace: SysV shared memory, semaphores,
+    # message queues and POSIX message queues of its own (the host's and other kernels' are out of
+    # reach; multiprocessing's semaphores work inside).
+    if libc.unshare(CLONE_NEWNS | CLONE_NEWIPC) != 0:
+        problem = "cannot unshare a mount and an IPC namespace (%s)" % _errno_text()
     else:
         if confine.get("limits"):
             # While the host's cgroups are still writable (setup makes /sys read-only); limits.py is
             # prepended to this file wherever it runs (watchdog.ts, forkserver.py).
             applied = apply_limits(confine["limits"], confine.get("id") or str(os.getpid()))
-        problem = setup(libc, confine)
+        # After joining the limits' groups: the kernel's /proc/self/cgroup starts at its own group.
+        if libc.unshare(CLONE_NEWCGROUP) != 0:
+            problem = "cannot confine the kernel (no cgroup namespace: %s)" % _errno_text()
+        problem = setup(libc, confine) or problem
     info = {"pidNamespace": problem is None or "cannot confine" in problem, "via": "unshare"}
     if applied is not None:
         info["limits"] = applied
@@ -425,8 +531,13 @@ def become_init(libc, confine, report, status_fd):
     # Signals that arrive before the init's loop is ready are held, then forwarded.
     forwarded = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2)
     signal.pthread_sigmask(signal.SIG_BLOCK, forwarded + (signal.SIGCHLD,))
+    # Not dumpable from here on: the kernel can neither ptrace the init nor open its descriptors
+    # through /proc/1/fd or pidfd_getfd (the seccomp filter refuses those calls too). The kernel
+    # becomes dumpable again for itself.
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     kernel = os.fork()
     if kernel == 0:
+        libc.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
         os.close(status_fd)
         os.setsid()
         # ipykernel ends itself when its parent is pid 1 and JPY_PARENT_PID is set; here the parent
@@ -434,7 +545,28 @@ def become_init(libc, confine, report, status_fd):
         os.environ.pop("JPY_PARENT_PID", None)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, forwarded + (signal.SIGCHLD,))
         return info
+    # The init keeps nothing that leads out but its status pipe: the host's pipes (a fork server's
+    # stdout, the relay's, a gateway's lifeline FIFO) and log files are the kernel's business only.
+    status_fd = keep_only(status_fd)
     init_loop(kernel, status_fd, forwarded)
+
+
+def keep_only(fd):
+    """Closes every descriptor but `fd` (moved above 2 if needed) and puts /dev/null on 0, 1, 2.
+    Returns `fd`'s number."""
+    if fd <= 2:
+        moved = os.dup(fd)  # the lowest free number above: 0–2 are open
+        os.close(fd)
+        fd = moved if moved > 2 else keep_only(moved)
+    null = os.open(os.devnull, os.O_RDWR)
+    for std in (0, 1, 2):
+        if null != std:
+            os.dup2(null, std)
+    if null > 2 and null != fd:
+        os.close(null)
+    os.closerange(3, fd)
+    os.closerange(fd + 1, 1 << 20)  # close_range(2): one system call
+    return fd
 
 
 def init_loop(kernel, status_fd, forwarded):
