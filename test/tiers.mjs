@@ -17,6 +17,7 @@ export const TIERS = {
     "test/sys/",
     "test/kernel/display.test.ts",
     "test/kernel/interpreter.test.ts",
+    "test/kernel/forkserver-protocol.test.ts",
     "test/kernel/limits.test.ts",
     "test/kernel/signals.test.ts",
     "test/kernel/transport-ready.test.ts",

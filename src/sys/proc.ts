@@ -13,6 +13,8 @@ export interface ProcStat {
   comm: string;
   /** Field 3: R, S, D, Z (zombie), X (dead), … */
   state: string;
+  /** Field 4: the parent's pid. */
+  ppid: number;
   /** Fields 14 and 15: user and system CPU time in clock ticks. */
   utimeTicks: number;
   stimeTicks: number;
@@ -38,6 +40,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
   return {
     comm: text.slice(open + 1, close),
     state: fields[0],
+    ppid: Number(fields[1]),
     utimeTicks: Number(fields[11]),
     stimeTicks: Number(fields[12]),
     startTime,

@@ -35,11 +35,12 @@ test("a command name with spaces and parentheses does not shift the fields", asy
   assert.ok(stat);
   assert.equal(stat.comm, name);
   assert.notEqual(stat.state, "Z");
+  assert.equal(stat.ppid, process.pid);
   assert.match(stat.startTime, /^\d+$/);
   assert.equal(processAlive(pid, stat.startTime), true);
   assert.deepEqual(
     parseProcStat(`42 (${name}) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 19 20`),
-    { comm: name, state: "S", utimeTicks: 11, stimeTicks: 12, startTime: "987654" },
+    { comm: name, state: "S", ppid: 1, utimeTicks: 11, stimeTicks: 12, startTime: "987654" },
   );
   assert.equal(parseProcStat("garbage"), undefined);
 });

@@ -25,6 +25,7 @@ import { rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { assetPath } from "../../assets.js";
+import { readProcStat } from "../../sys/proc.js";
 import { within } from "../../sys/wait.js";
 import { KernelStartError } from "../errors.js";
 import type { LaunchedKernel } from "../provisioner.js";
@@ -34,6 +35,7 @@ import {
   createConnectionInfo,
   defaultRuntimeDir,
   newConnectionPath,
+  newIpcPrefix,
   removeConnectionFile,
   writeConnectionFile,
 } from "./connection-file.js";
@@ -50,6 +52,8 @@ const STARTUP_ENV =
 const MAX_SERVERS = 2;
 const MAX_FAILURES = 2;
 const STDERR_TAIL = 8 * 1024;
+/** Isolation reports kept for pids whose fork reply has not been read yet. */
+const MAX_EARLY = 64;
 /**
  * File descriptors a forked start needs in the host (connection-file ports, zmq sockets and their
  * TCP connections). Below this headroom the launch goes the normal way, where running out of
@@ -137,6 +141,10 @@ export class ForkServer {
   private readonly kernels = new Map<number, ForkedKernelProcess>();
   private readonly earlyExits = new Map<number, string>();
   private readonly earlyIsolation = new Map<number, { info: KernelIsolation; relay: boolean }>();
+  /** Pids the server replied with (its children), until their exit is reported. */
+  private readonly forked = new Set<number>();
+  /** Why the server was stopped for breaking its protocol. */
+  private breached?: string;
   private nextId = 1;
   private holds = 0;
   private stderr = "";
@@ -180,7 +188,9 @@ export class ForkServer {
         this.setHold(0);
         resolve(reason);
       };
-      this.child.once("exit", (code, signal) => done(signal ? `signal ${signal}` : `exit code ${code}`));
+      this.child.once("exit", (code, signal) =>
+        done(this.breached ?? (signal ? `signal ${signal}` : `exit code ${code}`)),
+      );
       this.child.once("error", (err) => done(`could not start ${python}: ${err.message}`));
     });
     this.child.stdin?.on("error", () => {});
@@ -205,32 +215,55 @@ export class ForkServer {
     }
   }
 
+  /**
+   * One line of the server's stdout. The server alone writes there, but a kernel is forked from it,
+   * so the host trusts no line it did not ask for (docs/isolation.md, "The fork server's channel"):
+   * one reply per request id, a pid that is the server's own child and not 1 or the server, an
+   * isolation report or exit only for such a pid. Anything else ends the server (and so its
+   * kernels, each told why) — never a signal to a process the host did not see forked.
+   */
   private onLine(line: string, markReady: () => void, failStart: (err: Error) => void): void {
     let msg: Record<string, unknown>;
     try {
       msg = JSON.parse(line);
+      if (typeof msg !== "object" || msg === null || Array.isArray(msg)) throw new Error("not an object");
     } catch {
+      this.breach(`a line that is not a JSON object: ${JSON.stringify(line.slice(0, 80))}`);
       return;
     }
-    if ("ready" in msg) {
-      if (msg.error) {
+    if ("ready" in msg || "fatal" in msg) {
+      if (this.state !== "starting") {
+        this.breach("a second start report");
+        return;
+      }
+      if ("fatal" in msg) {
+        failStart(new KernelStartError({ kind: "fork-server", what: "fatal", detail: String(msg.fatal) }));
+      } else if (msg.error) {
         failStart(new KernelStartError({ kind: "fork-server", what: "unsafe", detail: String(msg.error) }));
         this.child.kill("SIGKILL");
       } else {
         this.state = "ready";
         markReady();
       }
-    } else if ("fatal" in msg) {
-      failStart(new KernelStartError({ kind: "fork-server", what: "fatal", detail: String(msg.fatal) }));
     } else if ("isolation" in msg) {
-      const pid = Number(msg.isolation);
+      const pid = msg.isolation;
+      // A child may report before the server's reply with its pid is read: kept until then.
+      if (!this.isChildPid(pid) || (!this.forked.has(pid) && this.pending.size === 0)) {
+        this.breach(`an isolation report for a process it did not fork (${String(pid)})`);
+        return;
+      }
       const info = msg.info as KernelIsolation;
       const relay = msg.relay === true;
       const kernel = this.kernels.get(pid);
       if (kernel) kernel.reportIsolation(info, relay);
-      else this.earlyIsolation.set(pid, { info, relay });
+      else if (this.earlyIsolation.size < MAX_EARLY) this.earlyIsolation.set(pid, { info, relay });
     } else if ("exit" in msg) {
-      const pid = Number(msg.exit);
+      const pid = msg.exit;
+      if (typeof pid !== "number" || !this.forked.has(pid)) {
+        this.breach(`an exit of a process it did not fork (${String(pid)})`);
+        return;
+      }
+      this.forked.delete(pid);
       const reason = msg.signal ? `signal ${msg.signal}` : `exit code ${msg.code}`;
       const kernel = this.kernels.get(pid);
       if (kernel) {
@@ -238,13 +271,47 @@ export class ForkServer {
         kernel.markExited(reason);
       } else this.earlyExits.set(pid, reason);
     } else if ("id" in msg) {
-      const p = this.pending.get(Number(msg.id));
-      if (!p) return;
-      this.pending.delete(Number(msg.id));
-      if (typeof msg.pid === "number") p.resolve(msg.pid);
-      else
+      const id = Number(msg.id);
+      const p = this.pending.get(id);
+      if (!p) {
+        this.breach(`a reply to no request (id ${String(msg.id)})`);
+        return;
+      }
+      this.pending.delete(id);
+      if (typeof msg.pid === "number") {
+        const pid = msg.pid;
+        if (!this.isChildPid(pid) || this.forked.has(pid) || !this.ownChild(pid)) {
+          p.reject(new KernelStartError({ kind: "fork-server", what: "refused", detail: "a bad reply" }));
+          this.breach(`a reply naming a process it did not fork (${pid})`);
+          return;
+        }
+        this.forked.add(pid);
+        p.resolve(pid);
+      } else
         p.reject(new KernelStartError({ kind: "fork-server", what: "refused", detail: String(msg.error) }));
+    } else {
+      this.breach(`a line of no known kind (${Object.keys(msg).slice(0, 3).join(", ")})`);
     }
+  }
+
+  /** A pid a child of the server could have: a whole number above 1 that is not the server's. */
+  private isChildPid(pid: unknown): pid is number {
+    return typeof pid === "number" && Number.isSafeInteger(pid) && pid > 1 && pid !== this.child.pid;
+  }
+
+  /** Whether /proc says `pid`'s parent is the server (true when it is already gone: nothing to signal). */
+  private ownChild(pid: number): boolean {
+    const stat = readProcStat(pid);
+    return stat === undefined || stat.ppid === this.child.pid;
+  }
+
+  /** The server said something it never says: it is stopped, with its kernels, and the reason kept. */
+  private breach(what: string): void {
+    if (this.state === "dead" || this.breached) return;
+    this.breached = `the fork server broke its protocol (${what}) and was stopped`;
+    this.stderr += `\nnbagent: ${this.breached}\n`;
+    process.emitWarning(this.breached, { code: "NBAGENT_FORK_SERVER_PROTOCOL" });
+    this.killNow();
   }
 
   /** Waits for the server's imports (keeping the host alive meanwhile). */
@@ -278,8 +345,11 @@ export class ForkServer {
     env: Record<string, string>,
     options: LaunchOptions,
   ): Promise<LaunchedKernel> {
-    const info = await createConnectionInfo(spec.name);
     const base = await newConnectionPath(options.runtimeDir ?? defaultRuntimeDir());
+    const ipc = await newIpcPrefix(base); // docs/isolation.md, "A kernel's channels are its own"
+    const info = ipc
+      ? await createConnectionInfo(spec.name, ipc, "ipc")
+      : await createConnectionInfo(spec.name);
     const file = await writeConnectionFile(info, base);
     const log = `${base}.log`;
     const pidns = wantsPidNamespace(options);
@@ -295,7 +365,13 @@ export class ForkServer {
         args,
         log,
         pidns,
-        confine: confineSpec(dirname(file), [file], options.confinement, undefined, options.limits),
+        confine: confineSpec(
+          dirname(file),
+          ipc ? [file, dirname(ipc)] : [file],
+          options.confinement,
+          undefined,
+          options.limits,
+        ),
       });
       const kernel = new ForkedKernelProcess(pid, transport, spec.interruptMode, info, file, log);
       if (!pidns) kernel.reportIsolation({ pidNamespace: false, reason: "turned off (NBAGENT_PIDNS=0)" });
@@ -310,7 +386,7 @@ export class ForkServer {
       return kernel;
     } catch (err) {
       await transport.close();
-      await removeConnectionFile(file);
+      await removeConnectionFile(file, info);
       await rm(log, { force: true });
       throw err;
     }
@@ -335,6 +411,11 @@ export class ForkServer {
 
   get pid(): number | undefined {
     return this.child.pid;
+  }
+
+  /** Whether it was stopped for breaking its protocol. */
+  get breachedProtocol(): boolean {
+    return this.breached !== undefined;
   }
 }
 
@@ -392,6 +473,8 @@ export class ForkServerPool {
     const fail = () => this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
     server.ready.catch(fail);
     void server.gone.then(() => {
+      // A server whose channel a kernel could write is not trusted again in this host.
+      if (server.breachedProtocol) this.failures.set(key, MAX_FAILURES);
       if (!server.disposing && !this.disposed) {
         server.ready.then(fail, () => {});
       }
