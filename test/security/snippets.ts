@@ -62,9 +62,19 @@ try:
 except Exception:
     own = ""
 stem = os.path.basename(own)[:-5] if own.endswith(".json") else "\\0"
+# The kernel's own unix-socket folder (ipc transport) is its own too.
+own_dirs = set()
+try:
+    with open(own) as f:
+        info = json.load(f)
+    if info.get("transport") == "ipc":
+        own_dirs.add(os.path.realpath(os.path.dirname(info["ip"])))
+except (OSError, ValueError, KeyError):
+    pass
+mine = lambda p: os.path.realpath(p) in own_dirs or any(os.path.realpath(p).startswith(d + "/") for d in own_dirs)
 others, walk_errors = [], []
 for root, dirs, files in os.walk(os.path.join(state, "kernels"), onerror=lambda e: walk_errors.append(err(e.errno))):
-    others += [os.path.join(root, n) for n in dirs + files if not n.startswith(stem)]
+    others += [os.path.join(root, n) for n in dirs + files if not n.startswith(stem) and not mine(os.path.join(root, n))]
 verdict("kernels-dir", bool(others), "lists %d other entries %s; walk errors %s" % (len(others), [os.path.basename(p) for p in others[:3]], walk_errors))
 files = []
 for root, dirs, names in os.walk(state):

@@ -149,6 +149,41 @@ os.mkfifo(lifeline, 0o600)
 keep = os.open(lifeline, os.O_RDWR)  # never written; not inherited (PEP 446); closes when the server dies
 sys.argv = ["nbagent-gateway"] + sys.argv[2:]
 from jupyter_server.serverapp import ServerApp
+from jupyter_client.ioloop import AsyncIOLoopKernelManager
+
+
+class NbagentKernelManager(AsyncIOLoopKernelManager):
+    """Each kernel's five channels are unix sockets in a folder of its own beside its connection
+    file, which alone is put back into the kernel's view (docs/isolation.md): no kernel can reach
+    another's. TCP on 127.0.0.1 only where the socket path would be too long."""
+
+    def _ipc_folder(self):
+        base = os.path.dirname(self.connection_file or "")
+        kid = os.path.basename(self.connection_file or "").replace("kernel-", "")[:12]
+        folder = os.path.join(base, "ipc-" + kid)
+        return folder if base and len(os.path.join(folder, "k-99").encode()) <= 107 else None
+
+    def _transport_default(self):
+        return "ipc" if self._ipc_folder() else "tcp"
+
+    def _ip_default(self):
+        if self.transport != "ipc":
+            return super()._ip_default()
+        folder = self._ipc_folder()
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        return os.path.join(folder, "k")
+
+    async def _async_cleanup_resources(self, restart=False):
+        await super()._async_cleanup_resources(restart=restart)
+        if not restart and self.transport == "ipc":
+            try:
+                os.rmdir(os.path.dirname(self.ip))
+            except OSError:
+                pass
+
+    cleanup_resources = _async_cleanup_resources  # as jupyter_client's AsyncKernelManager names it
+
+
 ServerApp.launch_instance(token=token)
 `;
 
@@ -305,6 +340,11 @@ function writeKernelSpec(dir: string, python: string, pidNamespace: boolean): st
   const specDir = join(share, "kernels", "python3");
   mkdirSync(specDir, { recursive: true, mode: 0o700 });
   const flag = pidNamespace ? "--pidns" : "--no-pidns";
+  const confineFile = join(dir, "confine.json");
+  writeFileAtomicSync(
+    confineFile,
+    JSON.stringify({ hide: [dirname(dirname(dir))], expose: [], exposeConnectionFile: true }),
+  );
   const spec = {
     argv: [
       python,
@@ -312,8 +352,9 @@ function writeKernelSpec(dir: string, python: string, pidNamespace: boolean): st
       `${lifelinePrefix(dir)}\n${watchdogSource()}`,
       // The server's kernels see none of nbagent's state (its token is in info.json there, other
       // kernels' connection files in runtime/): the whole state directory is hidden, only the
-      // kernel's own connection file is put back (docs/isolation.md).
-      `--confine=${JSON.stringify({ hide: [dirname(dirname(dir))], expose: [], exposeConnectionFile: true })}`,
+      // kernel's own connection file and socket folder are put back (docs/isolation.md). Read
+      // from a file: argv shows in every user's `ps`.
+      `--confine-file=${confineFile}`,
       flag,
       "-m",
       "ipykernel_launcher",
@@ -346,6 +387,8 @@ function serverArgs(dir: string, port: number, options: EnsureLocalGatewayOption
     // No IOPub rate limit: over it jupyter_server drops output and says so in the stream, while the
     // python tool bounds what the model sees itself and spills the rest to an artifact (docs/output.md).
     "--ServerApp.limit_rate=False",
+    // Unix sockets per kernel instead of TCP ports any local process could join (LAUNCHER).
+    "--AsyncMappingKernelManager.kernel_manager_class=__main__.NbagentKernelManager",
   ];
   if (process.getuid?.() === 0) args.push("--ServerApp.allow_root=True");
   if (idleShutdown > 0) args.push(`--ServerApp.shutdown_no_activity_timeout=${Math.ceil(idleShutdown)}`);

@@ -1,6 +1,9 @@
 /**
- * Connection files for local kernels: a random HMAC key and five free TCP ports on 127.0.0.1 (or,
- * for a kernel without network, five unix sockets next to the file).
+ * Connection files for local kernels: a random HMAC key and five unix sockets in a folder of the
+ * kernel's own (ZeroMQ's ipc transport: only a process that can see the folder can connect, and each
+ * kernel sees only its own — docs/isolation.md, "A kernel's channels are its own"), or five free TCP
+ * ports on 127.0.0.1 for kernels that build TCP endpoints themselves (IRkernel, IJulia) and where the
+ * socket path would be too long.
  * They live in the per-user state directory, `<NBAGENT_STATE_DIR or $TMPDIR/nbagent-<uid>>/kernels`
  * (mode 0700), named after the host's pid; files of hosts that are gone (a SIGKILLed host cannot
  * clean up) are swept when the next host writes its first file (docs/isolation.md).
@@ -11,7 +14,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { chmod, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { processAlive } from "../../sys/proc.js";
 import { type StateDirEnv, stateDir } from "../../sys/state-dir.js";
 import { KernelStartError } from "../errors.js";
@@ -64,7 +67,7 @@ export function defaultRuntimeDir(env: StateDirEnv = {}): string {
  * kernel's unix sockets: one folder, so it alone can be put back into the kernel's view), and
  * `-ipc-<n>` (sockets of older versions).
  */
-const OWN_FILE = /^kernel-(\d+)-[0-9a-f-]{36}(\.json|\.log|\.ipc|-ipc-\d+)$/;
+const OWN_FILE = /^kernel-(\d+)-(?:[0-9a-f-]{36}(?:\.json|\.log|\.ipc|-ipc-\d+)|[0-9a-f]{12}\.ipc)$/;
 const swept = new Set<string>();
 
 /** Removes the files of hosts that are gone; returns how many. */
@@ -128,10 +131,32 @@ export async function writeConnectionFile(info: ConnectionInfo, base: string): P
   return path;
 }
 
-/** A kernel's socket folder `<base>.ipc` (0700), made now; sockets are `<folder>/k-<n>`. */
-export async function newIpcPrefix(base: string): Promise<string> {
-  await mkdir(`${base}.ipc`, { mode: 0o700 });
-  return join(`${base}.ipc`, "k");
+/** The longest path a unix socket can have (sun_path, less its final NUL). */
+const MAX_SOCKET_PATH = 107;
+
+/**
+ * A kernel's socket folder (0700), made now, and the sockets' prefix in it: the folder is
+ * `kernel-<host pid>-<first 12 hex digits of base's uuid>.ipc` beside the connection file (short:
+ * socket paths are limited to 107 bytes), the sockets `<folder>/k-<n>`. Undefined when even that path
+ * is too long (a deep state directory): the kernel then takes TCP.
+ */
+export async function newIpcPrefix(base: string): Promise<string | undefined> {
+  const m = /^(.*kernel-\d+-)([0-9a-f]{8})-([0-9a-f]{4})/.exec(base);
+  const folder = m ? `${m[1]}${m[2]}${m[3]}.ipc` : `${base}.ipc`;
+  if (Buffer.byteLength(join(folder, "k-5")) > MAX_SOCKET_PATH) return undefined;
+  await mkdir(folder, { mode: 0o700 });
+  return join(folder, "k");
+}
+
+/**
+ * Whether a kernel started by `argv` takes ZeroMQ's ipc transport: every kernel that runs on Python
+ * (ipykernel and the kernels built on it: Octave's, metakernel's) reads `transport` and joins
+ * `ip-port`. Kernels of other languages (IRkernel, IJulia) join `transport://ip:port` themselves,
+ * which is no ipc address: they keep TCP on 127.0.0.1.
+ */
+export function speaksIpc(argv: readonly string[], python: string): boolean {
+  const command = argv[0] ?? "";
+  return command === python || /^python[0-9.]*$/.test(basename(command));
 }
 
 /** Removes the file and, for ipc, the kernel's socket folder. */

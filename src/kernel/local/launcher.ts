@@ -30,6 +30,7 @@ import {
   newConnectionPath,
   newIpcPrefix,
   removeConnectionFile,
+  speaksIpc,
   writeConnectionFile,
 } from "./connection-file.js";
 import type { KernelSpec } from "./kernelspec.js";
@@ -192,13 +193,12 @@ export async function stopGroups(target: GroupsToStop, graceMs: number): Promise
   await within(target.exited, 2000);
 }
 
-function wrapperArgs(
-  spec: KernelSpec,
-  argv: string[],
-  pidns: boolean,
-  confine: unknown,
-): { command: string; args: string[] } {
-  const flags = [`--confine=${JSON.stringify(confine)}`, pidns ? "--pidns" : "--no-pidns"];
+/** The descriptor the wrapper reads its confinement from (JSON, to end of input): not argv, which
+ * every user's `ps` shows. */
+const CONFINE_FD = 3;
+
+function wrapperArgs(spec: KernelSpec, argv: string[], pidns: boolean): { command: string; args: string[] } {
+  const flags = [`--confine-fd=${CONFINE_FD}`, pidns ? "--pidns" : "--no-pidns"];
   if (/^python[0-9.]*$/.test(basename(argv[0]))) {
     return { command: argv[0], args: ["-c", watchdogSource(), ...flags, ...argv.slice(1)] };
   }
@@ -234,7 +234,7 @@ export class LocalKernelProcess implements LaunchedKernel {
     );
     const own = info.transport === "ipc" ? [file, dirname(info.ip)] : [file];
     const confine = confineSpec(dirname(file), own, options.confinement, options.sandbox, options.limits);
-    const wrapped = wrapperArgs(spec, argv, wantsPidNamespace(options), confine);
+    const wrapped = wrapperArgs(spec, argv, wantsPidNamespace(options));
     let { command, args } = wrapped;
     const sandbox = options.sandbox;
     if (sandbox) {
@@ -263,12 +263,15 @@ export class LocalKernelProcess implements LaunchedKernel {
         cwd: options.cwd,
         env,
         detached: true,
-        stdio: ["pipe", "pipe", "pipe"],
+        stdio: ["pipe", "pipe", "pipe", "pipe"],
       });
     } catch (err) {
       void this.transport.close();
       throw err;
     }
+    const confinePipe = this.child.stdio[CONFINE_FD] as NodeJS.WritableStream | null;
+    confinePipe?.on("error", () => {}); // a wrapper that died before reading: its exit says why
+    confinePipe?.end(JSON.stringify(confine));
     let reportIsolation!: (isolation: KernelIsolation) => void;
     this.isolation = new Promise((resolve) => {
       reportIsolation = (isolation) => {
@@ -329,7 +332,7 @@ export class LocalKernelProcess implements LaunchedKernel {
     installExitHook();
     // Neither the process nor its pipes keep the host's event loop alive.
     this.child.unref();
-    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) {
+    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr, confinePipe]) {
       (s as unknown as { unref?: () => void } | null)?.unref?.();
     }
   }
@@ -339,10 +342,14 @@ export class LocalKernelProcess implements LaunchedKernel {
       throw new KernelStartError({ kind: "no-cwd", cwd: options.cwd });
     }
     const base = await newConnectionPath(options.runtimeDir ?? defaultRuntimeDir());
-    const info =
-      options.sandbox && !options.sandbox.network
-        ? await createConnectionInfo(spec.name, await newIpcPrefix(base), "ipc")
-        : await createConnectionInfo(spec.name);
+    // Without a network (net-off) every kernel needs unix sockets; otherwise every kernel that can.
+    const ipc =
+      (options.sandbox && !options.sandbox.network) || speaksIpc(spec.argv, spec.python)
+        ? await newIpcPrefix(base)
+        : undefined;
+    const info = ipc
+      ? await createConnectionInfo(spec.name, ipc, "ipc")
+      : await createConnectionInfo(spec.name);
     const file = await writeConnectionFile(info, base);
     try {
       return new LocalKernelProcess(spec, info, file, options);

@@ -26,11 +26,29 @@ const MAIN = `
 import json, os, sys, signal
 a = sys.argv[1:]
 confine = None
-if a and a[0].startswith("--confine="):
-    confine = json.loads(a[0][len("--confine="):])
+if a and a[0].startswith(("--confine-fd=", "--confine-file=")):
+    flag, _, where = a[0].partition("=")
     a = a[1:]
+    fd = int(where) if flag == "--confine-fd" else os.open(where, os.O_RDONLY | os.O_NOFOLLOW)
+    data = b""
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        data += chunk
+    os.close(fd)
+    confine = json.loads(data)
     if confine.pop("exposeConnectionFile", False) and "-f" in a[:-1]:
-        confine["expose"].append(a[a.index("-f") + 1])  # a kernel started by a Jupyter server
+        # A kernel started by a Jupyter server: its connection file, and its socket folder for ipc.
+        own = a[a.index("-f") + 1]
+        confine["expose"].append(own)
+        try:
+            with open(own) as f:
+                info = json.load(f)
+            if info.get("transport") == "ipc":
+                confine["expose"].append(os.path.dirname(info["ip"]))
+        except (OSError, ValueError, KeyError):
+            pass
 if a and a[0] == "--no-pidns":
     isolation, init, status = {"pidNamespace": False, "reason": "turned off (NBAGENT_PIDNS=0)"}, None, None
 else:
@@ -80,6 +98,7 @@ if "via" not in isolation:
 fd = os.open(os.devnull, os.O_RDONLY)
 os.dup2(fd, 0)
 os.close(fd)
+os.closerange(3, 1 << 20)  # the kernel starts with nothing of its starter's but stdout and stderr
 if a and a[0] == "--exec":
     os.execvp(a[1], a[1:])
 elif a and a[0] == "-m":
