@@ -19,6 +19,7 @@ export const TIERS = {
     "test/kernel/interpreter.test.ts",
     "test/kernel/forkserver-protocol.test.ts",
     "test/kernel/limits.test.ts",
+    "test/kernel/seccomp-table.test.ts",
     "test/kernel/signals.test.ts",
     "test/kernel/transport-ready.test.ts",
     "test/kernel/wire.test.ts",

@@ -76,6 +76,17 @@ export function descendant(pid: number | undefined, depth: number): number | und
   return at;
 }
 
+/** Whether `pid` (above 1) has `ancestor` among its nearest three ancestors, by /proc. */
+export function below(pid: number, ancestor: number | undefined): boolean {
+  if (!Number.isSafeInteger(pid) || pid <= 1 || ancestor === undefined) return false;
+  let at: number | undefined = pid;
+  for (let i = 0; i < 3 && at !== undefined && at > 1; i++) {
+    at = readProcStat(at)?.ppid;
+    if (at === ancestor) return true;
+  }
+  return false;
+}
+
 /** The first child of `pid` (the kernel under its init), read from /proc; undefined if none. */
 export function firstChild(pid: number): number | undefined {
   try {
@@ -293,7 +304,8 @@ export class LocalKernelProcess implements LaunchedKernel {
       this.stderr = this.stderr.replace(/\n?NBAGENT_ISOLATION [^\n]*\n/, "");
       const { kernel, limits, ...isolation } = line;
       this.applied = limits as AppliedLimits | undefined;
-      if (typeof kernel === "number" && this.running) {
+      // Signalled later by group: only a process below the one this host spawned (docs/isolation.md).
+      if (typeof kernel === "number" && this.running && below(kernel, this.child.pid)) {
         this.kernelPid = kernel;
         liveGroups.add(kernel);
       }
