@@ -14,7 +14,7 @@
 //   answers the next call with the same kernel;
 // - bad --cpus values and --cpus with a gateway: an Error: and nothing started.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -234,6 +234,37 @@ describe("CPU, open files and the sandbox's tmpfs through the CLI", { concurrenc
         const u = await host.python(ULIMIT);
         assert.match(u.text, new RegExp(`nofile ${OPEN_FILES} ${OPEN_FILES}`));
       });
+    });
+  }
+
+  for (const who of PRINCIPALS.filter((w) => w !== "user")) {
+    test(`a full working directory ${asWho(who)}: ENOSPC in the cell, and the host answers the next call`, async () => {
+      // A small disk of its own as the cwd (a tmpfs mounted by root; the host's disk is never filled).
+      const place = newPlace(who);
+      const uid = who === "nobody" ? 65534 : 0;
+      execFileSync("mount", [
+        "-t",
+        "tmpfs",
+        "-o",
+        `size=8m,mode=0700,uid=${uid},gid=${uid}`,
+        "tmpfs",
+        place.cwd,
+      ]);
+      try {
+        await withHost(place, [], {}, async (host) => {
+          const full = await host.python(
+            'with open("fill", "wb") as f:\n    for _ in range(1000):\n        f.write(b"x" * (1 << 20))\n        f.flush()\nprint("never full")',
+          );
+          assert.equal(full.isError, true, full.text);
+          assert.doesNotMatch(full.text, /^never full$/m);
+          assert.match(full.text, /Cell 1 failed: OSError: \[Errno 28\] No space left on device\./);
+          const next = await host.python("import os\nos.remove('fill')\nprint(6 * 7)");
+          assert.equal(next.isError, false, next.text);
+          assert.match(next.text, /^42$/m);
+        });
+      } finally {
+        execFileSync("umount", ["-l", place.cwd]);
+      }
     });
   }
 

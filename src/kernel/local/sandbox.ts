@@ -2,8 +2,9 @@
  * The opt-in sandbox and the isolation probe (docs/isolation.md).
  * The sandbox runs the kernel's wrapper under bubblewrap: the whole filesystem read-only, except the
  * kernel's cwd, the connection-file directory and the paths the caller names; a private temp dir
- * (tmpfs on $TMPDIR and /dev/shm); with `network: false` a network namespace of its own (nothing
- * but a loopback nobody else shares — the host then talks to the kernel over unix sockets). The PID
+ * (tmpfs on $TMPDIR and /dev/shm, sized by limit-values.ts tmpfsBytes); with `network: false` a
+ * network namespace of its own (nothing but a loopback nobody else shares — the host then talks to
+ * the kernel over unix sockets). The PID
  * namespace is still made by the wrapper inside (pidns.py), so the relay, the watchdog and the
  * signals work as without the sandbox.
  */
