@@ -71,8 +71,9 @@ export function usage(): string {
     "Kernels start on this machine; --gateway URL (or NBAGENT_GATEWAY_URL, token NBAGENT_GATEWAY_TOKEN)",
     "runs them on a Jupyter server or Enterprise Gateway instead (call, batch, python, notebook, run,",
     "mcp, demo). --session NAME (call, batch, python) keeps a python kernel by name across processes.",
-    "--max-processes N (default 1024) and --memory-limit SIZE (e.g. 2G; default none) limit each local",
-    "kernel (or NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT; `off` for none); nbagent doctor shows them.",
+    "--max-processes N (default 1024), --memory-limit SIZE (e.g. 2G; default none) and --cpus N (e.g. 1.5;",
+    "default none) limit each local kernel (or NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT, NBAGENT_CPUS;",
+    "`off` for none); nbagent doctor shows them.",
     "",
     "example:",
     `  nbagent call python '{"cells":[{"code":"1 + 1"}]}'`,
@@ -118,10 +119,11 @@ const LIMITED = new Set([...SANDBOXED, "doctor"]);
 const LIMIT_FLAGS = {
   "--max-processes": "maxProcesses",
   "--memory-limit": "memoryLimit",
+  "--cpus": "cpus",
 } as const;
 
 /**
- * Takes `--max-processes N` and `--memory-limit SIZE` (or `--flag=value`) out of a command's
+ * Takes `--max-processes N`, `--memory-limit SIZE` and `--cpus N` (or `--flag=value`) out of a command's
  * arguments (before a `--`) into `flags` (their values are checked with the others by
  * resolveSettings). Returns the remaining arguments, or an error text (usage, exit 2).
  */

@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { candidateInterpreters, findInterpreter, probeInterpreter } from "../kernel/interpreter.js";
 import { type AppliedLimits, probeLimits } from "../kernel/local/limits.js";
-import { probeIsolation } from "../kernel/local/sandbox.js";
+import { bwrapSizesTmpfs, probeIsolation } from "../kernel/local/sandbox.js";
 import type { KernelIsolation, KernelLimits } from "../kernel/types.js";
 import type { Settings } from "../runtime/settings.js";
 import { bytesText, plural } from "../tools/kernel-text.js";
@@ -120,9 +120,13 @@ export async function runDoctor(cwd: string, settings: Settings): Promise<Doctor
         : Promise.resolve(null),
     ]);
     checks.push(...isolationChecks(isolation, sandbox, settings.bwrap));
-    const asked = settings.limits;
-    limits = await probeLimits(choice.path, asked);
-    checks.push(limitsCheck(asked, limits));
+    const line = await probeLimitsLine(
+      choice.path,
+      settings.limits,
+      !settings.bwrap || bwrapSizesTmpfs(settings.bwrap),
+    );
+    limits = line.limits;
+    checks.push(line.check);
     checks.push(...(await kernelChecks(choice.path, settings)));
   } catch (err) {
     const tried = candidateInterpreters({ cwd, env: settings.env }).map((c) => c.path);
@@ -143,12 +147,21 @@ export async function runDoctor(cwd: string, settings: Settings): Promise<Doctor
 const MECHANISM = { "cgroup-v2": "cgroup v2", "cgroup-v1": "cgroup v1", rlimit: "rlimit" } as const;
 
 /**
- * The limits line (docs/isolation.md, "Limits"): what each kernel gets here and through what; a
- * warning when a limit asked for is not in force. Not required.
+ * The limits line (docs/isolation.md, "Limits"): what each kernel gets here and through what —
+ * processes, memory, CPUs, open files, the size of its tmpfs mounts; a warning when a limit asked for
+ * is not in force. `got` is the probe's answer for `asked`, with a CPU limit probed even when none
+ * was asked (doctor asks for 1), to say whether --cpus would hold here. `sandboxTmp`: whether the
+ * sandbox's $TMPDIR is sized too (a bubblewrap with --size). Not required.
  */
-export function limitsCheck(asked: Required<KernelLimits>, got: AppliedLimits): DoctorCheck {
+export function limitsCheck(
+  asked: Required<KernelLimits>,
+  got: AppliedLimits,
+  sandboxTmp = true,
+): DoctorCheck {
   const parts: string[] = [];
   const missing: string[] = [];
+  // The CPU limit was only probed when none was asked: its reason is no warning then.
+  const reason = !asked.cpus && got.cpusReason ? dropReason(got.reason, got.cpusReason) : got.reason;
   if (!asked.maxProcesses) parts.push("no process limit (--max-processes off)");
   else if (got.maxProcesses && got.processesVia)
     parts.push(
@@ -162,7 +175,26 @@ export function limitsCheck(asked: Required<KernelLimits>, got: AppliedLimits): 
       `at most ${bytesText(got.memoryBytes)} of memory (${MECHANISM[got.memoryVia]}${got.memoryVia === "rlimit" ? ", per process" : ""})`,
     );
   else missing.push(bytesText(asked.memoryBytes));
-  const why = got.reason ? ` — ${got.reason}` : "";
+  if (!asked.cpus) {
+    parts.push(
+      got.cpusVia
+        ? `no CPU limit (--cpus N or NBAGENT_CPUS sets one, by ${MECHANISM[got.cpusVia]} here)`
+        : "no CPU limit (--cpus is unavailable here: no writable cgroup cpu controller)",
+    );
+  } else if (got.cpus && got.cpusVia) parts.push(`at most ${cpusText(got.cpus)} (${MECHANISM[got.cpusVia]})`);
+  else missing.push(cpusText(asked.cpus));
+  if (got.openFiles) parts.push(`at most ${plural(got.openFiles, "open file")} per process (rlimit)`);
+  if (got.tmpfsBytes) {
+    const where = sandboxTmp ? "/dev/shm and the sandbox's /tmp" : "/dev/shm";
+    const how = asked.memoryBytes
+      ? got.memoryVia && got.memoryVia !== "rlimit"
+        ? "half the memory limit, and counted in it"
+        : "half the memory limit, not counted in it (no memory cgroup)"
+      : "an eighth of the RAM";
+    parts.push(`${where}: ${bytesText(got.tmpfsBytes)}${sandboxTmp ? " each" : ""} (tmpfs, ${how})`);
+    if (!sandboxTmp) parts.push("the sandbox's /tmp unsized (this bubblewrap has no --size)");
+  }
+  const why = reason ? ` — ${reason}` : "";
   if (missing.length)
     return {
       name: "limits",
@@ -172,6 +204,53 @@ export function limitsCheck(asked: Required<KernelLimits>, got: AppliedLimits): 
       required: false,
     };
   return { name: "limits", ok: true, detail: `each kernel: ${parts.join(", ")}${why}`, required: false };
+}
+
+/**
+ * The limits line for `asked`, probed for real (probeLimits), and what a kernel gets. A CPU limit is
+ * probed even when none was asked, so that the line says whether --cpus would hold here; the answer
+ * then leaves it out.
+ */
+export async function probeLimitsLine(
+  python: string,
+  asked: Required<KernelLimits>,
+  sandboxTmp = true,
+): Promise<{ check: DoctorCheck; limits: AppliedLimits }> {
+  const got = await probeLimits(python, { ...asked, cpus: asked.cpus || 1 });
+  return {
+    check: limitsCheck(asked, got, sandboxTmp),
+    limits: asked.cpus ? got : withoutProbedCpus(got),
+  };
+}
+
+/** The probe's answer without the CPU limit doctor asked for only to see whether it would hold. */
+function withoutProbedCpus(got: AppliedLimits): AppliedLimits {
+  const { cpu: _, ...cgroups } = got.cgroups;
+  const reason = got.cpusReason ? dropReason(got.reason, got.cpusReason) : got.reason;
+  const vias = new Set([got.processesVia, got.memoryVia].filter((v) => v !== null));
+  return {
+    ...got,
+    cpus: null,
+    cpusVia: null,
+    cgroups,
+    cgroup: Object.values(cgroups).sort()[0] ?? null,
+    via: vias.size === 1 ? [...vias][0] : vias.size ? "mixed" : "none",
+    reason,
+    cpusReason: undefined,
+  };
+}
+
+/** `reason` ("a; b; c") without the part `part`; undefined when nothing is left. */
+function dropReason(reason: string | undefined, part: string): string | undefined {
+  const rest = (reason ?? "")
+    .replace(part, "")
+    .replace(/^(; )+|(; )+$/g, "")
+    .replace(/(; ){2,}/g, "; ");
+  return rest || undefined;
+}
+
+function cpusText(cpus: number): string {
+  return `${Number(cpus.toFixed(2))} ${cpus === 1 ? "CPU" : "CPUs"}`;
 }
 
 /** The two isolation lines: the default PID namespace, and the opt-in sandbox. Neither is required. */

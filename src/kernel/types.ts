@@ -266,6 +266,8 @@ export interface KernelLimits {
   maxProcesses?: number;
   /** Most memory the kernel and its children may use, in bytes. */
   memoryBytes?: number;
+  /** Most CPU time the kernel and its children may use per unit of time, in CPUs (1.5: one and a half cores). */
+  cpus?: number;
 }
 
 /**

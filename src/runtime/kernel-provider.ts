@@ -50,7 +50,7 @@ export const SANDBOX_ON_SHARED_GATEWAY =
   "the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; a named session (--session NAME) is kept on the shared local gateway, whose kernels are not sandboxed. Unset one of the two.";
 
 export const LIMITS_ON_GATEWAY =
-  "the kernel limits (--max-processes, --memory-limit, NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT) apply to local kernels; kernels on a gateway run with the limits the gateway gives them. Unset one of the two.";
+  "the kernel limits (--max-processes, --memory-limit, --cpus, NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT, NBAGENT_CPUS) apply to local kernels; kernels on a gateway run with the limits the gateway gives them. Unset one of the two.";
 
 export interface KernelProviderOptions extends SecretFilterOptions {
   /** A remote gateway or "shared" (kernel-choice.ts; default: the settings' gateway). */
@@ -178,14 +178,16 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
   // The interpreter local kernels are asked to run (undefined: the backend finds one).
   const localPython = !usesGateway && choice.kind !== "remote" ? choice.python : undefined;
   // Limits: the option's fields, else the settings' (flags, NBAGENT_MAX_PROCESSES /
-  // NBAGENT_MEMORY_LIMIT, the defaults). Asked for explicitly with a gateway: refused like the sandbox.
+  // NBAGENT_MEMORY_LIMIT / NBAGENT_CPUS, the defaults). Asked for explicitly with a gateway: refused like the sandbox.
   const limits: Required<KernelLimits> = {
     maxProcesses: options.limits?.maxProcesses ?? settings.limits.maxProcesses,
     memoryBytes: options.limits?.memoryBytes ?? settings.limits.memoryBytes,
+    cpus: options.limits?.cpus ?? settings.limits.cpus,
   };
   const limitsAsked =
     options.limits?.maxProcesses !== undefined ||
     options.limits?.memoryBytes !== undefined ||
+    options.limits?.cpus !== undefined ||
     settings.limitsAsked;
   const refusal = sandbox
     ? choice.kind === "shared" && !options.backend

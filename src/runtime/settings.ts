@@ -84,7 +84,7 @@ export interface Settings {
   gateway?: GatewayConnection;
   /** The sandbox for local kernels (--sandbox / NBAGENT_SANDBOX); undefined: none. */
   sandbox?: SandboxMode;
-  /** The limits for local kernels (--max-processes, --memory-limit / NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT). */
+  /** The limits for local kernels (--max-processes, --memory-limit, --cpus / NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT, NBAGENT_CPUS). */
   limits: Required<KernelLimits>;
   /** The limits were asked for (a flag or a variable), not just the defaults: refused with a gateway. */
   limitsAsked: boolean;
@@ -110,6 +110,8 @@ export interface SettingsFlags {
   maxProcesses?: string;
   /** --memory-limit SIZE. */
   memoryLimit?: string;
+  /** --cpus N. */
+  cpus?: string;
   /** --gateway URL. */
   gatewayUrl?: string;
   /** The token read from --gateway-token-file. */
@@ -166,8 +168,10 @@ export function resolveSettings(flags: SettingsFlags, env: HostEnv): Settings {
   const limitsAsked =
     flags.maxProcesses !== undefined ||
     flags.memoryLimit !== undefined ||
+    flags.cpus !== undefined ||
     nonEmpty(env.NBAGENT_MAX_PROCESSES) !== undefined ||
-    nonEmpty(env.NBAGENT_MEMORY_LIMIT) !== undefined;
+    nonEmpty(env.NBAGENT_MEMORY_LIMIT) !== undefined ||
+    nonEmpty(env.NBAGENT_CPUS) !== undefined;
 
   let gateway: GatewayConnection | undefined;
   const url = flags.gatewayUrl ?? nonEmpty(env.NBAGENT_GATEWAY_URL);

@@ -5,13 +5,73 @@
 // - `--memory-limit 128M`: code that touches 512 MiB kills the kernel, and the text names the limit;
 // - no kernel cgroup of the CLI's process (named after its pid) is left behind once it has ended.
 //   Other test files' kernels make and remove groups meanwhile, so only this process's are looked at.
+// - `--cpus 0.5`, as root and as nobody (test/security/harness.ts runs the built CLI as either): a
+//   CPU-bound loop in the kernel is throttled, by the counters of the kernel's own cpu group (its
+//   cpu.stat nr_throttled and throttled time; no clock), and nobody, who has no writable cgroup, is
+//   told by doctor that the CPU limit is not in force; every kernel sees `ulimit -n` 4096;
+// - `--sandbox`: /tmp and /dev/shm are tmpfs of half the memory limit (else an eighth of the RAM), a
+//   cell that writes past /tmp's size fails with "No space left on device" in its text, and the host
+//   answers the next call with the same kernel;
+// - bad --cpus values and --cpus with a gateway: an Error: and nothing started.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import { OPEN_FILES, tmpfsBytes } from "../../src/kernel/local/limit-values.js";
+import { LIMITS_ON_GATEWAY } from "../../src/runtime/kernel-provider.js";
+import { bytesText } from "../../src/tools/kernel-text.js";
 import { cliEntry } from "../cli.js";
+import { asWho, nbagent, newPlace, PRINCIPALS, setUp, withHost } from "../security/harness.js";
+
+setUp();
+
+/**
+ * Spins until the kernel's own cpu group (found by its cgroup.procs, not by /proc/self/cgroup, whose
+ * paths a cgroup namespace would make relative) counts a throttled period, or 4000 rounds of ~5 ms
+ * of work have run; prints the quota and the counters.
+ */
+const SPIN = `
+import os
+def group():
+    for root, dirs, files in os.walk("/sys/fs/cgroup"):
+        for d in [d for d in dirs if d.startswith("nbagent-")]:
+            path = os.path.join(root, d)
+            try:
+                procs = open(path + "/cgroup.procs").read().split()
+            except OSError:
+                continue
+            if str(os.getpid()) in procs and ("cpu.max" in os.listdir(path) or "cpu.cfs_quota_us" in os.listdir(path)):
+                return path
+g = group()
+if g is None:
+    print("cpu group: none")
+else:
+    quota = open(g + "/cpu.max").read().split() if os.path.exists(g + "/cpu.max") else [open(g + "/cpu.cfs_quota_us").read().strip(), open(g + "/cpu.cfs_period_us").read().strip()]
+    def stat():
+        return dict((l.split()[0], int(l.split()[1])) for l in open(g + "/cpu.stat") if l.strip())
+    for _ in range(4000):
+        if stat().get("nr_throttled", 0) > 0:
+            break
+        sum(i * i for i in range(20000))
+    s = stat()
+    print("cpu group quota", " ".join(quota), "nr_throttled", s.get("nr_throttled"), "throttled", s.get("throttled_time", s.get("throttled_usec")))
+`;
+
+const ULIMIT = `import subprocess
+print(subprocess.run(["sh", "-c", "echo nofile $(ulimit -Sn) $(ulimit -Hn)"], capture_output=True, text=True).stdout)`;
+
+const SIZES = `import os, tempfile
+size = lambda p: os.statvfs(p).f_blocks * os.statvfs(p).f_frsize
+print("tmp", tempfile.gettempdir(), size(tempfile.gettempdir()), "shm", size("/dev/shm"))`;
+
+const FILL_TMP = `import tempfile, os
+with open(os.path.join(tempfile.gettempdir(), "fill"), "wb") as f:
+    for _ in range(100000):
+        f.write(b"x" * (1 << 20))
+        f.flush()
+print("never full")`;
 
 /** Starts children (each waits on a pipe) until one cannot be started or 200 are; prints the tally. */
 const FORKS = `
@@ -120,5 +180,152 @@ describe("limits on a real kernel through the CLI", { concurrency: false }, () =
     );
     assert.ok(r.pid, "the CLI ran");
     assert.deepEqual(kernelGroups(r.pid), []);
+  });
+});
+
+describe("CPU, open files and the sandbox's tmpfs through the CLI", { concurrency: false }, () => {
+  for (const who of PRINCIPALS) {
+    test(`--cpus 0.5 ${asWho(who)}: a CPU-bound loop is throttled by the cgroup (or the limit is said to be missing)`, async () => {
+      const place = newPlace(who);
+      await withHost(place, ["--cpus", "0.5"], {}, async (host) => {
+        const a = await host.python(SPIN);
+        assert.equal(a.isError, false, a.text);
+        if (who === "nobody") {
+          // No writable cgroup: no CPU limit, and no rlimit pretending to be one.
+          assert.match(a.text, /cpu group: none/);
+        } else {
+          const m = /cpu group quota 50000 100000 nr_throttled (\d+) throttled (\d+)/.exec(a.text);
+          assert.ok(m, a.text);
+          assert.ok(Number(m[1]) > 0 && Number(m[2]) > 0, a.text);
+        }
+        const u = await host.python(ULIMIT);
+        assert.match(u.text, new RegExp(`nofile ${OPEN_FILES} ${OPEN_FILES}`));
+      });
+      const doctor = await nbagent(place, ["doctor", "--cpus", "0.5"]);
+      const line = doctor.stdout.split("\n").find((l) => / limits: /.test(l)) ?? doctor.stdout;
+      if (who === "nobody")
+        assert.match(
+          line,
+          /^warn limits: not in force here: 0\.5 CPUs per kernel; .* — .*no CPU limit without a cpu cgroup \(RLIMIT_CPU counts total seconds, not a rate\)/,
+        );
+      else
+        assert.match(
+          line,
+          /^ok {3}limits: each kernel: at most 1,024 processes and threads \(cgroup v[12]\), no memory limit \(.*\), at most 0\.5 CPUs \(cgroup v[12]\), at most 4,096 open files per process \(rlimit\), \/dev\/shm and the sandbox's \/tmp: /,
+        );
+    });
+
+    test(`--sandbox --memory-limit 256M ${asWho(who)}: a full /tmp is a cell error, and the host answers the next call`, async () => {
+      const place = newPlace(who);
+      await withHost(place, ["--sandbox", "--memory-limit", "256M"], {}, async (host) => {
+        const sizes = await host.python(SIZES);
+        assert.match(sizes.text, new RegExp(`tmp \\S+ ${128 * 2 ** 20} shm ${128 * 2 ** 20}`));
+        const full = await host.python(FILL_TMP);
+        assert.equal(full.isError, true, full.text);
+        assert.doesNotMatch(full.text, /^never full$/m);
+        assert.match(full.text, /OSError: \[Errno 28\] No space left on device/);
+        assert.match(full.text, /Cell 1 failed: OSError: \[Errno 28\] No space left on device\./);
+        // The same kernel, still there: its variables and its full /tmp.
+        const next = await host.python(
+          "import os, tempfile\nprint(6 * 7, os.path.getsize(os.path.join(tempfile.gettempdir(), 'fill')) >> 20)",
+        );
+        assert.equal(next.isError, false, next.text);
+        assert.match(next.text, /^42 12[0-8]$/m);
+        const u = await host.python(ULIMIT);
+        assert.match(u.text, new RegExp(`nofile ${OPEN_FILES} ${OPEN_FILES}`));
+      });
+    });
+  }
+
+  for (const who of PRINCIPALS.filter((w) => w !== "user")) {
+    test(`a full working directory ${asWho(who)}: ENOSPC in the cell, and the host answers the next call`, async () => {
+      // A small disk of its own as the cwd (a tmpfs mounted by root; the host's disk is never filled).
+      const place = newPlace(who);
+      const uid = who === "nobody" ? 65534 : 0;
+      execFileSync("mount", [
+        "-t",
+        "tmpfs",
+        "-o",
+        `size=8m,mode=0700,uid=${uid},gid=${uid}`,
+        "tmpfs",
+        place.cwd,
+      ]);
+      try {
+        await withHost(place, [], {}, async (host) => {
+          const full = await host.python(
+            'with open("fill", "wb") as f:\n    for _ in range(1000):\n        f.write(b"x" * (1 << 20))\n        f.flush()\nprint("never full")',
+          );
+          assert.equal(full.isError, true, full.text);
+          assert.doesNotMatch(full.text, /^never full$/m);
+          assert.match(full.text, /Cell 1 failed: OSError: \[Errno 28\] No space left on device\./);
+          const next = await host.python("import os\nos.remove('fill')\nprint(6 * 7)");
+          assert.equal(next.isError, false, next.text);
+          assert.match(next.text, /^42$/m);
+        });
+      } finally {
+        execFileSync("umount", ["-l", place.cwd]);
+      }
+    });
+  }
+
+  test("--sandbox without a memory limit: /tmp and /dev/shm are an eighth of the RAM each, not half", async () => {
+    const place = newPlace(PRINCIPALS[0]);
+    await withHost(place, ["--sandbox"], {}, async (host) => {
+      const sizes = await host.python(SIZES);
+      const want = tmpfsBytes(0);
+      assert.match(
+        sizes.text,
+        new RegExp(`tmp \\S+ ${want} shm ${want}`),
+        `${bytesText(want)}: ${sizes.text}`,
+      );
+    });
+  });
+
+  test("bad --cpus values and NBAGENT_CPUS: one Error: line, exit 2, nothing started", async () => {
+    const place = newPlace(PRINCIPALS[0]);
+    for (const [args, env, text] of [
+      [["--cpus", "lots"], {}, 'Error: --cpus must be a number of CPUs like 1.5 or 2, or off; got "lots"'],
+      [
+        ["--cpus=0.001"],
+        {},
+        "Error: --cpus 0.001 is too small: a cgroup gives at least 0.01 CPUs (1 ms in every 100 ms); give at least 0.01 (or off)",
+      ],
+      [
+        [],
+        { NBAGENT_CPUS: "-2" },
+        'Error: NBAGENT_CPUS must be a number of CPUs like 1.5 or 2, or off; got "-2"',
+      ],
+    ] as [string[], Record<string, string>, string][]) {
+      const r = await nbagent(
+        place,
+        ["call", ...args, "python", JSON.stringify({ cells: [{ code: "print('ran')" }] })],
+        env,
+      );
+      assert.equal(r.code, 2, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
+      assert.ok(r.stderr.includes(text), r.stderr);
+      assert.doesNotMatch(r.stdout, /ran/);
+    }
+    assert.deepEqual(
+      readdirSync(place.state).filter((f) => f === "kernels"),
+      [],
+    );
+  });
+
+  test("--cpus with a gateway is refused like the other limits", async () => {
+    const place = newPlace(PRINCIPALS[0]);
+    const r = await nbagent(place, [
+      "call",
+      "--cpus",
+      "1",
+      "--gateway",
+      "http://127.0.0.1:9",
+      "python",
+      JSON.stringify({ cells: [{ code: "print('ran')" }] }),
+    ]);
+    assert.ok(
+      `${r.stdout}${r.stderr}`.includes(`Error: could not start the Python kernel: ${LIMITS_ON_GATEWAY}`),
+      `${r.stdout}${r.stderr}`,
+    );
+    assert.doesNotMatch(r.stdout, /ran/);
   });
 });

@@ -1,8 +1,11 @@
 // Per-kernel limits (docs/isolation.md, "Limits"), with real processes, namespaces and cgroups:
 // - limits.py's apply_limits, run as a kernel's init does (pid 1 of a PID namespace of its own, as
 //   root; as an unprivileged user inside a user namespace), stops a real fork bomb at the process
-//   limit (fork fails with EAGAIN, the host still starts processes) and a memory hog at the memory
-//   limit (killed by the out-of-memory killer with cgroups, MemoryError with rlimits);
+//   limit (fork fails with EAGAIN, the host still starts processes), a memory hog at the memory
+//   limit (killed by the out-of-memory killer with cgroups, MemoryError with rlimits) and a CPU spinner
+//   at the CPU limit (the cpu group's own cpu.stat counts throttled periods; no clock is read); every
+//   kernel gets the open-files limit and a sized /dev/shm, and without cgroups the CPU limit is
+//   reported missing, never faked with an rlimit;
 // - the host reads from the cgroups that a limit was hit, words it, and removes the groups;
 // - the user's values are parsed, or refused with one Error: line.
 import assert from "node:assert/strict";
@@ -12,21 +15,20 @@ import { existsSync, readFileSync } from "node:fs";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { takeLimitFlags } from "../../src/cli/commands.js";
-import { limitsCheck } from "../../src/cli/doctor.js";
+import { limitsCheck, probeLimitsLine } from "../../src/cli/doctor.js";
 import {
   DEFAULT_MAX_PROCESSES,
+  initLimits,
+  OPEN_FILES,
+  parseCpus,
   parseMaxProcesses,
   parseMemoryLimit,
   resolveLimits,
+  tmpfsBytes,
 } from "../../src/kernel/local/limit-values.js";
-import {
-  type AppliedLimits,
-  probeLimits,
-  readLimitHit,
-  removeLimitCgroups,
-} from "../../src/kernel/local/limits.js";
+import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "../../src/kernel/local/limits.js";
 import { resolveSettings, type SettingsFlags } from "../../src/runtime/settings.js";
-import { abortText, eventText } from "../../src/tools/kernel-text.js";
+import { abortText, bytesText, eventText } from "../../src/tools/kernel-text.js";
 import { TEST_PYTHON } from "../python.js";
 
 const PYTHON = TEST_PYTHON;
@@ -40,6 +42,10 @@ const MiB = 2 ** 20;
 
 interface HarnessResult {
   applied: AppliedLimits;
+  openFiles: [number, number];
+  tmpfs: number;
+  cpuStat?: Record<string, number>;
+  cpuQuota?: string;
   forkErrno?: number;
   pidsCurrent?: number;
   skipped?: string;
@@ -56,7 +62,7 @@ after(() => {
 
 /** Runs the harness (as `uid` when given) and resolves with its one JSON line. */
 function harness(
-  mode: "apply" | "forkbomb" | "memhog",
+  mode: "apply" | "forkbomb" | "memhog" | "cpuburn",
   limits: Record<string, number | null>,
   uid?: number,
 ): Promise<HarnessResult & { kernelId: string }> {
@@ -90,12 +96,44 @@ function harness(
 }
 
 describe("limits.py under a real kernel init", { concurrency: false }, () => {
-  test("nothing asked, nothing applied", async () => {
+  test("nothing asked, nothing applied but the open-files limit and the tmpfs size", async () => {
     const r = await harness("apply", { maxProcesses: 0, memoryBytes: null });
     assert.equal(r.applied.via, "none");
     assert.deepEqual(r.applied.cgroups, {});
     assert.equal(r.applied.maxProcesses, null);
+    assert.equal(r.applied.cpus, null);
     assert.equal(r.applied.reason, undefined);
+    // Always: RLIMIT_NOFILE (soft and hard) in every process the init starts, and /dev/shm's size —
+    // limits.py's default is the host's (an eighth of the RAM).
+    assert.equal(r.applied.openFiles, OPEN_FILES);
+    assert.deepEqual(r.openFiles, [OPEN_FILES, OPEN_FILES]);
+    assert.equal(r.applied.tmpfsBytes, tmpfsBytes(0));
+    assert.equal(r.tmpfs, tmpfsBytes(0));
+  });
+
+  test("what the host hands the init: the tmpfs size is half the memory limit, else an eighth of the RAM", async () => {
+    const r = await harness("apply", { ...initLimits({ maxProcesses: 0, memoryBytes: 256 * MiB }) });
+    assert.equal(r.applied.tmpfsBytes, 128 * MiB);
+    assert.equal(r.tmpfs, 128 * MiB);
+    assert.deepEqual(r.openFiles, [OPEN_FILES, OPEN_FILES]);
+    assert.equal(tmpfsBytes(0, 24 * 2 ** 30), 3 * 2 ** 30);
+    assert.equal(tmpfsBytes(0, 256 * MiB), 64 * MiB);
+    assert.equal(tmpfsBytes(2 ** 30 + 3), 512 * MiB);
+  });
+
+  test("as root, a CPU spinner is throttled at the cgroup's CPU limit (its own cpu.stat says so)", async () => {
+    assert.ok(ROOT, "these tests run as root (the CI box): cgroups are writable there");
+    const r = await harness("cpuburn", { cpus: 0.5, maxProcesses: 64 });
+    assert.match(r.applied.cpusVia ?? "", /^cgroup-v[12]$/, JSON.stringify(r.applied));
+    assert.equal(r.applied.cpus, 0.5);
+    const dir = r.applied.cgroups.cpu;
+    assert.ok(dir?.endsWith(`/nbagent-${r.kernelId}`), dir);
+    assert.equal(r.cpuQuota, "50000 100000");
+    // Counted by the kernel's scheduler: periods in which the group ran out of its quota.
+    assert.ok((r.cpuStat?.nr_throttled ?? 0) > 0, JSON.stringify(r.cpuStat));
+    assert.ok((r.cpuStat?.throttled_time ?? r.cpuStat?.throttled_usec ?? 0) > 0, JSON.stringify(r.cpuStat));
+    assert.deepEqual(removeLimitCgroups(r.applied), []);
+    assert.equal(existsSync(dir ?? ""), false);
   });
 
   test("as root, a fork bomb stops at the cgroup's process limit and the host carries on", async () => {
@@ -165,6 +203,22 @@ describe("limits.py under a real kernel init", { concurrency: false }, () => {
     assert.equal(readLimitHit(hog.applied), undefined);
     assert.deepEqual(removeLimitCgroups(hog.applied), []);
   });
+
+  test("unprivileged: no CPU limit without a cgroup (said, not faked), the open-files limit holds", async () => {
+    const r = await harness("apply", { ...initLimits({ maxProcesses: 64, cpus: 0.5 }) }, NOBODY);
+    assert.equal(r.applied.cpus, null);
+    assert.equal(r.applied.cpusVia, null);
+    assert.equal(r.applied.cgroups.cpu, undefined);
+    assert.match(
+      r.applied.cpusReason ?? "",
+      /no CPU limit without a cpu cgroup \(RLIMIT_CPU counts total seconds, not a rate\)$/,
+    );
+    assert.ok(r.applied.reason?.includes(r.applied.cpusReason ?? "-"), r.applied.reason);
+    assert.deepEqual(r.openFiles, [OPEN_FILES, OPEN_FILES]);
+    assert.equal(r.tmpfs, tmpfsBytes(0));
+    // The process limit is unaffected by the CPU limit it could not have.
+    assert.equal(r.applied.processesVia, "rlimit");
+  });
 });
 
 describe("the user's limits", () => {
@@ -200,18 +254,41 @@ describe("the user's limits", () => {
     });
   });
 
-  test("a flag wins over the environment, which wins over the defaults", () => {
-    assert.deepEqual(resolveLimits({}, {}), { maxProcesses: DEFAULT_MAX_PROCESSES, memoryBytes: 0 });
-    assert.deepEqual(resolveLimits({}, { NBAGENT_MAX_PROCESSES: "64", NBAGENT_MEMORY_LIMIT: "1G" }), {
-      maxProcesses: 64,
-      memoryBytes: 2 ** 30,
+  test("CPUs: a number of CPUs, at least 0.01; off means none", () => {
+    assert.equal(parseCpus("1.5"), 1.5);
+    assert.equal(parseCpus("2"), 2);
+    assert.equal(parseCpus(" 0.5 "), 0.5);
+    assert.equal(parseCpus(".25"), 0.25);
+    assert.equal(parseCpus("0.01"), 0.01);
+    assert.equal(parseCpus("off"), 0);
+    assert.equal(parseCpus("0"), 0);
+    assert.equal(parseCpus("none"), 0);
+    assert.throws(() => parseCpus("two"), {
+      message: /^--cpus must be a number of CPUs like 1.5 or 2, or off; got "two"$/,
     });
+    for (const bad of ["-1", "1,5", "1.5x", "", "0.0", "1e3", "Infinity"])
+      assert.throws(() => parseCpus(bad), { message: /^--cpus must be a number of CPUs/ }, bad);
+    assert.throws(() => parseCpus("0.005"), {
+      message:
+        /^--cpus 0.005 is too small: a cgroup gives at least 0.01 CPUs \(1 ms in every 100 ms\); give at least 0.01 \(or off\)$/,
+    });
+    assert.throws(() => resolveLimits({}, { NBAGENT_CPUS: "fast" }), {
+      message: /^NBAGENT_CPUS must be a number of CPUs like 1.5 or 2, or off; got "fast"$/,
+    });
+  });
+
+  test("a flag wins over the environment, which wins over the defaults", () => {
+    assert.deepEqual(resolveLimits({}, {}), { maxProcesses: DEFAULT_MAX_PROCESSES, memoryBytes: 0, cpus: 0 });
+    assert.deepEqual(
+      resolveLimits({}, { NBAGENT_MAX_PROCESSES: "64", NBAGENT_MEMORY_LIMIT: "1G", NBAGENT_CPUS: "1.5" }),
+      { maxProcesses: 64, memoryBytes: 2 ** 30, cpus: 1.5 },
+    );
     assert.deepEqual(
       resolveLimits(
-        { maxProcesses: "off", memoryLimit: "2G" },
-        { NBAGENT_MAX_PROCESSES: "64", NBAGENT_MEMORY_LIMIT: "1G" },
+        { maxProcesses: "off", memoryLimit: "2G", cpus: "off" },
+        { NBAGENT_MAX_PROCESSES: "64", NBAGENT_MEMORY_LIMIT: "1G", NBAGENT_CPUS: "1" },
       ),
-      { maxProcesses: 0, memoryBytes: 2 * 2 ** 30 },
+      { maxProcesses: 0, memoryBytes: 2 * 2 ** 30, cpus: 0 },
     );
     assert.deepEqual(resolveLimits({}, { NBAGENT_MAX_PROCESSES: " " }).maxProcesses, DEFAULT_MAX_PROCESSES);
   });
@@ -260,19 +337,26 @@ describe("death texts", () => {
 });
 
 describe("the flags", () => {
-  test("--max-processes and --memory-limit become the settings' flags, which win over the variables", () => {
+  test("--max-processes, --memory-limit and --cpus become the settings' flags, which win over the variables", () => {
     const flags: SettingsFlags = {};
     const r = takeLimitFlags(
       "call",
-      ["python", "--max-processes", "64", "--memory-limit=2G", "{}", "--", "--memory-limit"],
+      ["python", "--max-processes", "64", "--memory-limit=2G", "--cpus", "1.5", "{}", "--", "--cpus"],
       flags,
     );
-    assert.deepEqual(r, { args: ["python", "{}", "--", "--memory-limit"] });
-    assert.deepEqual(flags, { maxProcesses: "64", memoryLimit: "2G" });
-    const settings = resolveSettings(flags, { NBAGENT_MAX_PROCESSES: "128", NBAGENT_MEMORY_LIMIT: "1G" });
-    assert.deepEqual(settings.limits, { maxProcesses: 64, memoryBytes: 2 * 2 ** 30 });
+    assert.deepEqual(r, { args: ["python", "{}", "--", "--cpus"] });
+    assert.deepEqual(flags, { maxProcesses: "64", memoryLimit: "2G", cpus: "1.5" });
+    const settings = resolveSettings(flags, {
+      NBAGENT_MAX_PROCESSES: "128",
+      NBAGENT_MEMORY_LIMIT: "1G",
+      NBAGENT_CPUS: "3",
+    });
+    assert.deepEqual(settings.limits, { maxProcesses: 64, memoryBytes: 2 * 2 ** 30, cpus: 1.5 });
     assert.equal(settings.limitsAsked, true);
     assert.equal(resolveSettings({}, {}).limitsAsked, false);
+    // A CPU limit alone is asked for too (refused with a gateway like the others).
+    assert.equal(resolveSettings({}, { NBAGENT_CPUS: "2" }).limitsAsked, true);
+    assert.equal(resolveSettings({ cpus: "off" }, {}).limitsAsked, true);
   });
 
   test("bad values, a missing value, or a command without kernels: an error and nothing set", () => {
@@ -295,50 +379,111 @@ describe("the flags", () => {
       name: "SettingsError",
       message: 'NBAGENT_MAX_PROCESSES must be a whole number of processes like 256, or off; got "lots"',
     });
+    assert.deepEqual(takeLimitFlags("doctor", ["--cpus"], {}), { error: "--cpus needs a value" });
+    assert.match(
+      (takeLimitFlags("sessions", ["--cpus=1"], {}) as { error: string }).error,
+      /^--cpus applies to call, batch, mcp, demo, python, notebook, run, doctor, not to sessions$/,
+    );
+    assert.throws(() => resolveSettings({ cpus: "1.5 cores" }, {}), {
+      name: "SettingsError",
+      message: '--cpus must be a number of CPUs like 1.5 or 2, or off; got "1.5 cores"',
+    });
   });
 });
 
 describe("doctor's limits line", () => {
+  const EACH = `at most 4,096 open files per process \\(rlimit\\), /dev/shm and the sandbox's /tmp: `;
+
   test("a real probe here: the mechanism and the limits in force, and no group left behind", async () => {
-    const asked = { maxProcesses: 100, memoryBytes: 2 * 2 ** 30 };
-    const got = await probeLimits(PYTHON, asked);
-    made.push(got);
-    const check = limitsCheck(asked, got);
+    const asked = { maxProcesses: 100, memoryBytes: 2 * 2 ** 30, cpus: 1.5 };
+    const { check, limits } = await probeLimitsLine(PYTHON, asked);
+    made.push(limits);
     assert.equal(check.ok, true, check.detail);
     assert.match(
       check.detail,
-      /^each kernel: at most 100 processes and threads \(cgroup v[12]\), at most 2 GiB of memory \(cgroup v[12]\)$/,
+      new RegExp(
+        `^each kernel: at most 100 processes and threads \\(cgroup v[12]\\), at most 2 GiB of memory \\(cgroup v[12]\\), at most 1.5 CPUs \\(cgroup v[12]\\), ${EACH}1 GiB each \\(tmpfs, half the memory limit, and counted in it\\)$`,
+      ),
     );
-    for (const dir of Object.values(got.cgroups)) assert.equal(existsSync(dir), false, dir);
+    assert.equal(limits.cpus, 1.5);
+    assert.ok(limits.cgroups.cpu, "the CPU group is reported (and was removed)");
+    for (const dir of Object.values(limits.cgroups)) assert.equal(existsSync(dir), false, dir);
   });
 
-  test("the default: the process limit, no memory limit", async () => {
+  test("the default: the process limit, no memory or CPU limit (but --cpus would hold), open files, tmpfs", async () => {
     const asked = resolveLimits({}, {});
-    const check = limitsCheck(asked, await probeLimits(PYTHON, asked));
+    const { check, limits } = await probeLimitsLine(PYTHON, asked);
+    assert.equal(check.ok, true, check.detail);
     assert.match(
       check.detail,
-      /^each kernel: at most 1,024 processes and threads \(cgroup v[12]\), no memory limit \(--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one\)$/,
+      new RegExp(
+        `^each kernel: at most 1,024 processes and threads \\(cgroup v[12]\\), no memory limit \\(--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one\\), no CPU limit \\(--cpus N or NBAGENT_CPUS sets one, by cgroup v[12] here\\), ${EACH}${bytesText(tmpfsBytes(0)).replace(".", "\\.")} each \\(tmpfs, an eighth of the RAM\\)$`,
+      ),
     );
+    // The CPU limit doctor only probed is not in its answer (nbagent doctor --json).
+    assert.equal(limits.cpus, null);
+    assert.equal(limits.cpusVia, null);
+    assert.equal(limits.cgroups.cpu, undefined);
+  });
+
+  test("unprivileged: no CPU limit to be had, said plainly; asked for, a warning with the reason", async () => {
+    const got = await new Promise<AppliedLimits>((resolve, reject) => {
+      const child = spawn(
+        PYTHON,
+        [
+          "-c",
+          `${readFileSync(LIMITS_PY, "utf8")}\nimport json\nprint(json.dumps(apply_limits(json.loads(sys.argv[1]), "doctor-test")))`,
+          JSON.stringify(initLimits({ maxProcesses: 0, cpus: 1 })),
+        ],
+        { cwd: "/", stdio: ["ignore", "pipe", "inherit"], ...(ROOT ? { uid: NOBODY, gid: NOBODY } : {}) },
+      );
+      let out = "";
+      child.stdout.on("data", (d) => {
+        out += d;
+      });
+      child.once("error", reject);
+      child.once("close", () => resolve(JSON.parse(out) as AppliedLimits));
+    });
+    assert.equal(got.cpusVia, null);
+    const unasked = limitsCheck({ maxProcesses: 0, memoryBytes: 0, cpus: 0 }, got);
+    assert.equal(unasked.ok, true);
+    assert.match(
+      unasked.detail,
+      /^each kernel: no process limit \(--max-processes off\), no memory limit \(.*\), no CPU limit \(--cpus is unavailable here: no writable cgroup cpu controller\), at most 4,096 open files per process \(rlimit\), /,
+    );
+    assert.doesNotMatch(unasked.detail, /RLIMIT_CPU/);
+    const asked = limitsCheck({ maxProcesses: 0, memoryBytes: 0, cpus: 1 }, got);
+    assert.equal(asked.ok, false);
+    assert.match(
+      asked.detail,
+      /^not in force here: 1 CPU per kernel; no process limit .* — .*no CPU limit without a cpu cgroup \(RLIMIT_CPU counts total seconds, not a rate\)$/,
+    );
+    assert.match(asked.fix ?? "", /delegated cgroup v2 subtree/);
   });
 
   test("a limit not in force is a warning with the reason", () => {
     const check = limitsCheck(
-      { maxProcesses: 1024, memoryBytes: 0 },
+      { maxProcesses: 1024, memoryBytes: 0, cpus: 0 },
       {
         maxProcesses: null,
         memoryBytes: null,
+        cpus: null,
+        openFiles: 4096,
+        tmpfsBytes: 3 * 2 ** 30,
         via: "rlimit",
         processesVia: "rlimit",
         memoryVia: null,
+        cpusVia: "cgroup-v2",
         cgroups: {},
         cgroup: null,
         reason: "RLIMIT_NPROC is set but not enforced for root (uid 0)",
       },
+      false,
     );
     assert.equal(check.ok, false);
     assert.equal(
       check.detail,
-      "not in force here: 1,024 processes per kernel; no memory limit (--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one) — RLIMIT_NPROC is set but not enforced for root (uid 0)",
+      "not in force here: 1,024 processes per kernel; no memory limit (--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one), no CPU limit (--cpus N or NBAGENT_CPUS sets one, by cgroup v2 here), at most 4,096 open files per process (rlimit), /dev/shm: 3 GiB (tmpfs, an eighth of the RAM), the sandbox's /tmp unsized (this bubblewrap has no --size) — RLIMIT_NPROC is set but not enforced for root (uid 0)",
     );
   });
 });

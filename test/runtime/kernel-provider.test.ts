@@ -140,7 +140,7 @@ test("every local kernel gets the confinement (state root hidden, its session's 
       hide: [rt.artifacts.root],
       expose: [rt.artifacts.artifactsDir(rt.defaultSessionId)],
     });
-    assert.deepEqual(starts[0].limits, limits);
+    assert.deepEqual(starts[0].limits, { ...limits, cpus: 0 });
     assert.equal(starts[0].sandbox, undefined);
   } finally {
     await rt.dispose();
@@ -164,7 +164,7 @@ test("every local kernel gets the confinement (state root hidden, its session's 
     });
     assert.equal(r.error, undefined);
     assert.deepEqual(rec.starts[0].confinement, { hide: [stateRoot], expose: [] });
-    assert.deepEqual(rec.starts[0].limits, limits);
+    assert.deepEqual(rec.starts[0].limits, { ...limits, cpus: 0 });
     assert.equal(rec.starts[0].cwd, nbDir);
   } finally {
     await kernels.dispose();

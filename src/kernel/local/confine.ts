@@ -5,13 +5,13 @@
  */
 import { basename, dirname, resolve } from "node:path";
 import type { KernelConfinement, KernelLimits, KernelSandbox } from "../types.js";
-import { withDefaults } from "./limit-values.js";
+import { type InitLimits, initLimits } from "./limit-values.js";
 
 export interface ConfineSpec {
   hide: string[];
   expose: string[];
   /** The limits for limits.py's apply_limits, and the name of the kernel's cgroups. */
-  limits?: Required<KernelLimits>;
+  limits?: InitLimits;
   id?: string;
 }
 
@@ -33,7 +33,7 @@ export function confineSpec(
   return {
     hide,
     expose: [...own, ...(confinement?.expose ?? [])].map((p) => resolve(p)),
-    limits: withDefaults(limits),
+    limits: initLimits(limits),
     // The kernel's cgroups are named after its connection file (unique per launch, restarts too).
     id: basename(own[0] ?? "kernel").replace(/\.json$/, ""),
   };

@@ -41,7 +41,7 @@ import {
   readProcessRefusals,
   removeLimitCgroupsWhenEmpty,
 } from "./limits.js";
-import { bwrapArgs, writablePaths } from "./sandbox.js";
+import { bwrapArgs, bwrapSizesTmpfs, writablePaths } from "./sandbox.js";
 import { parseIsolationLine, watchdogSource } from "./watchdog.js";
 import { type HeartbeatOptions, ZmqTransport } from "./zmq-transport.js";
 
@@ -253,7 +253,8 @@ export class LocalKernelProcess implements LaunchedKernel {
       if (!bwrap) throw new KernelStartError({ kind: "no-sandbox", why: NO_BWRAP });
       const cwd = options.cwd ?? process.cwd();
       const writable = writablePaths(sandbox, cwd, dirname(file));
-      args = [...bwrapArgs(sandbox, writable, cwd), command, ...args];
+      const size = bwrapSizesTmpfs(bwrap) ? confine.limits?.tmpfsBytes : undefined;
+      args = [...bwrapArgs(sandbox, writable, cwd, size), command, ...args];
       command = bwrap;
     }
     const sandboxReport = sandbox

@@ -10,20 +10,32 @@ import { basename } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { assetPath } from "../../assets.js";
 import type { KernelLimitHit, KernelLimits } from "../types.js";
+import { initLimits } from "./limit-values.js";
 
 /** What limits.py's apply_limits answered (in the kernel's pid 1, before the kernel started). */
 export interface AppliedLimits {
   /** The limits in force; null: none. */
   maxProcesses: number | null;
   memoryBytes: number | null;
+  /** CPUs' worth of time per period (cgroup cpu.max / cpu.cfs_quota_us); null: none. */
+  cpus: number | null;
+  /** RLIMIT_NOFILE of every process of the kernel (soft and hard); null when it could not be set. */
+  openFiles: number | null;
+  /** The size of the kernel's /dev/shm (and, under --sandbox, of its $TMPDIR); null from an older init. */
+  tmpfsBytes: number | null;
+  /** How the process, memory and CPU limits are applied. */
   via: LimitMechanism | "mixed" | "none";
   processesVia: LimitMechanism | null;
   memoryVia: LimitMechanism | null;
+  /** Never "rlimit": RLIMIT_CPU counts total seconds, not a rate. */
+  cpusVia: Exclude<LimitMechanism, "rlimit"> | null;
   /** The cgroups made for this kernel (to read after its death, then remove). */
-  cgroups: { pids?: string; memory?: string };
+  cgroups: { pids?: string; memory?: string; cpu?: string };
   cgroup: string | null;
   /** Why a limit asked for is weaker than asked, or missing. */
   reason?: string;
+  /** The CPU limit's part of `reason` (there is no CPU limit without a cpu cgroup). */
+  cpusReason?: string;
 }
 
 export type LimitMechanism = "cgroup-v2" | "cgroup-v1" | "rlimit";
@@ -155,17 +167,21 @@ print(json.dumps(info), flush=True)
 }
 
 /**
- * What a kernel started now would get for `limits` (the doctor's probe: the limits are applied in a
- * throwaway process, whose groups are removed). Never throws: a probe that cannot run answers
- * via "none" with the reason.
+ * What a kernel started now would get for `limits` (the doctor's probe: the limits, with the
+ * open-files limit and the tmpfs size, are applied in a throwaway process, whose groups are
+ * removed). Never throws: a probe that cannot run answers via "none" with the reason.
  */
-export function probeLimits(python: string, limits: Required<KernelLimits>): Promise<AppliedLimits> {
+export function probeLimits(python: string, limits: KernelLimits): Promise<AppliedLimits> {
   const none = (reason: string): AppliedLimits => ({
     maxProcesses: null,
     memoryBytes: null,
+    cpus: null,
+    openFiles: null,
+    tmpfsBytes: null,
     via: "none",
     processesVia: null,
     memoryVia: null,
+    cpusVia: null,
     cgroups: {},
     cgroup: null,
     reason,
@@ -173,7 +189,7 @@ export function probeLimits(python: string, limits: Required<KernelLimits>): Pro
   return new Promise((resolve) => {
     let out = "";
     let err = "";
-    const child = spawn(python, ["-c", probeSource(), JSON.stringify(limits)], {
+    const child = spawn(python, ["-c", probeSource(), JSON.stringify(initLimits(limits))], {
       stdio: ["ignore", "pipe", "pipe"],
     });
     child.stdout.on("data", (d) => {

@@ -187,7 +187,9 @@ def _minimal_dev(libc):
     except _Refused:
         pass  # no ptys then (pty.openpty fails); everything else works
     os.mkdir("/dev/shm", 0o1777)
-    _mount(libc, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    # Sized (limits.py tmpfs_bytes: half the memory limit, else an eighth of the RAM), not the
+    # default half of the RAM: its pages count in no process the out-of-memory killer could end.
+    _mount(libc, "tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=%d" % tmpfs_bytes())
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, "/dev/" + name)
