@@ -624,6 +624,16 @@ def init_loop(kernel, status_fd, forwarded):
                 pass
 
 
+def read_to_end(fd):
+    """Every byte `fd` gives until its end (a pipe's writer closed it, or a file's end)."""
+    data = b""
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            return data
+        data += chunk
+
+
 def read_status(fd):
     """The init's last word on the status pipe: ("signal", N), ("exit", N) or None."""
     data = b""

@@ -30,14 +30,8 @@ if a and a[0].startswith(("--confine-fd=", "--confine-file=")):
     flag, _, where = a[0].partition("=")
     a = a[1:]
     fd = int(where) if flag == "--confine-fd" else os.open(where, os.O_RDONLY | os.O_NOFOLLOW)
-    data = b""
-    while True:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        data += chunk
+    confine = json.loads(read_to_end(fd))
     os.close(fd)
-    confine = json.loads(data)
     if confine.pop("exposeConnectionFile", False) and "-f" in a[:-1]:
         # A kernel started by a Jupyter server: its connection file, and its socket folder for ipc.
         own = a[a.index("-f") + 1]
