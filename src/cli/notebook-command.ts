@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createNotebookTool, notebookToolInfo } from "../tools/notebook.js";
+import { sandboxRoots } from "../tools/sandbox-paths.js";
 import type { Command } from "./command.js";
 import { NO_BOUND_SECONDS, UsageError } from "./params.js";
 import { runShownCall } from "./tool-view.js";
@@ -67,7 +68,8 @@ export const notebookCommand: Command = {
     if (readsOnly(parsed.params)) {
       // A read touches only the file: the notebook tool alone answers it, without the toolbox's
       // runtime and kernel code, which it would load and never use (docs/cli.md).
-      const tool = createNotebookTool({ cwd: parsed.cwd });
+      const roots = sandboxRoots(settings.sandbox !== undefined, parsed.cwd);
+      const tool = createNotebookTool({ cwd: parsed.cwd, roots });
       return runShownCall(
         { descriptor: { ...notebookToolInfo, create: () => tool }, tool },
         parsed.params,

@@ -4,10 +4,17 @@
  * only if nothing is at the path yet (a hard link of a fully written temp file, which fails when
  * the name exists), so a concurrent create or an existing file is never overwritten.
  */
-import { link, open, stat, unlink } from "node:fs/promises";
-import { dirname } from "node:path";
+import { type FileHandle, link, open, stat, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { tempPathBeside } from "../sys/atomic-write.js";
-import { type LoadedNotebook, loadNotebook, NotebookFileError } from "./file.js";
+import { OutsideRootsError, openDirWithin, pinnedPath, realRoots } from "../sys/confined-path.js";
+import {
+  type LoadedNotebook,
+  loadNotebook,
+  NotebookFileError,
+  type OpenOptions,
+  outsideRootsError,
+} from "./file.js";
 import type { JsonObject } from "./json.js";
 import type { Notebook } from "./model.js";
 import { serializeNotebook } from "./serialize.js";
@@ -64,24 +71,61 @@ async function writeNew(path: string, text: string): Promise<void> {
 
 /**
  * Writes `nb` as a new file at `path` and loads it back. Throws NotebookFileError: "exists" when
- * something is already there, "not_found" when the folder does not exist, "write_failed" otherwise.
+ * something is already there, "not_found" when the folder does not exist, "outside_roots" when
+ * `options.roots` are given and the folder leads out of them, "write_failed" otherwise. With roots
+ * the file is made through the folder's checked descriptor (sys/confined-path.ts).
  */
 export async function createNotebookFile(
   path: string,
   nb: Notebook,
   shownPath = path,
+  options: OpenOptions = {},
+): Promise<LoadedNotebook> {
+  if (!options.roots) return createIn(path, nb, shownPath, path, {});
+  const roots = realRoots(options.roots);
+  let dir: FileHandle;
+  try {
+    dir = (await openDirWithin(dirname(path), roots, basename(path))).handle;
+  } catch (e) {
+    if (e instanceof OutsideRootsError) throw outsideRootsError(e);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") {
+      const folderStat = await stat(dirname(path)).catch(() => undefined);
+      throw noFolder(shownPath, folderStat !== undefined);
+    }
+    throw new NotebookFileError(
+      "write_failed",
+      `Cannot create notebook ${shownPath}: ${(e as Error).message}`,
+    );
+  }
+  try {
+    return await createIn(join(pinnedPath(dir), basename(path)), nb, shownPath, path, { roots });
+  } finally {
+    await dir.close();
+  }
+}
+
+function noFolder(shownPath: string, exists: boolean): NotebookFileError {
+  const why = exists
+    ? `${dirname(shownPath)} is not a folder`
+    : `its folder ${dirname(shownPath)} does not exist`;
+  return new NotebookFileError(
+    "not_found",
+    `Cannot create notebook ${shownPath}: ${why}. Nothing was created; create the folder first (for example with the python tool).`,
+  );
+}
+
+/** createNotebookFile through `path` (the path, or a pinned name for it); `real` names it afterwards. */
+async function createIn(
+  path: string,
+  nb: Notebook,
+  shownPath: string,
+  real: string,
+  options: OpenOptions,
 ): Promise<LoadedNotebook> {
   const folder = dirname(path);
   const folderStat = await stat(folder).catch(() => undefined);
-  if (!folderStat?.isDirectory()) {
-    const why = folderStat
-      ? `${dirname(shownPath)} is not a folder`
-      : `its folder ${dirname(shownPath)} does not exist`;
-    throw new NotebookFileError(
-      "not_found",
-      `Cannot create notebook ${shownPath}: ${why}. Nothing was created; create the folder first (for example with the python tool).`,
-    );
-  }
+  if (!folderStat?.isDirectory()) throw noFolder(shownPath, folderStat !== undefined);
   const text = serializeNotebook(nb);
   const tmp = tempPathBeside(path);
   try {
@@ -102,10 +146,10 @@ export async function createNotebookFile(
     }
     throw new NotebookFileError(
       "write_failed",
-      `Cannot create notebook ${shownPath}: ${(e as Error).message}`,
+      `Cannot create notebook ${shownPath}: ${(e as Error).message.replaceAll(folder, dirname(real))}`,
     );
   } finally {
     await unlink(tmp).catch(() => {});
   }
-  return loadNotebook(path, shownPath);
+  return loadNotebook(path, shownPath, options);
 }

@@ -8,13 +8,21 @@
 import { isUtf8 } from "node:buffer";
 import { type BigIntStats, constants, renameSync, statSync } from "node:fs";
 import { access, type FileHandle, open, realpath, stat, unlink } from "node:fs/promises";
-import { dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { createTempBeside } from "../sys/atomic-write.js";
+import {
+  type OutsidePath,
+  OutsideRootsError,
+  openDirWithin,
+  openFileWithin,
+  pinnedPath,
+  realRoots,
+} from "../sys/confined-path.js";
 import { decodeJson } from "./decode.js";
 import type { JsonValue } from "./json.js";
 import { LockTimeoutError, withFileLock } from "./lock.js";
 import { assertNotebook, type Notebook, NotebookStructureError } from "./model.js";
-import { NotRegularFileError, openRegular } from "./regular-file.js";
+import { kindOf, NotRegularFileError, openRegular } from "./regular-file.js";
 import { JsonSyntaxError } from "./scan.js";
 import { NBFORMAT_STYLE } from "./serialize.js";
 import { type Layout, layoutOf, render } from "./splice.js";
@@ -67,6 +75,18 @@ export interface LoadedNotebook {
    * save writes; the file on disk stays version 3 until then (docs/notebook-tool.md).
    */
   upgradedFrom?: 3;
+  /**
+   * Under --sandbox: the folders (real paths) the file must stay in — every later load and save of
+   * it (a run's too) opens it only there (docs/isolation.md, "The notebook and artifact tools under
+   * --sandbox"). Undefined: links are followed anywhere (docs/notebook-tool.md, "Files").
+   */
+  roots?: readonly string[];
+}
+
+/** How a notebook may be opened. */
+export interface OpenOptions {
+  /** Open only inside these folders, never through a link out of them (see LoadedNotebook.roots). */
+  roots?: readonly string[];
 }
 
 export type NotebookErrorCode =
@@ -79,17 +99,27 @@ export type NotebookErrorCode =
   | "conflict"
   | "locked"
   | "write_failed"
-  | "exists";
+  | "exists"
+  | "outside_roots";
 
-/** A load/save failure; `message` is the text for the user (without the Error: prefix). */
+/**
+ * A load/save failure; `message` is the text for the user (without the Error: prefix) — except for
+ * "outside_roots", whose `outside` tools/ words (sandbox-paths.ts).
+ */
 export class NotebookFileError extends Error {
   constructor(
     readonly code: NotebookErrorCode,
     message: string,
     readonly reason?: string,
+    readonly outside?: OutsidePath,
   ) {
     super(message);
   }
+}
+
+/** The refusal of a path that leads out of the roots. */
+export function outsideRootsError(e: OutsideRootsError): NotebookFileError {
+  return new NotebookFileError("outside_roots", e.message, "outside the sandbox's roots", e.outside);
 }
 
 function fingerprintOf(st: BigIntStats, content: Buffer[]): Fingerprint {
@@ -124,14 +154,43 @@ async function readAll(fh: FileHandle, size: number): Promise<Buffer> {
   }
 }
 
-/** Reads and checks a notebook. `shownPath` is how errors name it (the path the user gave). */
-export async function loadNotebook(path: string, shownPath = path): Promise<LoadedNotebook> {
+/** Opens the notebook at `path` for reading: inside the roots only, when given. */
+async function openNotebook(
+  path: string,
+  roots: readonly string[] | undefined,
+): Promise<{ fh: FileHandle; real: string }> {
+  if (!roots) {
+    const real = await realpath(path);
+    return { fh: await openRegular(real), real };
+  }
+  const { handle, real } = await openFileWithin(
+    path,
+    roots,
+    constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY,
+    (st) => {
+      if (!st.isFile()) throw new NotRegularFileError(kindOf(st));
+    },
+  );
+  return { fh: handle, real };
+}
+
+/**
+ * Reads and checks a notebook. `shownPath` is how errors name it (the path the user gave); with
+ * `roots`, a path that leads out of them is refused ("outside_roots") before anything is read.
+ */
+export async function loadNotebook(
+  path: string,
+  shownPath = path,
+  options: OpenOptions = {},
+): Promise<LoadedNotebook> {
+  const roots = options.roots && realRoots(options.roots);
   let real: string;
   let buf: Buffer;
   let st: BigIntStats;
   try {
-    real = await realpath(path);
-    const fh = await openRegular(real);
+    const opened = await openNotebook(path, roots);
+    real = opened.real;
+    const fh = opened.fh;
     try {
       st = await fh.stat({ bigint: true });
       buf = await readAll(fh, Number(st.size));
@@ -139,6 +198,7 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
       await fh.close();
     }
   } catch (e) {
+    if (e instanceof OutsideRootsError) throw outsideRootsError(e);
     if (e instanceof NotRegularFileError) {
       throw new NotebookFileError(
         "not_a_file",
@@ -198,6 +258,7 @@ export async function loadNotebook(path: string, shownPath = path): Promise<Load
     // An upgraded notebook is written whole, as nbformat.write writes it.
     layout: upgradedFrom ? { style: NBFORMAT_STYLE } : layoutOf(buf, value, cellSpans),
     ...(upgradedFrom ? { upgradedFrom } : {}),
+    ...(roots ? { roots } : {}),
   };
 }
 
@@ -281,7 +342,11 @@ function differs(st: BigIntStats, fp: Fingerprint): boolean {
  * fingerprint stayed racy for good: a run, whose saves all land within a tick of their fingerprint,
  * read the whole notebook back before every cell (a 1,000-cell run spent ~0.25 s comparing).
  */
-async function changedSince(path: string, fp: Fingerprint): Promise<string | undefined> {
+async function changedSince(
+  path: string,
+  fp: Fingerprint,
+  roots?: readonly string[],
+): Promise<string | undefined> {
   const lookedAt = Date.now();
   let st: BigIntStats;
   try {
@@ -291,7 +356,14 @@ async function changedSince(path: string, fp: Fingerprint): Promise<string | und
   }
   if (differs(st, fp)) return "it was modified";
   if (fp.racy) {
-    const fh = await openRegular(path);
+    let fh: FileHandle;
+    try {
+      fh = (await openNotebook(path, roots)).fh;
+    } catch (e) {
+      // Swapped for a link out of the roots between the stat and the open.
+      if (e instanceof OutsideRootsError) return "it was replaced by a link";
+      throw e;
+    }
     try {
       if (!sameBytes(await readAll(fh, fp.size), fp.content)) return "its content changed";
     } finally {
@@ -304,7 +376,7 @@ async function changedSince(path: string, fp: Fingerprint): Promise<string | und
 
 /** Why the file on disk no longer matches what `loaded` was read (or last saved) as; undefined when it does. */
 export function changedOnDisk(loaded: LoadedNotebook): Promise<string | undefined> {
-  return changedSince(loaded.path, loaded.fingerprint);
+  return changedSince(loaded.path, loaded.fingerprint, loaded.roots);
 }
 
 /** What a save did besides writing the notebook, for the user to hear about. */
@@ -348,9 +420,33 @@ async function assertWritable(loaded: LoadedNotebook, shownPath: string): Promis
  * fingerprint is updated so the same LoadedNotebook can be saved again later.
  */
 export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.path): Promise<SaveResult> {
-  const target = loaded.path;
-  await assertWritable(loaded, shownPath);
-  const removedLeftovers = await sweepLeftovers(target).catch(() => []);
+  if (!loaded.roots) return saveIn(loaded, loaded.path, shownPath);
+  // Under --sandbox every step goes through the folder's descriptor, checked to be inside the
+  // roots: a folder of the path swapped for a link meanwhile cannot lead the temp file, the lock or
+  // the rename anywhere else (confined-path.ts).
+  let dir: Awaited<ReturnType<typeof openDirWithin>>;
+  try {
+    dir = await openDirWithin(dirname(loaded.path), loaded.roots, basename(loaded.path));
+  } catch (e) {
+    if (e instanceof OutsideRootsError) throw outsideRootsError(e);
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") throw conflict("it was deleted or moved", shownPath);
+    throw new NotebookFileError(
+      "write_failed",
+      `Cannot write notebook ${shownPath}: ${(e as Error).message}. Nothing was written.`,
+    );
+  }
+  try {
+    return await saveIn(loaded, join(pinnedPath(dir.handle), basename(loaded.path)), shownPath);
+  } finally {
+    await dir.handle.close();
+  }
+}
+
+/** saveNotebook with `target` the name it writes through (the real path, or a pinned one). */
+async function saveIn(loaded: LoadedNotebook, target: string, shownPath: string): Promise<SaveResult> {
+  await assertWritable({ ...loaded, path: target }, shownPath);
+  const removedLeftovers = await sweepLeftovers(target, false, loaded.path).catch(() => []);
   const { chunks, layout } = render(loaded.notebook, loaded.layout);
   const notKept: SaveResult["notKept"] = {};
   let written: Fingerprint | undefined;
@@ -383,12 +479,12 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
       "write_failed",
       code === "EACCES" || code === "EPERM"
         ? `Cannot write notebook ${shownPath}: its folder is not writable for this user (a save writes a new file beside the notebook and renames it over the old one). Nothing was written.`
-        : `Cannot write notebook ${shownPath}: ${(e as Error).message}. Nothing was written.`,
+        : `Cannot write notebook ${shownPath}: ${(e as Error).message.replaceAll(dirname(target), dirname(loaded.path))}. Nothing was written.`,
     );
   }
   try {
     await withFileLock(target, async () => {
-      const why = await changedSince(target, loaded.fingerprint);
+      const why = await changedSince(target, loaded.fingerprint, loaded.roots);
       if (why) throw conflict(why, shownPath);
       // Once more right before the rename, synchronously, so that only two system calls separate
       // the last look from the replace: a writer that does not take our lock can slip in only there.
@@ -408,15 +504,14 @@ export async function saveNotebook(loaded: LoadedNotebook, shownPath = loaded.pa
   } catch (e) {
     await unlink(tmp).catch(() => {});
     if (e instanceof NotebookFileError) throw e;
+    // A pinned folder (/proc/self/fd/N) is named by its real path in the texts.
+    const said = (e as Error).message.replaceAll(dirname(target), dirname(loaded.path));
     if (e instanceof LockTimeoutError) {
-      throw new NotebookFileError(
-        "locked",
-        `Notebook is busy: ${e.message}. Nothing was written; try again.`,
-      );
+      throw new NotebookFileError("locked", `Notebook is busy: ${said}. Nothing was written; try again.`);
     }
     throw new NotebookFileError(
       "write_failed",
-      `Cannot write notebook ${shownPath}: ${(e as Error).message}. Nothing was written.`,
+      `Cannot write notebook ${shownPath}: ${said}. Nothing was written.`,
     );
   }
   await syncDirectory(dirname(target));

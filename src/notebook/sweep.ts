@@ -17,11 +17,14 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** The names removed (empty when there was nothing to remove or it ran moments ago). */
-export async function sweepLeftovers(target: string, force = false): Promise<string[]> {
+/**
+ * The names removed (empty when there was nothing to remove or it ran moments ago). `key` names the
+ * notebook for "moments ago" when `target` is a pinned name (/proc/self/fd/N/…, confined-path.ts).
+ */
+export async function sweepLeftovers(target: string, force = false, key = target): Promise<string[]> {
   const now = Date.now();
-  if (!force && now - (lastSweep.get(target) ?? 0) < EVERY_MS) return [];
-  lastSweep.set(target, now);
+  if (!force && now - (lastSweep.get(key) ?? 0) < EVERY_MS) return [];
+  lastSweep.set(key, now);
   if (lastSweep.size > 1000) lastSweep.clear();
   const dir = dirname(target);
   const name = basename(target);

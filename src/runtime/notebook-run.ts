@@ -195,7 +195,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
   };
   /** Re-reads the file and carries this run's outputs into it (a writer changed it meanwhile). */
   const refresh = async () => {
-    const fresh = await loadNotebook(loaded.path);
+    const fresh = await loadNotebook(loaded.path, loaded.path, { roots: loaded.roots });
     // The path is now a link to another file (a kernel or another user could put one there): the
     // run's outputs are not written into a file nobody named.
     if (fresh.path !== loaded.path)

@@ -9,6 +9,7 @@ import { createNotebookTool, notebookToolInfo } from "./notebook.js";
 import { createNotebookExecutor } from "./notebook-executor.js";
 import type { NotebookParams } from "./notebook-params.js";
 import type { NotebookDetails } from "./notebook-types.js";
+import { sandboxRoots } from "./sandbox-paths.js";
 
 export const notebookDescriptor: ToolDescriptor<NotebookParams, NotebookDetails> = {
   ...notebookToolInfo,
@@ -17,5 +18,6 @@ export const notebookDescriptor: ToolDescriptor<NotebookParams, NotebookDetails>
       cwd,
       executor: createNotebookExecutor({ runtime, runs }),
       newNotebookKernel: async () => (await runtime.kernelSpecInfo()) ?? DEFAULT_KERNELSPEC,
+      roots: sandboxRoots(runtime.kernels.sandbox !== undefined, cwd),
     }),
 };

@@ -23,6 +23,7 @@ import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { cellRan, emptyDetails, type PythonToolDetails } from "./python-result.js";
 import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
 import type { RunRegistry } from "./runs.js";
+import { fileErrorText } from "./sandbox-paths.js";
 import { errorResult, type ToolResult, type ToolUpdate } from "./types.js";
 
 /** Indices of the runnable code cells above `index`. */
@@ -106,9 +107,9 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     };
     let loaded: Awaited<ReturnType<typeof loadNotebook>>;
     try {
-      loaded = await loadNotebook(request.path, request.shownPath);
+      loaded = await loadNotebook(request.path, request.shownPath, { roots: request.roots });
     } catch (err) {
-      if (err instanceof NotebookFileError) return errorResult(err.message, base);
+      if (err instanceof NotebookFileError) return errorResult(fileErrorText(err, request.shownPath), base);
       throw err;
     }
     const nb = loaded.notebook;
@@ -266,7 +267,10 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       }
       const result = (await recorder.result()) as ToolResult<NotebookRunDetails>;
       if (failure !== undefined) {
-        const msg = describeFailure(failure);
+        const msg =
+          failure instanceof NotebookFileError
+            ? fileErrorText(failure, request.shownPath)
+            : describeFailure(failure);
         const prefix = failure instanceof NotebookFileError ? "" : "could not start the notebook's kernel: ";
         return errorResult(`${prefix}${msg}`, result.details);
       }
@@ -287,7 +291,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         ran.length === 0
           ? ""
           : outcome?.saveError
-            ? `The outputs of the cells that ran since the last save are NOT in the file: ${outcome.saveError.message.replace(/ Nothing was written;.*$/, "")}. They are shown below.`
+            ? `The outputs of the cells that ran since the last save are NOT in the file: ${fileErrorText(outcome.saveError, request.shownPath).replace(/ Nothing was (read or )?written[;.].*$/, "")}. They are shown below.`
             : unsaved.length === 0
               ? "Outputs of the cells that ran are saved in the notebook."
               : "Outputs of the other cells that ran are saved in the notebook.";

@@ -42,6 +42,8 @@ export interface ReadImageDetails extends ImageDetails {
 export interface NotebookRunRequest {
   /** Real absolute path of the notebook (already saved when called after an edit). */
   path: string;
+  /** Under --sandbox: the folders it must stay in (every load and save of the run checks). */
+  roots?: readonly string[];
   /** The path as the user gave it, for messages. */
   shownPath: string;
   /** Indices of the cells to run, in order. */

@@ -24,6 +24,7 @@ import { checkLoaded, invalidNote } from "./notebook-problems.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
 import type { ImageBudget } from "./python-images.js";
 import { cellRunRefs } from "./result-refs.js";
+import { fileErrorText } from "./sandbox-paths.js";
 import { errorResult, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
 
 export type { NotebookParams } from "./notebook-params.js";
@@ -40,6 +41,11 @@ export interface NotebookToolOptions {
   images?: ImageBudget;
   /** The kernel a notebook created by insert is set up for (default python3, "Python 3 (ipykernel)"). */
   newNotebookKernel?: () => Promise<NotebookKernelSpec>;
+  /**
+   * Under --sandbox: the folders notebooks must really be in (sandbox-paths.ts `sandboxRoots`);
+   * a path that leads out of them is refused. Undefined: links are followed anywhere.
+   */
+  roots?: readonly string[];
 }
 
 const NO_EXECUTOR =
@@ -67,7 +73,7 @@ export const notebookToolInfo = {
 } satisfies Omit<ToolDescriptor<NotebookParams, NotebookDetails>, "create">;
 
 export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookParams, NotebookDetails> {
-  const { cwd, executor } = options;
+  const { cwd, executor, roots } = options;
   const readBudget = options.readBudget ?? 40_000;
   const withRun = Boolean(executor);
 
@@ -109,13 +115,13 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
       const perform = async () => {
         let loaded: LoadedNotebook;
         try {
-          loaded = await loadNotebook(path, shownPath);
+          loaded = await loadNotebook(path, shownPath, { roots });
         } catch (e) {
           if (!(e instanceof NotebookFileError)) throw e;
           if (e.code === "not_found" && params.action === "insert") {
-            return createWithCell({ ...common, path, newNotebookKernel: options.newNotebookKernel });
+            return createWithCell({ ...common, path, roots, newNotebookKernel: options.newNotebookKernel });
           }
-          return fail(e.message);
+          return fail(fileErrorText(e, shownPath));
         }
         const check = await checkLoaded(loaded);
         if (params.cell_id !== undefined) {

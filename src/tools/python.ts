@@ -30,6 +30,7 @@ import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./py
 import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
+import { fileErrorText, sandboxRoots } from "./sandbox-paths.js";
 import { schemaProblem, Type } from "./schema.js";
 import {
   checkExportTarget,
@@ -193,6 +194,8 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
   const updateEvery = options.updateIntervalMs ?? 250;
   // Where calls go on in the background, one without a timeout has no time limit (docs/runs.md).
   const background = options.runs?.background === true;
+  // Under --sandbox: notebook_path and export_notebook stay inside the session's folder.
+  const roots = sandboxRoots(options.runtime.kernels.sandbox !== undefined, options.cwd);
   return {
     name: pythonDescriptor.name,
     label: pythonDescriptor.label,
@@ -236,7 +239,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       const exportTo =
         params.export_notebook === undefined
           ? undefined
-          : { path: expandPath(params.export_notebook, options.cwd), shown: params.export_notebook };
+          : { path: expandPath(params.export_notebook, options.cwd), shown: params.export_notebook, roots };
       if (exportTo) {
         const none = cells.length ? " No cell ran." : "";
         if (params.notebook_path !== undefined)
@@ -250,7 +253,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
             emptyDetails(cwd),
           );
         try {
-          await checkExportTarget(exportTo.path, exportTo.shown);
+          await checkExportTarget(exportTo.path, exportTo.shown, roots);
         } catch (err) {
           if (record.transient && mode === "per-call") await records.discard(record);
           if (err instanceof SessionExportError)
@@ -265,7 +268,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
               details,
             );
           try {
-            details.exported = await exportSessionNotebook(record, exportTo.path, exportTo.shown);
+            details.exported = await exportSessionNotebook(record, exportTo.path, exportTo.shown, roots);
           } catch (err) {
             if (err instanceof SessionExportError) return errorResult(err.message, details);
             throw err;
@@ -284,6 +287,9 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           const loaded = await loadNotebook(
             expandPath(params.notebook_path, options.cwd),
             params.notebook_path,
+            {
+              roots,
+            },
           );
           ({ spec } = await notebookSession(
             loaded.path,
@@ -293,7 +299,8 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
             params.cwd ? cwd : undefined,
           ));
         } catch (err) {
-          if (err instanceof NotebookFileError) return errorResult(err.message, emptyDetails(cwd));
+          if (err instanceof NotebookFileError)
+            return errorResult(fileErrorText(err, params.notebook_path), emptyDetails(cwd));
           throw err;
         }
       }
@@ -481,13 +488,13 @@ class RecordWrites {
 async function exportAfterRun(
   result: ToolResult<PythonToolDetails>,
   record: SessionRecord,
-  to: { path: string; shown: string },
+  to: { path: string; shown: string; roots?: readonly string[] },
   recordFailure: string | undefined,
 ): Promise<void> {
   const first = result.content[0] as { type: "text"; text: string };
   let line: string;
   try {
-    const exported = await exportSessionNotebook(record, to.path, to.shown);
+    const exported = await exportSessionNotebook(record, to.path, to.shown, to.roots);
     result.details.exported = exported;
     line = exportText(exported);
     if (recordFailure)

@@ -19,6 +19,8 @@ import {
   splitOutputLines,
 } from "../notebook/index.js";
 import type { KernelRecordEvent, RecordEntry, SessionRecord } from "../runtime/session-record.js";
+import { checkWithin, OutsideRootsError } from "../sys/confined-path.js";
+import { fileErrorText, outsideRootsText } from "./sandbox-paths.js";
 
 /** What an export wrote. */
 export interface SessionExport {
@@ -128,12 +130,28 @@ export function sessionNotebook(entries: readonly RecordEntry[]): {
   return { notebook: nb, cells, stateLost, omitted };
 }
 
-/** Checks the target before anything runs: a .ipynb path in an existing folder with nothing there. */
-export async function checkExportTarget(path: string, shown: string): Promise<void> {
+/**
+ * Checks the target before anything runs: a .ipynb path in an existing folder with nothing there
+ * (and, under --sandbox, not leading out of `roots`: sandbox-paths.ts).
+ */
+export async function checkExportTarget(
+  path: string,
+  shown: string,
+  roots?: readonly string[],
+): Promise<void> {
   if (!path.toLowerCase().endsWith(".ipynb"))
     throw new SessionExportError(
       `cannot export to ${shown}: the path must end in .ipynb. Nothing was written.`,
     );
+  if (roots) {
+    try {
+      await checkWithin(path, roots);
+    } catch (err) {
+      if (err instanceof OutsideRootsError)
+        throw new SessionExportError(`cannot export to ${outsideRootsText(shown, err.outside)}`);
+      throw err;
+    }
+  }
   const there = await stat(path).catch(() => undefined);
   if (there)
     throw new SessionExportError(
@@ -151,13 +169,17 @@ export async function exportSessionNotebook(
   record: SessionRecord,
   path: string,
   shown: string,
+  roots?: readonly string[],
 ): Promise<SessionExport> {
-  await checkExportTarget(path, shown);
+  await checkExportTarget(path, shown, roots);
   const built = sessionNotebook(await record.read());
   try {
-    await createNotebookFile(path, built.notebook, shown);
+    await createNotebookFile(path, built.notebook, shown, { roots });
   } catch (err) {
-    if (err instanceof NotebookFileError) throw new SessionExportError(err.message);
+    if (err instanceof NotebookFileError)
+      throw new SessionExportError(
+        err.outside ? `cannot export to ${fileErrorText(err, shown)}` : err.message,
+      );
     throw err;
   }
   return { path: shown, cells: built.cells, stateLost: built.stateLost, omitted: built.omitted };

@@ -16,6 +16,7 @@ import {
 import type { NotebookParams } from "../notebook-params.js";
 import type { NotebookDetails, NotebookExecutor } from "../notebook-types.js";
 import type { ImageBudget } from "../python-images.js";
+import { fileErrorText } from "../sandbox-paths.js";
 import type { ToolResult, ToolUpdate } from "../types.js";
 
 export interface ActionContext {
@@ -126,7 +127,7 @@ export async function save(ctx: ActionContext): Promise<void> {
   try {
     result = await saveNotebook(ctx.loaded, ctx.shownPath);
   } catch (e) {
-    if (e instanceof NotebookFileError) throw new ToolError(e.message);
+    if (e instanceof NotebookFileError) throw new ToolError(fileErrorText(e, ctx.shownPath));
     throw e;
   }
   const notes = saveNotes(result, ctx.shownPath);
@@ -186,6 +187,7 @@ export async function thenRun(
   const go = async (edited: ToolResult<NotebookDetails>): Promise<ToolResult<NotebookDetails>> => {
     const run = await executor.run({
       path: ctx.loaded.path,
+      ...(ctx.loaded.roots ? { roots: ctx.loaded.roots } : {}),
       shownPath: ctx.shownPath,
       cellIndices: [index],
       ...(typeof id === "string" && id ? { cellId: id } : {}),

@@ -15,12 +15,15 @@ import {
   newNotebook,
 } from "../../notebook/index.js";
 import type { NotebookDetails } from "../notebook-types.js";
+import { fileErrorText } from "../sandbox-paths.js";
 import { errorResult, type ToolResult } from "../types.js";
 import { type ActionContext, cells, ok, thenRun } from "./context.js";
 
 export interface CreateOptions extends Omit<ActionContext, "loaded"> {
   /** Absolute path of the file to create. */
   path: string;
+  /** Under --sandbox: the folders the file must be made in (notebook.ts). */
+  roots?: readonly string[];
   /** The kernel a new notebook is for (default python3). */
   newNotebookKernel?: () => Promise<NotebookKernelSpec>;
 }
@@ -44,9 +47,9 @@ export async function createWithCell(options: CreateOptions): Promise<ToolResult
   nb.cells.push(first);
   let loaded: ActionContext["loaded"];
   try {
-    loaded = await createNotebookFile(options.path, nb, shownPath);
+    loaded = await createNotebookFile(options.path, nb, shownPath, { roots: options.roots });
   } catch (e) {
-    if (e instanceof NotebookFileError) return fail(e.message);
+    if (e instanceof NotebookFileError) return fail(fileErrorText(e, shownPath));
     throw e;
   }
   const cell = loaded.notebook.cells[0];

@@ -25,6 +25,7 @@ export const run: ActionHandler = async (ctx) => {
   for (let i = start; i <= stop; i++) cellIndices.push(i);
   return ctx.executor!.run({
     path: loaded.path,
+    ...(loaded.roots ? { roots: loaded.roots } : {}),
     shownPath,
     cellIndices,
     params: p,

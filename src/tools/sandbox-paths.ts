@@ -1,0 +1,41 @@
+/**
+ * Where the notebook tools may read and write under --sandbox, and the words for a path refused
+ * there (docs/isolation.md, "The notebook and artifact tools under --sandbox"). The sandbox lets a
+ * kernel write its working directory — the session's, or a folder below it — so a kernel may have
+ * planted any link in it: the tools open a notebook only when where it really is (checked on the
+ * open descriptor, sys/confined-path.ts) lies inside that folder. Without the sandbox: no roots,
+ * links are followed as docs/notebook-tool.md says.
+ */
+import { dirname, resolve } from "node:path";
+import type { NotebookFileError } from "../notebook/index.js";
+import type { OutsidePath } from "../sys/confined-path.js";
+
+/** The roots for a host whose kernels run in the sandbox (or not): the session's folder. */
+export function sandboxRoots(sandboxed: boolean, cwd: string): string[] | undefined {
+  return sandboxed ? [cwd] : undefined;
+}
+
+/** "/a" or "/a or /b". */
+function rootsText(roots: readonly string[]): string {
+  return roots.join(" or ");
+}
+
+/** Why `shownPath` was refused, for the model (without the Error: prefix). */
+export function outsideRootsText(shownPath: string, o: OutsidePath): string {
+  const roots = rootsText(o.roots);
+  const tail = `Nothing was read or written.`;
+  if (!o.link) {
+    return `${shownPath} is outside what the sandbox lets a kernel write: ${o.real} is not inside ${roots}. Under --sandbox notebooks are read and written only inside ${roots}. ${tail}`;
+  }
+  const how =
+    o.link.link === o.path
+      ? `it is a symbolic link to ${o.link.target}`
+      : `it goes through the symbolic link ${o.link.link} -> ${o.link.target}`;
+  const leads = resolve(dirname(o.link.link), o.link.target) === o.real ? "" : `, so it leads to ${o.real}`;
+  return `${shownPath} resolves outside what the sandbox lets a kernel write: ${how}${leads}, which is not inside ${roots}. A kernel can plant such a link, so under --sandbox no link out of ${roots} is followed. ${tail}`;
+}
+
+/** A load/save failure's text: its message, or for a path out of the roots the words above. */
+export function fileErrorText(e: NotebookFileError, shownPath: string): string {
+  return e.outside ? outsideRootsText(shownPath, e.outside) : e.message;
+}
