@@ -194,14 +194,20 @@ for (const who of PRINCIPALS) {
       }
     });
 
-    test("2. loopback IOPub snooping: session B's kernel SUBscribes to every listening loopback port and unix socket and never gets session A's output (one host)", async () => {
+    test("2. loopback IOPub snooping: a forked kernel (session C, the third of a kind) SUBscribes to every listening loopback port and unix socket and never gets session A's output (one host)", async () => {
       const place = newPlace(who);
       const marker = newMarker();
       await withHost(place, [], {}, async (host) => {
-        assert.match((await host.python("print('up')", { session: "A" })).text, /^up$/m);
-        const r = await snoopAround(hostCall(host), "B", place.cwd, marker, async () => {
+        for (const s of ["A", "B"])
+          assert.match((await host.python("print('up')", { session: s })).text, /^up$/m);
+        const r = await snoopAround(hostCall(host), "C", place.cwd, marker, async () => {
           return (await host.python(victimPrints(marker), { session: "A" })).text;
         });
+        const servers = forkServersOf(host.child.pid ?? 0);
+        assert.ok(
+          servers.some((s) => descendants(s.pid).length > 0),
+          `session C was not forked:\n${r.attack}`,
+        );
         assertNotSnooped(r, marker);
       });
     });
