@@ -116,16 +116,18 @@ const LIFELINE = "lifeline";
  * the server's lifeline FIFO instead, which reaches end of input exactly when the server is gone
  * (it holds the only writer), also when it is SIGKILLed.
  */
-function lifelinePrefix(dir: string): string {
-  const path = JSON.stringify(join(dir, LIFELINE));
+function lifelinePrefix(): string {
+  // The FIFO is beside the confinement file the kernelspec names (its path is not written into this
+  // code: the code is on the command line, which every user's ps shows).
   return `
-import os as _os
+import os as _os, sys as _sys
 try:
-    _fd = _os.open(${path}, _os.O_RDONLY | _os.O_NONBLOCK)
+    _at = [a for a in _sys.argv if a.startswith("--confine-file=")][0][len("--confine-file="):]
+    _fd = _os.open(_os.path.join(_os.path.dirname(_at), ${JSON.stringify(LIFELINE)}), _os.O_RDONLY | _os.O_NONBLOCK)
     _os.set_blocking(_fd, True)
     _os.dup2(_fd, 0)
     _os.close(_fd)
-except OSError as _err:
+except (OSError, IndexError) as _err:
     _os.write(2, ("nbagent: no lifeline to the gateway server (%s); the kernel will end at once\\n" % _err).encode())
 `;
 }
@@ -148,6 +150,7 @@ except FileNotFoundError:
 os.mkfifo(lifeline, 0o600)
 keep = os.open(lifeline, os.O_RDWR)  # never written; not inherited (PEP 446); closes when the server dies
 sys.argv = ["nbagent-gateway"] + sys.argv[2:]
+import stat
 from jupyter_server.serverapp import ServerApp
 from jupyter_client.ioloop import AsyncIOLoopKernelManager
 
@@ -158,9 +161,22 @@ class NbagentKernelManager(AsyncIOLoopKernelManager):
     another's. TCP on 127.0.0.1 only where the socket path would be too long."""
 
     def _ipc_folder(self):
+        # In the user's socket root, as local kernels' (connection-file.ts socketRoot), named as the
+        # hosts name theirs with the server's pid, so a host sweeps what a SIGKILLed server left.
         base = os.path.dirname(self.connection_file or "")
-        kid = os.path.basename(self.connection_file or "").replace("kernel-", "")[:12]
-        folder = os.path.join(base, "ipc-" + kid)
+        kid = os.path.basename(self.connection_file or "").replace("kernel-", "").replace("-", "")[:12]
+        root = "/tmp/nbagent-ipc-%d" % os.getuid()
+        try:
+            os.mkdir(root, 0o700)
+        except OSError:
+            pass
+        try:
+            st = os.lstat(root)
+            if not (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and st.st_mode & 0o077 == 0):
+                root = base
+        except OSError:
+            root = base
+        folder = os.path.join(root, "kernel-%d-%s.ipc" % (os.getpid(), kid))
         return folder if base and len(os.path.join(folder, "k-99").encode()) <= 107 else None
 
     def _transport_default(self):
@@ -349,7 +365,7 @@ function writeKernelSpec(dir: string, python: string, pidNamespace: boolean): st
     argv: [
       python,
       "-c",
-      `${lifelinePrefix(dir)}\n${watchdogSource()}`,
+      `${lifelinePrefix()}\n${watchdogSource()}`,
       // The server's kernels see none of nbagent's state (its token is in info.json there, other
       // kernels' connection files in runtime/): the whole state directory is hidden, only the
       // kernel's own connection file and socket folder are put back (docs/isolation.md). Read

@@ -17,7 +17,8 @@ export interface ConfineSpec {
 
 /**
  * Hidden: the caller's folders (default: the per-user state directory, the parent of the
- * connection-file folder), always the connection-file folder itself, and without network the
+ * connection-file folder), always the connection-file folder itself and the folder of each own path
+ * (the user's socket root, connection-file.ts `socketRoot`), and without network the
  * host's /run (its unix sockets — a system bus, a container daemon — would be a way out).
  * Put back: the kernel's own connection file (and its socket folder), then the caller's paths.
  */
@@ -29,6 +30,9 @@ export function confineSpec(
   limits?: KernelLimits,
 ): ConfineSpec {
   const hide = [...(confinement?.hide ?? [dirname(resolve(runtimeDir))]), resolve(runtimeDir)];
+  // The folders the kernel's own files sit in (the connection-file folder, the user's socket root):
+  // every other kernel's files there are hidden too.
+  for (const p of own) if (!hide.includes(dirname(resolve(p)))) hide.push(dirname(resolve(p)));
   if (sandbox && !sandbox.network) hide.push("/run", "/var/run");
   return {
     hide,

@@ -12,6 +12,7 @@
  * the kernel's "Address already in use" exit and starts again with fresh ports.
  */
 import { randomBytes, randomUUID } from "node:crypto";
+import { lstatSync, mkdirSync } from "node:fs";
 import { chmod, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { basename, dirname, join } from "node:path";
@@ -134,15 +135,62 @@ export async function writeConnectionFile(info: ConnectionInfo, base: string): P
 /** The longest path a unix socket can have (sun_path, less its final NUL). */
 const MAX_SOCKET_PATH = 107;
 
+/** Where every kernel's socket folder of this user lives: one place whatever the state directory. */
+export const SOCKET_ROOT_PARENT = "/tmp";
+
+/**
+ * The user's socket root, `/tmp/nbagent-ipc-<uid>` (made 0700 when missing), or undefined when it
+ * cannot be had safely (not a folder of this user with mode 0700, no /tmp, no uid). One fixed place
+ * for every nbagent host of the user, whatever its state directory or TMPDIR, so that every kernel
+ * hides all of the user's kernels' sockets, not only those of its own host's state directory
+ * (docs/isolation.md, "R2. A kernel's channels are its own"). Short, too: socket paths are limited
+ * to 107 bytes.
+ */
+export function socketRoot(parent = SOCKET_ROOT_PARENT): string | undefined {
+  const uid = process.getuid?.();
+  if (uid === undefined) return undefined;
+  const dir = join(parent, `nbagent-ipc-${uid}`);
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") return undefined;
+  }
+  try {
+    const st = lstatSync(dir);
+    // Someone else's folder, a link, or one others may enter: not a place for this user's sockets.
+    if (!st.isDirectory() || st.uid !== uid || (st.mode & 0o077) !== 0) return undefined;
+  } catch {
+    return undefined;
+  }
+  return dir;
+}
+
 /**
  * A kernel's socket folder (0700), made now, and the sockets' prefix in it: the folder is
- * `kernel-<host pid>-<first 12 hex digits of base's uuid>.ipc` beside the connection file (short:
- * socket paths are limited to 107 bytes), the sockets `<folder>/k-<n>`. Undefined when even that path
- * is too long (a deep state directory): the kernel then takes TCP.
+ * `kernel-<host pid>-<first 12 hex digits of base's uuid>.ipc` in the user's socket root (else beside
+ * the connection file), the sockets `<folder>/k-<n>`. Undefined when even that path is too long (a
+ * deep state directory without a socket root): the kernel then takes TCP.
  */
 export async function newIpcPrefix(base: string): Promise<string | undefined> {
-  const m = /^(.*kernel-\d+-)([0-9a-f]{8})-([0-9a-f]{4})/.exec(base);
-  const folder = m ? `${m[1]}${m[2]}${m[3]}.ipc` : `${base}.ipc`;
+  const m = /^(.*\/)?(kernel-\d+-)([0-9a-f]{8})-([0-9a-f]{4})/.exec(base);
+  const name = m ? `${m[2]}${m[3]}${m[4]}.ipc` : `${basename(base)}.ipc`;
+  const root = socketRoot();
+  if (root) {
+    if (!swept.has(root)) {
+      swept.add(root);
+      await sweepStaleFiles(root).catch(() => 0); // what cannot be removed now, a later host will
+    }
+    // A root that cannot take the folder (a read-only /tmp): beside the connection file instead.
+    const folder = join(root, name);
+    if (
+      await mkdir(folder, { mode: 0o700 }).then(
+        () => true,
+        () => false,
+      )
+    )
+      return join(folder, "k");
+  }
+  const folder = join(dirname(base), name);
   if (Buffer.byteLength(join(folder, "k-5")) > MAX_SOCKET_PATH) return undefined;
   await mkdir(folder, { mode: 0o700 });
   return join(folder, "k");

@@ -207,6 +207,8 @@ export async function stopGroups(target: GroupsToStop, graceMs: number): Promise
 /** The descriptor the wrapper reads its confinement from (JSON, to end of input): not argv, which
  * every user's `ps` shows. */
 const CONFINE_FD = 3;
+/** The descriptor bubblewrap reads its options from (`--args`, NUL-separated). */
+const BWRAP_ARGS_FD = 4;
 
 function wrapperArgs(spec: KernelSpec, argv: string[], pidns: boolean): { command: string; args: string[] } {
   const flags = [`--confine-fd=${CONFINE_FD}`, pidns ? "--pidns" : "--no-pidns"];
@@ -247,19 +249,24 @@ export class LocalKernelProcess implements LaunchedKernel {
     const confine = confineSpec(dirname(file), own, options.confinement, options.sandbox, options.limits);
     const wrapped = wrapperArgs(spec, argv, wantsPidNamespace(options));
     let { command, args } = wrapped;
+    let bwrapOptions: string[] | undefined;
     const sandbox = options.sandbox;
     if (sandbox) {
       const bwrap = options.bwrap ?? findBwrap({});
       if (!bwrap) throw new KernelStartError({ kind: "no-sandbox", why: NO_BWRAP });
       const cwd = options.cwd ?? process.cwd();
-      const writable = writablePaths(sandbox, cwd, dirname(file));
+      const writable = writablePaths(sandbox, cwd, dirname(file), own.slice(1));
       const size = bwrapSizesTmpfs(bwrap) ? confine.limits?.tmpfsBytes : undefined;
-      args = [...bwrapArgs(sandbox, writable, cwd, size), command, ...args];
+      // bwrap's options (every folder it binds) go on a descriptor, not argv, which every user's
+      // ps shows (docs/isolation.md, R6); the command stays on argv after "--".
+      const all = bwrapArgs(sandbox, writable, cwd, size);
+      bwrapOptions = all.slice(0, all.lastIndexOf("--"));
+      args = ["--args", String(BWRAP_ARGS_FD), "--", command, ...args];
       command = bwrap;
     }
     const sandboxReport = sandbox
       ? {
-          writable: writablePaths(sandbox, options.cwd ?? process.cwd(), dirname(file)),
+          writable: writablePaths(sandbox, options.cwd ?? process.cwd(), dirname(file), own.slice(1)),
           network: sandbox.network,
         }
       : undefined;
@@ -275,7 +282,7 @@ export class LocalKernelProcess implements LaunchedKernel {
         cwd: options.cwd,
         env,
         detached: true,
-        stdio: ["pipe", "pipe", "pipe", "pipe"],
+        stdio: ["pipe", "pipe", "pipe", "pipe", bwrapOptions ? "pipe" : "ignore"],
       });
     } catch (err) {
       void this.transport.close();
@@ -284,6 +291,9 @@ export class LocalKernelProcess implements LaunchedKernel {
     const confinePipe = this.child.stdio[CONFINE_FD] as NodeJS.WritableStream | null;
     confinePipe?.on("error", () => {}); // a wrapper that died before reading: its exit says why
     confinePipe?.end(JSON.stringify(confine));
+    const bwrapPipe = this.child.stdio[BWRAP_ARGS_FD] as NodeJS.WritableStream | null;
+    bwrapPipe?.on("error", () => {});
+    bwrapPipe?.end((bwrapOptions ?? []).map((a) => `${a}\0`).join(""));
     let reportIsolation!: (isolation: KernelIsolation) => void;
     this.isolation = new Promise((resolve) => {
       reportIsolation = (isolation) => {
@@ -345,7 +355,7 @@ export class LocalKernelProcess implements LaunchedKernel {
     installExitHook();
     // Neither the process nor its pipes keep the host's event loop alive.
     this.child.unref();
-    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr, confinePipe]) {
+    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr, confinePipe, bwrapPipe]) {
       (s as unknown as { unref?: () => void } | null)?.unref?.();
     }
   }

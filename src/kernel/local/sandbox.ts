@@ -17,10 +17,15 @@ import { findBwrap, NO_BWRAP } from "./bwrap.js";
 import { tmpfsBytes } from "./limit-values.js";
 import { isolationSource } from "./watchdog.js";
 
-/** The paths a sandboxed kernel may write, deduplicated, existing ones only. */
-export function writablePaths(sandbox: KernelSandbox, cwd: string, runtimeDir: string): string[] {
+/** The paths a sandboxed kernel may write (`own`: its socket folder), deduplicated, existing ones only. */
+export function writablePaths(
+  sandbox: KernelSandbox,
+  cwd: string,
+  runtimeDir: string,
+  own: readonly string[] = [],
+): string[] {
   const out: string[] = [];
-  for (const p of [cwd, runtimeDir, ...sandbox.writable]) {
+  for (const p of [cwd, runtimeDir, ...own, ...sandbox.writable]) {
     const abs = resolve(p);
     if (!out.includes(abs) && existsSync(abs)) out.push(abs);
   }

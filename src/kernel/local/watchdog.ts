@@ -40,7 +40,9 @@ if a and a[0].startswith(("--confine-fd=", "--confine-file=")):
             with open(own) as f:
                 info = json.load(f)
             if info.get("transport") == "ipc":
+                # Its socket folder is put back; the folder holding every kernel's is hidden.
                 confine["expose"].append(os.path.dirname(info["ip"]))
+                confine["hide"].append(os.path.dirname(os.path.dirname(info["ip"])))
         except (OSError, ValueError, KeyError):
             pass
 if a and a[0] == "--no-pidns":
