@@ -30,7 +30,7 @@ import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./py
 import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
-import { fileErrorText, sandboxRoots } from "./sandbox-paths.js";
+import { cwdOutsideRoots, fileErrorText, sandboxRoots } from "./sandbox-paths.js";
 import { schemaProblem, Type } from "./schema.js";
 import {
   checkExportTarget,
@@ -216,6 +216,9 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       } catch {
         return errorResult(`cwd is not a directory: ${cwd}. Pass an existing directory.`, emptyDetails(cwd));
       }
+      // Under --sandbox a kernel's working directory becomes writable to it: only inside the roots.
+      const outside = roots && cwdOutsideRoots(cwd, roots);
+      if (outside) return errorResult(outside, emptyDetails(options.cwd));
       // On a gateway, a session the caller named (or the runtime's own, CLI --session) outlives this process.
       const named =
         mode === "session" && params.notebook_path === undefined

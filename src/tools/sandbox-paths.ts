@@ -6,7 +6,8 @@
  * open descriptor, sys/confined-path.ts) lies inside that folder. Without the sandbox: no roots,
  * links are followed as docs/notebook-tool.md says.
  */
-import { dirname, resolve } from "node:path";
+import { realpathSync } from "node:fs";
+import { dirname, resolve, sep } from "node:path";
 import type { NotebookFileError } from "../notebook/index.js";
 import type { OutsidePath } from "../sys/confined-path.js";
 
@@ -38,4 +39,20 @@ export function outsideRootsText(shownPath: string, o: OutsidePath): string {
 /** A load/save failure's text: its message, or for a path out of the roots the words above. */
 export function fileErrorText(e: NotebookFileError, shownPath: string): string {
   return e.outside ? outsideRootsText(shownPath, e.outside) : e.message;
+}
+
+/**
+ * Under --sandbox, why a python call's `cwd` is refused (undefined when it is inside the roots): the
+ * kernel's working directory is bound writable into its sandbox, so one outside would widen it. The
+ * real path counts (a kernel may have planted a link to a folder outside).
+ */
+export function cwdOutsideRoots(cwd: string, roots: readonly string[]): string | undefined {
+  const real = realpathSync(cwd);
+  const inside = (root: string) => {
+    const r = realpathSync(root);
+    return real === r || real.startsWith(r.endsWith(sep) ? r : r + sep);
+  };
+  if (roots.some(inside)) return undefined;
+  const via = real === resolve(cwd) ? "" : ` (it leads to ${real})`;
+  return `cwd ${cwd} is outside what the sandbox lets a kernel write${via}: under --sandbox a kernel's working directory must be inside ${rootsText(roots)}, since it becomes writable to the kernel. Pass a folder inside ${rootsText(roots)}, or leave cwd out. Nothing was run.`;
 }

@@ -296,6 +296,33 @@ for (const who of PRINCIPALS) {
       assertUntouched(victim);
     });
 
+    test("--sandbox: a python call's cwd outside the session's folder (given, or through a planted folder link) is refused; one inside runs", async () => {
+      const place = newPlace(who);
+      const victim = plantVictim(place);
+      await withHost(place, ["--sandbox"], {}, async (host) => {
+        const plant = await host.python(
+          `import os\nos.symlink(${JSON.stringify(victim.dir)}, 'away')\nos.mkdir('inner')\nprint('planted')`,
+        );
+        assert.match(plant.text, /^planted$/m, plant.text);
+        for (const [cwd, via] of [
+          [victim.dir, ""],
+          ["/", ""],
+          ["away", ` (it leads to ${victim.dir})`],
+        ] as const) {
+          const r = await host.python("open('written-from-outside.txt', 'w').write('x')", { cwd });
+          assert.equal(r.isError, true, r.text);
+          const shown = cwd.startsWith("/") ? cwd : join(place.cwd, cwd);
+          assert.equal(
+            r.text,
+            `Error: cwd ${shown} is outside what the sandbox lets a kernel write${via}: under --sandbox a kernel's working directory must be inside ${place.cwd}, since it becomes writable to the kernel. Pass a folder inside ${place.cwd}, or leave cwd out. Nothing was run.`,
+          );
+        }
+        const inside = await host.python("import os\nprint(os.getcwd())", { cwd: "inner" });
+        assert.match(inside.text, new RegExp(`^${reEscape(join(place.cwd, "inner"))}$`, "m"), inside.text);
+      });
+      assertUntouched(victim);
+    });
+
     test("without --sandbox: a link out of cwd is followed, as docs/notebook-tool.md says", async () => {
       const place = newPlace(who);
       const victim = plantVictim(place);
