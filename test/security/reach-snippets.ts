@@ -419,7 +419,8 @@ export const SURFACE_NAMES = [
  * 5. Kernel interfaces a kernel has no use for: io_uring_setup, personality flags Docker refuses
  * (ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC, ADDR_COMPAT_LAYOUT; each restored at once), netlink audit
  * and uevent sockets, AF_VSOCK; /proc files Docker masks; the cgroup namespace; and every
- * /proc/<pid>/cmdline the kernel sees searched for `--confine=` and the state dir. A legit line:
+ * /proc/<pid>/cmdline the kernel sees searched for `--confine=` and the state dir (beyond the `-f`
+ * connection file Jupyter puts on every kernel's command line). A legit line:
  * NETLINK_ROUTE opens and getaddrinfo answers (`LEGIT netlink-route: ok …`).
  */
 export function kernelSurface(o: KernelSurfaceOptions): string {
@@ -483,10 +484,14 @@ for p in os.listdir("/proc"):
         continue
     try:
         with open("/proc/%s/cmdline" % p, "rb") as f:
-            data = f.read()
+            args = f.read().split(b"\\0")
     except OSError:
         continue
     seen += 1
+    # What Jupyter puts on every kernel's command line is allowed: "-f <its connection file>" (and
+    # the gateway kernelspec's "--confine-file=<file>"); the confinement's settings are not.
+    kept = [a for i, a in enumerate(args) if not (i > 0 and args[i - 1] == b"-f") and not a.startswith(b"--confine-file=")]
+    data = b"\\0".join(kept)
     why = [w for w in [b"--confine="] + SECRETS if w in data]
     if why:
         hits.append("%s (%s)" % (p, "--confine=" if why[0] == b"--confine=" else "the state dir"))
