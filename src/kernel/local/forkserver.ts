@@ -183,7 +183,8 @@ export class ForkServer {
         failStart(err);
         for (const p of this.pending.values()) p.reject(err);
         this.pending.clear();
-        for (const kernel of this.kernels.values()) kernel.markExited(`the fork server exited (${reason})`);
+        const why = this.breached ?? `the fork server exited (${reason})`;
+        for (const kernel of this.kernels.values()) kernel.markExited(why);
         this.kernels.clear();
         this.setHold(0);
         resolve(reason);
@@ -310,7 +311,7 @@ export class ForkServer {
     if (this.state === "dead" || this.breached) return;
     this.breached = `the fork server broke its protocol (${what}) and was stopped`;
     this.stderr += `\nnbagent: ${this.breached}\n`;
-    process.emitWarning(this.breached, { code: "NBAGENT_FORK_SERVER_PROTOCOL" });
+    process.emitWarning(this.breached, { code: "FORK_SERVER_PROTOCOL_BREACH" });
     this.killNow();
   }
 
