@@ -288,10 +288,10 @@ export class LocalKernelProcess implements LaunchedKernel {
       void this.transport.close();
       throw err;
     }
-    const confinePipe = this.child.stdio[CONFINE_FD] as NodeJS.WritableStream | null;
+    const confinePipe = this.child.stdio?.[CONFINE_FD] as NodeJS.WritableStream | null;
     confinePipe?.on("error", () => {}); // a wrapper that died before reading: its exit says why
     confinePipe?.end(JSON.stringify(confine));
-    const bwrapPipe = this.child.stdio[BWRAP_ARGS_FD] as NodeJS.WritableStream | null;
+    const bwrapPipe = this.child.stdio?.[BWRAP_ARGS_FD] as NodeJS.WritableStream | null;
     bwrapPipe?.on("error", () => {});
     bwrapPipe?.end((bwrapOptions ?? []).map((a) => `${a}\0`).join(""));
     let reportIsolation!: (isolation: KernelIsolation) => void;
