@@ -24,6 +24,7 @@ import {
   own,
   PRINCIPALS,
   runSnippet,
+  SANDBOXES,
   SECRET,
   setUp,
   withHost,
@@ -38,12 +39,6 @@ import {
 } from "./snippets.js";
 
 setUp();
-
-const SANDBOXES: { name: string; args: string[] }[] = [
-  { name: "no sandbox", args: [] },
-  { name: "--sandbox", args: ["--sandbox"] },
-  { name: "--sandbox=net-off", args: ["--sandbox=net-off"] },
-];
 
 for (const who of PRINCIPALS) {
   describe(`attacks ${asWho(who)}`, { concurrency: false }, () => {

@@ -46,6 +46,13 @@ export function asWho(who: Who): string {
   return who === "user" ? "as this user (not root: the nobody variant is skipped)" : `as ${who}`;
 }
 
+/** The sandbox settings each attack runs under. */
+export const SANDBOXES: { name: string; args: string[] }[] = [
+  { name: "no sandbox", args: [] },
+  { name: "--sandbox", args: ["--sandbox"] },
+  { name: "--sandbox=net-off", args: ["--sandbox=net-off"] },
+];
+
 /** A fresh random secret, put in each host's own environment. */
 export const SECRET = `nbagent-secret-${randomBytes(12).toString("hex")}`;
 export const MCP_SECRET = `nbagent-mcp-${randomBytes(12).toString("hex")}`;

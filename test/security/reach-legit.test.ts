@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { randomInt } from "node:crypto";
 import { createServer, type Server } from "node:net";
 import { describe, test } from "node:test";
-import { assertInterruptWorks, asWho, newPlace, PRINCIPALS, setUp, withHost } from "./harness.js";
+import { assertInterruptWorks, asWho, newPlace, PRINCIPALS, SANDBOXES, setUp, withHost } from "./harness.js";
 import {
   descendants,
   forkServersOf,
@@ -21,12 +21,6 @@ import {
 } from "./reach-helpers.js";
 
 setUp();
-
-const SANDBOXES: { name: string; args: string[] }[] = [
-  { name: "no sandbox", args: [] },
-  { name: "--sandbox", args: ["--sandbox"] },
-  { name: "--sandbox=net-off", args: ["--sandbox=net-off"] },
-];
 
 /** The legitimate uses, one line each; `port` (a server on 127.0.0.1 that says "hi") when the kernel has a network. */
 function legitCell(port: number | undefined): string {

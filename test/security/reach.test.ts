@@ -22,7 +22,9 @@ import {
   newPlace,
   PRINCIPALS,
   runSnippet,
+  SANDBOXES,
   setUp,
+  type Who,
   withHost,
 } from "./harness.js";
 import {
@@ -50,12 +52,6 @@ import {
 } from "./reach-snippets.js";
 
 setUp();
-
-const SANDBOXES: { name: string; args: string[] }[] = [
-  { name: "no sandbox", args: [] },
-  { name: "--sandbox", args: ["--sandbox"] },
-  { name: "--sandbox=net-off", args: ["--sandbox=net-off"] },
-];
 
 const FORK_NAMES = [
   "forkserver-pipe",
@@ -141,6 +137,23 @@ function assertNotSnooped(r: { attack: string }, marker: string): void {
   assertBlocked(r.attack, ["iopub-snoop"]);
 }
 
+/** Host A (as `victimWho`) prints a marker while a kernel of host B (as `attackerWho`, with `args`)
+ * snoops on every socket it can find; B never gets A's output. */
+async function snoopAcrossHosts(victimWho: Who, attackerWho: Who, args: string[]): Promise<void> {
+  const victimPlace = newPlace(victimWho);
+  const place = newPlace(attackerWho);
+  const marker = newMarker();
+  await withHost(victimPlace, [], {}, async (victim) => {
+    assert.match((await victim.python("print('up')")).text, /^up$/m);
+    await withHost(place, args, {}, async (host) => {
+      const r = await snoopAround(hostCall(host), undefined, place.cwd, marker, async () => {
+        return (await victim.python(victimPrints(marker))).text;
+      });
+      assertNotSnooped(r, marker);
+    });
+  });
+}
+
 const RUNUSER =
   ["/usr/sbin/runuser", "/sbin/runuser", "/usr/bin/runuser"].find((p) => existsSync(p)) ?? "runuser";
 
@@ -213,34 +226,12 @@ for (const who of PRINCIPALS) {
     });
 
     test("2. loopback IOPub snooping: a second host's kernel (same user) never gets the first host's output", async () => {
-      const victimPlace = newPlace(who);
-      const place = newPlace(who);
-      const marker = newMarker();
-      await withHost(victimPlace, [], {}, async (victim) => {
-        assert.match((await victim.python("print('up')")).text, /^up$/m);
-        await withHost(place, [], {}, async (host) => {
-          const r = await snoopAround(hostCall(host), undefined, place.cwd, marker, async () => {
-            return (await victim.python(victimPrints(marker))).text;
-          });
-          assertNotSnooped(r, marker);
-        });
-      });
+      await snoopAcrossHosts(who, who, []);
     });
 
     if (who === "nobody")
       test("2. loopback IOPub snooping: a nobody --sandbox kernel never gets a root host's kernel output", async () => {
-        const victimPlace = newPlace("root");
-        const place = newPlace("nobody");
-        const marker = newMarker();
-        await withHost(victimPlace, [], {}, async (victim) => {
-          assert.match((await victim.python("print('up')")).text, /^up$/m);
-          await withHost(place, ["--sandbox"], {}, async (host) => {
-            const r = await snoopAround(hostCall(host), undefined, place.cwd, marker, async () => {
-              return (await victim.python(victimPrints(marker))).text;
-            });
-            assertNotSnooped(r, marker);
-          });
-        });
+        await snoopAcrossHosts("root", "nobody", ["--sandbox"]);
       });
 
     test("2. loopback IOPub snooping: a local kernel never gets a shared local gateway --session kernel's output", async () => {
@@ -288,18 +279,7 @@ for (const who of PRINCIPALS) {
     });
 
     test("2. loopback IOPub snooping, control: a --sandbox=net-off kernel (no loopback) never gets another host's output", async () => {
-      const victimPlace = newPlace(who);
-      const place = newPlace(who);
-      const marker = newMarker();
-      await withHost(victimPlace, [], {}, async (victim) => {
-        assert.match((await victim.python("print('up')")).text, /^up$/m);
-        await withHost(place, ["--sandbox=net-off"], {}, async (host) => {
-          const r = await snoopAround(hostCall(host), undefined, place.cwd, marker, async () => {
-            return (await victim.python(victimPrints(marker))).text;
-          });
-          assertNotSnooped(r, marker);
-        });
-      });
+      await snoopAcrossHosts(who, who, ["--sandbox=net-off"]);
     });
 
     test("3. lifeline hold: a --session kernel on the shared local gateway holds its init's fd 0 (the lifeline FIFO) for writing; SIGKILL of the gateway still ends the kernel and its relay", async () => {
