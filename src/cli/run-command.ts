@@ -14,6 +14,7 @@ import { createKernelProvider } from "../runtime/kernel-provider.js";
 import { type CellRunReport, cellRanInRun } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import { describeFailure } from "../tools/failure-text.js";
+import { repairedIdsText } from "../tools/notebook-problems.js";
 import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./command.js";
 import { formatCellFailure, NO_REPLY, wentIdleWithoutReply } from "./run-failure.js";
@@ -217,6 +218,8 @@ export const runCommand: Command = {
           line = `${r.job.output}: ran ${ran} cells in ${r.seconds.toFixed(2)}s, ${errors.length} failed${stoppedNote}`;
           if (errors.length && (r.result?.stopped || !allowErrors)) failed = true;
           line += mergeNote(cells, r.result?.merges ?? 0);
+          const repaired = repairedIdsText(r.result?.repairedIds ?? []);
+          if (repaired) line += `; ${repaired}`;
           if (r.result?.saveError) {
             failed = true;
             line += `\n${errorText(`${short(r.job)}: the outputs of the cells that ran since the last save are not in the file: ${r.result.saveError.message}`)}`;

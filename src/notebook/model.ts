@@ -137,6 +137,36 @@ export function thawCell(nb: Notebook, index: number): Cell {
   return copy;
 }
 
+/** A cell whose id another cell above it already had, and the fresh id it was given. */
+export interface RepairedCellId {
+  index: number;
+  was: string;
+  now: string;
+}
+
+/**
+ * Gives each cell whose id an earlier cell already has a fresh id, as nbformat does when it reads a
+ * notebook (the first cell keeps it); returns what changed, in cell order. Ids identify cells to a
+ * run and to edits, so a notebook with shared ids cannot be run cell by cell without this
+ * (docs/notebook-tool.md, "Duplicate cell ids").
+ */
+export function repairDuplicateIds(nb: Notebook): RepairedCellId[] {
+  const seen = new Set<string>();
+  const repaired: RepairedCellId[] = [];
+  nb.cells.forEach((cell, index) => {
+    if (typeof cell.id !== "string") return;
+    if (!seen.has(cell.id)) {
+      seen.add(cell.id);
+      return;
+    }
+    const now = newCellId(nb);
+    repaired.push({ index, was: cell.id, now });
+    thawCell(nb, index).id = now;
+    seen.add(now);
+  });
+  return repaired;
+}
+
 /** Index of the cell with this id, or -1. */
 export function findCellById(nb: Notebook, id: string): number {
   return nb.cells.findIndex((c) => c.id === id);

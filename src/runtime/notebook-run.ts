@@ -28,6 +28,8 @@ import {
   loadNotebook,
   type Notebook,
   NotebookFileError,
+  type RepairedCellId,
+  repairDuplicateIds,
   saveNotebook,
   splitOutputLines,
   thawCell,
@@ -115,6 +117,8 @@ export interface NotebookRunResult {
   saveError?: NotebookFileError;
   /** How many times the file was saved (written and renamed into place). */
   saves: number;
+  /** Cells that shared an id with a cell above them and were given fresh ids before the run. */
+  repairedIds: RepairedCellId[];
 }
 
 /** The cell ran (whatever its outcome): it has a result. */
@@ -159,6 +163,9 @@ export const SAVE_INTERVAL_MS = 1000;
 
 export async function runNotebookCells(options: NotebookRunOptions): Promise<NotebookRunResult> {
   const { loaded, registry } = options;
+  // A run finds each cell by id when its turn comes: ids shared by two cells are made unique first,
+  // as nbformat does on read, and saved before any cell runs (so a merge finds them again).
+  const repairedIds = repairDuplicateIds(loaded.notebook);
   const reports: CellRunReport[] = [];
   // Cells whose outputs this run wrote (ran, or had a display updated), with their reports.
   const carried: (CarriedCell & { report?: CellRunReport })[] = [];
@@ -316,6 +323,14 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     stopReason = "the notebook could not be saved";
   };
   let dirty = recordLanguageInfo(loaded.notebook, options.languageInfo);
+  if (repairedIds.length > 0) {
+    try {
+      await serial(save);
+      dirty = false;
+    } catch (err) {
+      stopOnSaveError(err);
+    }
+  }
   for (const planned of plan) {
     const notRun = (status: CellRunStatus, reason: string | undefined, now?: number) => {
       const report: CellRunReport = {
@@ -473,7 +488,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       stopOnSaveError(err);
     }
   }
-  return { cells: reports, stopped, stopReason, merges, saves, ...(saveError && { saveError }) };
+  return { cells: reports, stopped, stopReason, merges, saves, repairedIds, ...(saveError && { saveError }) };
 }
 
 function minDefined(a: number | undefined, b: number | undefined): number | undefined {

@@ -18,6 +18,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import { CellRunRecorder } from "./cell-run.js";
 import { describeFailure } from "./failure-text.js";
 import { cellList, plural } from "./kernel-text.js";
+import { repairedIdsText } from "./notebook-problems.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { cellRan, emptyDetails, type PythonToolDetails } from "./python-result.js";
@@ -301,6 +302,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         }. ${savedText}`.trimEnd(),
         ...mergeLines(reports, outcome?.merges ?? 0),
       ];
+      const repaired = repairedIdsText(outcome?.repairedIds ?? []);
+      if (repaired) lines.push(`${repaired[0].toUpperCase()}${repaired.slice(1)}.`);
       const notRun = reports.filter((c) => c.status === "not-run").map((c) => c.index);
       if (outcome?.saveError && notRun.length > 0)
         lines.push(

@@ -9,6 +9,7 @@ import {
   type LoadedNotebook,
   type NotebookCheck,
   type NotebookProblem,
+  type RepairedCellId,
 } from "../notebook/index.js";
 
 /** Files up to this size have every output parsed and checked; larger ones only what a call reads. */
@@ -125,7 +126,11 @@ export function invalidNote(
   if (after === "unsaved") {
     lines.push("Nothing was written; it still is.");
   } else if (after === "ran") {
-    lines.push("Running cells records outputs only; it still is otherwise.");
+    lines.push(
+      before.problems.some((p) => p.kind === "duplicate_id")
+        ? "A run gives the cells that share an id fresh ids (as nbformat does on read) and records outputs; it changes nothing else."
+        : "Running cells records outputs only; it still is otherwise.",
+    );
   } else if (after.problems.length === 0) {
     lines.push("After this change it passes nbformat's checks.");
   } else if (
@@ -136,6 +141,18 @@ export function invalidNote(
   } else {
     lines.push("After this change it is still invalid:", ...problemLines(after));
   }
-  lines.push(...extras(before));
+  // After a run the shared ids are gone: addressing those cells by id works again.
+  lines.push(...extras(before).filter((e) => after !== "ran" || !e.startsWith("A shared cell id")));
   return lines.join("\n");
+}
+
+/**
+ * What a run says when cells shared an id and it gave them fresh ones (lower case, no final stop:
+ * the notebook tool makes it a sentence, the CLI's summary a clause).
+ */
+export function repairedIdsText(repaired: readonly RepairedCellId[]): string | undefined {
+  if (repaired.length === 0) return undefined;
+  const each = repaired.map((r) => `cell ${r.index} ${JSON.stringify(r.was)} → ${JSON.stringify(r.now)}`);
+  const who = repaired.length === 1 ? "a cell had the id" : `${repaired.length} cells had the id`;
+  return `${who} of a cell above it, which nbformat does not allow: given a fresh id as nbformat does on read, and saved before any cell ran (${each.join(", ")})`;
 }
