@@ -17,7 +17,14 @@ export const notebookDescriptor: ToolDescriptor<NotebookParams, NotebookDetails>
     createNotebookTool({
       cwd,
       executor: createNotebookExecutor({ runtime, runs }),
-      newNotebookKernel: async () => (await runtime.kernelSpecInfo()) ?? DEFAULT_KERNELSPEC,
+      newNotebookKernel: async (name) =>
+        (await runtime.kernelSpecInfo(name)) ??
+        (name === undefined ? DEFAULT_KERNELSPEC : unknownKernel(name)),
       roots: sandboxRoots(runtime.kernels.sandbox !== undefined, cwd),
     }),
 };
+
+/** A backend that cannot look kernelspecs up: a name cannot be checked, so it is not taken. */
+function unknownKernel(name: string): never {
+  throw new Error(`the kernel backend cannot list kernelspecs, so "${name}" cannot be checked`);
+}

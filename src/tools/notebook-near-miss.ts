@@ -39,6 +39,8 @@ export const NEAR_KEYS: Record<string, string> = {
   start: "offset",
   count: "limit",
   timeout_seconds: "timeout",
+  kernel_name: "kernel",
+  kernelspec: "kernel",
   run: "execute",
   old_string: "old",
   old_text: "old",

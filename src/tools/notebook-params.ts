@@ -42,6 +42,7 @@ export interface NotebookParams {
   all?: boolean;
   timeout?: number;
   wait?: number;
+  kernel?: string;
 }
 
 /** Parameters that only mean something when cells can run (`all` also goes with replace). */
@@ -125,6 +126,13 @@ export function notebookSchema(withRun: boolean): TSchema {
         Type.Integer({ minimum: 0, description: "read: first cell to show (default 0)" }),
       ),
       limit: Type.Optional(Type.Integer({ minimum: 1, description: "read: how many cells to show at most" })),
+      kernel: Type.Optional(
+        Type.String({
+          minLength: 1,
+          description:
+            "insert that creates a notebook: the kernelspec it is for (e.g. python3, ir); default: the kernel nbagent runs",
+        }),
+      ),
       ...(withRun
         ? {
             execute: Type.Optional(
@@ -191,6 +199,7 @@ const FIELD_RULES: Record<string, string> = {
   cell_range: "must be [first, last] (two integer cell indices)",
   timeout: "must be a number of seconds greater than 0",
   wait: "must be a number of seconds greater than 0",
+  kernel: "must be a non-empty string (a kernelspec name, e.g. python3)",
 };
 
 /** Which actions each optional parameter goes with. */
@@ -211,6 +220,7 @@ const APPLIES: Record<string, readonly string[]> = {
   allow_errors: ["run"],
   timeout: ["run"],
   wait: ["run"],
+  kernel: ["insert"],
 };
 
 export interface ValidateOptions {

@@ -40,7 +40,7 @@ export interface NotebookToolOptions {
   /** Image budget of a `read` result (default: the python tool's, DEFAULT_IMAGE_BUDGET). */
   images?: ImageBudget;
   /** The kernel a notebook created by insert is set up for (default python3, "Python 3 (ipykernel)"). */
-  newNotebookKernel?: () => Promise<NotebookKernelSpec>;
+  newNotebookKernel?: (name?: string) => Promise<NotebookKernelSpec>;
   /**
    * Under --sandbox: the folders notebooks must really be in (sandbox-paths.ts `sandboxRoots`);
    * a path that leads out of them is refused. Undefined: links are followed anywhere.
@@ -122,6 +122,16 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
             return createWithCell({ ...common, path, roots, newNotebookKernel: options.newNotebookKernel });
           }
           return fail(fileErrorText(e, shownPath));
+        }
+        if (params.kernel !== undefined) {
+          const spec = (loaded.notebook.metadata as { kernelspec?: { name?: unknown } }).kernelspec;
+          const has =
+            typeof spec?.name === "string"
+              ? `its kernelspec is ${JSON.stringify(spec.name)}`
+              : "it names no kernelspec";
+          return fail(
+            `kernel chooses the kernel of a notebook that insert creates; ${shownPath} exists (${has}). Nothing was changed; leave kernel out to insert into it.`,
+          );
         }
         const check = await checkLoaded(loaded);
         if (params.cell_id !== undefined) {

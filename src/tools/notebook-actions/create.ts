@@ -14,6 +14,7 @@ import {
   type NotebookKernelSpec,
   newNotebook,
 } from "../../notebook/index.js";
+import { describeFailure } from "../failure-text.js";
 import type { NotebookDetails } from "../notebook-types.js";
 import { fileErrorText } from "../sandbox-paths.js";
 import { errorResult, type ToolResult } from "../types.js";
@@ -24,8 +25,11 @@ export interface CreateOptions extends Omit<ActionContext, "loaded"> {
   path: string;
   /** Under --sandbox: the folders the file must be made in (notebook.ts). */
   roots?: readonly string[];
-  /** The kernel a new notebook is for (default python3). */
-  newNotebookKernel?: () => Promise<NotebookKernelSpec>;
+  /**
+   * The kernelspec a new notebook is for: the one named, or without a name the kernel nbagent runs;
+   * throws (a KernelStartError naming those installed) for a name no kernelspec has.
+   */
+  newNotebookKernel?: (name?: string) => Promise<NotebookKernelSpec>;
 }
 
 export async function createWithCell(options: CreateOptions): Promise<ToolResult<NotebookDetails>> {
@@ -40,7 +44,21 @@ export async function createWithCell(options: CreateOptions): Promise<ToolResult
     return fail(`Notebook not found: ${shownPath}. Only a path ending in .ipynb is created by insert.`);
   }
   let kernel = DEFAULT_KERNELSPEC;
-  if (options.newNotebookKernel) kernel = await options.newNotebookKernel().catch(() => DEFAULT_KERNELSPEC);
+  if (p.kernel !== undefined) {
+    if (!options.newNotebookKernel)
+      return fail(
+        `Cannot create ${shownPath} for kernel ${JSON.stringify(p.kernel)}: this notebook tool has no kernels to look the name up in. Nothing was created; leave kernel out (the notebook is for ${DEFAULT_KERNELSPEC.name}).`,
+      );
+    try {
+      kernel = await options.newNotebookKernel(p.kernel);
+    } catch (err) {
+      return fail(
+        `Cannot create ${shownPath}: ${describeFailure(err).replace(/\.?$/, ".")} Nothing was created.`,
+      );
+    }
+  } else if (options.newNotebookKernel) {
+    kernel = await options.newNotebookKernel().catch(() => DEFAULT_KERNELSPEC);
+  }
   const nb = newNotebook(kernel);
   const first = createCell(nb, (p.cell_type ?? "code") as CellType, p.content!);
   if (p.tags?.length) changeCellTags(first, { set: p.tags });
