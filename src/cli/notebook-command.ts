@@ -40,6 +40,7 @@ options:
   --to N             move: the new index; run: the last cell of the range from --index
   --offset N         read: the first cell to list;  --limit N: how many
   --execute          edit/insert: run the cell after saving it
+  --kernel NAME      insert that creates the notebook: the kernelspec it is for (e.g. ir)
   --all              run: every cell (also the default with no cell given); replace: every match
   --allow-errors     run: go on after a failing cell
   --timeout S        run/--execute: seconds for the whole call (default: no bound)
@@ -113,6 +114,7 @@ function parse(args: string[]) {
       offset: { type: "string" },
       limit: { type: "string" },
       execute: { type: "boolean" },
+      kernel: { type: "string" },
       all: { type: "boolean" },
       "allow-errors": { type: "boolean" },
       timeout: { type: "string" },
@@ -159,6 +161,7 @@ function parse(args: string[]) {
     }
   } else params.content = values.content;
   if (values.execute) params.execute = true;
+  params.kernel = values.kernel;
   if (values.all) params.all = true;
   if (values["allow-errors"]) params.allow_errors = true;
   const runs = action === "run" || values.execute === true;

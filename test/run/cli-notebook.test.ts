@@ -21,13 +21,14 @@ describe("nbagent notebook", () => {
   });
 
   it("insert creates the notebook, run streams the cells' output, read lists them", async () => {
-    const created = await nbagent(["notebook", "insert", "a.ipynb", "--index", "0", "--content", "x = 41"], {
-      cwd: dir,
-    });
+    const created = await nbagent(
+      ["notebook", "insert", "a.ipynb", "--index", "0", "--content", "x = 41", "--kernel", "python3"],
+      { cwd: dir },
+    );
     assert.equal(created.code, 0, created.stderr);
     assert.match(
       created.stdout,
-      /^Created a\.ipynb .*Inserted code cell at position 0 \(id \w+\)\. Notebook now has 1 cell\.\n$/,
+      /^Created a\.ipynb \(nbformat 4\.5, kernel python3: .*Inserted code cell at position 0 \(id \w+\)\. Notebook now has 1 cell\.\n$/,
     );
     await writeFile(join(dir, "cell.py"), "print(x + 1)\n");
     const second = await nbagent(
