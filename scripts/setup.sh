@@ -18,8 +18,8 @@ PIP_PKGS="ipykernel>=6.17,<8 jupyter_server nbformat nbclient matplotlib numpy p
 
 # Kernels of other languages the tests compare with nbclient (docs/kernels.md): optional for users,
 # installed for the `test` job (as root on Debian; elsewhere their tests are skipped with the reason).
-# gnuplot-nox: Octave's plotting without X.
-KERNEL_PKGS="r-cran-irkernel octave python3-octave-kernel gnuplot-nox"
+# gnuplot-nox: Octave's plotting without X. python3-ipywidgets: the widget-state test's real widgets.
+KERNEL_PKGS="r-cran-irkernel octave python3-octave-kernel gnuplot-nox python3-ipywidgets"
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
@@ -68,7 +68,7 @@ setup_python() {
 
 setup_test_kernels() {
   if [ "$(id -u)" != 0 ] || [ ! -f /etc/debian_version ] || ! command -v apt-get >/dev/null; then
-    log "not installed (needs root on Debian): $KERNEL_PKGS — the R and Octave tests are skipped"
+    log "not installed (needs root on Debian): $KERNEL_PKGS — the R, Octave and real-ipywidgets tests are skipped"
     return
   fi
   local missing=""

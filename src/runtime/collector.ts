@@ -8,6 +8,7 @@
  */
 import type { JupyterMessage } from "../kernel/types.js";
 import { StreamFolder } from "./stream-text.js";
+import type { WidgetStates } from "./widget-state.js";
 
 export type NbOutput = Record<string, unknown> & { output_type: string };
 
@@ -53,6 +54,8 @@ export interface CellCollectorOptions {
   outputsOf: (cellKey: string) => NbOutput[] | undefined;
   /** Cell metadata to record timing into (metadata.execution), when given. */
   timingMetadata?: Record<string, unknown>;
+  /** The kernel's widgets, followed through their comm messages (saved with the notebook). */
+  widgets?: WidgetStates;
 }
 
 const OUTPUT_TYPES = new Set(["stream", "display_data", "execute_result", "error"]);
@@ -90,6 +93,7 @@ export class CellOutputCollector {
 
     if (type === "clear_output") this.clearOutput(content.wait === true);
     else if (OUTPUT_TYPES.has(type)) this.append(type, content, displayId);
+    else if (type.startsWith("comm_")) this.options.widgets?.handle(msg);
   }
 
   /** The shell reply arrived (nbclient records it as shell.execute_reply). */

@@ -35,6 +35,7 @@ import {
   thawCell,
 } from "../notebook/index.js";
 import { CellOutputCollector, type DisplayRegistry, type NbOutput } from "./collector.js";
+import { recordWidgetState, WidgetStates } from "./widget-state.js";
 
 /** deleted: the cell was no longer in the file when its turn came (docs/notebook-tool.md). */
 export type CellRunStatus = "ok" | "error" | "skipped" | "aborted" | "not-run" | "deleted";
@@ -72,6 +73,11 @@ export interface NotebookRunOptions {
   execute: (code: string, options: ExecuteOptions) => Promise<ExecuteResult>;
   /** display_id map that lives as long as the notebook's kernel session. */
   registry: DisplayRegistry;
+  /**
+   * The kernel's widgets (as long as the kernel lives: widgets made by earlier runs stay); their
+   * state is saved in metadata.widgets as nbclient saves it. Default: this run's widgets only.
+   */
+  widgets?: WidgetStates;
   allowErrors?: boolean;
   /** Record nbclient-style timing in metadata.execution. */
   recordTiming?: boolean;
@@ -163,6 +169,7 @@ export const SAVE_INTERVAL_MS = 1000;
 
 export async function runNotebookCells(options: NotebookRunOptions): Promise<NotebookRunResult> {
   const { loaded, registry } = options;
+  const widgets = options.widgets ?? new WidgetStates();
   // A run finds each cell by id when its turn comes: ids shared by two cells are made unique first,
   // as nbformat does on read, and saved before any cell runs (so a merge finds them again).
   const repairedIds = repairDuplicateIds(loaded.notebook);
@@ -231,6 +238,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       for (let tries = 1; ; tries++) {
         for (const c of carried)
           for (const out of (c.cell.outputs as NbOutput[]) ?? []) splitOutputLines(out);
+        recordWidgetState(loaded.notebook, widgets);
         try {
           await saveNotebook(loaded);
           saves++;
@@ -415,6 +423,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       registry,
       outputsOf,
       timingMetadata: options.recordTiming ? (cell.metadata as Record<string, unknown>) : undefined,
+      widgets,
     });
     const remaining =
       options.deadline === undefined ? undefined : Math.max(1, options.deadline - performance.now());

@@ -24,6 +24,7 @@ import { CallAbortedError, type Deadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
 import { cwdMissingFrom, initScript } from "./init.js";
 import { FifoLock } from "./queue.js";
+import { WidgetStates } from "./widget-state.js";
 
 export const TOO_MANY_RESTARTS = "Python kernel restarted too many times in this session";
 
@@ -146,6 +147,8 @@ export class KernelSession {
    * started or restarted; undefined when that is unknown (a re-attached named kernel).
    */
   cellsRun?: Set<string>;
+  /** The current kernel's widgets, as notebook runs in it saw them; undefined with cellsRun. */
+  widgets?: WidgetStates;
   private readonly env: Record<string, string>;
   private kernel?: Kernel;
   private initialised = false;
@@ -299,6 +302,7 @@ export class KernelSession {
     }
     this.named = "kernel" in started ? started.named : undefined;
     this.cellsRun = undefined; // known again once init() sets up a fresh kernel
+    this.widgets = undefined;
     return kernel;
   }
 
@@ -315,6 +319,7 @@ export class KernelSession {
     this.cwdMissing = speaksPython(this.kernel!.info) ? await this.runInitScript(ctx) : undefined;
     this.initialised = true;
     this.cellsRun = new Set(); // a fresh kernel (start, restart or reset): no cell has run in it
+    this.widgets = new WidgetStates(); // and it holds no widget
   }
 
   /** Runs the init script; where the kernel stayed when the session's cwd is missing. */

@@ -35,6 +35,7 @@ import {
   sessionKey,
   type UnreadLoss,
 } from "./session.js";
+import type { WidgetStates } from "./widget-state.js";
 
 export type SessionMode = "session" | "per-call";
 
@@ -121,6 +122,8 @@ export interface SessionLease {
    * caller adds to it); undefined when unknown (a re-attached named kernel). A restart empties it.
    */
   cellsRun(): Set<string> | undefined;
+  /** The current kernel's widgets (a restart empties them); undefined when cellsRun is. */
+  widgets(): WidgetStates | undefined;
   execute(code: string, options?: ExecuteOptions): Promise<SessionExecuteResult>;
 }
 
@@ -265,6 +268,7 @@ export class KernelSessions {
       cwdMissing: session.cwdMissing,
       kernel: () => session.currentKernel!,
       cellsRun: () => session.cellsRun,
+      widgets: () => session.widgets,
       execute: (code, execOptions) => session.execute(code, ctx, execOptions),
     });
   }

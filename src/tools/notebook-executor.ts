@@ -219,6 +219,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
               indices: cellIndices,
               execute: (code, opts) => lease.execute(code, opts),
               registry: registries.get(loaded.path),
+              widgets: lease.widgets(),
               allowErrors,
               languageInfo: lease.kernel().info.languageInfo,
               recordTiming: options.recordTiming === true,
