@@ -22,6 +22,7 @@ import {
   mkdtempSync,
   readdirSync,
   rmSync,
+  symlinkSync,
 } from "node:fs";
 import { join } from "node:path";
 import { after, before } from "node:test";
@@ -67,32 +68,36 @@ export function bundle(): string {
 }
 
 /**
- * Builds a private CLI bundle (dist/test-security-<pid>/, beside dist's assets) before the file's
- * tests and removes it and every temp dir after. When nobody cannot read and run it from the
- * worktree, package.json, dist and node_modules are copied to a temp dir nobody can read.
+ * Builds a private CLI bundle before the file's tests, in a package of its own under a temp dir
+ * (package.json, dist's files, node_modules): not in dist/, where `npm pack` of the install tests
+ * would meet it half-made. Removes it and every temp dir after. When nobody cannot read
+ * node_modules through the link, it is copied there instead.
  */
 export function setUp(): void {
-  const out = join(ROOT, "dist", `test-security-${process.pid}`);
   before(() => {
     execFileSync(process.execPath, ["scripts/copy-assets.mjs"], { cwd: ROOT });
-    execFileSync(process.execPath, ["scripts/bundle.mjs", "cli", join(out, "cli")], { cwd: ROOT });
     // Not under the run's TMPDIR: that is root's (0700), nobody could not reach its own dirs.
     workRoot = mkdtempSync("/tmp/nbagent-security-");
     chmodSync(workRoot, 0o755);
-    bundleDir = out;
+    const pkg = join(workRoot, "pkg");
+    mkdirSync(pkg);
+    cpSync(join(ROOT, "package.json"), join(pkg, "package.json"));
+    cpSync(join(ROOT, "dist"), join(pkg, "dist"), {
+      recursive: true,
+      filter: (src) => !/[/\\]test-security-[^/\\]*$/.test(src),
+    });
+    symlinkSync(join(ROOT, "node_modules"), join(pkg, "node_modules"));
+    bundleDir = join(pkg, "dist", "test-security");
+    execFileSync(process.execPath, ["scripts/bundle.mjs", "cli", join(bundleDir, "cli")], { cwd: ROOT });
+    execFileSync("chmod", ["-R", "a+rX", pkg]);
     if (IS_ROOT && !nobodyCanRun(bundle())) {
-      const copy = join(workRoot, "pkg");
-      mkdirSync(copy);
-      cpSync(join(ROOT, "package.json"), join(copy, "package.json"));
-      cpSync(join(ROOT, "dist"), join(copy, "dist"), { recursive: true, dereference: true });
-      cpSync(join(ROOT, "node_modules"), join(copy, "node_modules"), { recursive: true, dereference: true });
-      execFileSync("chmod", ["-R", "a+rX", copy]);
-      bundleDir = join(copy, "dist", `test-security-${process.pid}`);
+      rmSync(join(pkg, "node_modules"));
+      cpSync(join(ROOT, "node_modules"), join(pkg, "node_modules"), { recursive: true, dereference: true });
+      execFileSync("chmod", ["-R", "a+rX", pkg]);
       assert.ok(nobodyCanRun(bundle()), `nobody cannot run ${bundle()} even from a copy`);
     }
   });
   after(() => {
-    rmSync(out, { recursive: true, force: true });
     if (workRoot) rmSync(workRoot, { recursive: true, force: true });
   });
 }
