@@ -71,6 +71,8 @@ export interface NotebookRunOptions {
   indices: number[];
   /** Runs one cell's code: a kernel's execute, or a session lease's (with its restart rules). */
   execute: (code: string, options: ExecuteOptions) => Promise<ExecuteResult>;
+  /** Shared ids the caller already made unique in `loaded` (saved and reported with the run's own). */
+  repaired?: RepairedCellId[];
   /** display_id map that lives as long as the notebook's kernel session. */
   registry: DisplayRegistry;
   /**
@@ -172,7 +174,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
   const widgets = options.widgets ?? new WidgetStates();
   // A run finds each cell by id when its turn comes: ids shared by two cells are made unique first,
   // as nbformat does on read, and saved before any cell runs (so a merge finds them again).
-  const repairedIds = repairDuplicateIds(loaded.notebook);
+  const repairedIds = [...(options.repaired ?? []), ...repairDuplicateIds(loaded.notebook)];
   const reports: CellRunReport[] = [];
   // Cells whose outputs this run wrote (ran, or had a display updated), with their reports.
   const carried: (CarriedCell & { report?: CellRunReport })[] = [];

@@ -4,7 +4,13 @@
  * same result as from the python tool (bounded text with the full output behind artifact://<id>,
  * images, per-cell status), plus the cells that ran with their ids and execution counts.
  */
-import { type Cell, findCellById, loadNotebook, NotebookFileError } from "../notebook/index.js";
+import {
+  type Cell,
+  findCellById,
+  loadNotebook,
+  NotebookFileError,
+  repairDuplicateIds,
+} from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
 import {
   type CellRunReport,
@@ -114,6 +120,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       throw err;
     }
     const nb = loaded.notebook;
+    // Before the cells are named: a run names and finds cells by id (runNotebookCells saves these).
+    const repairedIds = repairDuplicateIds(nb);
     let cellIndices = request.cellIndices;
     if (request.cellId !== undefined) {
       const at = findCellById(nb, request.cellId);
@@ -219,6 +227,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
               indices: cellIndices,
               execute: (code, opts) => lease.execute(code, opts),
               registry: registries.get(loaded.path),
+              repaired: repairedIds,
               widgets: lease.widgets(),
               allowErrors,
               languageInfo: lease.kernel().info.languageInfo,

@@ -133,6 +133,9 @@ describe("a notebook whose cells share an id", { concurrency: true }, () => {
       text,
     );
     assert.match(text, /second 21/);
+    // Each output is headed by the id the cell has now.
+    assert.ok(text.includes(`[cell 1 (id ${one})]\nsecond 21`), text);
+    assert.ok(text.includes(`[cell 3 (id ${three})]\nthird`), text);
     // The note on the invalid file says what the run changed, not "it still is".
     assert.match(
       text,
