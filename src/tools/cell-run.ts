@@ -8,6 +8,7 @@
  */
 import type { ExecuteOptions } from "../kernel/types.js";
 import type { ArtifactStore } from "../output/artifacts.js";
+import { sanitise } from "../output/sanitise.js";
 import { MAX_DISPLAY_SLOTS, type OutputDump, OutputSink } from "../output/sink.js";
 import { CallAbortedError, CallTimeoutError, type Deadline } from "../runtime/deadline.js";
 import { SlotWaitTimeoutError } from "../runtime/errors.js";
@@ -33,6 +34,7 @@ import {
   resultText,
 } from "./python-result.js";
 import { queueHolderFacts } from "./queue-holder.js";
+import { foldTraceback } from "./traceback-text.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
 
 /** The line before a display an earlier call showed, first seen in this call through an update. */
@@ -131,6 +133,10 @@ export class CellRunRecorder {
         this.beforeOutput(i);
         // Only the model's text is shortened; saved notebook outputs keep what the kernel sent.
         if (kind === "error" && this.stdinRefused.has(i)) text = stdinTracebackText(text) ?? text;
+        else if (kind === "error" && this.pushFolded(text)) {
+          this.update();
+          return;
+        }
         this.sink.push(text, kind);
         this.update();
       },
@@ -190,6 +196,21 @@ export class CellRunRecorder {
         this.update();
       },
     };
+  }
+
+  /**
+   * A traceback with library frames to fold: the view shows it folded, the artifact keeps it whole
+   * (docs/output.md, "Tracebacks"). False when there is nothing to fold or no artifact to point to.
+   */
+  private pushFolded(text: string): boolean {
+    const clean = sanitise(text);
+    const folded = foldTraceback(clean);
+    if (!folded) return false;
+    return this.sink.pushAside(
+      clean,
+      ({ id, first, last }) => folded.text(`artifact://${id}, lines ${thousands(first)}-${thousands(last)}`),
+      "error",
+    );
   }
 
   /** nbclient's rule: clear_output(wait=True) takes effect when the cell's next output arrives. */
