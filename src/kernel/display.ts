@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type TurndownService from "turndown";
-import { type IdStyles, type TableNode, tableMarkdown, idStyles } from "./html-table.js";
+import { type IdStyles, idStyles, type TableNode, tableMarkdown } from "./html-table.js";
 import type { DisplayDataContent } from "./messages.js";
 import type { DisplayOutput, StatusEvent } from "./types.js";
 
@@ -110,7 +110,9 @@ export function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{2,8});/gi, (whole, ref: string) => {
     if (ref[0] !== "#") return NAMED_ENTITIES[ref] ?? NAMED_ENTITIES[ref.toLowerCase()] ?? whole;
     const code = ref[1] === "x" || ref[1] === "X" ? Number.parseInt(ref.slice(2), 16) : Number(ref.slice(1));
-    return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff) ? String.fromCodePoint(code) : whole;
+    return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
+      ? String.fromCodePoint(code)
+      : whole;
   });
 }
 

@@ -30,7 +30,12 @@ export function idStyles(html: string): IdStyles {
     for (const [, selectors, body] of css.matchAll(RULE)) {
       const decls = body
         .split(";")
-        .map((d) => d.trim().replace(/\s*:\s*/, ": ").replace(/\s+/g, " "))
+        .map((d) =>
+          d
+            .trim()
+            .replace(/\s*:\s*/, ": ")
+            .replace(/\s+/g, " "),
+        )
         .filter((d) => /^[\w-]+: \S/.test(d));
       if (decls.length === 0) continue;
       for (const sel of selectors.split(",")) {

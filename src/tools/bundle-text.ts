@@ -41,6 +41,8 @@ export function bundleModelText(
   const lines = hooks.image ? [hooks.image] : [];
   let text = (converted ?? displayTextSource(data).text).replace(/\n$/, "");
   if (hooks.image && mimeType === "text/plain" && isObjectRepr(text)) text = "";
+  // markdown (as written, or from HTML) often starts with blank lines that say nothing
+  if (mimeType === "text/markdown" || mimeType === "text/html") text = text.replace(/^\s*\n/, "");
   if (hooks.embedded && (mimeType === "text/html" || mimeType === "text/markdown"))
     text = replaceDataImages(text, hooks.embedded);
   if (text) lines.push(text);

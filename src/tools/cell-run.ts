@@ -64,6 +64,11 @@ export interface CellRunRecorderOptions {
   onUpdate?: ToolUpdate<PythonToolDetails>;
   /** The details object to fill (cells pre-listed as pending). */
   details: PythonToolDetails;
+  /**
+   * What the label of an image left out by the image limit adds: where it is kept and the call that
+   * returns it (`cell`: as the text names it). Without it, the label says it is not kept.
+   */
+  imageLeftOut?: (cell: number) => string;
 }
 
 type ExecResult = Pick<
@@ -107,7 +112,10 @@ export class CellRunRecorder {
   constructor(private readonly options: CellRunRecorderOptions) {
     this.details = options.details;
     this.onUpdate = options.onUpdate;
-    this.images = new LatestImages(options.images.maxImages);
+    this.images = new LatestImages(
+      options.images.maxImages,
+      options.imageLeftOut ?? (() => "it is not kept: a call that shows fewer images sends it"),
+    );
     this.sink = new OutputSink({
       maxBytes: options.maxBytes,
       artifact: options.artifacts.create(options.session),

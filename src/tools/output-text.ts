@@ -33,8 +33,8 @@ function rangeList(ranges: [number, number][]): string {
   return `${one ? "line" : "lines"} ${list}`;
 }
 
-export { isObjectRepr } from "./bundle-text.js";
 export type { BundleImageHooks as DisplayImageHooks } from "./bundle-text.js";
+export { isObjectRepr } from "./bundle-text.js";
 
 /** The model's text for a live display: the bundle's text (bundle-text.ts) from its converted text. */
 export function displayModelText(display: DisplayOutput, hooks: BundleImageHooks = {}): string {

@@ -38,7 +38,9 @@ function frameHead(line: string): { file?: string; library: boolean } | undefine
     // IPython's file for a cell's code (older versions name it so) is the user's
     if (/\/ipykernel_\d+\/\d+\.py$/.test(path)) return { library: false };
     const library = LIBRARY.test(path);
-    const file = library ? path.replace(/^.*\/(?:site|dist)-packages\/|^.*\/lib\/(?:python|pypy)\d[\d.]*\//, "") : path;
+    const file = library
+      ? path.replace(/^.*\/(?:site|dist)-packages\/|^.*\/lib\/(?:python|pypy)\d[\d.]*\//, "")
+      : path;
     return { file, library };
   }
   return undefined;
