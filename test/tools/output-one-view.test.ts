@@ -140,6 +140,7 @@ describe("run and read show the same outputs", () => {
     assert.match(text(9), /\[image 1 · cell 1 · 11×10\]/);
     assert.equal(imageCount(7), 2);
   });
+});
 
 describe("tracebacks fold library frames", () => {
   test("a pandas merge KeyError: the cell's frame and the raising frame whole, merge.py's folded", async () => {
