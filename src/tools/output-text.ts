@@ -33,9 +33,6 @@ function rangeList(ranges: [number, number][]): string {
   return `${one ? "line" : "lines"} ${list}`;
 }
 
-export type { BundleImageHooks as DisplayImageHooks } from "./bundle-text.js";
-export { isObjectRepr } from "./bundle-text.js";
-
 /** The model's text for a live display: the bundle's text (bundle-text.ts) from its converted text. */
 export function displayModelText(display: DisplayOutput, hooks: BundleImageHooks = {}): string {
   return bundleModelText(display.data, hooks, display.text);
