@@ -66,7 +66,7 @@ export interface CellRunRecorderOptions {
   details: PythonToolDetails;
   /**
    * What the label of an image left out by the image limit adds: where it is kept and the call that
-   * returns it (`cell`: as the text names it). Without it, the label says it is not kept.
+   * returns it (`cell`: as the text names it). Without it (a python call), the label says how to see it.
    */
   imageLeftOut?: (cell: number) => string;
 }
@@ -114,7 +114,7 @@ export class CellRunRecorder {
     this.onUpdate = options.onUpdate;
     this.images = new LatestImages(
       options.images.maxImages,
-      options.imageLeftOut ?? (() => "it is not kept: a call that shows fewer images sends it"),
+      options.imageLeftOut ?? (() => "run it again in a call that shows fewer images to see it"),
     );
     this.sink = new OutputSink({
       maxBytes: options.maxBytes,

@@ -195,7 +195,7 @@ for (const backend of backendCases())
       assert.deepEqual(sentSizes(r.content), ["1568×523"]);
       assert.equal(
         text(r),
-        "[1/2]\n[image left out · cell 1 · over the 1-image limit; it is not kept: a call that shows fewer images sends it]\n[2/2]\n[image 1 · cell 2 · 1568×523]\n[1 earlier image not included (limit: 1 image per call; the latest are kept)]",
+        "[1/2]\n[image left out · cell 1 · over the 1-image limit; run it again in a call that shows fewer images to see it]\n[2/2]\n[image 1 · cell 2 · 1568×523]\n[1 earlier image not included (limit: 1 image per call; the latest are kept)]",
       );
     });
   });
