@@ -13,7 +13,7 @@ const FRAME_HEADS: { re: RegExp; user?: true }[] = [
   { re: /^File (.+?):\d+(?:,? in |$)/ },
   { re: /^File "(.+?)", line \d+/ },
   { re: /^<ipython-input-\d+-[0-9a-f]+> in /, user: true },
-  { re: /^(\/\S+\.pyx?) in \S/ },
+  { re: /^((?:\/|~\/)\S+\.pyx?) in \S/ },
 ];
 
 /** Where library code lives: site/dist-packages, the standard library, Cython, frozen modules. */
