@@ -52,6 +52,7 @@ export const TIERS = {
     "test/runtime/session-rules.test.ts",
     "test/tools/failure-text.test.ts",
     "test/tools/schema.test.ts",
+    "test/tools/traceback-text.test.ts",
   ],
   kernel: [
     "test/gateway/",

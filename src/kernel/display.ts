@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import type TurndownService from "turndown";
+import { type IdStyles, idStyles, type TableNode, tableMarkdown } from "./html-table.js";
 import type { DisplayDataContent } from "./messages.js";
 import type { DisplayOutput, StatusEvent } from "./types.js";
 
@@ -21,30 +22,98 @@ let turndown: TurndownService | undefined;
 const DATA_URI = /data:image\/[\w.+-]+;base64,[A-Za-z0-9+/=]+/g;
 
 /**
- * HTML → markdown (tables as GFM tables; <style>/<script> dropped). Base64 images are set aside
- * before the HTML is parsed and put back in the markdown: parsing megabytes of attribute text costs
- * far more than the markdown needs (the tools send such images as images, docs/output.md).
+ * HTML → markdown (tables as GFM tables: html-table.ts; <style>/<script> dropped; text as written,
+ * without markdown escaping, so a name like `styled_col` stays what code must write). Base64 images
+ * are set aside before the HTML is parsed and put back in the markdown: parsing megabytes of
+ * attribute text costs far more than the markdown needs (the tools send such images as images,
+ * docs/output.md).
  */
 export function htmlToMarkdown(html: string): string {
-  if (!html.includes("data:image/")) return convert(html);
+  const styles = idStyles(html);
+  if (!html.includes("data:image/")) return convert(html, styles);
   const uris: string[] = [];
   const mark = `nbagent-data-${randomUUID()}-`;
   const small = html.replace(DATA_URI, (uri) => `${mark}${uris.push(uri) - 1}`);
   const back = new RegExp(`${mark}(\\d+)`, "g");
-  return convert(small).replace(back, (whole, i: string) => uris[Number(i)] ?? whole);
+  return convert(small, styles).replace(back, (whole, i: string) => uris[Number(i)] ?? whole);
 }
 
-function convert(html: string): string {
-  if (!turndown) {
-    // Loaded on the first HTML-only display: most executions never need it (and it costs a cold start ~80 ms).
-    const require = createRequire(import.meta.url);
-    const Turndown = require("turndown") as typeof TurndownService;
-    const { tables } = require("turndown-plugin-gfm") as { tables: TurndownService.Plugin };
-    turndown = new Turndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
-    turndown.use(tables);
-    turndown.remove(["style", "script"]);
+/** The id styles of the HTML being converted (a table rule reads them). */
+let currentStyles: IdStyles = new Map();
+
+function converter(): TurndownService {
+  if (turndown) return turndown;
+  // Loaded on the first HTML-only display: most executions never need it (and it costs a cold start ~80 ms).
+  const require = createRequire(import.meta.url);
+  const Turndown = require("turndown") as typeof TurndownService;
+  const td = new Turndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+  // the model reads the markdown, nothing renders it: names keep their underscores and stars
+  td.escape = (text: string) => text;
+  td.remove(["style", "script"]);
+  td.addRule("table", {
+    filter: "table",
+    replacement: (_content, node) =>
+      `\n\n${tableMarkdown(node as unknown as TableNode, cellMarkdown, currentStyles)}\n\n`,
+  });
+  turndown = td;
+  return td;
+}
+
+/** A cell's markdown: its text, or the markdown of what it holds (links, images, nested tables). */
+function cellMarkdown(cell: TableNode): string {
+  const plain = !cell.children || cell.children.length === 0;
+  return plain ? (cell.textContent ?? "") : converter().turndown(cell.innerHTML ?? "");
+}
+
+function convert(html: string, styles: IdStyles): string {
+  const td = converter();
+  const before = currentStyles;
+  currentStyles = styles;
+  try {
+    return td.turndown(html);
+  } finally {
+    currentStyles = before;
   }
-  return turndown.turndown(html);
+}
+
+const NAMED_ENTITIES: Record<string, string> = {
+  amp: "&",
+  lt: "<",
+  gt: ">",
+  quot: '"',
+  apos: "'",
+  nbsp: "\u00a0",
+  ndash: "\u2013",
+  mdash: "\u2014",
+  hellip: "\u2026",
+  times: "\u00d7",
+  middot: "\u00b7",
+  deg: "\u00b0",
+  plusmn: "\u00b1",
+  minus: "\u2212",
+  le: "\u2264",
+  ge: "\u2265",
+  ne: "\u2260",
+  larr: "\u2190",
+  rarr: "\u2192",
+  copy: "\u00a9",
+  euro: "\u20ac",
+  pound: "\u00a3",
+};
+
+/**
+ * Markdown with its HTML character references decoded (`region &lt;chr&gt;` → `region <chr>`, as
+ * IRkernel's data.frame markdown renders): the model reads the characters, not their escapes.
+ */
+export function decodeEntities(text: string): string {
+  if (!text.includes("&")) return text;
+  return text.replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{2,8});/gi, (whole, ref: string) => {
+    if (ref[0] !== "#") return NAMED_ENTITIES[ref] ?? NAMED_ENTITIES[ref.toLowerCase()] ?? whole;
+    const code = ref[1] === "x" || ref[1] === "X" ? Number.parseInt(ref.slice(2), 16) : Number(ref.slice(1));
+    return code > 0 && code <= 0x10ffff && !(code >= 0xd800 && code <= 0xdfff)
+      ? String.fromCodePoint(code)
+      : whole;
+  });
 }
 
 function asText(value: unknown): string {
@@ -84,25 +153,37 @@ export interface DisplayTextSource {
 }
 
 /**
- * Text by MIME precedence markdown > plain > html→markdown > latex (its source) > application/json
- * (compact). A plain text that is only Python's default repr (`<IPython.core.display.JSON object>`,
- * `<… object at 0x…>`) says nothing: a richer text form wins over it.
+ * The MIME type a bundle's text comes from, by precedence markdown > plain > html > latex >
+ * application/json (undefined: none). A plain text that is only Python's default repr
+ * (`<IPython.core.display.JSON object>`, `<… object at 0x…>`) says nothing: a richer text form wins
+ * over it.
+ */
+export function displayTextMime(data: Record<string, unknown>): string | undefined {
+  if (data["text/markdown"] !== undefined) return "text/markdown";
+  const plain = data["text/plain"] !== undefined ? asText(data["text/plain"]) : undefined;
+  if (plain !== undefined && !DEFAULT_REPR.test(plain.trim())) return "text/plain";
+  if (data["text/html"] !== undefined) return "text/html";
+  if (data["text/latex"] !== undefined) return "text/latex";
+  const json = data["application/json"];
+  if (json !== undefined && (typeof json === "string" || JSON.stringify(json) !== undefined))
+    return "application/json";
+  return plain !== undefined ? "text/plain" : undefined;
+}
+
+/**
+ * Text by MIME precedence (displayTextMime): markdown (HTML character references decoded), plain,
+ * html→markdown, latex (its source), application/json (compact).
  */
 export function displayTextSource(data: Record<string, unknown>): DisplayTextSource {
-  if (data["text/markdown"] !== undefined)
-    return { text: asText(data["text/markdown"]), mimeType: "text/markdown" };
-  const plain = data["text/plain"] !== undefined ? asText(data["text/plain"]) : undefined;
-  if (plain !== undefined && !DEFAULT_REPR.test(plain)) return { text: plain, mimeType: "text/plain" };
-  if (data["text/html"] !== undefined)
-    return { text: htmlToMarkdown(asText(data["text/html"])), mimeType: "text/html" };
-  if (data["text/latex"] !== undefined) return { text: asText(data["text/latex"]), mimeType: "text/latex" };
-  const json = data["application/json"];
-  if (json !== undefined) {
-    const text = typeof json === "string" ? json : JSON.stringify(json);
-    if (text !== undefined) return { text, mimeType: "application/json" };
-  }
-  if (plain !== undefined) return { text: plain, mimeType: "text/plain" };
-  return { text: "" };
+  const mimeType = displayTextMime(data);
+  if (mimeType === undefined) return { text: "" };
+  const value = data[mimeType];
+  if (mimeType === "application/json")
+    return { text: typeof value === "string" ? value : (JSON.stringify(value) ?? ""), mimeType };
+  const text = asText(value);
+  if (mimeType === "text/markdown") return { text: decodeEntities(text), mimeType };
+  if (mimeType === "text/html") return { text: htmlToMarkdown(text), mimeType };
+  return { text, mimeType };
 }
 
 export function displayText(data: Record<string, unknown>): string {

@@ -144,6 +144,36 @@ export class CellView {
     );
   }
 
+  /**
+   * A chunk whose whole text goes to the artifact while the view shows a shorter form of it (a
+   * traceback with library frames folded): `shorter` gets the artifact lines the whole text took.
+   */
+  pushAside(full: string, shorter: (first: number, last: number) => string, kind: ChunkKind): void {
+    this.breakLine();
+    this.lastStream = undefined;
+    if (!this.log.atLineStart) this.log.write("\n");
+    const whole = sanitise(full.endsWith("\n") ? full : `${full}\n`);
+    const first = this.log.nextLine;
+    const lines = countNewlines(whole);
+    this.log.write(whole, Buffer.byteLength(whole), lines);
+    const raw = shorter(first, first + lines - 1);
+    const shown = sanitise(raw.endsWith("\n") ? raw : `${raw}\n`);
+    const from = this.lines + 1;
+    this.unlogged = true;
+    try {
+      this.feed(shown, kind === "error" || kind === "notice");
+      this.breakLine();
+    } finally {
+      this.unlogged = false;
+    }
+    // the artifact holds the whole text where the view has the shorter one
+    this.artifactExtra += lines - (this.lines + 1 - from);
+    this.linearBefore = Math.min(this.linearBefore, from);
+  }
+
+  /** While set, what the view takes is not written to the artifact (pushAside wrote its whole form). */
+  private unlogged = false;
+
   /** Ends a partial last line (the cell ended, or its output was cleared). */
   breakLine(): void {
     if (this.long) {
@@ -375,13 +405,13 @@ export class CellView {
     const size = Buffer.byteLength(text);
     long.chars += text.length;
     long.bytes += size;
-    this.log.write(text, size);
+    if (!this.unlogged) this.log.write(text, size);
   }
 
   private finishLong(): void {
     const long = this.long!;
     this.long = undefined;
-    this.log.write("\n", 1);
+    if (!this.unlogged) this.log.write("\n", 1);
     long.bytes += 1;
     this.bytes += long.bytes;
     if (long.important) this.importantBytes += long.bytes;
@@ -421,7 +451,7 @@ export class CellView {
   private commit(text: string, important: boolean): void {
     const size = Buffer.byteLength(text);
     const count = countNewlines(text);
-    this.log.write(text, size, count);
+    if (!this.unlogged) this.log.write(text, size, count);
     this.bytes += size;
     if (important) this.importantBytes += size;
     const first = this.lines + 1;

@@ -124,6 +124,31 @@ export class OutputSink {
   }
 
   /**
+   * A chunk of the current cell whose whole text goes to the artifact while the view shows a shorter
+   * form (a traceback with its library frames folded): `shorter` gets the artifact's id and the lines
+   * the whole text took there, and the artifact is kept. False (nothing taken) when the artifact
+   * cannot be written: the caller pushes the whole text instead.
+   */
+  pushAside(
+    full: string,
+    shorter: (at: { id: string; first: number; last: number }) => string,
+    kind: ChunkKind = "error",
+  ): boolean {
+    if (this.ended) return false;
+    if (this.cells.length === 0) this.startCell();
+    this.log.open();
+    const id = this.log.id;
+    if (!id || this.log.failure) return false;
+    this.keepArtifact = true;
+    const view = this.cells[this.cells.length - 1].view;
+    view.pushAside(full, (first, last) => shorter({ id, first, last }), kind);
+    return true;
+  }
+
+  /** Something in the view points into the artifact (pushAside): it is kept when the call ends. */
+  private keepArtifact = false;
+
+  /**
    * update_display_data: every display of this call with `displayId` shows `text` instead, where it
    * was shown (docs/output.md); the artifact gets the new state after a marker line, where the
    * update arrived.
@@ -184,7 +209,7 @@ export class OutputSink {
       share: shares[i],
     }));
     const truncated = cells.some((c) => c.cut);
-    if (truncated) this.log.open();
+    if (truncated || this.keepArtifact) this.log.open();
     return {
       cells,
       truncated,
@@ -201,7 +226,7 @@ export class OutputSink {
     this.endCell();
     this.ended = true;
     const dump = this.dump();
-    this.log.close(dump.truncated);
+    this.log.close(dump.truncated || this.keepArtifact);
     return {
       ...dump,
       artifactId: this.log.id,

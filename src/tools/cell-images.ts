@@ -41,7 +41,11 @@ export class LatestImages {
   /** Labels of the kept images once prepared, by their number; `sent`: it is an image content. */
   private readonly labels = new Map<number, { text: string; cell: number; sent: boolean }>();
 
-  constructor(private readonly maxImages: number) {}
+  /** `leftOut`: what a label of an image over the limit adds (where it is kept, the call that returns it). */
+  constructor(
+    private readonly maxImages: number,
+    private readonly leftOut: (cell: number) => string = () => "",
+  ) {}
 
   /**
    * Records an image of cell `cell` (position), named `name` in the text; returns the placeholder
@@ -99,7 +103,11 @@ export class LatestImages {
       const done = this.labels.get(seq);
       if (done) return done.text;
       if (this.kept.some((k) => k.seq === seq)) return imageLabel({ cell });
-      return imageLabel({ cell, leftOut: `over the ${this.maxImages}-image limit` });
+      const more = this.leftOut(Number(cell));
+      return imageLabel({
+        cell,
+        leftOut: `over the ${this.maxImages}-image limit${more ? `; ${more}` : ""}`,
+      });
     });
   }
 

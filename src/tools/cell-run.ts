@@ -8,6 +8,7 @@
  */
 import type { ExecuteOptions } from "../kernel/types.js";
 import type { ArtifactStore } from "../output/artifacts.js";
+import { sanitise } from "../output/sanitise.js";
 import { MAX_DISPLAY_SLOTS, type OutputDump, OutputSink } from "../output/sink.js";
 import { CallAbortedError, CallTimeoutError, type Deadline } from "../runtime/deadline.js";
 import { SlotWaitTimeoutError } from "../runtime/errors.js";
@@ -33,6 +34,7 @@ import {
   resultText,
 } from "./python-result.js";
 import { queueHolderFacts } from "./queue-holder.js";
+import { foldTraceback } from "./traceback-text.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
 
 /** The line before a display an earlier call showed, first seen in this call through an update. */
@@ -62,6 +64,11 @@ export interface CellRunRecorderOptions {
   onUpdate?: ToolUpdate<PythonToolDetails>;
   /** The details object to fill (cells pre-listed as pending). */
   details: PythonToolDetails;
+  /**
+   * What the label of an image left out by the image limit adds: where it is kept and the call that
+   * returns it (`cell`: as the text names it). Without it (a python call), the label says how to see it.
+   */
+  imageLeftOut?: (cell: number) => string;
 }
 
 type ExecResult = Pick<
@@ -105,7 +112,10 @@ export class CellRunRecorder {
   constructor(private readonly options: CellRunRecorderOptions) {
     this.details = options.details;
     this.onUpdate = options.onUpdate;
-    this.images = new LatestImages(options.images.maxImages);
+    this.images = new LatestImages(
+      options.images.maxImages,
+      options.imageLeftOut ?? (() => "run it again in a call that shows fewer images to see it"),
+    );
     this.sink = new OutputSink({
       maxBytes: options.maxBytes,
       artifact: options.artifacts.create(options.session),
@@ -131,6 +141,10 @@ export class CellRunRecorder {
         this.beforeOutput(i);
         // Only the model's text is shortened; saved notebook outputs keep what the kernel sent.
         if (kind === "error" && this.stdinRefused.has(i)) text = stdinTracebackText(text) ?? text;
+        else if (kind === "error" && this.pushFolded(text)) {
+          this.update();
+          return;
+        }
         this.sink.push(text, kind);
         this.update();
       },
@@ -190,6 +204,21 @@ export class CellRunRecorder {
         this.update();
       },
     };
+  }
+
+  /**
+   * A traceback with library frames to fold: the view shows it folded, the artifact keeps it whole
+   * (docs/output.md, "Tracebacks"). False when there is nothing to fold or no artifact to point to.
+   */
+  private pushFolded(text: string): boolean {
+    const clean = sanitise(text);
+    const folded = foldTraceback(clean);
+    if (!folded) return false;
+    return this.sink.pushAside(
+      clean,
+      ({ id, first, last }) => folded.text(`artifact://${id}, lines ${thousands(first)}-${thousands(last)}`),
+      "error",
+    );
   }
 
   /** nbclient's rule: clear_output(wait=True) takes effect when the cell's next output arrives. */

@@ -13,7 +13,7 @@ export function notebookDescription(
   const lines = [
     "Edit a Jupyter notebook (.ipynb) cell by cell" +
       (withRun ? " and run them in the notebook's own kernel." : "."),
-    "- Cells are addressed by cell_index (0-based everywhere in this tool) or cell_id. read lists every cell's index, id, type, source and output summaries; with cell_index or cell_id it shows that cell, saved outputs whole (tracebacks included). read returns saved images (first 8), labelled [image K · cell C · W×H]. Results of edit, insert, move and delete name the cell's index and id.",
+    "- Cells are addressed by cell_index (0-based everywhere in this tool) or cell_id. read lists every cell's index, id, type, source and output summaries; with cell_index or cell_id it shows that cell, saved outputs whole as run shows them. read returns saved images (first 8), labelled [image K · cell C · W×H]. Results of edit, insert, move and delete name the cell's index and id.",
     "- Create a notebook: insert at cell_index 0 into a path ending in .ipynb that does not exist (its folder must exist). It becomes nbformat 4.5 (cell ids), set up for its kernel.",
     "- insert puts the new cell at cell_index (the cell count appends); edit replaces a cell's source (cell_type code/markdown/raw changes its type); replace changes the exact text old to new in one cell (one match, or all: true); move takes to_index; clear_outputs clears one cell or all.",
     "- tags on edit/insert: the cell's whole tag list ([] clears it); action tags takes add/remove. run skips skip-execution cells; raises-exception ones may fail.",

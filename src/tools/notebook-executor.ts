@@ -154,6 +154,9 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       updateIntervalMs: options.updateIntervalMs ?? 250,
       onUpdate: request.onUpdate as ToolUpdate<PythonToolDetails> | undefined,
       details: base,
+      // the run saves its outputs: reading the cell returns an image the run's limit left out
+      imageLeftOut: (cell) =>
+        `reading the cell sends it: ${JSON.stringify({ action: "read", notebook_path: request.params.notebook_path, cell_index: cell })}`,
     });
     const n = runnable.length;
     if (n === 0) {

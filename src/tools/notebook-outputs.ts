@@ -1,13 +1,14 @@
 /**
- * Saved outputs of a code cell as the `read` action shows them (docs/notebook-tool.md): a short
- * summary per output in the all-cells view (first lines, `[image/png 640x480]` markers, always the
- * error's name and value), or, for one cell, every output whole — stream text, text/plain,
- * tracebacks (ANSI stripped) — with other mimetypes named with their size, cut with a marker only
- * past the read budget.
+ * Saved outputs of a code cell as the `read` action shows them (docs/notebook-tool.md), each rich
+ * output in the words a run gives it (bundle-text.ts: the same text form, HTML tables, image labels,
+ * unseen types named): a short summary per output in the all-cells view (first lines, always the
+ * error's headline), or, for one cell, every output whole — stream text, rich text, tracebacks (ANSI
+ * stripped, library frames folded as a run folds them) — cut with a marker only past the read budget.
  */
 import { joinLines } from "../notebook/index.js";
 import { thousands } from "../sys/thousands.js";
-import { isObjectRepr } from "./output-text.js";
+import { bundleImage, bundleModelText } from "./bundle-text.js";
+import { errorHeadline, foldTraceback } from "./traceback-text.js";
 
 /** A saved image the read text names at its place (by a placeholder until it is sent or left out). */
 export interface ReadImageRef {
@@ -40,17 +41,6 @@ export class ReadImages {
     this.refs.push({ token, cell, output, mimeType, data, ...dims });
     return token;
   }
-}
-
-/** Where a bundle's image comes from, in the python tool's order (kernel/display.ts). */
-const SENT_IMAGE_MIMES = ["image/png", "image/jpeg", "image/svg+xml"];
-
-/** The image type of a bundle that is sent as an image content (undefined: none). */
-function sentImage(data: Record<string, unknown>): string | undefined {
-  return (
-    SENT_IMAGE_MIMES.find((m) => typeof data[m] === "string" || Array.isArray(data[m])) ??
-    Object.keys(data).find((m) => m.startsWith("image/") && typeof data[m] === "string")
-  );
 }
 
 export interface OutputSummary {
@@ -114,48 +104,37 @@ export function imageSize(mime: string, base64: string): { width: number; height
   return undefined;
 }
 
-const TEXT_PREFERENCE = ["text/plain", "text/markdown", "text/latex"];
-
-function size(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MB`;
-}
-
 function imageMarker(mime: string, value: unknown): string {
   const dims = typeof value === "string" ? imageSize(mime, value) : undefined;
   return dims ? `[${mime} ${dims.width}x${dims.height}]` : `[${mime}]`;
 }
 
-/** The bundle's text form (text/plain first), image markers, and the other mimetypes. */
-function bundleParts(data: Record<string, unknown>, withSent = false) {
-  const mimes = Object.keys(data);
-  const sent = withSent ? sentImage(data) : undefined;
-  const images = mimes.filter((m) => (m.startsWith("image/") && m !== "image/svg+xml") || m === sent);
-  // a text/plain that is only an object's repr says less than the image or the other text form
-  const repr = "text/plain" in data && isObjectRepr(joinLines(data["text/plain"]));
-  const textMime = TEXT_PREFERENCE.find(
-    (m) =>
-      m in data &&
-      !(m === "text/plain" && repr && (images.length > 0 || "text/markdown" in data || "text/latex" in data)),
-  );
-  // a repr left out is not named either: the image or the other text form stands for it
-  const others = mimes.filter(
-    (m) => !images.includes(m) && m !== textMime && !(m === "text/plain" && repr && textMime !== m),
-  );
-  return { textMime, images, others, sent };
-}
-
-/** Where an image is named: its label's placeholder when it is the one sent, else its marker. */
+/** Where an image is named: by a placeholder of the images the read sends. */
 interface ImagePlace {
   images: ReadImages;
   cell: number;
   output: number;
 }
 
-function imageMarkers(data: Record<string, unknown>, images: string[], sent?: string, place?: ImagePlace) {
-  return images.map((m) =>
-    m === sent && place ? place.images.add(place.cell, place.output, m, data[m]) : imageMarker(m, data[m]),
+/** A saved bundle's values as a live display has them: multiline strings joined (JSON left as is). */
+function joined(data: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [mime, value] of Object.entries(data))
+    out[mime] = Array.isArray(value) && !/json$/.test(mime) ? joinLines(value) : value;
+  return out;
+}
+
+/**
+ * A saved bundle's text as a run shows it (bundle-text.ts): its image and the images its HTML
+ * carries named by placeholders of the images the read sends (or by markers without `place`).
+ */
+function bundleText(raw: Record<string, unknown>, place?: ImagePlace): string {
+  const data = joined(raw);
+  const name = (mime: string, payload: unknown) =>
+    place ? place.images.add(place.cell, place.output, mime, payload) : imageMarker(mime, payload);
+  const sent = bundleImage(data);
+  return plainText(
+    bundleModelText(data, { image: sent ? name(sent, data[sent]) : undefined, embedded: name }),
   );
 }
 
@@ -163,16 +142,12 @@ function summariseBundle(
   data: Record<string, unknown>,
   place?: ImagePlace,
 ): { lines: string[]; shortened: boolean } {
-  const { textMime, images, others, sent } = bundleParts(data, place !== undefined);
-  const lines = imageMarkers(data, images, sent, place);
-  let shortened = false;
-  if (textMime) {
-    const r = firstLines(joinLines(data[textMime]), "");
-    lines.push(...r.lines);
-    shortened = r.shortened;
-  }
-  if (others.length > 0) lines.push(`[also: ${others.join(", ")}]`);
-  return { lines, shortened: shortened || others.length > 0 };
+  // a summary has a few lines: blank ones would take their place
+  const text = bundleText(data, place)
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .join("\n");
+  return firstLines(text, "");
 }
 
 function firstLines(text: string, prefix: string): { lines: string[]; shortened: boolean } {
@@ -186,7 +161,7 @@ function firstLines(text: string, prefix: string): { lines: string[]; shortened:
 
 function errorLine(out: Record<string, unknown>): string {
   const value = String(out.evalue ?? "").split("\n")[0];
-  return clip(`${String(out.ename)}: ${value}`);
+  return clip(errorHeadline(String(out.ename ?? ""), value));
 }
 
 /**
@@ -230,8 +205,11 @@ interface Block {
   body: string;
 }
 
-/** One output whole: a header line (kind, markers) and its text. */
-function wholeOutput(raw: unknown, k: number, place?: ImagePlace): Block {
+/**
+ * One output whole: a header line (kind) and its text as a run shows it; a traceback's library
+ * frames folded (its whole is in the file: `cells[i].outputs[k]`).
+ */
+function wholeOutput(raw: unknown, k: number, cellIndex: number, place?: ImagePlace): Block {
   const out = (raw ?? {}) as Record<string, unknown>;
   const type = typeof out.output_type === "string" ? out.output_type : "unknown";
   const head = `-- output ${k} · `;
@@ -239,22 +217,15 @@ function wholeOutput(raw: unknown, k: number, place?: ImagePlace): Block {
     return { header: `${head}${String(out.name ?? "stream")}`, body: plainText(joinLines(out.text)) };
   }
   if (type === "error") {
-    const tb = Array.isArray(out.traceback) ? out.traceback.map(String).join("\n") : "";
-    return { header: `${head}error · ${errorLine(out)}`, body: plainText(tb) };
+    const tb = plainText(Array.isArray(out.traceback) ? out.traceback.map(String).join("\n") : "");
+    const folded = foldTraceback(tb);
+    const body = folded ? folded.text(`cells[${cellIndex}].outputs[${k}].traceback in the file`) : tb;
+    return { header: `${head}error · ${errorLine(out)}`, body };
   }
   if (out.data && typeof out.data === "object") {
-    const data = out.data as Record<string, unknown>;
-    const { textMime, images, others, sent } = bundleParts(data, place !== undefined);
     const count = type === "execute_result" && typeof out.execution_count === "number";
-    const markers = [
-      ...imageMarkers(data, images, sent, place),
-      ...others.map((m) => {
-        const v = data[m];
-        return `[${m}, ${size(Buffer.byteLength(typeof v === "string" ? v : (JSON.stringify(v) ?? "")))}]`;
-      }),
-    ];
-    const header = [`${head}${type}${count ? ` (Out[${out.execution_count}])` : ""}`, ...markers].join(" · ");
-    return { header, body: textMime ? plainText(joinLines(data[textMime])) : "" };
+    const header = `${head}${type}${count ? ` (Out[${out.execution_count}])` : ""}`;
+    return { header, body: bundleText(out.data as Record<string, unknown>, place) };
   }
   return { header: `${head}${type}`, body: "" };
 }
@@ -303,6 +274,7 @@ export function wholeOutputs(
     const b = wholeOutput(
       outputs[shown],
       shown,
+      cellIndex,
       images ? { images, cell: cellIndex, output: shown } : undefined,
     );
     if (shown > 0 && headers + b.header.length > budget / 2) break;

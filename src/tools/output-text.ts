@@ -4,12 +4,11 @@
  * the whole is in the artifact (with the artifact tool call that reads it), and the names of outputs
  * the model cannot see.
  */
-import { displayTextSource, unseenOutputs } from "../kernel/display.js";
 import type { DisplayOutput } from "../kernel/types.js";
 import { shownRanges } from "../output/select.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import { thousands } from "../sys/thousands.js";
-import { replaceDataImages } from "./cell-images.js";
+import { type BundleImageHooks, bundleModelText } from "./bundle-text.js";
 
 export function count(n: number): string {
   return thousands(n);
@@ -34,36 +33,9 @@ function rangeList(ranges: [number, number][]): string {
   return `${one ? "line" : "lines"} ${list}`;
 }
 
-/** A text/plain that is only an object's repr (`<Figure size 640x480 with 1 Axes>`): its image says more. */
-const OBJECT_REPR = /^<[^<>\n]+>$/;
-
-export function isObjectRepr(text: string): boolean {
-  return OBJECT_REPR.test(text.trim());
-}
-
-export interface DisplayImageHooks {
-  /** The display's own image: the placeholder that stands at its place (before its text). */
-  image?: string;
-  /** Takes a base64 image its HTML or markdown carries; returns what stands at its place. */
-  embedded?: (mimeType: string, payload: string) => string;
-}
-
-/**
- * The model's text for a display: where it has an image, the image's placeholder (instead of a
- * text/plain that is only an object's repr); its text form (base64 images it carries handed to
- * `embedded`, a placeholder at their place); then a line per output it cannot see.
- */
-export function displayModelText(display: DisplayOutput, hooks: DisplayImageHooks = {}): string {
-  const { mimeType } = displayTextSource(display.data);
-  const lines = hooks.image ? [hooks.image] : [];
-  let text = display.text.replace(/\n$/, "");
-  if (hooks.image && mimeType === "text/plain" && isObjectRepr(text)) text = "";
-  if (hooks.embedded && (mimeType === "text/html" || mimeType === "text/markdown"))
-    text = replaceDataImages(text, hooks.embedded);
-  if (text) lines.push(text);
-  for (const u of unseenOutputs(display.data, mimeType))
-    lines.push(`[${u.mimeType}, ${size(u.bytes)}, not shown]`);
-  return lines.join("\n");
+/** The model's text for a live display: the bundle's text (bundle-text.ts) from its converted text. */
+export function displayModelText(display: DisplayOutput, hooks: BundleImageHooks = {}): string {
+  return bundleModelText(display.data, hooks, display.text);
 }
 
 /** `[cell 2: 40,000 lines (1.2 MB); showing lines 1-20 and 39,981-40,000. All of it: artifact://…]` */

@@ -23,6 +23,7 @@ import {
 } from "./kernel-text.js";
 import type { ImageDetails } from "./python-images.js";
 import type { SessionExport } from "./session-notebook.js";
+import { errorHeadline } from "./traceback-text.js";
 
 export type CellStatus = "pending" | "running" | "ok" | "error" | "aborted" | "skipped";
 
@@ -202,7 +203,7 @@ export function summaryLines(d: PythonToolDetails): string[] {
     if (c.processLimit) lines.push(processLimitText(c.index, c.processLimit));
     if (c.status === "ok") alive.push(c.index);
     else if (c.status === "error" && c.allowedError) {
-      const what = c.error ? `${c.error.name}: ${c.error.value.trim()}` : "an error";
+      const what = c.error ? errorHeadline(c.error.name, c.error.value) : "an error";
       lines.push(`Cell ${c.index} raised ${what} (allowed; the run went on).`);
       alive.push(c.index);
     } else if (c.status === "error" || c.status === "aborted") {
@@ -214,8 +215,8 @@ export function summaryLines(d: PythonToolDetails): string[] {
         );
       } else if (c.status === "error") {
         // An exception without a message (EOFError, StopIteration) is named alone: "failed: EOFError."
-        // IRkernel's evalue ends with a newline: the sentence ends on the same line.
-        const what = c.error ? [c.error.name, c.error.value.trim()].filter(Boolean).join(": ") : "";
+        // IRkernel's evalue ends with a newline and repeats its name: "failed: Error in eval(…)."
+        const what = c.error ? errorHeadline(c.error.name, c.error.value) : "";
         lines.push(`${Label} failed${what ? `: ${what}` : ""}.`);
       }
       const diedInCell = c.kernelEvents?.some((e) => e.kind === "died-during-code") === true;

@@ -61,7 +61,7 @@ test("text and images come in order, each image labelled at its place in the tex
       "[image 2 · cell 2 · 40×30]",
       "$\\displaystyle \\int_0^1 x\\,dx$",
       "[3/3]",
-      "| \u00a0 | a |",
+      "|  | a |", // the blank corner (&nbsp;) is an empty cell
       "| --- | --- |",
       "| 0 | 1 |",
       "| 1 | 2 |",

@@ -142,10 +142,10 @@ describe("IRkernel", { skip: SKIP_R }, () => {
     const text = resultText(results[0]);
     assert.equal(results[0].isError, true);
     assert.match(text, /\[cell 1 \(id c1\)\]\n55 \n/);
-    // IRkernel's evalue ends with a newline; the sentence still ends on its line.
+    // IRkernel's evalue ends with a newline and repeats its ename (ERROR): one sentence, on its line.
     assert.match(
       text,
-      /\nCell 2 failed: ERROR: Error in [^\n]*: boom\.\nCell 1 ran in this call; its state persists, so only cell 2 onward needs to run again\.\nCell 3 did not run\.\n/,
+      /\nCell 2 failed: Error in [^\n]*: boom\.\nCell 1 ran in this call; its state persists, so only cell 2 onward needs to run again\.\nCell 3 did not run\.\n/,
     );
   });
 

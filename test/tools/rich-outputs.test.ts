@@ -58,11 +58,13 @@ for (const backend of backendCases())
       const t = text(r);
       assert.doesNotMatch(t, /Styler/);
       const lines = t.split("\n");
-      assert.equal(lines.length, 4, t);
-      assert.equal(lines[0], "| \u00a0 | a | b |"); // the Styler's corner cell is &nbsp;
+      assert.equal(lines.length, 6, t);
+      assert.equal(lines[0], "|  | a | b |"); // the Styler's corner cell is &nbsp;: blank
       assert.equal(lines[1], "| --- | --- | --- |");
       assert.match(lines[2], /^\| 0 \| 1 \| 3\.50* \|$/);
-      assert.match(lines[3], /^\| 1 \| 2 \| 4\.250* \|$/);
+      // highlight_max's cells: marked, and what marked them said
+      assert.match(lines[3], /^\| 1 \| \*\*2\*\* \| \*\*4\.250*\*\* \|$/);
+      assert.equal(lines[5], "[cells in bold are styled: background-color: yellow]");
     });
 
     test("Math and Latex reach the model as their LaTeX source; markdown and JSON as before", async () => {
@@ -193,7 +195,7 @@ for (const backend of backendCases())
       assert.deepEqual(sentSizes(r.content), ["1568×523"]);
       assert.equal(
         text(r),
-        "[1/2]\n[image left out · cell 1 · over the 1-image limit]\n[2/2]\n[image 1 · cell 2 · 1568×523]\n[1 earlier image not included (limit: 1 image per call; the latest are kept)]",
+        "[1/2]\n[image left out · cell 1 · over the 1-image limit; run it again in a call that shows fewer images to see it]\n[2/2]\n[image 1 · cell 2 · 1568×523]\n[1 earlier image not included (limit: 1 image per call; the latest are kept)]",
       );
     });
   });

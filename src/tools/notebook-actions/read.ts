@@ -22,7 +22,12 @@ export const read: ActionHandler = async (ctx) => {
   const check = ctx.check;
   const notices = check ? invalidReadLines(shownPath, check) : [];
   const view = renderRead(nb, shownPath, offset, end, ctx.readBudget, notices, single);
-  const images = await sendImages(view.images, { ...DEFAULT_IMAGE_BUDGET, ...ctx.images }, single);
+  const images = await sendImages(
+    view.images,
+    { ...DEFAULT_IMAGE_BUDGET, ...ctx.images },
+    single,
+    p.notebook_path,
+  );
   const result = ok(images.label(view.text), {
     ...ctx.details,
     cellIndex: index,
@@ -48,6 +53,8 @@ async function sendImages(
   refs: ReadImageRef[],
   budget: Required<ImageBudget>,
   single: boolean,
+  /** The notebook as the call named it (for the read call that returns an image left out). */
+  notebookPath: string,
 ): Promise<{ label: (text: string) => string; content: ImageContent[]; details: ReadImageDetails[] }> {
   const content: ImageContent[] = [];
   const details: ReadImageDetails[] = [];
@@ -65,7 +72,7 @@ async function sendImages(
     if (content.length >= budget.maxImages) {
       const where = single
         ? `cells[${ref.cell}].outputs[${ref.output}] in the file holds it`
-        : `read cell ${ref.cell} alone to see it`;
+        : `reading cell ${ref.cell} alone sends it: ${JSON.stringify({ action: "read", notebook_path: notebookPath, cell_index: ref.cell })}`;
       entry.reason = "image limit";
       label = imageLabel({
         cell: ref.cell,
