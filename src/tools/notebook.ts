@@ -21,6 +21,7 @@ import { createWithCell, HANDLERS, ToolError, withSaveNotes } from "./notebook-a
 import { notebookDescription } from "./notebook-description.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
 import { checkLoaded, invalidNote } from "./notebook-problems.js";
+import { type SeenCells, seenCells, staleness } from "./notebook-seen.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
 import type { ImageBudget } from "./python-images.js";
 import { cellRunRefs } from "./result-refs.js";
@@ -76,6 +77,8 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
   const { cwd, executor, roots } = options;
   const readBudget = options.readBudget ?? 40_000;
   const withRun = Boolean(executor);
+  // Per file (real path): the cells as this host's last call on it left them (notebook-seen.ts).
+  const seen = new Map<string, SeenCells>();
 
   return {
     name: notebookToolInfo.name,
@@ -119,7 +122,13 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
         } catch (e) {
           if (!(e instanceof NotebookFileError)) throw e;
           if (e.code === "not_found" && params.action === "insert") {
-            return createWithCell({ ...common, path, roots, newNotebookKernel: options.newNotebookKernel });
+            return createWithCell({
+              ...common,
+              path,
+              roots,
+              newNotebookKernel: options.newNotebookKernel,
+              created: (made) => seen.set(made.path, seenCells(made.notebook)),
+            });
           }
           return fail(fileErrorText(e, shownPath));
         }
@@ -132,15 +141,30 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
             );
           }
         }
+        // What the model last saw of the file against the file now: an index that no longer names
+        // the cell it saw there is refused (docs/notebook-tool.md, "Indices between calls").
+        const asLoaded = seenCells(loaded.notebook);
+        const before = seen.get(loaded.path);
+        const stale = before && staleness(params, before, asLoaded, shownPath);
+        // The refusal says what changed; a run's result names cells as the run found them.
+        if (stale?.refusal !== undefined || params.action === "run") seen.set(loaded.path, asLoaded);
+        if (stale?.refusal !== undefined) return fail(stale.refusal);
         const readFingerprint = loaded.fingerprint;
         let result: Awaited<ReturnType<(typeof HANDLERS)[typeof params.action]>>;
         try {
           const ctx = { ...common, loaded, check };
           result = withSaveNotes(ctx, await HANDLERS[params.action](ctx));
         } catch (e) {
-          if (e instanceof ToolError) return fail(e.message);
+          if (e instanceof ToolError) {
+            seen.set(loaded.path, asLoaded);
+            return fail(e.message);
+          }
           throw e;
         }
+        // A run's saves go on after this point (in the background too): only outputs change.
+        if (params.action !== "run")
+          seen.set(loaded.path, result.isError ? asLoaded : seenCells(loaded.notebook));
+        if (stale?.note !== undefined) result = withNote(result, stale.note);
         if (loaded.upgradedFrom !== undefined && !result.isError) {
           // Saved by this call (an edit, or a run writing its outputs) or still as it was on disk.
           const saved = (await changedOnDisk({ ...loaded, fingerprint: readFingerprint })) !== undefined;

@@ -243,7 +243,10 @@ describe("result texts and details", () => {
     const dir = await tempDir();
     await threeCells(dir);
     const e = await call(dir, { action: "edit", notebook_path: "nb.ipynb", cell_index: 1, content: "# T" });
-    assert.equal(text(e), "Replaced cell 1 (markdown, id cell-1). Notebook now has 3 cells.");
+    assert.equal(
+      text(e),
+      'Replaced cell 1 (markdown, id cell-1; old source "# Title" (2 lines)). Notebook now has 3 cells.',
+    );
     assert.deepEqual(
       { ...e.details, cellId: undefined, notebookPath: undefined },
       {
@@ -274,7 +277,10 @@ describe("result texts and details", () => {
     assert.equal(i.details.totalCells, 4);
     assert.equal(i.details.cellSource, "q");
     const d = await call(dir, { action: "delete", notebook_path: "nb.ipynb", cell_index: 0 });
-    assert.equal(text(d), "Deleted cell 0 (code, id cell-0). Notebook now has 3 cells.");
+    assert.equal(
+      text(d),
+      'Deleted cell 0 (code, id cell-0; source "x = 1" (2 lines), with 1 output). Notebook now has 3 cells.',
+    );
     assert.equal(d.details.totalCells, 3);
     assert.equal(d.details.cellType, "code");
   });

@@ -26,6 +26,8 @@ export interface CreateOptions extends Omit<ActionContext, "loaded"> {
   roots?: readonly string[];
   /** The kernel a new notebook is for (default python3). */
   newNotebookKernel?: () => Promise<NotebookKernelSpec>;
+  /** Told the notebook as created (what the model's result shows). */
+  created?: (loaded: ActionContext["loaded"]) => void;
 }
 
 export async function createWithCell(options: CreateOptions): Promise<ToolResult<NotebookDetails>> {
@@ -52,6 +54,7 @@ export async function createWithCell(options: CreateOptions): Promise<ToolResult
     if (e instanceof NotebookFileError) return fail(fileErrorText(e, shownPath));
     throw e;
   }
+  options.created?.(loaded);
   const cell = loaded.notebook.cells[0];
   const text =
     `Created ${shownPath} (nbformat 4.5, kernel ${kernel.name}: ${kernel.display_name}). ` +
