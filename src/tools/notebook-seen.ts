@@ -210,10 +210,10 @@ export function staleness(
     const end = index === seen.length && index === current.length;
     const between = index > 0 && index < seen.length && same(index - 1) && same(index);
     if (!(top || end || between)) {
-      const before = index === 0 || same(index - 1);
+      // Where the cell it was to go before went (or, for an append, what is at the index now).
       return refuse(
         `cell_index ${index} may no longer be the place you meant`,
-        moved(before ? index : index - 1),
+        moved(index),
         `insert by the cells as they are now (with cell_id the new cell goes before that cell), ${readAgain}`,
       );
     }
