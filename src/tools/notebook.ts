@@ -13,6 +13,7 @@ import {
   inFileTurn,
   type LoadedNotebook,
   loadNotebook,
+  type NotebookCheck,
   NotebookFileError,
   type NotebookKernelSpec,
 } from "../notebook/index.js";
@@ -21,7 +22,7 @@ import { createWithCell, HANDLERS, ToolError, withSaveNotes } from "./notebook-a
 import { notebookDescription } from "./notebook-description.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
 import { checkLoaded, invalidNote } from "./notebook-problems.js";
-import { type SeenCells, seenCells, staleness } from "./notebook-seen.js";
+import { type SeenCells, type Staleness, seenCells, staleness } from "./notebook-seen.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
 import type { ImageBudget } from "./python-images.js";
 import { cellRunRefs } from "./result-refs.js";
@@ -115,30 +116,37 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
         onUpdate: onUpdate as ToolUpdate<unknown> | undefined,
       };
 
-      const perform = async () => {
+      type Prepared =
+        | { done: ToolResult<NotebookDetails> }
+        | { loaded: LoadedNotebook; check: NotebookCheck; asLoaded: SeenCells; stale?: Staleness };
+      /** Loads the file and checks the call against it and against what the model last saw of it. */
+      const prepare = async (): Promise<Prepared> => {
         let loaded: LoadedNotebook;
         try {
           loaded = await loadNotebook(path, shownPath, { roots });
         } catch (e) {
           if (!(e instanceof NotebookFileError)) throw e;
           if (e.code === "not_found" && params.action === "insert") {
-            return createWithCell({
+            const done = await createWithCell({
               ...common,
               path,
               roots,
               newNotebookKernel: options.newNotebookKernel,
               created: (made) => seen.set(made.path, seenCells(made.notebook)),
             });
+            return { done };
           }
-          return fail(fileErrorText(e, shownPath));
+          return { done: fail(fileErrorText(e, shownPath)) };
         }
         const check = await checkLoaded(loaded);
         if (params.cell_id !== undefined) {
           const shared = cellsSharingId(loaded.notebook, params.cell_id);
           if (shared.length > 0) {
-            return fail(
-              `Cell id ${JSON.stringify(params.cell_id)} is shared by cells ${shared.join(", ")} in ${shownPath}, so it does not say which cell; use cell_index (one of ${shared.join(", ")}) instead. Nothing was changed.`,
-            );
+            return {
+              done: fail(
+                `Cell id ${JSON.stringify(params.cell_id)} is shared by cells ${shared.join(", ")} in ${shownPath}, so it does not say which cell; use cell_index (one of ${shared.join(", ")}) instead. Nothing was changed.`,
+              ),
+            };
           }
         }
         // What the model last saw of the file against the file now: an index that no longer names
@@ -148,7 +156,13 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
         const stale = before && staleness(params, before, asLoaded, shownPath);
         // The refusal says what changed; a run's result names cells as the run found them.
         if (stale?.refusal !== undefined || params.action === "run") seen.set(loaded.path, asLoaded);
-        if (stale?.refusal !== undefined) return fail(stale.refusal);
+        if (stale?.refusal !== undefined) return { done: fail(stale.refusal) };
+        return { loaded, check, asLoaded, stale };
+      };
+
+      const perform = async (prepared: Prepared) => {
+        if ("done" in prepared) return prepared.done;
+        const { loaded, check, asLoaded, stale } = prepared;
         const readFingerprint = loaded.fingerprint;
         let result: Awaited<ReturnType<(typeof HANDLERS)[typeof params.action]>>;
         try {
@@ -182,8 +196,9 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
       // A run holds its notebook for as long as its cells take: it takes a turn only for each save.
       // Every other action waits for the calls before it; a cell it runs (execute: true) runs once
       // the turn has ended, like a run.
-      if (params.action === "run") return perform();
-      const done = await inFileTurn(fileTurnKey(path), perform);
+      // A run's load takes a turn of its own, so that what it remembers as seen is in turn order.
+      if (params.action === "run") return perform(await inFileTurn(fileTurnKey(path), prepare));
+      const done = await inFileTurn(fileTurnKey(path), async () => perform(await prepare()));
       return next && !done.isError ? next(done) : done;
     },
   };
