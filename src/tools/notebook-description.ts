@@ -18,7 +18,7 @@ export function notebookDescription(
     "- insert puts the new cell at cell_index (the cell count appends); edit replaces a cell's source (cell_type code/markdown/raw changes its type); replace changes the exact text old to new in one cell (one match, or all: true); move takes to_index; clear_outputs clears one cell or all.",
     "- tags on edit/insert: the cell's whole tag list ([] clears it); action tags takes add/remove. run skips skip-execution cells; raises-exception ones may fail.",
     "- The file keeps its formatting (indentation, line endings); only changed cells' lines change. Writes are atomic.",
-    "- Another program or session may change the file between your calls. A call that names a cell by cell_index (edit, replace, delete, tags, clear_outputs, run; insert's place; move's to_index) is checked against the cells as your last call on that notebook showed them: if that index now names a different cell (or place), it is refused with what changed and where your cell went; edit and delete are also refused when that cell's source was changed. Otherwise the call goes ahead and its result says what changed. cell_id always names the same cell. A notebook this session has not touched before is not checked.",
+    "- Another program or session may change the file between your calls. A call by cell_index (edit, replace, delete, tags, clear_outputs, run, insert, move) whose index no longer names the cell you last saw there (or, for edit/delete, whose cell was edited) is refused with what changed; otherwise it goes ahead and says what changed. cell_id always names the same cell.",
   ];
   if (withRun) {
     lines.push(

@@ -53,6 +53,25 @@ export interface NotebookToolOptions {
 const NO_EXECUTOR =
   "Running cells is not available in this notebook tool (no kernel runtime is configured). Edit the notebook, then run code with the python tool.";
 
+/**
+ * Where a path the model gave leads, for errors about the path itself (not found, not a file, no
+ * folder to create it in): the full path and the folder relative paths resolve against — the model
+ * of an MCP client does not know the server's working directory.
+ */
+export function pathWhere(shownPath: string, path: string, cwd: string): string {
+  const against = `relative paths resolve against ${cwd}, this session's working directory`;
+  if (isAbsolute(shownPath)) return `(${against.charAt(0).toUpperCase()}${against.slice(1)}.)`;
+  return `Full path: ${path} (${against}).`;
+}
+
+/** A path error's text with where the path leads (pathWhere) after its first sentence's end. */
+function withWhere(message: string, where: string): string {
+  return /[.)]$/.test(message) ? `${message} ${where}` : `${message}. ${where}`;
+}
+
+/** The load failures that are about the path (where it leads is worth saying). */
+const PATH_ERRORS = new Set(["not_found", "not_a_file", "unreadable"]);
+
 function resolvePath(cwd: string, p: string): string {
   if (p === "~") return homedir();
   if (p.startsWith("~/")) return resolve(homedir(), p.slice(2));
@@ -133,10 +152,14 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
               roots,
               newNotebookKernel: options.newNotebookKernel,
               created: (made) => seen.set(made.path, seenCells(made.notebook)),
+              where: pathWhere(shownPath, path, cwd),
             });
             return { done };
           }
-          return { done: fail(fileErrorText(e, shownPath)) };
+          const text = fileErrorText(e, shownPath);
+          return {
+            done: fail(PATH_ERRORS.has(e.code) ? withWhere(text, pathWhere(shownPath, path, cwd)) : text),
+          };
         }
         const check = await checkLoaded(loaded);
         if (params.cell_id !== undefined) {

@@ -71,7 +71,7 @@ describe("non-regular files", () => {
       assert.equal(r.isError, true);
       assert.equal(
         text(r),
-        "Error: Notebook path is a named pipe (FIFO), not a notebook file: pipe.ipynb. Nothing was read or written.",
+        `Error: Notebook path is a named pipe (FIFO), not a notebook file: pipe.ipynb. Nothing was read or written. Full path: ${dir}/pipe.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
       );
     }
     // In its own process, which then gets SIGTERM: it exits (no thread is stuck opening the FIFO).
@@ -88,11 +88,11 @@ describe("non-regular files", () => {
     const tool = createNotebookTool({ cwd: dir });
     assert.equal(
       text(await tool.execute("t", { action: "read", notebook_path: "d.ipynb" } as NotebookParams)),
-      "Error: Notebook path is a folder, not a notebook file: d.ipynb. Nothing was read or written.",
+      `Error: Notebook path is a folder, not a notebook file: d.ipynb. Nothing was read or written. Full path: ${dir}/d.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
     );
     assert.equal(
       text(await tool.execute("t", edit("/dev/zero"))),
-      "Error: Notebook path is a character device, not a notebook file: /dev/zero. Nothing was read or written.",
+      `Error: Notebook path is a character device, not a notebook file: /dev/zero. Nothing was read or written. (Relative paths resolve against ${dir}, this session's working directory.)`,
     );
   });
 });

@@ -79,7 +79,11 @@ describe("paths resolve against the session's working directory", () => {
       cell_index: 0,
       content: "c",
     });
-    assert.equal(text(other), "Error: Notebook not found: sub/nb.ipynb");
+    // The error names where the path led and what relative paths resolve against.
+    assert.equal(
+      text(other),
+      `Error: Notebook not found: sub/nb.ipynb. Full path: ${dir}/sub/sub/nb.ipynb (relative paths resolve against ${dir}/sub, this session's working directory).`,
+    );
     // `~` expands to the home directory (HOME points at the temp dir for this test process only).
     const savedHome = process.env.HOME;
     process.env.HOME = dir;
@@ -296,7 +300,7 @@ describe("hard errors leave the file untouched", () => {
     const cases: [Record<string, unknown>, string][] = [
       [
         { action: "edit", notebook_path: "missing.ipynb", cell_index: 0, content: "x" },
-        "Error: Notebook not found: missing.ipynb",
+        `Error: Notebook not found: missing.ipynb. Full path: ${dir}/missing.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
       ],
       [
         { action: "edit", notebook_path: "bad.ipynb", cell_index: 0, content: "x" },

@@ -26,13 +26,18 @@ export interface CreateOptions extends Omit<ActionContext, "loaded"> {
   roots?: readonly string[];
   /** The kernel a new notebook is for (default python3). */
   newNotebookKernel?: () => Promise<NotebookKernelSpec>;
+  /** Where the path leads, added to the refusals about the path (notebook.ts pathWhere). */
+  where?: string;
   /** Told the notebook as created (what the model's result shows). */
   created?: (loaded: ActionContext["loaded"]) => void;
 }
 
 export async function createWithCell(options: CreateOptions): Promise<ToolResult<NotebookDetails>> {
   const { params: p, shownPath, details } = options;
-  const fail = (message: string) => errorResult<NotebookDetails>(message, { ...details, error: message });
+  const fail = (text: string) => {
+    const message = options.where ? `${text} ${options.where}` : text;
+    return errorResult<NotebookDetails>(message, { ...details, error: message });
+  };
   if (p.cell_index !== 0) {
     const by =
       p.cell_id !== undefined ? `cell_id ${JSON.stringify(p.cell_id)}` : `cell_index ${p.cell_index}`;
