@@ -9,7 +9,16 @@ import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { stdioServer, textOf } from "../mcp/helpers.js";
-import { type Json, perTestDirs, python, readNb, waitFor, writeNb } from "./helpers.js";
+import {
+  type Json,
+  oneShotToolbox,
+  perTestDirs,
+  python,
+  readNb,
+  resultText,
+  waitFor,
+  writeNb,
+} from "./helpers.js";
 
 /** Another program changes the notebook as Jupyter saves it: nbformat.read, change, nbformat.write. */
 async function otherProgram(path: string, change: string): Promise<void> {
@@ -20,24 +29,62 @@ async function otherProgram(path: string, change: string): Promise<void> {
   await python(["-c", code, path]);
 }
 
+/** A cell that says it started, sleeps, and once interrupted holds the kernel until file `go` exists. */
+function slowCell(cwd: string): string {
+  const started = JSON.stringify(join(cwd, "started"));
+  const go = JSON.stringify(join(cwd, "go"));
+  return [
+    "import os, time",
+    `open(${started}, "w").close()`,
+    "try:",
+    "    time.sleep(600)",
+    "except KeyboardInterrupt:",
+    `    while not os.path.exists(${go}): time.sleep(0.02)`,
+    "    raise",
+  ].join("\n");
+}
+
 describe("run results and the file", { concurrency: true }, () => {
   const dir = perTestDirs();
 
+  test("the tool directly, cancelled through its abort signal: the next run does not report that run's save", async () => {
+    const cwd = await dir();
+    await writeNb(join(cwd, "n.ipynb"), [
+      ["code", "print('one')"],
+      ["code", slowCell(cwd)],
+      ["code", "print('three')"],
+    ]);
+    const { box, tool } = oneShotToolbox(cwd);
+    try {
+      const notebook = box.tools.find((t) => t.name === "notebook")!;
+      const abort = new AbortController();
+      const cancelled = notebook.execute(
+        "t1",
+        { action: "run", notebook_path: "n.ipynb", timeout: 900 } as never,
+        abort.signal,
+      );
+      await waitFor("the slow cell to start", () => existsSync(join(cwd, "started")), 120_000);
+      abort.abort();
+      const next = tool("notebook")({ action: "run", notebook_path: "n.ipynb", cell_index: 0 });
+      await waitFor("the next run to wait for the kernel", async () =>
+        /1 call waiting for it/.test(resultText(await tool("kernels")({ action: "list" }))),
+      );
+      writeFileSync(join(cwd, "go"), "");
+      assert.match(resultText(await cancelled), /Cell 1 was interrupted: the call was cancelled/);
+      assert.equal(
+        resultText(await next),
+        "Ran 1 of 1 code cell selected in n.ipynb (0-based cell indices). Outputs of the cells that ran are saved in the notebook.\n[cell 0 (id c0)]\none",
+      );
+    } finally {
+      await box.dispose();
+    }
+  });
+
   test("MCP: after a cancelled run, the next run does not report the cancelled run's save as another writer's", async () => {
     const cwd = await dir();
-    const started = JSON.stringify(join(cwd, "started"));
-    const go = JSON.stringify(join(cwd, "go"));
     // Cancelled, the cell holds the kernel until the test says so: the next run loads the file and
     // waits for the kernel meanwhile, and the cancelled run's last save comes after that load.
-    const slow = [
-      "import os, time",
-      `open(${started}, "w").close()`,
-      "try:",
-      "    time.sleep(600)",
-      "except KeyboardInterrupt:",
-      `    while not os.path.exists(${go}): time.sleep(0.02)`,
-      "    raise",
-    ].join("\n");
+    const slow = slowCell(cwd);
     const path = await writeNb(join(cwd, "n.ipynb"), [
       ["code", "print('one')"],
       ["code", slow],
