@@ -120,7 +120,21 @@ const MAX_CHANGES = 8;
 /** The changes in words: "1 cell was inserted at index 0 (code, id 9f…, "import time"); …". */
 function changeList(seen: SeenCells, current: SeenCells, ch: CellChanges): string {
   const parts: string[] = [];
-  for (const j of ch.inserted) parts.push(`a cell was inserted at index ${j} (${what(current[j])})`);
+  // Inserted cells in runs of neighbours: "2 cells were inserted at indices 1-2 (…; …)".
+  for (let k = 0; k < ch.inserted.length; ) {
+    let end = k;
+    while (end + 1 < ch.inserted.length && ch.inserted[end + 1] === ch.inserted[end] + 1) end++;
+    const run = ch.inserted.slice(k, end + 1);
+    parts.push(
+      run.length === 1
+        ? `a cell was inserted at index ${run[0]} (${what(current[run[0]])})`
+        : `${run.length} cells were inserted at indices ${run[0]}-${run[run.length - 1]} (${run
+            .slice(0, 3)
+            .map((j) => what(current[j]))
+            .join("; ")}${run.length > 3 ? `; and ${run.length - 3} more` : ""})`,
+    );
+    k = end + 1;
+  }
   seen.forEach((c, i) => {
     if (ch.now[i] === undefined) parts.push(`the cell you saw at index ${i} (${what(c)}) was deleted`);
   });

@@ -102,7 +102,7 @@ describe("indices between calls", { concurrency: true }, () => {
       assert.equal(del.isError, true);
       assert.equal(
         resultText(del),
-        'Error: cell_index 1 no longer names the cell you saw there: nb.ipynb changed since your last call on it (another program or session wrote it): a cell was inserted at index 1 (code, id ext2, "a = 1"); a cell was inserted at index 2 (code, id ext3, "b = 2"). The cell you saw at index 1 (code, id c0, "import time") is now at index 3. Index 1 now holds a code cell (id ext2): "a = 1". Nothing was changed; for the cell you saw, use cell_id "c0" (or cell_index 3), or read the notebook again.',
+        'Error: cell_index 1 no longer names the cell you saw there: nb.ipynb changed since your last call on it (another program or session wrote it): 2 cells were inserted at indices 1-2 (code, id ext2, "a = 1"; code, id ext3, "b = 2"). The cell you saw at index 1 (code, id c0, "import time") is now at index 3. Index 1 now holds a code cell (id ext2): "a = 1". Nothing was changed; for the cell you saw, use cell_id "c0" (or cell_index 3), or read the notebook again.',
       );
       assert.deepEqual(await readFile(path), again, "a refused delete leaves the file byte-identical");
       assert.deepEqual(await ids(path), ["ext1", "ext2", "ext3", "c0", "c1", "c2", "c3"]);
