@@ -245,14 +245,17 @@ export function staleness(
         );
       }
     }
-  } else if (action === "run" && params.cell_range) {
-    const [first, last] = params.cell_range;
+  } else if (action === "run" && (params.cell_range || params.to_index !== undefined)) {
+    // A range by indices (cell_range, or cell_id .. to_index): every cell in it as the model saw it.
+    const from = params.cell_id !== undefined ? current.findIndex((c) => c.id === params.cell_id) : -1;
+    const [first, last] = params.cell_range ?? [Math.max(0, from), params.to_index!];
     for (let i = first; i <= last; i++) {
       if (!same(i)) {
+        const named = params.cell_range ? `cell_range [${first}, ${last}]` : `to_index ${last}`;
         return refuse(
-          `cell_range [${first}, ${last}] no longer names the cells you saw there`,
+          `${named} no longer names the cells you saw there`,
           moved(i),
-          readAgain.replace(/^or r/, "r"),
+          "read the notebook again.",
         );
       }
     }

@@ -189,6 +189,13 @@ describe("indices between calls", { concurrency: true }, () => {
         resultText(top),
         /^Inserted code cell at position 0 \(id [0-9a-f]{8}\)\. Notebook now has 5 cells\.\n\nNote: nb\.ipynb changed since your last call on it \(another program or session wrote it\): a cell was inserted at index 0 \(code, id ext1, "# top"\)\. The indices in this result are the file's as it is now\.$/,
       );
+      // A run by indices is checked the same way: it would run other cells than the model meant.
+      await otherProgram(path, "nb.cells.insert(2, cell('raise SystemExit', 'ext2'))");
+      const run = await s.call("notebook", { action: "run", notebook_path: "nb.ipynb", cell_range: [1, 3] });
+      assert.equal(
+        resultText(run),
+        'Error: cell_range [1, 3] no longer names the cells you saw there: nb.ipynb changed since your last call on it (another program or session wrote it): a cell was inserted at index 2 (code, id ext2, "raise SystemExit"). The cell you saw at index 2 (code, id c0, "import time") is now at index 3. Index 2 now holds a code cell (id ext2): "raise SystemExit". Nothing was changed; read the notebook again.',
+      );
     } finally {
       await s.end();
     }
