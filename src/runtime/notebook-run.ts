@@ -20,6 +20,7 @@ import {
   carryInto,
   cellSource,
   changedOnDisk,
+  type Fingerprint,
   fileTurnKey,
   findCellById,
   inFileTurn,
@@ -100,8 +101,11 @@ export interface NotebookRunOptions {
   /** Absolute deadline (performance.now() scale) for the whole run. */
   deadline?: number;
   signal?: AbortSignal;
-  /** Hooks per cell, for model-facing output (the tool) or progress (the CLI); `index` as selected. */
-  onCellStart?: (index: number, cell: Cell) => void;
+  /**
+   * Hooks per cell, for model-facing output (the tool) or progress (the CLI); `index` as selected,
+   * `indexNow` where the cell is in the file as it runs (other edits may have moved it).
+   */
+  onCellStart?: (index: number, cell: Cell, indexNow: number) => void;
   onCellEnd?: (report: CellRunReport) => void;
   executeHooks?: (
     index: number,
@@ -118,7 +122,8 @@ export interface NotebookRunResult {
   stopReason?: string;
   /**
    * Times the file was found changed on disk by another writer and the run's outputs were merged
-   * into the newer version (by cell id) instead of overwriting it.
+   * into the newer version (by cell id) instead of overwriting it. The file as a run of this process
+   * last saved it is not another writer's (lastRunSave).
    */
   merges: number;
   /** A save failed for good (the file deleted, made invalid or unwritable): what failed. */
@@ -161,6 +166,17 @@ function recordLanguageInfo(nb: Notebook, languageInfo: Record<string, unknown> 
 /** The key a cell's displays are registered under: its id, else its position in this run. */
 export function cellKey(cell: Cell, index: number): string {
   return typeof cell.id === "string" && cell.id ? `id:${cell.id}` : `index:${index}`;
+}
+
+/**
+ * Per notebook (real path), the file as the last save of a run in this process left it (its stat):
+ * a run that finds exactly that on disk finds its own kind's save — outputs written by a run, which
+ * may still have been saving while this one waited for the kernel — not another writer's change.
+ */
+const lastRunSave = new Map<string, string>();
+
+function statKey(fp: Fingerprint): string {
+  return `${fp.dev}:${fp.ino}:${fp.size}:${fp.mtimeNs}:${fp.ctimeNs}`;
 }
 
 /** Tries at a save that finds the file changed again each time before giving up. */
@@ -230,9 +246,12 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       }
     }
     recordLanguageInfo(fresh.notebook, options.languageInfo);
+    // The file as a run of this process last saved it (e.g. a cancelled run saving what completed
+    // while this one waited for the kernel) is no other writer's change: nothing to report.
+    const own = lastRunSave.get(loaded.path) === statKey(fresh.fingerprint);
     Object.assign(loaded, fresh);
     cellCount = fresh.notebook.cells.length;
-    merges++;
+    if (!own) merges++;
   };
   /** Saves, merging into the file as it is now when another writer changed it. */
   const save = () =>
@@ -243,6 +262,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
         recordWidgetState(loaded.notebook, widgets);
         try {
           await saveNotebook(loaded);
+          lastRunSave.set(loaded.path, statKey(loaded.fingerprint));
           saves++;
           return;
         } catch (err) {
@@ -397,7 +417,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       ? cell
       : ({ ...cell, metadata: { ...(cell.metadata as Record<string, unknown>) } } as Cell);
     cell = thawCell(nb, index);
-    options.onCellStart?.(planned.index, cell);
+    options.onCellStart?.(planned.index, cell, index);
     const started = performance.now();
     const key = cellKey(cell, index);
     registry.clearCell(key);

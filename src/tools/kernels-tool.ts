@@ -13,9 +13,10 @@ import { keyText } from "../runtime/index.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { describeFailure } from "./failure-text.js";
 import { bytesText, minutes, plural } from "./kernel-text.js";
+import { paramProblem } from "./param-problem.js";
 import { CellCallTag, queueHolderFacts } from "./queue-holder.js";
 import type { Run, RunRegistry } from "./runs.js";
-import { schemaProblem, Type } from "./schema.js";
+import { Type } from "./schema.js";
 import { errorResult, type Tool, type ToolResult } from "./types.js";
 
 export const kernelsSchema = Type.Object(
@@ -78,8 +79,20 @@ export function createKernelsTool(options: {
     async execute(_id, params) {
       const action = (params as KernelsParams | undefined)?.action ?? "list";
       const empty: KernelsDetails = { action, kernels: [] };
-      const bad = schemaProblem(kernelsSchema, params);
-      if (bad) return errorResult(`${bad}. Pass {"action":"list"}.`, empty);
+      const bad = paramProblem(kernelsSchema, params, {
+        tool: "kernels",
+        example: '{"action":"list"}',
+        nearKeys: {
+          "": {
+            session: "session_id",
+            path: "notebook_path",
+            notebook: "notebook_path",
+            run: "run_id",
+            id: "run_id",
+          },
+        },
+      });
+      if (bad) return errorResult(bad, empty);
       const targets = (["session_id", "notebook_path", "run_id"] as const).filter(
         (k) => params[k] !== undefined,
       );

@@ -14,10 +14,11 @@ export function notebookDescription(
     "Edit a Jupyter notebook (.ipynb) cell by cell" +
       (withRun ? " and run them in the notebook's own kernel." : "."),
     "- Cells are addressed by cell_index (0-based everywhere in this tool) or cell_id. read lists every cell's index, id, type, source and output summaries; with cell_index or cell_id it shows that cell, saved outputs whole as run shows them. read returns saved images (first 8), labelled [image K · cell C · W×H]. Results of edit, insert, move and delete name the cell's index and id.",
-    "- Create a notebook: insert at cell_index 0 into a path ending in .ipynb that does not exist (its folder must exist). It becomes nbformat 4.5 (cell ids), set up for its kernel.",
+    "- Create a notebook: insert at cell_index 0 into a path ending in .ipynb that does not exist (its folder must exist). It becomes nbformat 4.5 (cell ids), for the kernel named by kernel (a kernelspec, e.g. ir; default python3).",
     "- insert puts the new cell at cell_index (the cell count appends); edit replaces a cell's source (cell_type code/markdown/raw changes its type); replace changes the exact text old to new in one cell (one match, or all: true); move takes to_index; clear_outputs clears one cell or all.",
     "- tags on edit/insert: the cell's whole tag list ([] clears it); action tags takes add/remove. run skips skip-execution cells; raises-exception ones may fail.",
-    "- The file keeps its formatting (indentation, line endings); only changed cells' lines change. Writes are atomic, refused if the file changed since read.",
+    "- The file keeps its formatting (indentation, line endings); only changed cells' lines change. Writes are atomic.",
+    "- Another program or session may change the file between your calls. A call by cell_index (edit, replace, delete, tags, clear_outputs, run, insert, move) whose index no longer names the cell you last saw there (or, for edit/delete, whose cell was edited) is refused with what changed; otherwise it goes ahead and says what changed. cell_id always names the same cell.",
   ];
   if (withRun) {
     lines.push(

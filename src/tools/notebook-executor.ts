@@ -238,10 +238,16 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
               deadline: performance.now() + deadline.remainingMs(),
               signal: runSignal,
               executeHooks: (cellIndex) => recorder.hooks(position.get(cellIndex) ?? 0),
-              onCellStart: (cellIndex) => {
+              onCellStart: (cellIndex, cell, indexNow) => {
                 current = position.get(cellIndex) ?? 0;
-                const title = base.cells[current - 1]?.title;
-                recorder.startCell(current, `[${title}]`); // notebook indices only: one numbering scheme
+                const entry = base.cells[current - 1];
+                if (entry && indexNow !== cellIndex) {
+                  // Moved by other edits: the text names it by where it is now (the merge lines say
+                  // "now at index N" once; every other mention uses N).
+                  entry.index = indexNow;
+                  entry.title = `cell ${indexNow}${typeof cell.id === "string" ? ` (id ${cell.id})` : ""}`;
+                }
+                recorder.startCell(current, `[${entry?.title}]`); // notebook indices only: one numbering scheme
               },
               onCellEnd: (report) => {
                 // Ran in the current kernel, unless it died or was restarted under the cell (state gone).
@@ -279,6 +285,14 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
           failure = recorder.fail(err, current);
         }
       }
+      // Cells that did not start are named where they are in the file as the run last read it (other
+      // edits may have moved them), as the cells that ran are: one numbering in the whole text.
+      const indexNow = (planned: number): number => {
+        const id = nb.cells[planned]?.id;
+        const at = typeof id === "string" && id ? findCellById(loaded.notebook, id) : -1;
+        return at >= 0 ? at : planned;
+      };
+      for (const c of base.cells) if (c.status === "pending") c.index = indexNow(c.index);
       const result = (await recorder.result()) as ToolResult<NotebookRunDetails>;
       if (failure !== undefined) {
         const msg =
@@ -327,7 +341,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         const stateLost =
           failed.restartedAfterInterrupt || failed.kernelEvents?.some((e) => e.kind === "died-during-code");
         const from = unrun.length > 0 && !cellRan(failed) ? unrun[0] : failed.index;
-        const last = cellIndices[cellIndices.length - 1];
+        const last = indexNow(cellIndices[cellIndices.length - 1]);
         const resume = JSON.stringify(
           stateLost
             ? { action: "run", notebook_path: path }

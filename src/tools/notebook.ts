@@ -13,6 +13,7 @@ import {
   inFileTurn,
   type LoadedNotebook,
   loadNotebook,
+  type NotebookCheck,
   NotebookFileError,
   type NotebookKernelSpec,
 } from "../notebook/index.js";
@@ -21,6 +22,7 @@ import { createWithCell, HANDLERS, ToolError, withSaveNotes } from "./notebook-a
 import { notebookDescription } from "./notebook-description.js";
 import { type NotebookParams, notebookSchema, validateNotebookParams } from "./notebook-params.js";
 import { checkLoaded, invalidNote } from "./notebook-problems.js";
+import { type SeenCells, type Staleness, seenCells, staleness } from "./notebook-seen.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
 import type { ImageBudget } from "./python-images.js";
 import { cellRunRefs } from "./result-refs.js";
@@ -51,6 +53,25 @@ export interface NotebookToolOptions {
 const NO_EXECUTOR =
   "Running cells is not available in this notebook tool (no kernel runtime is configured). Edit the notebook, then run code with the python tool.";
 
+/**
+ * Where a path the model gave leads, for errors about the path itself (not found, not a file, no
+ * folder to create it in): the full path and the folder relative paths resolve against — the model
+ * of an MCP client does not know the server's working directory.
+ */
+export function pathWhere(shownPath: string, path: string, cwd: string): string {
+  const against = `relative paths resolve against ${cwd}, this session's working directory`;
+  if (isAbsolute(shownPath)) return `(${against.charAt(0).toUpperCase()}${against.slice(1)}.)`;
+  return `Full path: ${path} (${against}).`;
+}
+
+/** A path error's text with where the path leads (pathWhere) after its first sentence's end. */
+function withWhere(message: string, where: string): string {
+  return /[.)]$/.test(message) ? `${message} ${where}` : `${message}. ${where}`;
+}
+
+/** The load failures that are about the path (where it leads is worth saying). */
+const PATH_ERRORS = new Set(["not_found", "not_a_file", "unreadable"]);
+
 function resolvePath(cwd: string, p: string): string {
   if (p === "~") return homedir();
   if (p.startsWith("~/")) return resolve(homedir(), p.slice(2));
@@ -76,6 +97,8 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
   const { cwd, executor, roots } = options;
   const readBudget = options.readBudget ?? 40_000;
   const withRun = Boolean(executor);
+  // Per file (real path): the cells as this host's last call on it left them (notebook-seen.ts).
+  const seen = new Map<string, SeenCells>();
 
   return {
     name: notebookToolInfo.name,
@@ -112,16 +135,31 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
         onUpdate: onUpdate as ToolUpdate<unknown> | undefined,
       };
 
-      const perform = async () => {
+      type Prepared =
+        | { done: ToolResult<NotebookDetails> }
+        | { loaded: LoadedNotebook; check: NotebookCheck; asLoaded: SeenCells; stale?: Staleness };
+      /** Loads the file and checks the call against it and against what the model last saw of it. */
+      const prepare = async (): Promise<Prepared> => {
         let loaded: LoadedNotebook;
         try {
           loaded = await loadNotebook(path, shownPath, { roots });
         } catch (e) {
           if (!(e instanceof NotebookFileError)) throw e;
           if (e.code === "not_found" && params.action === "insert") {
-            return createWithCell({ ...common, path, roots, newNotebookKernel: options.newNotebookKernel });
+            const done = await createWithCell({
+              ...common,
+              path,
+              roots,
+              newNotebookKernel: options.newNotebookKernel,
+              created: (made) => seen.set(made.path, seenCells(made.notebook)),
+              where: pathWhere(shownPath, path, cwd),
+            });
+            return { done };
           }
-          return fail(fileErrorText(e, shownPath));
+          const text = fileErrorText(e, shownPath);
+          return {
+            done: fail(PATH_ERRORS.has(e.code) ? withWhere(text, pathWhere(shownPath, path, cwd)) : text),
+          };
         }
         if (params.kernel !== undefined) {
           const spec = (loaded.notebook.metadata as { kernelspec?: { name?: unknown } }).kernelspec;
@@ -129,28 +167,53 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
             typeof spec?.name === "string"
               ? `its kernelspec is ${JSON.stringify(spec.name)}`
               : "it names no kernelspec";
-          return fail(
-            `kernel chooses the kernel of a notebook that insert creates; ${shownPath} exists (${has}). Nothing was changed; leave kernel out to insert into it.`,
-          );
+          return {
+            done: fail(
+              `kernel chooses the kernel of a notebook that insert creates; ${shownPath} exists (${has}). Nothing was changed; leave kernel out to insert into it.`,
+            ),
+          };
         }
         const check = await checkLoaded(loaded);
         if (params.cell_id !== undefined) {
           const shared = cellsSharingId(loaded.notebook, params.cell_id);
           if (shared.length > 0) {
-            return fail(
-              `Cell id ${JSON.stringify(params.cell_id)} is shared by cells ${shared.join(", ")} in ${shownPath}, so it does not say which cell; use cell_index (one of ${shared.join(", ")}) instead. Nothing was changed.`,
-            );
+            return {
+              done: fail(
+                `Cell id ${JSON.stringify(params.cell_id)} is shared by cells ${shared.join(", ")} in ${shownPath}, so it does not say which cell; use cell_index (one of ${shared.join(", ")}) instead. Nothing was changed.`,
+              ),
+            };
           }
         }
+        // What the model last saw of the file against the file now: an index that no longer names
+        // the cell it saw there is refused (docs/notebook-tool.md, "Indices between calls").
+        const asLoaded = seenCells(loaded.notebook);
+        const before = seen.get(loaded.path);
+        const stale = before && staleness(params, before, asLoaded, shownPath);
+        // The refusal says what changed; a run's result names cells as the run found them.
+        if (stale?.refusal !== undefined || params.action === "run") seen.set(loaded.path, asLoaded);
+        if (stale?.refusal !== undefined) return { done: fail(stale.refusal) };
+        return { loaded, check, asLoaded, stale };
+      };
+
+      const perform = async (prepared: Prepared) => {
+        if ("done" in prepared) return prepared.done;
+        const { loaded, check, asLoaded, stale } = prepared;
         const readFingerprint = loaded.fingerprint;
         let result: Awaited<ReturnType<(typeof HANDLERS)[typeof params.action]>>;
         try {
           const ctx = { ...common, loaded, check };
           result = withSaveNotes(ctx, await HANDLERS[params.action](ctx));
         } catch (e) {
-          if (e instanceof ToolError) return fail(e.message);
+          if (e instanceof ToolError) {
+            seen.set(loaded.path, asLoaded);
+            return fail(e.message);
+          }
           throw e;
         }
+        // A run's saves go on after this point (in the background too): only outputs change.
+        if (params.action !== "run")
+          seen.set(loaded.path, result.isError ? asLoaded : seenCells(loaded.notebook));
+        if (stale?.note !== undefined) result = withNote(result, stale.note);
         if (loaded.upgradedFrom !== undefined && !result.isError) {
           // Saved by this call (an edit, or a run writing its outputs) or still as it was on disk.
           const saved = (await changedOnDisk({ ...loaded, fingerprint: readFingerprint })) !== undefined;
@@ -168,8 +231,9 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
       // A run holds its notebook for as long as its cells take: it takes a turn only for each save.
       // Every other action waits for the calls before it; a cell it runs (execute: true) runs once
       // the turn has ended, like a run.
-      if (params.action === "run") return perform();
-      const done = await inFileTurn(fileTurnKey(path), perform);
+      // A run's load takes a turn of its own, so that what it remembers as seen is in turn order.
+      if (params.action === "run") return perform(await inFileTurn(fileTurnKey(path), prepare));
+      const done = await inFileTurn(fileTurnKey(path), async () => perform(await prepare()));
       return next && !done.isError ? next(done) : done;
     },
   };

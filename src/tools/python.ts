@@ -25,13 +25,14 @@ import { CellRunRecorder } from "./cell-run.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { describeFailure } from "./failure-text.js";
 import { isolationNote, type KeptKernelLimits, minutes, namedSessionText } from "./kernel-text.js";
+import { paramProblem } from "./param-problem.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
 import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
 import { cwdOutsideRoots, fileErrorText, sandboxRoots } from "./sandbox-paths.js";
-import { schemaProblem, Type } from "./schema.js";
+import { Type } from "./schema.js";
 import {
   checkExportTarget,
   exportSessionNotebook,
@@ -165,12 +166,32 @@ function expandPath(p: string, base: string): string {
   return isAbsolute(home) ? home : resolve(base, home);
 }
 
+/** How a bad python call is told what it meant (param-problem.ts). */
+const PYTHON_WORDS = {
+  tool: "python",
+  example: '{"cells":[{"code":"..."}]}',
+  nearKeys: {
+    "": {
+      code: "cells",
+      source: "cells",
+      cell: "cells",
+      timeout_seconds: "timeout",
+      session_id: "session",
+      path: "notebook_path",
+      notebook: "notebook_path",
+      export: "export_notebook",
+      restart: "reset",
+    },
+    "/cells/*": { source: "code", content: "code", text: "code", name: "title", label: "title" },
+  },
+};
+
 function validate(params: unknown): string | undefined {
-  const problem = schemaProblem(pythonSchema, params);
+  const problem = paramProblem(pythonSchema, params, PYTHON_WORDS);
   if (problem) return problem;
   const p = params as PythonParams;
   if (p.cells === undefined && p.export_notebook === undefined)
-    return "invalid parameter /cells: required unless export_notebook is given";
+    return `cells is required (unless export_notebook is given). Pass ${PYTHON_WORDS.example}.`;
   return undefined;
 }
 
@@ -207,8 +228,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
       const session =
         (params as PythonParams)?.session ?? options.sessionId ?? options.runtime.defaultSessionId;
       const emptyDetails = (cwd: string) => emptyPythonDetails(mode, session, cwd, maxBytes);
-      if (problem)
-        return errorResult(`${problem}. Pass {"cells":[{"code":"..."}]}.`, emptyDetails(options.cwd));
+      if (problem) return errorResult(problem, emptyDetails(options.cwd));
       const cwd = params.cwd ? expandPath(params.cwd, options.cwd) : options.cwd;
       const cells = params.cells ?? [];
       try {

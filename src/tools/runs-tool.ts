@@ -5,9 +5,10 @@
  */
 import type { Static } from "@sinclair/typebox";
 import type { ToolDescriptor } from "./descriptor.js";
+import { paramProblem } from "./param-problem.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
-import { schemaProblem, Type } from "./schema.js";
+import { Type } from "./schema.js";
 import { errorResult, type Tool } from "./types.js";
 
 export const runsSchema = Type.Object(
@@ -38,6 +39,13 @@ const DESCRIPTION = [
   "Finished runs' results stay available for an hour.",
 ].join("\n");
 
+/** How a bad runs call is told what it meant (param-problem.ts). */
+const RUNS_WORDS = {
+  tool: "runs",
+  example: '{"run_id":"r1"}',
+  nearKeys: { "": { id: "run_id", run: "run_id", runid: "run_id", timeout: "wait" } },
+};
+
 /** The runs tool's descriptor (tools/descriptor.ts). */
 export const runsDescriptor: ToolDescriptor<RunsParams, unknown> = {
   name: "runs",
@@ -58,8 +66,8 @@ export function createRunsTool(options: { runs: RunRegistry }): Tool<RunsParams,
     description: DESCRIPTION,
     parameters: runsSchema,
     async execute(_id, params, signal, onUpdate) {
-      const bad = schemaProblem(runsSchema, params);
-      if (bad) return errorResult(`${bad}. Pass {"run_id":"r1"}.`, {});
+      const bad = paramProblem(runsSchema, params, RUNS_WORDS);
+      if (bad) return errorResult(bad, {});
       const run = runs.get(params.run_id);
       if (!run && !runs.background) {
         return errorResult(

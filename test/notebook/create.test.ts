@@ -71,30 +71,39 @@ describe("insert into a missing path creates the notebook", () => {
     const cases: [Record<string, unknown>, string][] = [
       [
         { action: "edit", notebook_path: "a.ipynb", cell_index: 0, content: "x" },
-        "Error: Notebook not found: a.ipynb",
+        `Error: Notebook not found: a.ipynb. Full path: ${dir}/a.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
       ],
-      [{ action: "read", notebook_path: "a.ipynb" }, "Error: Notebook not found: a.ipynb"],
-      [{ action: "delete", notebook_path: "a.ipynb", cell_index: 0 }, "Error: Notebook not found: a.ipynb"],
-      [{ action: "clear_outputs", notebook_path: "a.ipynb" }, "Error: Notebook not found: a.ipynb"],
+      [
+        { action: "read", notebook_path: "a.ipynb" },
+        `Error: Notebook not found: a.ipynb. Full path: ${dir}/a.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
+      ],
+      [
+        { action: "delete", notebook_path: "a.ipynb", cell_index: 0 },
+        `Error: Notebook not found: a.ipynb. Full path: ${dir}/a.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
+      ],
+      [
+        { action: "clear_outputs", notebook_path: "a.ipynb" },
+        `Error: Notebook not found: a.ipynb. Full path: ${dir}/a.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
+      ],
       [
         { action: "insert", notebook_path: "a.ipynb", cell_index: 1, content: "x" },
-        "Error: Notebook not found: a.ipynb. To create it, insert at cell_index 0 (not cell_index 1).",
+        `Error: Notebook not found: a.ipynb. To create it, insert at cell_index 0 (not cell_index 1). Full path: ${dir}/a.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
       ],
       [
         { action: "insert", notebook_path: "a.ipynb", cell_id: "abc", content: "x" },
-        'Error: Notebook not found: a.ipynb. To create it, insert at cell_index 0 (not cell_id "abc").',
+        `Error: Notebook not found: a.ipynb. To create it, insert at cell_index 0 (not cell_id "abc"). Full path: ${dir}/a.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
       ],
       [
         { action: "insert", notebook_path: "a.py", cell_index: 0, content: "x" },
-        "Error: Notebook not found: a.py. Only a path ending in .ipynb is created by insert.",
+        `Error: Notebook not found: a.py. Only a path ending in .ipynb is created by insert. Full path: ${dir}/a.py (relative paths resolve against ${dir}, this session's working directory).`,
       ],
       [
         { action: "insert", notebook_path: "sub/a.ipynb", cell_index: 0, content: "x" },
-        "Error: Cannot create notebook sub/a.ipynb: its folder sub does not exist. Nothing was created; create the folder first (for example with the python tool).",
+        `Error: Cannot create notebook sub/a.ipynb: its folder sub does not exist. Nothing was created; create the folder first (for example with the python tool). Full path: ${dir}/sub/a.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
       ],
       [
         { action: "insert", notebook_path: "file/a.ipynb", cell_index: 0, content: "x" },
-        "Error: Cannot create notebook file/a.ipynb: file is not a folder. Nothing was created; create the folder first (for example with the python tool).",
+        `Error: Cannot create notebook file/a.ipynb: file is not a folder. Nothing was created; create the folder first (for example with the python tool). Full path: ${dir}/file/a.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
       ],
     ];
     for (const [params, expected] of cases) {

@@ -71,7 +71,7 @@ describe("non-regular files", () => {
       assert.equal(r.isError, true);
       assert.equal(
         text(r),
-        "Error: Notebook path is a named pipe (FIFO), not a notebook file: pipe.ipynb. Nothing was read or written.",
+        `Error: Notebook path is a named pipe (FIFO), not a notebook file: pipe.ipynb. Nothing was read or written. Full path: ${dir}/pipe.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
       );
     }
     // In its own process, which then gets SIGTERM: it exits (no thread is stuck opening the FIFO).
@@ -88,11 +88,11 @@ describe("non-regular files", () => {
     const tool = createNotebookTool({ cwd: dir });
     assert.equal(
       text(await tool.execute("t", { action: "read", notebook_path: "d.ipynb" } as NotebookParams)),
-      "Error: Notebook path is a folder, not a notebook file: d.ipynb. Nothing was read or written.",
+      `Error: Notebook path is a folder, not a notebook file: d.ipynb. Nothing was read or written. Full path: ${dir}/d.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
     );
     assert.equal(
       text(await tool.execute("t", edit("/dev/zero"))),
-      "Error: Notebook path is a character device, not a notebook file: /dev/zero. Nothing was read or written.",
+      `Error: Notebook path is a character device, not a notebook file: /dev/zero. Nothing was read or written. (Relative paths resolve against ${dir}, this session's working directory.)`,
     );
   });
 });
@@ -118,7 +118,7 @@ describe("lock left by a crash", () => {
       assert.ok(inside);
       await writeFile(lockPathFor(path), content);
       const r = await createNotebookTool({ cwd: dir }).execute("t", edit("nb.ipynb"));
-      assert.equal(text(r), "Replaced cell 0 (code, id cell-0). Notebook now has 1 cell.");
+      assert.equal(text(r), 'Replaced cell 0 (code, id cell-0; old source "a"). Notebook now has 1 cell.');
       assert.deepEqual((await readJson(path)).cells[0].source, ["changed"]);
       assert.deepEqual(await readdir(dir), ["nb.ipynb"]);
     });
@@ -160,7 +160,7 @@ describe("permissions", () => {
     await chown(path, 65534, 4242);
     await chmod(path, 0o2664);
     const r = await createNotebookTool({ cwd: dir }).execute("t", edit("nb.ipynb"));
-    assert.equal(text(r), "Replaced cell 0 (code, id cell-0). Notebook now has 1 cell.");
+    assert.equal(text(r), 'Replaced cell 0 (code, id cell-0; old source "a"). Notebook now has 1 cell.');
     const st = await stat(path);
     assert.equal(st.mode & 0o7777, 0o2664);
     assert.equal(st.uid, 65534);
@@ -175,7 +175,7 @@ describe("permissions", () => {
     const r = await child(dir, edit("shared.ipynb"), { asNobody: true }).result;
     assert.equal(
       r.text,
-      "Replaced cell 0 (code, id cell-0). Notebook now has 1 cell.\nNote: the saved file has owner uid 65534 (was 0), group gid 65534 (was 0): this user may not give a file that ownership and mode.",
+      'Replaced cell 0 (code, id cell-0; old source "a"). Notebook now has 1 cell.\nNote: the saved file has owner uid 65534 (was 0), group gid 65534 (was 0): this user may not give a file that ownership and mode.',
     );
     const st = await stat(path);
     assert.equal(st.mode & 0o777, 0o666);
@@ -193,12 +193,15 @@ describe("hard links", () => {
     const r = await tool.execute("t", edit("nb.ipynb"));
     assert.equal(
       text(r),
-      "Replaced cell 0 (code, id cell-0). Notebook now has 1 cell.\nNote: nb.ipynb had 1 other hard link; the save wrote a new file, so that name still shows the old version.",
+      'Replaced cell 0 (code, id cell-0; old source "a"). Notebook now has 1 cell.\nNote: nb.ipynb had 1 other hard link; the save wrote a new file, so that name still shows the old version.',
     );
     assert.deepEqual(await readFile(join(dir, "other.ipynb")), before);
     // The link is broken now: the next save says nothing more.
     const again = await tool.execute("t", edit("nb.ipynb", "again"));
-    assert.equal(text(again), "Replaced cell 0 (code, id cell-0). Notebook now has 1 cell.");
+    assert.equal(
+      text(again),
+      'Replaced cell 0 (code, id cell-0; old source "changed"). Notebook now has 1 cell.',
+    );
   });
 });
 
@@ -248,7 +251,7 @@ describe("paths", () => {
     process.env.HOME = home;
     try {
       const r = await createNotebookTool({ cwd: "/" }).execute("t", edit("~/nb.ipynb"));
-      assert.equal(text(r), "Replaced cell 0 (code, id cell-0). Notebook now has 1 cell.");
+      assert.equal(text(r), 'Replaced cell 0 (code, id cell-0; old source "a"). Notebook now has 1 cell.');
       assert.deepEqual((await readJson(join(home, "nb.ipynb"))).cells[0].source, ["changed"]);
     } finally {
       process.env.HOME = saved;

@@ -204,7 +204,7 @@ describe("invalid notebooks", () => {
       content: "# title",
       cell_type: "markdown",
     });
-    assert.match(text(r), /^Replaced cell 0 \(markdown, id c0; was heading\)/);
+    assert.match(text(r), /^Replaced cell 0 \(markdown, id c0; was heading; old source "[^"]*"\)/);
     assert.match(text(r), /After this change it passes nbformat's checks\./);
     assert.equal((await oracle(path)).valid, true);
   });
@@ -216,7 +216,7 @@ describe("invalid notebooks", () => {
       edit(() => {}),
     );
     const r = await call(dir, { action: "edit", notebook_path: "ok.ipynb", cell_index: 1, content: "a" });
-    assert.equal(text(r), "Replaced cell 1 (code, id c1). Notebook now has 3 cells.");
+    assert.equal(text(r), 'Replaced cell 1 (code, id c1; old source "x = 1"). Notebook now has 3 cells.');
     const read = await call(dir, { action: "read", notebook_path: "ok.ipynb" });
     assert.doesNotMatch(text(read), /Invalid/);
   });

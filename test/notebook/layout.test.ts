@@ -283,7 +283,10 @@ describe("a cell keeps its own key order (Colab)", () => {
       content: "x = 2\nprint(x)",
     });
     assert.equal(r.isError, undefined, text(r));
-    assert.match(text(r), /^Replaced cell 1 \(code\)\. Notebook now has 2 cells\.$/);
+    assert.match(
+      text(r),
+      /^Replaced cell 1 \(code; old source "x = 1" \(2 lines\)\)\. Notebook now has 2 cells\.$/,
+    );
     const after = await readFile(path, "utf8");
     const a = COLAB_NOTEBOOK.split("\n");
     const b = after.split("\n");

@@ -94,6 +94,26 @@ test("no match: the closest line is named, or the whitespace that differs; the f
   assert.deepEqual(await readFile(path), before, "byte-identical");
 });
 
+test("no match for a part of a line: the closest span is named with its line and column", async () => {
+  const dir = await tempDir();
+  const path = await writeNotebook(join(dir, "p.ipynb"), [
+    { source: "import pandas as pd\nmonthly = df.set_index('date').resample('ME').sum()\nprint(monthly)" },
+  ]);
+  const before = await readFile(path);
+  const r = await call(dir, {
+    action: "replace",
+    notebook_path: "p.ipynb",
+    cell_index: 0,
+    old: 'resample("ME")',
+    new: "resample('MS')",
+  });
+  assert.equal(
+    text(r),
+    `Error: No match for old in cell 0 of p.ipynb; nothing was changed. The closest text is on line 2, column 32: "resample('ME')" (the line: "monthly = df.set_index('date').resample('ME').sum()").`,
+  );
+  assert.deepEqual(await readFile(path), before, "byte-identical");
+});
+
 test("bad parameters: old and new required, old non-empty, a cell needed, content refused", async () => {
   const { dir, path, before } = await setUp();
   const cases: [Record<string, unknown>, string][] = [

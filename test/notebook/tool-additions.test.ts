@@ -84,7 +84,7 @@ describe("cell_id addresses a cell instead of cell_index", () => {
       cell_id: "third",
       content: "x = 2",
     });
-    assert.equal(text(e), "Replaced cell 2 (code, id third). Notebook now has 3 cells.");
+    assert.equal(text(e), 'Replaced cell 2 (code, id third; old source "x = 1"). Notebook now has 3 cells.');
     const i = await call(dir, {
       action: "insert",
       notebook_path: "nb.ipynb",
@@ -268,7 +268,7 @@ describe("edit with cell_type", () => {
     });
     assert.equal(
       text(r),
-      "Replaced cell 0 (markdown, id first; was code, dropped 3 outputs and execution count 3). Notebook now has 3 cells.",
+      `Replaced cell 0 (markdown, id first; was code, dropped 3 outputs and execution count 3; old source "print('a')"). Notebook now has 3 cells.`,
     );
     let nb = await readJson(path);
     assert.deepEqual(Object.keys(nb.cells[0]).sort(), ["cell_type", "id", "metadata", "source"]);
@@ -401,7 +401,7 @@ describe("run slot", () => {
     });
     assert.deepEqual(
       e.content.map((c) => (c.type === "text" ? c.text : "")),
-      ["Replaced cell 2 (code, id third). Notebook now has 3 cells.", "ran 2"],
+      ['Replaced cell 2 (code, id third; old source "x = 1"). Notebook now has 3 cells.', "ran 2"],
     );
     assert.equal(requests[1].path, path);
     assert.deepEqual((e.details as unknown as { run: { onDisk: string[] } }).run.onDisk[2], "x = 9");
@@ -460,7 +460,7 @@ describe("tags", () => {
     });
     assert.equal(
       text(e),
-      "Replaced cell 2 (code, id third). Tags: none (removed raises-exception, x). Notebook now has 3 cells.",
+      'Replaced cell 2 (code, id third; old source "x = 1"). Tags: none (removed raises-exception, x). Notebook now has 3 cells.',
     );
     nb = await readJson(path);
     assert.deepEqual(nb.cells[2].metadata, {});
@@ -582,7 +582,7 @@ describe("raw cells", () => {
     });
     assert.equal(
       text(e),
-      "Replaced cell 0 (raw, id first; was code, dropped 3 outputs and execution count 3). Notebook now has 4 cells.",
+      `Replaced cell 0 (raw, id first; was code, dropped 3 outputs and execution count 3; old source "print('a')"). Notebook now has 4 cells.`,
     );
     nb = await readJson(path);
     assert.deepEqual(Object.keys(nb.cells[0]).sort(), ["cell_type", "id", "metadata", "source"]);

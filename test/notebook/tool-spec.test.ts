@@ -79,7 +79,11 @@ describe("paths resolve against the session's working directory", () => {
       cell_index: 0,
       content: "c",
     });
-    assert.equal(text(other), "Error: Notebook not found: sub/nb.ipynb");
+    // The error names where the path led and what relative paths resolve against.
+    assert.equal(
+      text(other),
+      `Error: Notebook not found: sub/nb.ipynb. Full path: ${dir}/sub/sub/nb.ipynb (relative paths resolve against ${dir}/sub, this session's working directory).`,
+    );
     // `~` expands to the home directory (HOME points at the temp dir for this test process only).
     const savedHome = process.env.HOME;
     process.env.HOME = dir;
@@ -243,7 +247,10 @@ describe("result texts and details", () => {
     const dir = await tempDir();
     await threeCells(dir);
     const e = await call(dir, { action: "edit", notebook_path: "nb.ipynb", cell_index: 1, content: "# T" });
-    assert.equal(text(e), "Replaced cell 1 (markdown, id cell-1). Notebook now has 3 cells.");
+    assert.equal(
+      text(e),
+      'Replaced cell 1 (markdown, id cell-1; old source "# Title" (2 lines)). Notebook now has 3 cells.',
+    );
     assert.deepEqual(
       { ...e.details, cellId: undefined, notebookPath: undefined },
       {
@@ -274,7 +281,10 @@ describe("result texts and details", () => {
     assert.equal(i.details.totalCells, 4);
     assert.equal(i.details.cellSource, "q");
     const d = await call(dir, { action: "delete", notebook_path: "nb.ipynb", cell_index: 0 });
-    assert.equal(text(d), "Deleted cell 0 (code, id cell-0). Notebook now has 3 cells.");
+    assert.equal(
+      text(d),
+      'Deleted cell 0 (code, id cell-0; source "x = 1" (2 lines), with 1 output). Notebook now has 3 cells.',
+    );
     assert.equal(d.details.totalCells, 3);
     assert.equal(d.details.cellType, "code");
   });
@@ -290,7 +300,7 @@ describe("hard errors leave the file untouched", () => {
     const cases: [Record<string, unknown>, string][] = [
       [
         { action: "edit", notebook_path: "missing.ipynb", cell_index: 0, content: "x" },
-        "Error: Notebook not found: missing.ipynb",
+        `Error: Notebook not found: missing.ipynb. Full path: ${dir}/missing.ipynb (relative paths resolve against ${dir}, this session's working directory).`,
       ],
       [
         { action: "edit", notebook_path: "bad.ipynb", cell_index: 0, content: "x" },

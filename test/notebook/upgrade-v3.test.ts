@@ -154,7 +154,7 @@ describe("nbformat 3 notebooks", () => {
     assert.equal(edit.isError, undefined, text(edit));
     assert.match(
       text(edit),
-      /^Replaced cell 3 \(code, id [0-9a-f]{8}\)\. Notebook now has 7 cells\.\n\nNote: demo\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, and saved as 4\.5\.$/,
+      /^Replaced cell 3 \(code, id [0-9a-f]{8}; old source "x = 1" \(2 lines\)\)\. Notebook now has 7 cells\.\n\nNote: demo\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, and saved as 4\.5\.$/,
     );
     const nb = await readJson(demo);
     assert.equal(nb.nbformat, 4);

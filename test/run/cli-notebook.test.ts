@@ -133,7 +133,7 @@ describe("nbagent notebook", () => {
       cwd: dir,
     });
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.stdout, "Replaced cell 1 (code). Notebook now has 2 cells.\n");
+    assert.equal(r.stdout, 'Replaced cell 1 (code; old source "y = 2"). Notebook now has 2 cells.\n');
     const after = (await readFile(colab, "utf8")).split("\n");
     const before = original.split("\n");
     assert.equal(after.length, before.length);
@@ -167,7 +167,7 @@ describe("nbagent notebook", () => {
     assert.equal(edit.code, 0, edit.stderr);
     assert.match(
       edit.stdout,
-      /^Replaced cell 0 \(markdown, id [0-9a-f]{8}\)\. Notebook now has 1 cell\.\n\nNote: v3\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, and saved as 4\.5\.\n$/,
+      /^Replaced cell 0 \(markdown, id [0-9a-f]{8}; old source [^)]*\)\. Notebook now has 1 cell\.\n\nNote: v3\.ipynb is an nbformat 3 notebook; it was upgraded to nbformat 4\.5 as Jupyter does, and saved as 4\.5\.\n$/,
     );
     const nb = JSON.parse(await readFile(old, "utf8"));
     assert.deepEqual([nb.nbformat, nb.nbformat_minor, nb.cells[0].source], [4, 5, ["## New"]]);

@@ -38,10 +38,25 @@ for (const backend of backendCases())
     ) => py.tool.execute("t", params as PythonParams, signal, onUpdate);
 
     test("bad params give an Error: result", async () => {
-      for (const p of [{}, { cells: [] }, { cells: [{ code: 1 }] }, { cells: [{ code: "1" }], mode: "x" }]) {
+      const cases: [unknown, string][] = [
+        [{}, 'Error: cells is required (unless export_notebook is given). Pass {"cells":[{"code":"..."}]}.'],
+        [{ cells: [] }, "Error: cells must be a non-empty array; got []."],
+        [{ cells: [{ code: 1 }] }, "Error: cells[0].code must be a string; got 1."],
+        [{ cells: [{ code: "1" }], mode: "x" }, 'Error: mode must be one of "session", "per-call"; got "x".'],
+        // The field at fault, not a whole-call example (issue 30 item 9).
+        [
+          { cells: [{ code: "1" }], timeout: "30" },
+          'Error: timeout must be a number greater than 0; got "30".',
+        ],
+        [
+          { cells: [{ source: "1" }] },
+          'Error: Unknown parameter "source" (did you mean code?) in cells[0]. cells[0] takes: code, title.',
+        ],
+      ];
+      for (const [p, expected] of cases) {
         const r = await call(p);
         assert.equal(r.isError, true);
-        assert.match(text(r), /^Error: invalid parameter/);
+        assert.equal(text(r), expected);
       }
       const r = await call({ cells: [{ code: "1" }], cwd: "does/not/exist" });
       assert.match(text(r), /^Error: cwd is not a directory/);

@@ -315,7 +315,10 @@ describe("runs that outlive a call", { concurrency: true }, () => {
     assert.match(resultText(r), /^Error: No run "r999" here \(none is running\)\./);
     const bad = await runs({ id: "r1" });
     assert.equal(bad.isError, true);
-    assert.match(resultText(bad), /^Error: invalid parameter/);
+    assert.equal(
+      resultText(bad),
+      'Error: Unknown parameter "id" (did you mean run_id?). The runs tool takes: run_id, action, wait. Pass {"run_id":"r1"}.',
+    );
   });
 
   test("through nbagent batch: the run goes on between lines and is waited for", async () => {

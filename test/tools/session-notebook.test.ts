@@ -145,10 +145,7 @@ describe("export_notebook", () => {
         { export_notebook: "notes.txt" },
         "Error: cannot export to notes.txt: the path must end in .ipynb. Nothing was written.",
       ],
-      [
-        {},
-        'Error: invalid parameter /cells: required unless export_notebook is given. Pass {"cells":[{"code":"..."}]}.',
-      ],
+      [{}, 'Error: cells is required (unless export_notebook is given). Pass {"cells":[{"code":"..."}]}.'],
     ];
     for (const [params, expected] of cases) {
       const r = await call(params);

@@ -14,6 +14,7 @@ import {
   supportsCellIds,
 } from "../../notebook/index.js";
 import type { NotebookParams } from "../notebook-params.js";
+import { firstLine } from "../notebook-seen.js";
 import type { NotebookDetails, NotebookExecutor } from "../notebook-types.js";
 import type { ImageBudget } from "../python-images.js";
 import { fileErrorText } from "../sandbox-paths.js";
@@ -78,6 +79,16 @@ export function cells(n: number): string {
 /** "code, id 1a2b3c4d" (the id only when the cell has one). */
 export function cellTag(cell: Cell): string {
   return typeof cell.id === "string" ? `${cell.cell_type}, id ${cell.id}` : cell.cell_type;
+}
+
+/**
+ * A cell's source as a result echoes what it replaced or removed: `"x = 1"`, `"for i in r:" (3 lines)`
+ * (the first non-empty line), or `empty`.
+ */
+export function sourceHead(source: string): string {
+  const lines = source.replace(/\n$/, "").split("\n").length;
+  const head = firstLine(source);
+  return head === "empty" || lines === 1 ? head : `${head} (${lines} lines)`;
 }
 
 /** "Notebook now has 3 cells." */

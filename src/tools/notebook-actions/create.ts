@@ -30,11 +30,17 @@ export interface CreateOptions extends Omit<ActionContext, "loaded"> {
    * throws (a KernelStartError naming those installed) for a name no kernelspec has.
    */
   newNotebookKernel?: (name?: string) => Promise<NotebookKernelSpec>;
+  /** Where the path leads, added to the refusals about the path (notebook.ts pathWhere). */
+  where?: string;
+  /** Told the notebook as created (what the model's result shows). */
+  created?: (loaded: ActionContext["loaded"]) => void;
 }
 
 export async function createWithCell(options: CreateOptions): Promise<ToolResult<NotebookDetails>> {
   const { params: p, shownPath, details } = options;
-  const fail = (message: string) => errorResult<NotebookDetails>(message, { ...details, error: message });
+  const refuse = (message: string) => errorResult<NotebookDetails>(message, { ...details, error: message });
+  // Refusals about the path say where it leads; the kernel's do not.
+  const fail = (text: string) => refuse(options.where ? `${text} ${options.where}` : text);
   if (p.cell_index !== 0) {
     const by =
       p.cell_id !== undefined ? `cell_id ${JSON.stringify(p.cell_id)}` : `cell_index ${p.cell_index}`;
@@ -46,13 +52,13 @@ export async function createWithCell(options: CreateOptions): Promise<ToolResult
   let kernel = DEFAULT_KERNELSPEC;
   if (p.kernel !== undefined) {
     if (!options.newNotebookKernel)
-      return fail(
+      return refuse(
         `Cannot create ${shownPath} for kernel ${JSON.stringify(p.kernel)}: this notebook tool has no kernels to look the name up in. Nothing was created; leave kernel out (the notebook is for ${DEFAULT_KERNELSPEC.name}).`,
       );
     try {
       kernel = await options.newNotebookKernel(p.kernel);
     } catch (err) {
-      return fail(
+      return refuse(
         `Cannot create ${shownPath}: ${describeFailure(err).replace(/\.?$/, ".")} Nothing was created.`,
       );
     }
@@ -70,6 +76,7 @@ export async function createWithCell(options: CreateOptions): Promise<ToolResult
     if (e instanceof NotebookFileError) return fail(fileErrorText(e, shownPath));
     throw e;
   }
+  options.created?.(loaded);
   const cell = loaded.notebook.cells[0];
   const text =
     `Created ${shownPath} (nbformat 4.5, kernel ${kernel.name}: ${kernel.display_name}). ` +

@@ -70,10 +70,72 @@ function noMatchText(source: string, old: string, index: number, shownPath: stri
       bestScore = score;
     }
   });
+  // old is often part of a line (`resample("ME")` in `df.resample('ME').sum()`): the span of a line
+  // with the fewest edits from it, when that is a part of the line and closer than any whole line.
+  const span = closestSpan(lines, want);
+  if (span && span.score >= 0.6 && span.score > bestScore && span.text !== lines[span.line].trim()) {
+    const line = lines[span.line];
+    const shownLine = line.length > 200 ? `${line.slice(0, 200)}…` : line;
+    return `${head} The closest text is on line ${span.line + 1}, column ${span.column + 1}: ${JSON.stringify(span.text)} (the line: ${JSON.stringify(shownLine)}).`;
+  }
   if (best < 0 || bestScore < 0.3)
     return `${head} No line of the cell is close to it; read the cell (cell_index ${index}) to see its source.`;
   const shown = lines[best].length > 200 ? `${lines[best].slice(0, 200)}…` : lines[best];
   return `${head} The closest line is line ${best + 1}: ${JSON.stringify(shown)}.`;
+}
+
+/**
+ * The span of a line with the fewest edits (insertions, deletions, substitutions) from `want`, by
+ * approximate matching (each line a text in which `want` may start anywhere): score 1 - edits /
+ * want's length. Bounded work: `want` cut at 200 characters, lines at 1,000, and lines past a budget
+ * of 20 million steps (a 100,000-character cell for a 200-character `want`) are not looked at.
+ */
+function closestSpan(
+  lines: string[],
+  want: string,
+): { line: number; column: number; text: string; score: number } | undefined {
+  const a = want.slice(0, 200);
+  if (a.length < 3) return undefined;
+  let found: { line: number; column: number; text: string; score: number } | undefined;
+  let budget = 20_000_000;
+  lines.forEach((full, li) => {
+    const t = full.slice(0, 1000);
+    budget -= a.length * t.length;
+    if (budget < 0) return;
+    // prev/cur: edits of a[0..i) against a span of t ending at j; from: where that span starts.
+    let prev = new Array<number>(t.length + 1).fill(0);
+    let prevFrom = Array.from({ length: t.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const cur = new Array<number>(t.length + 1);
+      const curFrom = new Array<number>(t.length + 1);
+      cur[0] = i;
+      curFrom[0] = 0;
+      for (let j = 1; j <= t.length; j++) {
+        const sub = prev[j - 1] + (a[i - 1] === t[j - 1] ? 0 : 1);
+        const del = prev[j] + 1;
+        const ins = cur[j - 1] + 1;
+        if (sub <= del && sub <= ins) {
+          cur[j] = sub;
+          curFrom[j] = prevFrom[j - 1];
+        } else if (del <= ins) {
+          cur[j] = del;
+          curFrom[j] = prevFrom[j];
+        } else {
+          cur[j] = ins;
+          curFrom[j] = curFrom[j - 1];
+        }
+      }
+      prev = cur;
+      prevFrom = curFrom;
+    }
+    for (let j = 1; j <= t.length; j++) {
+      const score = 1 - prev[j] / a.length;
+      const text = t.slice(prevFrom[j], j).trim();
+      if (text && (!found || score > found.score))
+        found = { line: li, column: t.indexOf(text, prevFrom[j]), text, score };
+    }
+  });
+  return found;
 }
 
 /** Dice coefficient of the two strings' character bigrams (0: nothing alike, 1: the same). */
