@@ -50,7 +50,7 @@ const CASES: [Record<string, unknown>, string][] = [
   [{ action: "read", limit: 0 }, "Error: limit must be an integer of at least 1, got 0"],
   [
     { action: "edit", cell_index: 0, source: "print(2)" },
-    'Error: Unknown parameter "source" (did you mean content?). The notebook tool takes: action, notebook_path, cell_index, cell_id, content, old, new, all, cell_type, tags, add, remove, to_index, offset, limit, execute, cell_range, allow_errors, timeout, wait.',
+    'Error: Unknown parameter "source" (did you mean content?). The notebook tool takes: action, notebook_path, cell_index, cell_id, content, old, new, all, cell_type, tags, add, remove, to_index, offset, limit, kernel, execute, cell_range, allow_errors, timeout, wait.',
   ],
   [
     { action: "insert", cell_index: 0, code: "x" },
@@ -133,7 +133,7 @@ describe("bad parameters are refused before anything runs or is written", () => 
     const s = await tool.execute("t", { action: "read", notebook_path: "plain.ipynb", source: "x" } as never);
     assert.match(
       text(s),
-      /^Error: Unknown parameter "source" \(did you mean content\?\)\. The notebook tool takes: action, notebook_path, cell_index, cell_id, content, old, new, all, cell_type, tags, add, remove, to_index, offset, limit\.$/,
+      /^Error: Unknown parameter "source" \(did you mean content\?\)\. The notebook tool takes: action, notebook_path, cell_index, cell_id, content, old, new, all, cell_type, tags, add, remove, to_index, offset, limit, kernel\.$/,
     );
   });
 

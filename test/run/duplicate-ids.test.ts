@@ -149,7 +149,10 @@ describe("a notebook whose cells share an id", { concurrency: true }, () => {
         params: { action: "edit", notebook_path: "nb.ipynb", cell_id: one, content: "print('edited')" },
       },
     ]);
-    assert.match(resultText(after.results[0]), new RegExp(`Replaced cell 1 \\(code, id ${one}\\)`));
+    assert.equal(
+      resultText(after.results[0]),
+      `Replaced cell 1 (code, id ${one}; old source "print('second', x + 1)"). Notebook now has 4 cells.`,
+    );
     assert.deepEqual((await readNb(path)).cells[1].source, ["print('edited')"]);
   });
 });
