@@ -27,7 +27,7 @@ import { describeFailure } from "./failure-text.js";
 import { isolationNote, type KeptKernelLimits, minutes, namedSessionText } from "./kernel-text.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
-import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
+import { CellCallTag, recordStateLoss } from "./queue-holder.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
 import { cwdOutsideRoots, fileErrorText, sandboxRoots } from "./sandbox-paths.js";
@@ -345,7 +345,8 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
             },
             async (lease) => {
               details.replaced = lease.replaced;
-              details.unreadLoss = lease.unreadLoss;
+              if (lease.stateLoss) details.stateLoss = lease.stateLoss;
+              if (lease.evicted) details.evicted = lease.evicted;
               details.kernelStarted = lease.kernelStarted;
               if (lease.firstLease)
                 details.sessionStart = {
@@ -391,7 +392,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
                 if (recording) writes.cell(recording, r);
                 if (!recorder.finishCell(current, r, deadline, false, runSignal)) break;
               }
-              carryUnreadLoss(lease, tag, signal, runSignal);
+              recordStateLoss(lease, tag, signal, runSignal);
             },
           );
         } catch (err) {
