@@ -1,8 +1,9 @@
 /**
  * What the model is told about its kernel over time, through the tool objects on real kernels:
- * - a cancelled call whose cell ignores the interrupt loses the kernel's state; its own result goes
- *   nowhere, so the next call on that session (python, or a notebook run in the notebook's kernel)
- *   says so at the top, once (docs/kernel-state.md);
+ * - a call whose cell ignores the interrupt (a cancel, a timeout) loses the kernel's state; the next
+ *   call on that session (python, or a notebook run in the notebook's kernel) says so at the top,
+ *   once, whether or not the causing call's own result (which says it too) was read
+ *   (docs/kernel-state.md);
  * - a call that times out waiting for its session's queue names the call holding the kernel: the
  *   run (id, what, cell, how to wait for it or stop it) or, with no runs, the call and its cell
  *   (docs/python-tool.md, "The session's queue").
@@ -98,15 +99,22 @@ describe("what the next call is told", { concurrency: true }, () => {
     assert.equal(resultText(later), "again", "said once");
   });
 
-  test("a timeout the cell ignores says it in its own result, so the next call does not repeat it", async () => {
+  // One rule for every restart (docs/kernel-state.md): the causing call says it, and so does the
+  // next result on the session, which may be the first the model reads after it (a background run).
+  test("a timeout the cell ignores says it in its own result, and the next call says it at its top, once", async () => {
     const { py } = toolbox();
-    await py({ cells: [{ code: "1" }] }); // the kernel is up: the timeout falls on the cell
+    await py({ cells: [{ code: "x = 1" }] }); // the kernel is up: the timeout falls on the cell
     const r = await py({ cells: [{ code: DEAF }], timeout: 2 });
     assert.match(
       resultText(r),
       /Cell 1 timed out: .*; it did not stop, so the kernel was restarted and its state is lost\./,
     );
-    assert.equal(resultText(await py({ cells: [{ code: "print('next')" }] })), "next");
+    const next = resultText(await py({ cells: [{ code: "print('x' in dir())" }] }));
+    assert.match(
+      next,
+      /^Note: This session's kernel was restarted at \d\d:\d\d:\d\d: a python call reached its timeout of 2 seconds while cell 1 ran, and cell 1 did not stop when interrupted, so the kernel was restarted and its state is lost\. This call runs in the new kernel: variables, imports and other state from earlier calls are gone\.\nFalse$/,
+    );
+    assert.equal(resultText(await py({ cells: [{ code: "print('next')" }] })), "next", "said once");
   });
 
   // The cancelled run starts the notebook's kernel itself: its restart must not be cancelled with it.
