@@ -317,7 +317,7 @@ function queueTimeoutText(Label: string, seconds: number, h: QueueHolderFacts | 
   if (h.runId) {
     const wait = JSON.stringify({ run_id: h.runId });
     const stop = JSON.stringify({ run_id: h.runId, action: "interrupt" });
-    return `${ran}, which ${holderClause(h)}${behind}. Nothing ran. To wait for ${h.runId} and get its result, call the runs tool: ${wait}; to stop it (the kernel keeps its state): ${stop}. Then call again.`;
+    return `${ran}, which ${holderClause(h)}${behind}. Nothing ran. To wait for ${h.runId} and get its result, call the runs tool: ${wait}; to stop it (the kernel keeps its state unless the cell ignores the interrupt): ${stop}. Then call again.`;
   }
   return `${ran}, which ${holderClause(h)}${behind}. Nothing ran; call again when it has finished, or with a larger timeout.`;
 }
@@ -353,7 +353,8 @@ export function stateLossText(l: StateLoss, o: KernelOwner, now = Date.now()): s
       break;
     }
     case "cancel":
-      what = `was restarted at ${at}: ${call} was cancelled${l.reason ? ` (${l.reason})` : ""} while ${cell} ran, ${deaf}.`;
+      // The cancel's reason is the caller's own words (an MCP client's): not repeated here.
+      what = `was restarted at ${at}: ${call} was cancelled while ${cell} ran, ${deaf}.`;
       break;
     case "timeout":
       what = `was restarted at ${at}: ${call} reached its timeout${l.seconds !== undefined ? ` of ${plural(l.seconds, "second")}` : ""} while ${cell} ran, ${deaf}.`;

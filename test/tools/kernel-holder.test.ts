@@ -147,7 +147,7 @@ describe("what the next call is told", { concurrency: true }, () => {
     assert.equal(waiting.isError, true);
     assert.match(
       resultText(waiting),
-      /^\(no output\)\nCell 1 did not run: the call's timeout of 1 second ran out while it waited for the kernel, which run r2 holds \(python call, holding it for \d+ seconds? so far; cell 2 is running\)\. Nothing ran\. To wait for r2 and get its result, call the runs tool: \{"run_id":"r2"\}; to stop it \(the kernel keeps its state\): \{"run_id":"r2","action":"interrupt"\}\. Then call again\.$/,
+      /^\(no output\)\nCell 1 did not run: the call's timeout of 1 second ran out while it waited for the kernel, which run r2 holds \(python call, holding it for \d+ seconds? so far; cell 2 is running\)\. Nothing ran\. To wait for r2 and get its result, call the runs tool: \{"run_id":"r2"\}; to stop it \(the kernel keeps its state unless the cell ignores the interrupt\): \{"run_id":"r2","action":"interrupt"\}\. Then call again\.$/,
     );
     writeFileSync(g, "");
     const done = await runs({ run_id: "r2", wait: 600 });
