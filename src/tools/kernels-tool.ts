@@ -305,7 +305,7 @@ function interruptOutcome(ended: EndedCells | "failed", label: string): string {
   if (died)
     return `The kernel died while cell ${died.index} ran, so ${label} lost its state (${lost}). The run has ended.`;
   if (ended === "failed") return "The run has ended with an error.";
-  return "The running cell stopped with KeyboardInterrupt and the run has ended; the kernel keeps its state.";
+  return "The running cell was interrupted and the run has ended; the kernel keeps its state.";
 }
 
 /** "run r2 (python call) has held it for 8 s (cell 1 running)". */

@@ -90,7 +90,13 @@ describe("what the next call is told", { concurrency: true }, () => {
     const { py } = toolbox();
     await py({ cells: [{ code: "x = 1" }] });
     const c = cancelOn("deaf");
-    await py({ cells: [{ code: DEAF }], timeout: 900 }, c.signal, c.onUpdate); // nobody reads this
+    // Its own result says it (a host that keeps a cancelled call's result, as pi does, shows it);
+    // an MCP client gets none, so the next call says it too.
+    const own = await py({ cells: [{ code: DEAF }], timeout: 900 }, c.signal, c.onUpdate);
+    assert.match(
+      resultText(own),
+      /\nCell 1 was interrupted: the call was cancelled; it did not stop, so the kernel was restarted and its state is lost\.$/,
+    );
     const next = await py({ cells: [{ code: "print(x)" }] });
     const text = resultText(next);
     assert.match(text, RESTARTED("This session's kernel", "python call", "cell 1"));

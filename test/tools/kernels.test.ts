@@ -128,7 +128,7 @@ describe("the kernels tool", { concurrency: true }, () => {
     assert.match(
       resultText(stopped),
       new RegExp(
-        `^Interrupted run ${id} \\(python call\\), which had held python session "work" for \\d+ s \\(cell 1 running\\)\\. The running cell stopped with KeyboardInterrupt and the run has ended; the kernel keeps its state\\. Its result: call the runs tool with \\{"run_id":"${id}"\\}\\.$`,
+        `^Interrupted run ${id} \\(python call\\), which had held python session "work" for \\d+ s \\(cell 1 running\\)\\. The running cell was interrupted and the run has ended; the kernel keeps its state\\. Its result: call the runs tool with \\{"run_id":"${id}"\\}\\.$`,
       ),
     );
     const end = resultText(await runs({ run_id: id, wait: 600 }));
