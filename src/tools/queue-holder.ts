@@ -94,12 +94,16 @@ export function stateLossOf(
     const base = { at: now, call: tag.what, cell: `cell ${c.index}` };
     const key = cellKey?.(c.index);
     const withKey = key ? { ...base, cellKey: key } : base;
-    const died = c.kernelEvents?.find(
-      (e) => e.kind === "died-during-code" || e.kind === "retried-before-start",
-    );
-    if (died) {
-      const restarted = died.kind === "retried-before-start" || died.restarted;
-      const death = { reason: died.reason, ...(died.cause ? { cause: died.cause } : {}), restarted };
+    // A kernel that died before the cell's code started (restarted, the cell sent again) is told by
+    // this call's result, the first after the loss, as one found dead at its start: the cells of
+    // this call that ran after it hold the new kernel's state, so it is not a loss for the next call.
+    const died = c.kernelEvents?.find((e) => e.kind === "died-during-code");
+    if (died?.kind === "died-during-code") {
+      const death = {
+        reason: died.reason,
+        ...(died.cause ? { cause: died.cause } : {}),
+        restarted: died.restarted,
+      };
       return { ...withKey, cause: "death", death };
     }
     if (!c.restartedAfterInterrupt) continue;
