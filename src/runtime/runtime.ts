@@ -319,7 +319,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       await this.withSession(
         { ...session.spec, key },
         { reset: true, deadline: new Deadline(Number.POSITIVE_INFINITY) },
-        async () => {},
+        // The next call on the session says its state went (docs/kernel-state.md).
+        async (lease) => lease.recordLoss({ cause: "restart", at: Date.now() }),
       );
       return { kind: "restarted", state: stateOf(key)! };
     },

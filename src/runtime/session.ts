@@ -129,8 +129,15 @@ export class KernelSession {
   refs = 0;
   /** The session this key had before, shut down while unused; reported by the next lease. */
   replaced?: RetiredSession;
-  /** A loss of state told in a result nobody read (a cancelled call); reported by the next lease. */
-  unreadLoss?: UnreadLoss;
+  /** A loss of state during a call or on request (StateLoss); reported by the next lease, once. */
+  unreadLoss?: StateLoss;
+  /**
+   * The latest loss of state on this session, kept after it was reported (a reset forgets it): the
+   * cell that caused it is left out of hints to run cells again (docs/kernel-state.md).
+   */
+  lastLoss?: StateLoss;
+  /** The kept session whose slot this new session took (evicted for it); reported by its first lease. */
+  evicted?: RetiredSession;
   /** A lease was handed out (the first one carries the once-per-session notes). */
   leased = false;
   /** Host variables withheld from this kernel's environment (names). */
@@ -204,6 +211,7 @@ export class KernelSession {
 
   /** Deliberate restart (`reset`): fresh state, not counted as a crash. */
   async reset(ctx: CallContext): Promise<void> {
+    this.lastLoss = undefined;
     if (!this.kernel) return void (await this.ready(ctx));
     await this.restartKernel(ctx);
     await this.init(ctx);
@@ -406,19 +414,37 @@ function deathOf(r: ExecuteResult): KernelDeath {
 }
 
 /**
- * A loss of the kernel's state that a call's result told but nobody read: the caller cancelled the
- * call, so its result went nowhere. The next lease of the session carries it, once
- * (docs/kernel-state.md, "What the model is told when state is lost").
+ * A loss of the kernel's state during a call, while the session stays kept: the kernel was
+ * restarted (or died) under a call, or on request. The session carries it until the next lease
+ * reads it, so the next result on the session says it at its top, once, whoever caused it and
+ * whether or not the causing call's own result (which says it too) was read
+ * (docs/kernel-state.md, "What the model is told when state is lost"). A kept session shut down
+ * while unused (sweep, eviction) is a RetiredSession instead: the next call gets a new session.
  */
-export interface UnreadLoss {
-  /** The interrupted cell did not stop within the grace, so the kernel was restarted. */
-  why: "restarted-after-interrupt";
-  /** When the call ended (ms since the epoch). */
+export interface StateLoss {
+  /**
+   * interrupt: a cell interrupted on request (the runs or kernels tool) did not stop, so the kernel
+   * was restarted; cancel: the same after the caller cancelled the call; timeout: the same when the
+   * call's timeout passed; restart: restarted on request (the kernels tool); death: the kernel died
+   * while the call used it.
+   */
+  cause: "interrupt" | "cancel" | "timeout" | "restart" | "death";
+  /** When the call ended, or the restart was done (ms since the epoch). */
   at: number;
-  /** The call as its tool names it ("python call", "run of a.ipynb"). */
-  call: string;
+  /** The call as its tool names it ("python call", "run of a.ipynb"); none for a restart. */
+  call?: string;
+  /** The run the call was (docs/runs.md), when it is one and was named. */
+  runId?: string;
   /** The cell that was running, as the call's result named it (its label: "cell 2"). */
-  cell: string;
+  cell?: string;
+  /** That cell's key in the session's record of cells run (a notebook cell; see cellsRun). */
+  cellKey?: string;
+  /** interrupt, cancel: why the call was stopped, as its abort reason said it. */
+  reason?: string;
+  /** timeout: the call's timeout (seconds). */
+  seconds?: number;
+  /** death: why the kernel died, and whether it was restarted at once (else the next call does). */
+  death?: KernelDeath & { restarted: boolean };
 }
 
 /** Why a kept session was shut down while no call was using it. */

@@ -32,8 +32,8 @@ import {
   type SessionExecuteResult,
   type SessionKey,
   type SessionSpec,
+  type StateLoss,
   sessionKey,
-  type UnreadLoss,
 } from "./session.js";
 import type { WidgetStates } from "./widget-state.js";
 
@@ -58,7 +58,7 @@ export interface SessionCallOptions extends CallContext {
 }
 
 export { type QueueHolder, QueueWaitTimeoutError } from "./queue.js";
-export type { RetiredSession, UnreadLoss } from "./session.js";
+export type { RetiredSession, StateLoss } from "./session.js";
 
 /**
  * A kept session as it is now, for a listing (docs/kernels-tool.md): values only, tools/ words them.
@@ -96,13 +96,23 @@ export interface SessionLease {
   readonly kernelStarted: boolean;
   /** The kept session this key had before, shut down by the sweep or eviction (reported once). */
   readonly replaced?: RetiredSession;
-  /** A loss of state an earlier call's unread result told (reported once, here). */
-  readonly unreadLoss?: UnreadLoss;
   /**
-   * This call's result will not be read (its caller cancelled it) and it lost the kernel's state:
-   * the next lease of this session carries `loss` (a per-call session has no next lease).
+   * A loss of the kernel's state since the last lease (during an earlier call, or a restart on
+   * request): this result says it at its top (reported once, here).
    */
-  carryUnreadLoss(loss: UnreadLoss): void;
+  readonly stateLoss?: StateLoss;
+  /** The latest loss of state on this session, even when reported before (a reset forgets it). */
+  readonly lastLoss?: StateLoss;
+  /**
+   * This call lost the kernel's state (its own result says how): the next lease of this session
+   * carries `loss`, so the next result says it too (a per-call session has no next lease).
+   */
+  recordLoss(loss: StateLoss): void;
+  /**
+   * The kept session shut down to make room for this one (the least recently used idle one, its
+   * state gone), when this call took its slot: its result names it.
+   */
+  readonly evicted?: RetiredSession;
   /** A named session on a gateway: how its kernel was had this time (re-attached or new). */
   readonly named?: NamedSessionStart;
   /**
@@ -248,8 +258,10 @@ export class KernelSessions {
     const kernelStarted = (fresh && !named?.reattached) || options.reset === true;
     const replaced = session.replaced;
     session.replaced = undefined;
-    const unreadLoss = session.unreadLoss;
+    const stateLoss = session.unreadLoss;
     session.unreadLoss = undefined;
+    const evicted = session.evicted;
+    session.evicted = undefined;
     const firstLease = !session.leased;
     session.leased = true;
     return fn({
@@ -258,9 +270,13 @@ export class KernelSessions {
       mode,
       kernelStarted,
       replaced,
-      ...(unreadLoss ? { unreadLoss } : {}),
-      carryUnreadLoss: (loss) => {
+      ...(stateLoss ? { stateLoss } : {}),
+      ...(session.lastLoss ? { lastLoss: session.lastLoss } : {}),
+      ...(evicted ? { evicted } : {}),
+      recordLoss: (loss) => {
+        if (mode === "per-call") return;
         session.unreadLoss = loss;
+        session.lastLoss = loss;
       },
       named,
       firstLease,
@@ -318,8 +334,10 @@ export class KernelSessions {
         existing.lastUsed = Date.now();
         return existing;
       }
-      if (this.sessions.size < this.maxSessions || this.evictOne()) {
+      const evicted = this.sessions.size < this.maxSessions ? undefined : this.evictOne();
+      if (evicted !== false) {
         const session = new KernelSession({ ...spec, key }, this.starter, this.envFor(spec));
+        if (evicted) session.evicted = evicted;
         session.replaced = this.retired.get(text);
         this.retired.delete(text);
         session.refs++;
@@ -331,31 +349,36 @@ export class KernelSessions {
     }
   }
 
-  /** Disposes the least recently used idle session; false when every session is busy. */
-  private evictOne(): boolean {
+  /**
+   * Disposes the least recently used idle session: false when every session is busy; else its
+   * record when its state is gone (undefined: it had none to lose, or a named kernel lives on), for
+   * the result of the call that took its slot.
+   */
+  private evictOne(): RetiredSession | undefined | false {
     let victim: KernelSession | undefined;
     for (const s of this.sessions.values()) {
       if (!s.busy && (!victim || s.lastUsed < victim.lastUsed)) victim = s;
     }
     if (!victim) return false;
-    this.retire(victim, "evicted");
-    return true;
+    return this.retire(victim, "evicted");
   }
 
-  /** Drops an unused session and remembers why, for the next call on its key. */
-  private retire(session: KernelSession, why: RetiredSession["why"]): void {
+  /** Drops an unused session and remembers why, for the next call on its key; returns that record. */
+  private retire(session: KernelSession, why: RetiredSession["why"]): RetiredSession | undefined {
+    let record: RetiredSession | undefined;
     // A named session's kernel is only detached (it lives on): its state is not gone, so no record.
     if (session.started && !session.spec.named) {
       const text = keyText(session.key);
-      this.retired.delete(text);
-      this.retired.set(text, {
+      record = {
         key: session.key,
         why,
         at: Date.now(),
         lastUsed: session.lastUsed,
         maxSessions: why === "evicted" ? this.maxSessions : undefined,
         ...(why === "idle" ? { idleTimeoutMs: this.idleTimeoutMs } : {}),
-      });
+      };
+      this.retired.delete(text);
+      this.retired.set(text, record);
       // Keep the newest records only (a long-lived host may retire thousands of keys).
       for (const k of this.retired.keys()) {
         if (this.retired.size <= MAX_RETIRED) break;
@@ -363,6 +386,7 @@ export class KernelSessions {
       }
     }
     this.drop(session);
+    return record;
   }
 
   private drop(session: KernelSession): void {

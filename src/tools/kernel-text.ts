@@ -7,8 +7,8 @@ import type { DeathCause } from "../kernel/errors.js";
 import type { ExecutionNotice, KernelIsolation, KernelLimitHit } from "../kernel/types.js";
 import { stripAnsi } from "../output/sanitise.js";
 import type { SlotHolder } from "../runtime/errors.js";
-import type { NamedSessionStart, SessionEvent } from "../runtime/session.js";
-import type { RetiredSession, UnreadLoss } from "../runtime/sessions.js";
+import type { NamedSessionStart, SessionEvent, SessionKey } from "../runtime/session.js";
+import type { RetiredSession, StateLoss } from "../runtime/sessions.js";
 import { thousands } from "../sys/thousands.js";
 import { failureWords, gatewayFailureText } from "./failure-text.js";
 import type { QueueHolderFacts } from "./queue-holder.js";
@@ -317,7 +317,7 @@ function queueTimeoutText(Label: string, seconds: number, h: QueueHolderFacts | 
   if (h.runId) {
     const wait = JSON.stringify({ run_id: h.runId });
     const stop = JSON.stringify({ run_id: h.runId, action: "interrupt" });
-    return `${ran}, which ${holderClause(h)}${behind}. Nothing ran. To wait for ${h.runId} and get its result, call the runs tool: ${wait}; to stop it (the kernel keeps its state): ${stop}. Then call again.`;
+    return `${ran}, which ${holderClause(h)}${behind}. Nothing ran. To wait for ${h.runId} and get its result, call the runs tool: ${wait}; to stop it (the kernel keeps its state unless the cell ignores the interrupt): ${stop}. Then call again.`;
   }
   return `${ran}, which ${holderClause(h)}${behind}. Nothing ran; call again when it has finished, or with a larger timeout.`;
 }
@@ -334,12 +334,72 @@ export function holderClause(h: QueueHolderFacts): string {
 }
 
 /**
- * The note for a call whose result told a loss of state but was not read (its caller cancelled it):
- * the next result on the session says it instead (docs/kernel-state.md).
+ * The note at the top of the first result after a call lost the kernel's state (or a restart on
+ * request): when, which call and cell, and why, whether or not that call's own result was read
+ * (docs/kernel-state.md, "What the model is told when state is lost").
  */
-export function unreadLossText(l: UnreadLoss, o: KernelOwner, now = Date.now()): string {
-  const ago = now - l.at >= 60_000 ? ` (${minutes(now - l.at)} ago)` : "";
-  return `Note: ${owner(o)} was restarted at ${clock(l.at)}${ago}: a ${l.call} was cancelled while ${l.cell} ran, and ${l.cell} did not stop when interrupted, so the kernel was restarted and its state is lost. This call runs in the new kernel: variables, imports and other state from earlier calls are gone.`;
+export function stateLossText(l: StateLoss, o: KernelOwner, now = Date.now()): string {
+  const at = `${clock(l.at)}${now - l.at >= 60_000 ? ` (${minutes(now - l.at)} ago)` : ""}`;
+  const cell = l.cell ?? "its cell";
+  const call = l.runId ? `run ${l.runId} (${l.call ?? "a call"})` : `a ${l.call ?? "call"}`;
+  const deaf = `and ${cell} did not stop when interrupted, so the kernel was restarted and its state is lost`;
+  let what: string;
+  switch (l.cause) {
+    case "interrupt": {
+      const how = l.reason?.startsWith("interrupted")
+        ? l.reason
+        : `interrupted${l.reason ? ` (${l.reason})` : ""}`;
+      what = `was restarted at ${at}: ${call} was ${how} while ${cell} ran, ${deaf}.`;
+      break;
+    }
+    case "cancel":
+      // The cancel's reason is the caller's own words (an MCP client's): not repeated here.
+      what = `was restarted at ${at}: ${call} was cancelled while ${cell} ran, ${deaf}.`;
+      break;
+    case "timeout":
+      what = `was restarted at ${at}: ${call} reached its timeout${l.seconds !== undefined ? ` of ${plural(l.seconds, "second")}` : ""} while ${cell} ran, ${deaf}.`;
+      break;
+    case "restart":
+      what = `was restarted at ${at} on request (the kernels tool's restart), so its state is lost.`;
+      break;
+    case "death": {
+      const why = l.death ? ` (${deathReasonText(l.death.reason, l.death.cause)})` : "";
+      const then =
+        l.death?.restarted === false
+          ? "restarting it failed then, so this call started a new one"
+          : "it was restarted, and its state is lost";
+      what = `died at ${at} while ${cell} of ${call} ran${why}; ${then}.`;
+      break;
+    }
+  }
+  return `Note: ${owner(o)} ${what} This call runs in the new kernel: variables, imports and other state from earlier calls are gone.`;
+}
+
+/** A kept kernel as a sentence names it: `python session "s1" (cwd /w)`, `the kernel of /w/n.ipynb`. */
+function keptKernelText(key: SessionKey): string {
+  switch (key.kind) {
+    case "python":
+      return `python session "${key.sessionId}" (cwd ${key.cwd})`;
+    case "notebook":
+      return `the kernel of ${key.path}`;
+    case "named":
+      return `named session "${key.name}"`;
+    case "per-call":
+      return `a per-call kernel for ${keptKernelText(key.of)}`;
+  }
+}
+
+/**
+ * The note for the call that took an idle kernel's slot (docs/kernel-state.md): which kernel went,
+ * that its state is gone, and what the next call there does.
+ */
+export function evictedText(r: RetiredSession): string {
+  const unused = `unused for ${minutes(Math.max(0, r.at - r.lastUsed))}`;
+  const next =
+    r.key.kind === "notebook"
+      ? "the next run of that notebook (or python call in its kernel) starts a new kernel and says so; its cells must run again for their state"
+      : "the next call in that session starts a new kernel and says so";
+  return `Note: to make room for this call's kernel, ${keptKernelText(r.key)} was shut down at ${clock(r.at)} (${unused}; at most ${r.maxSessions ?? 4} kernels are kept: python sessions and notebook kernels together, and the least recently used idle one goes). Its variables, imports and other state are gone; ${next}.`;
 }
 
 /**

@@ -76,7 +76,7 @@ export function createKernelsTool(options: {
     label: kernelsDescriptor.label,
     description: DESCRIPTION,
     parameters: kernelsSchema,
-    async execute(_id, params) {
+    async execute(_id, params, signal) {
       const action = (params as KernelsParams | undefined)?.action ?? "list";
       const empty: KernelsDetails = { action, kernels: [] };
       const bad = paramProblem(kernelsSchema, params, {
@@ -116,7 +116,7 @@ export function createKernelsTool(options: {
         );
       const found = view.find(params);
       if ("error" in found) return errorResult(found.error, empty);
-      if (action === "interrupt") return interrupt(view, found, runtime, runs);
+      if (action === "interrupt") return interrupt(view, found, runtime, runs, signal);
       return restart(view, found, runtime);
     },
   };
@@ -133,6 +133,7 @@ async function interrupt(
   found: Found | { run: Run; state?: undefined },
   runtime: Runtime,
   runs: RunRegistry,
+  signal: AbortSignal | undefined,
 ): Promise<ToolResult<KernelsDetails>> {
   const details = (s?: KeptSessionState) => ({
     action: "interrupt" as const,
@@ -155,12 +156,20 @@ async function interrupt(
     const holds = state?.holder && view.runOf(state.holder.tag) === run;
     runs.interrupt(run, new Error("interrupted through the kernels tool"));
     const result = `Its result: call the runs tool with {"run_id":"${run.id}"}.`;
-    let text: string;
-    if (holds) {
-      const b = view.busy(state);
-      text = `Interrupted run ${run.id} (${run.what}), which had held ${view.label(state.key)} for ${b.held}${b.doing ? ` (${b.doing})` : ""}. The running cell stops with KeyboardInterrupt and the run ends; the kernel keeps its state. ${result}`;
-    } else
-      text = `Stopped run ${run.id} (${run.what}) while it waited for its kernel: none of its cells had started. ${result}`;
+    if (!holds) {
+      const text = `Stopped run ${run.id} (${run.what}) while it waited for its kernel: none of its cells had started. ${result}`;
+      return { content: [{ type: "text", text }], details: details(state) };
+    }
+    // What the interrupt did is known only at the run's end: the cell stops, or it ignores the
+    // interrupt and the kernel is restarted once the grace passes (docs/kernels-tool.md). So the
+    // answer waits for that end, as the runs tool's interrupt does.
+    const b = view.busy(state);
+    const what = `Interrupted run ${run.id} (${run.what}), which had held ${view.label(state.key)} for ${b.held}${b.doing ? ` (${b.doing})` : ""}`;
+    const ended = await runEnd(run, signal);
+    const text =
+      ended === "waiting"
+        ? `Sent the interrupt to run ${run.id} (${run.what}) in ${view.label(state.key)}, but this call was cancelled before the run ended, so what it did is not known here: the cell stops, or, if it ignores the interrupt, the kernel is restarted and its state lost. ${result}`
+        : `${what}. ${interruptOutcome(ended, view.label(state.key))} ${result}`;
     return { content: [{ type: "text", text }], details: details(state) };
   }
   if (!state) return errorResult("nothing to interrupt", details());
@@ -194,7 +203,7 @@ async function interrupt(
     content: [
       {
         type: "text",
-        text: `Sent an interrupt to ${label}: ${busyClause(view.busy(done.state), "had")}. The running cell stops with KeyboardInterrupt, which that call's result shows; the kernel keeps its state.`,
+        text: `Sent an interrupt to ${label}: ${busyClause(view.busy(done.state), "had")}. The running cell stops with KeyboardInterrupt unless it catches or ignores it; that call's result shows what happened. This interrupt does not restart the kernel: its state is kept.`,
       },
     ],
     details: details(done.state),
@@ -263,6 +272,53 @@ async function restart(
     ],
     details: { action: "restart", kernels: view.details([done.state]).kernels },
   };
+}
+
+/** The cells' record of an ended run, as far as the interrupt's outcome goes. */
+interface EndedCells {
+  cells?: {
+    index: number;
+    restartedAfterInterrupt?: boolean;
+    kernelEvents?: { kind: string; restarted?: boolean }[];
+  }[];
+}
+
+/**
+ * Waits for the run's end: its result's details, "failed" when it ended in an exception, or
+ * "waiting" when this call was cancelled first (the run goes on ending without it).
+ */
+async function runEnd(run: Run, signal: AbortSignal | undefined): Promise<EndedCells | "failed" | "waiting"> {
+  const ended = run.done.then(
+    (r) => (r.details ?? {}) as EndedCells,
+    () => "failed" as const,
+  );
+  if (!signal) return ended;
+  if (signal.aborted) return "waiting";
+  let onAbort!: () => void;
+  const cancelled = new Promise<"waiting">((resolve) => {
+    onAbort = () => resolve("waiting");
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([ended, cancelled]);
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+}
+
+/** What the interrupt did, from the ended run's cells: the state kept, or lost with the kernel's restart. */
+function interruptOutcome(ended: EndedCells | "failed", label: string): string {
+  const cells = ended === "failed" ? [] : (ended.cells ?? []);
+  const deaf = cells.find((c) => c.restartedAfterInterrupt);
+  const died = cells.find((c) => c.kernelEvents?.some((e) => e.kind === "died-during-code"));
+  const lost =
+    "variables, imports and other state from earlier calls are gone; the next call there says so too";
+  if (deaf)
+    return `Cell ${deaf.index} did not stop when interrupted, so the kernel was restarted: ${label} lost its state (${lost}). The run has ended.`;
+  if (died)
+    return `The kernel died while cell ${died.index} ran, so ${label} lost its state (${lost}). The run has ended.`;
+  if (ended === "failed") return "The run has ended with an error.";
+  return "The running cell was interrupted and the run has ended; the kernel keeps its state.";
 }
 
 /** "run r2 (python call) has held it for 8 s (cell 1 running)". */

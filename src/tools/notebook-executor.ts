@@ -21,6 +21,7 @@ import {
 } from "../runtime/notebook-run.js";
 import { DisplayRegistries, notebookSession } from "../runtime/notebook-session.js";
 import type { Runtime } from "../runtime/runtime.js";
+import type { StateLoss } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
 import { describeFailure } from "./failure-text.js";
 import { cellList, plural } from "./kernel-text.js";
@@ -28,7 +29,7 @@ import { repairedIdsText } from "./notebook-problems.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { cellRan, emptyDetails, type PythonToolDetails } from "./python-result.js";
-import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
+import { CellCallTag, recordStateLoss } from "./queue-holder.js";
 import type { RunRegistry } from "./runs.js";
 import { fileErrorText } from "./sandbox-paths.js";
 import { errorResult, type ToolResult, type ToolUpdate } from "./types.js";
@@ -44,6 +45,61 @@ function codeCellsBefore(nb: { cells: Cell[] }, index: number | undefined): numb
 /** How a cell is known in a kernel's record of the cells run in it: its id, else its index. */
 function cellKey(cell: Cell, index: number): string {
   return typeof cell.id === "string" ? `id:${cell.id}` : `index:${index}`;
+}
+
+/** The cell above the selection whose run lost the kernel's state last (lease.lastLoss), if any. */
+function culpritOf(
+  loss: StateLoss | undefined,
+  earlier: number[],
+  keyOf: (index: number) => string,
+): { index: number; loss: StateLoss } | undefined {
+  if (!loss?.cellKey) return undefined;
+  const index = earlier.find((i) => keyOf(i) === loss.cellKey);
+  return index === undefined ? undefined : { index, loss };
+}
+
+/**
+ * The note for code cells above the selection that have not run in the notebook's kernel, with the
+ * calls that run them with the selection: one range, or, when one of them is the cell whose run
+ * lost the kernel's state, ranges around it (running it again would do the same; it is named, and
+ * why).
+ */
+function aboveNote(
+  earlier: number[],
+  o: {
+    path: string;
+    first: number;
+    last: number;
+    started: boolean;
+    culprit?: { index: number; loss: StateLoss };
+  },
+): string {
+  const one = earlier.length === 1;
+  const what = o.started
+    ? `this run started the notebook's kernel, and the code ${cellList(earlier)} above the first selected cell did not run in it: what ${one ? "it defines" : "they define"} does not exist yet.`
+    : `the code ${cellList(earlier)} above the first selected cell ${one ? "has" : "have"} not run in the notebook's kernel since it started: what ${one ? "it defines" : "they define"} may not exist.`;
+  const call = (range?: [number, number]) =>
+    JSON.stringify({ action: "run", notebook_path: o.path, ...(range ? { cell_range: range } : {}) });
+  const whole = `(or the whole notebook: ${call()})`;
+  const c = o.culprit;
+  if (!c)
+    return `Note: ${what} To run ${one ? "it" : "them"} with the selection: ${call([earlier[0], o.last])} ${whole}.`;
+  const why =
+    c.loss.cause === "death"
+      ? "the kernel died while it ran"
+      : "it did not stop when interrupted, so the kernel was restarted";
+  const left = `Cell ${c.index} is left out: its last run lost the kernel's state (${why}), and running it again would do the same until it is fixed.`;
+  const before = earlier.filter((i) => i < c.index);
+  const after = earlier.filter((i) => i > c.index);
+  const calls = [
+    ...(before.length ? [call([before[0], c.index - 1])] : []),
+    call([after[0] ?? o.first, o.last]),
+  ];
+  const rest = earlier.filter((i) => i !== c.index);
+  const todo = rest.length
+    ? ` To run ${rest.length === 1 ? "the other one" : "the others"} with the selection: ${calls.join(", then ")}.`
+    : "";
+  return `Note: ${what} ${left}${todo}`;
 }
 
 /** The timeout of a run that gives none where nothing goes on in the background (docs/runs.md). */
@@ -196,7 +252,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
           },
           async (lease) => {
             base.replaced = lease.replaced;
-            base.unreadLoss = lease.unreadLoss;
+            if (lease.stateLoss) base.stateLoss = lease.stateLoss;
+            if (lease.evicted) base.evicted = lease.evicted;
             base.kernelStarted = lease.kernelStarted;
             if (lease.firstLease)
               base.sessionStart = {
@@ -210,20 +267,16 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
               ? codeCellsBefore(nb, runnable[0]).filter((i) => !cellsRun.has(cellKey(nb.cells[i], i)))
               : [];
             if (earlier.length > 0) {
-              const notes = base.notes ?? [];
-              const them = earlier.length === 1 ? "it" : "them";
-              const todo = JSON.stringify({
-                action: "run",
-                notebook_path: request.shownPath,
-                cell_range: [earlier[0], cellIndices[cellIndices.length - 1]],
-              });
-              const what = lease.kernelStarted
-                ? `this run started the notebook's kernel, and the code ${cellList(earlier)} above the first selected cell did not run in it: what ${earlier.length === 1 ? "it defines" : "they define"} does not exist yet.`
-                : `the code ${cellList(earlier)} above the first selected cell ${earlier.length === 1 ? "has" : "have"} not run in the notebook's kernel since it started: what ${earlier.length === 1 ? "it defines" : "they define"} may not exist.`;
-              notes.push(
-                `Note: ${what} To run ${them} with the selection: ${todo} (or the whole notebook: {"action":"run","notebook_path":${JSON.stringify(request.shownPath)}}).`,
-              );
-              base.notes = notes;
+              base.notes = [
+                ...(base.notes ?? []),
+                aboveNote(earlier, {
+                  path: request.shownPath,
+                  last: cellIndices[cellIndices.length - 1],
+                  first: cellIndices[0],
+                  started: lease.kernelStarted,
+                  culprit: culpritOf(lease.lastLoss, earlier, (i) => cellKey(nb.cells[i], i)),
+                }),
+              ];
             }
             const result = await runNotebookCells({
               loaded,
@@ -274,7 +327,9 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
             });
             base.saved = !result.saveError;
             outcome = result;
-            carryUnreadLoss(lease, tag, request.signal, runSignal);
+            recordStateLoss(lease, tag, request.signal, runSignal, (i) =>
+              nb.cells[i] ? cellKey(nb.cells[i], i) : undefined,
+            );
             return result;
           },
         );

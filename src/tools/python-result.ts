@@ -8,18 +8,19 @@ import type { StatusEvent } from "../kernel/types.js";
 import { shownRanges } from "../output/select.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import type { SessionEvent } from "../runtime/session.js";
-import type { RetiredSession, SessionMode, UnreadLoss } from "../runtime/sessions.js";
+import type { RetiredSession, SessionMode, StateLoss } from "../runtime/sessions.js";
 import {
   abortText,
   type CellAbort,
   cellList,
   eventText,
+  evictedText,
   type KernelOwner,
   processLimitText,
   replacedText,
   type SessionStartFacts,
   sessionStartNotes,
-  unreadLossText,
+  stateLossText,
 } from "./kernel-text.js";
 import type { ImageDetails } from "./python-images.js";
 import type { SessionExport } from "./session-notebook.js";
@@ -106,8 +107,13 @@ export interface PythonToolDetails {
   kernelStarted?: boolean;
   /** The kept kernel this session had before was shut down while unused (sweep, eviction). */
   replaced?: RetiredSession;
-  /** An earlier call lost the kernel's state, and its result (which said so) was not read: it was cancelled. */
-  unreadLoss?: UnreadLoss;
+  /**
+   * The kernel's state was lost since the last result on this session (an earlier call's restart or
+   * death, a restart on request): said at the top, once (docs/kernel-state.md).
+   */
+  stateLoss?: StateLoss;
+  /** The kept kernel shut down to make room for this call's (its state gone). */
+  evicted?: RetiredSession;
   /** Set on the session's first call: what the model is told once per session (withheld env). */
   sessionStart?: SessionStartFacts;
   /** Extra lines for the top of the text (e.g. a kernelspec that was replaced). */
@@ -248,7 +254,8 @@ function cap(s: string): string {
 export function leadingNotes(d: PythonToolDetails): string[] {
   const notes: string[] = [];
   if (d.replaced) notes.push(replacedText(d.replaced, d.kernelOwner ?? "session"));
-  if (d.unreadLoss) notes.push(unreadLossText(d.unreadLoss, d.kernelOwner ?? "session"));
+  if (d.stateLoss) notes.push(stateLossText(d.stateLoss, d.kernelOwner ?? "session"));
+  if (d.evicted) notes.push(evictedText(d.evicted));
   if (d.sessionStart) notes.push(...sessionStartNotes(d.sessionStart, d.kernelOwner ?? "session"));
   notes.push(...(d.notes ?? []));
   return notes;

@@ -28,7 +28,7 @@ import { isolationNote, type KeptKernelLimits, minutes, namedSessionText } from 
 import { paramProblem } from "./param-problem.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
-import { CellCallTag, carryUnreadLoss } from "./queue-holder.js";
+import { CellCallTag, recordStateLoss } from "./queue-holder.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
 import { cwdOutsideRoots, fileErrorText, sandboxRoots } from "./sandbox-paths.js";
@@ -131,7 +131,8 @@ function describe(maxBytes: number, gateway: boolean, limits: KeptKernelLimits, 
     "failing cell. Results name cells by their 1-based position ([1/3], cell 1).",
     "State (variables, imports, loaded data) persists across calls of the same session while the host runs, until:",
     `the kernel is idle for ${idle}, or a new kernel is needed beyond the ${limits.maxSessions} kept (at most ${limits.maxSessions}, python sessions`,
-    "and notebook kernels together; the least recently used idle one is shut down), or a cell kills it, or you pass reset.",
+    "and notebook kernels together; the least recently used idle one is shut down), or a cell kills it, or a cell ignores an",
+    "interrupt (timeout, cancel) so the kernel is restarted, or the kernels tool restarts it, or you pass reset.",
     "The next result then says so at the top; a cell that killed the kernel is never run again automatically.",
     "IPython syntax works (%magics, !shell). stdout/stderr, results and displays are returned as text, at most",
     `${Math.round(maxBytes / 1024)}KB per call: a cell that does not fit shows its head and tail (errors always) and the whole output is saved as artifact://<id> (read it with the artifact tool). Plots and images`,
@@ -365,7 +366,8 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
             },
             async (lease) => {
               details.replaced = lease.replaced;
-              details.unreadLoss = lease.unreadLoss;
+              if (lease.stateLoss) details.stateLoss = lease.stateLoss;
+              if (lease.evicted) details.evicted = lease.evicted;
               details.kernelStarted = lease.kernelStarted;
               if (lease.firstLease)
                 details.sessionStart = {
@@ -411,7 +413,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
                 if (recording) writes.cell(recording, r);
                 if (!recorder.finishCell(current, r, deadline, false, runSignal)) break;
               }
-              carryUnreadLoss(lease, tag, signal, runSignal);
+              recordStateLoss(lease, tag, signal, runSignal);
             },
           );
         } catch (err) {

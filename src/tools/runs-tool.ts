@@ -1,7 +1,8 @@
 /**
  * The `runs` tool: follows a python call or notebook run that outlived its tool call (docs/runs.md).
  * wait (default): new output, or the call's own result once it is done; interrupt: stop it (the
- * kernel is interrupted and keeps its state), then its result.
+ * kernel is interrupted and keeps its state, unless the cell ignores it and the kernel is
+ * restarted), then its result.
  */
 import type { Static } from "@sinclair/typebox";
 import type { ToolDescriptor } from "./descriptor.js";
@@ -17,7 +18,7 @@ export const runsSchema = Type.Object(
     action: Type.Optional(
       Type.Union([Type.Literal("wait"), Type.Literal("interrupt")], {
         description:
-          "wait (default): new output so far, or the result once done; interrupt: stop the running cell (the kernel keeps its state) and return the result",
+          "wait (default): new output so far, or the result once done; interrupt: stop the running cell and return the result (the kernel keeps its state, unless the cell ignores the interrupt: then it is restarted and the result says so)",
       }),
     ),
     wait: Type.Optional(
@@ -35,7 +36,7 @@ export type RunsParams = Static<typeof runsSchema>;
 const DESCRIPTION = [
   "Follow a python call or notebook run that is still running after its tool call returned (its result gave a run id).",
   'wait (default): returns the new output so far, or the call\'s own result once it is done (waits up to 50 s; "wait": seconds).',
-  "interrupt: stops the running cell (the kernel is interrupted and keeps its state) and returns the result.",
+  "interrupt: stops the running cell and returns the result (the kernel keeps its state, unless the cell ignores the interrupt for 10 s: then the kernel is restarted and the result says its state is lost).",
   "Finished runs' results stay available for an hour.",
 ].join("\n");
 
@@ -51,7 +52,7 @@ export const runsDescriptor: ToolDescriptor<RunsParams, unknown> = {
   name: "runs",
   label: "Runs",
   parameters: runsSchema,
-  // wait only reads; interrupt stops a cell (the kernel keeps its state): not destructive
+  // wait only reads; interrupt stops a cell (the kernel keeps its state unless the cell ignores it)
   hints: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   describe: () => DESCRIPTION,
   refs: cellRunRefs,

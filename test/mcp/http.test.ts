@@ -179,7 +179,7 @@ test("a dropped connection: the call goes on, the next call names it, the stream
   assert.equal(waiting.isError, true);
   assert.match(
     textOf(waiting),
-    /^\(no output\)\nCell 1 did not run: the call's timeout of 1 second ran out while it waited for the kernel, which run r2 holds \(python call, holding it for \d+ seconds? so far; cell 1 is running\)\. Nothing ran\. To wait for r2 and get its result, call the runs tool: \{"run_id":"r2"\}; to stop it \(the kernel keeps its state\): \{"run_id":"r2","action":"interrupt"\}\. Then call again\.$/,
+    /^\(no output\)\nCell 1 did not run: the call's timeout of 1 second ran out while it waited for the kernel, which run r2 holds \(python call, holding it for \d+ seconds? so far; cell 1 is running\)\. Nothing ran\. To wait for r2 and get its result, call the runs tool: \{"run_id":"r2"\}; to stop it \(the kernel keeps its state unless the cell ignores the interrupt\): \{"run_id":"r2","action":"interrupt"\}\. Then call again\.$/,
   );
 
   // A new session: its own kernels, free at once; the old session's kernel and runs are not its.

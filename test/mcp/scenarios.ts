@@ -373,7 +373,8 @@ export async function outlivesTheCall(client: Client, dir: string): Promise<void
 /**
  * The kernels tool over MCP (docs/kernels-tool.md): the list shows a session busy with a background
  * run (which cell, for how long, its memory) and the run in it; interrupt by the run's id ends the
- * run with KeyboardInterrupt; restart gives a new kernel whose state is gone. The cell waits for a
+ * run with KeyboardInterrupt; restart gives a new kernel whose state is gone, which the next call
+ * says at its top. The cell waits for a
  * file that is never written, so it is busy whenever the list is asked.
  */
 export async function managesKernels(client: Client, dir: string): Promise<void> {
@@ -428,6 +429,10 @@ export async function managesKernels(client: Client, dir: string): Promise<void>
     new RegExp(`^Restarted python session "${session}": it runs a new kernel\\. Its state is lost: `),
   );
   const after = await call("python", { session, cells: [{ code: "kept" }] });
+  assert.match(
+    textOf(after),
+    /^Note: This session's kernel was restarted at \d\d:\d\d:\d\d on request \(the kernels tool's restart\), so its state is lost\./,
+  );
   assert.match(textOf(after), /NameError: name 'kept' is not defined/);
   const bad = await call("kernels", { action: "interrupt", session_id: "no-such-session" });
   assert.equal(bad.isError, true);

@@ -227,6 +227,46 @@ for (const backend of backendCases())
       assert.equal(replaced?.maxSessions, 1);
     });
 
+    test("the lease that takes an idle session's slot carries what it evicted; the evicted one's next lease says it", async () => {
+      const rt = runtime({ maxSessions: 1 });
+      await call(rt, "old", "x = 1");
+      const evicted = await rt.withSession(
+        { sessionId: "new", cwd: root },
+        { deadline: new Deadline(60) },
+        async (lease) => lease.evicted,
+      );
+      assert.deepEqual(evicted?.key, sessionKey("old", root));
+      assert.equal(evicted?.why, "evicted");
+      // Said once: the session's next lease does not carry it again.
+      const again = await rt.withSession(
+        { sessionId: "new", cwd: root },
+        { deadline: new Deadline(60) },
+        async (lease) => lease.evicted,
+      );
+      assert.equal(again, undefined);
+    });
+
+    test("a recorded loss reaches the next lease once; the latest stays known until a reset", async () => {
+      const rt = runtime();
+      const lease = (reset?: boolean) =>
+        rt.withSession(
+          { sessionId: "lossy", cwd: root },
+          { deadline: new Deadline(60), reset },
+          async (l) => l,
+        );
+      const loss = { cause: "timeout" as const, at: 1, call: "python call", cell: "cell 2", seconds: 3 };
+      await rt.withSession({ sessionId: "lossy", cwd: root }, { deadline: new Deadline(60) }, async (l) =>
+        l.recordLoss(loss),
+      );
+      const next = await lease();
+      assert.deepEqual(next.stateLoss, loss);
+      assert.deepEqual(next.lastLoss, loss);
+      const third = await lease();
+      assert.equal(third.stateLoss, undefined, "reported once");
+      assert.deepEqual(third.lastLoss, loss, "still known for hints");
+      assert.equal((await lease(true)).lastLoss, undefined, "a reset forgets it");
+    });
+
     test("a kernel that dies once the code was sent is restarted and the code is NOT run again", async () => {
       const rt = runtime();
       const marker = join(root, `ran-${process.pid}-${backend.name}`);

@@ -1,8 +1,9 @@
 /**
  * What the model is told about its kernel over time, through the tool objects on real kernels:
- * - a cancelled call whose cell ignores the interrupt loses the kernel's state; its own result goes
- *   nowhere, so the next call on that session (python, or a notebook run in the notebook's kernel)
- *   says so at the top, once (docs/kernel-state.md);
+ * - a call whose cell ignores the interrupt (a cancel, a timeout) loses the kernel's state; the next
+ *   call on that session (python, or a notebook run in the notebook's kernel) says so at the top,
+ *   once, whether or not the causing call's own result (which says it too) was read
+ *   (docs/kernel-state.md);
  * - a call that times out waiting for its session's queue names the call holding the kernel: the
  *   run (id, what, cell, how to wait for it or stop it) or, with no runs, the call and its cell
  *   (docs/python-tool.md, "The session's queue").
@@ -89,7 +90,13 @@ describe("what the next call is told", { concurrency: true }, () => {
     const { py } = toolbox();
     await py({ cells: [{ code: "x = 1" }] });
     const c = cancelOn("deaf");
-    await py({ cells: [{ code: DEAF }], timeout: 900 }, c.signal, c.onUpdate); // nobody reads this
+    // Its own result says it (a host that keeps a cancelled call's result, as pi does, shows it);
+    // an MCP client gets none, so the next call says it too.
+    const own = await py({ cells: [{ code: DEAF }], timeout: 900 }, c.signal, c.onUpdate);
+    assert.match(
+      resultText(own),
+      /\nCell 1 was interrupted: the call was cancelled; it did not stop, so the kernel was restarted and its state is lost\.$/,
+    );
     const next = await py({ cells: [{ code: "print(x)" }] });
     const text = resultText(next);
     assert.match(text, RESTARTED("This session's kernel", "python call", "cell 1"));
@@ -98,15 +105,22 @@ describe("what the next call is told", { concurrency: true }, () => {
     assert.equal(resultText(later), "again", "said once");
   });
 
-  test("a timeout the cell ignores says it in its own result, so the next call does not repeat it", async () => {
+  // One rule for every restart (docs/kernel-state.md): the causing call says it, and so does the
+  // next result on the session, which may be the first the model reads after it (a background run).
+  test("a timeout the cell ignores says it in its own result, and the next call says it at its top, once", async () => {
     const { py } = toolbox();
-    await py({ cells: [{ code: "1" }] }); // the kernel is up: the timeout falls on the cell
+    await py({ cells: [{ code: "x = 1" }] }); // the kernel is up: the timeout falls on the cell
     const r = await py({ cells: [{ code: DEAF }], timeout: 2 });
     assert.match(
       resultText(r),
       /Cell 1 timed out: .*; it did not stop, so the kernel was restarted and its state is lost\./,
     );
-    assert.equal(resultText(await py({ cells: [{ code: "print('next')" }] })), "next");
+    const next = resultText(await py({ cells: [{ code: "print('x' in dir())" }] }));
+    assert.match(
+      next,
+      /^Note: This session's kernel was restarted at \d\d:\d\d:\d\d: a python call reached its timeout of 2 seconds while cell 1 ran, and cell 1 did not stop when interrupted, so the kernel was restarted and its state is lost\. This call runs in the new kernel: variables, imports and other state from earlier calls are gone\.\nFalse$/,
+    );
+    assert.equal(resultText(await py({ cells: [{ code: "print('next')" }] })), "next", "said once");
   });
 
   // The cancelled run starts the notebook's kernel itself: its restart must not be cancelled with it.
@@ -139,7 +153,7 @@ describe("what the next call is told", { concurrency: true }, () => {
     assert.equal(waiting.isError, true);
     assert.match(
       resultText(waiting),
-      /^\(no output\)\nCell 1 did not run: the call's timeout of 1 second ran out while it waited for the kernel, which run r2 holds \(python call, holding it for \d+ seconds? so far; cell 2 is running\)\. Nothing ran\. To wait for r2 and get its result, call the runs tool: \{"run_id":"r2"\}; to stop it \(the kernel keeps its state\): \{"run_id":"r2","action":"interrupt"\}\. Then call again\.$/,
+      /^\(no output\)\nCell 1 did not run: the call's timeout of 1 second ran out while it waited for the kernel, which run r2 holds \(python call, holding it for \d+ seconds? so far; cell 2 is running\)\. Nothing ran\. To wait for r2 and get its result, call the runs tool: \{"run_id":"r2"\}; to stop it \(the kernel keeps its state unless the cell ignores the interrupt\): \{"run_id":"r2","action":"interrupt"\}\. Then call again\.$/,
     );
     writeFileSync(g, "");
     const done = await runs({ run_id: "r2", wait: 600 });

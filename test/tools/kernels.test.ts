@@ -128,7 +128,7 @@ describe("the kernels tool", { concurrency: true }, () => {
     assert.match(
       resultText(stopped),
       new RegExp(
-        `^Interrupted run ${id} \\(python call\\), which had held python session "work" for \\d+ s \\(cell 1 running\\)\\. The running cell stops with KeyboardInterrupt and the run ends; the kernel keeps its state\\. Its result: call the runs tool with \\{"run_id":"${id}"\\}\\.$`,
+        `^Interrupted run ${id} \\(python call\\), which had held python session "work" for \\d+ s \\(cell 1 running\\)\\. The running cell was interrupted and the run has ended; the kernel keeps its state\\. Its result: call the runs tool with \\{"run_id":"${id}"\\}\\.$`,
       ),
     );
     const end = resultText(await runs({ run_id: id, wait: 600 }));
@@ -226,7 +226,7 @@ describe("the kernels tool", { concurrency: true }, () => {
     const sent = await kernels({ action: "interrupt", session_id: "default" });
     assert.equal(
       resultText(sent).replace(/\d+ s/, "N s"),
-      'Sent an interrupt to python session "default": a python call had held it for N s (cell 1 running). The running cell stops with KeyboardInterrupt, which that call\'s result shows; the kernel keeps its state.',
+      'Sent an interrupt to python session "default": a python call had held it for N s (cell 1 running). The running cell stops with KeyboardInterrupt unless it catches or ignores it; that call\'s result shows what happened. This interrupt does not restart the kernel: its state is kept.',
     );
     assert.match(resultText(await call), /KeyboardInterrupt/);
     assert.equal(resultText(await python.execute("t", { cells: [{ code: "print(kept)" }] })), "1");
