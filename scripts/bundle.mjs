@@ -48,7 +48,7 @@ if (only !== "pi") {
     format: "esm",
     target: "node20",
     // sixel is sloppy-mode CommonJS (assigns an undeclared global): bundled into ESM it throws.
-    external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws", "sixel"],
+    external: ["zeromq", "sharp", "turndown", "ws", "sixel"],
     banner: { js: REQUIRE_BANNER },
     // Minified: node 20 parses every byte of a module before it runs it, and a small `notebook read`
     // spends more time there than in the read (~5 ms of ~130 on this machine, npm run bench cli-cold).
@@ -81,7 +81,7 @@ const pi = await build({
   platform: "node",
   format: "esm",
   target: "node20",
-  external: ["zeromq", "sharp", "turndown", "turndown-plugin-gfm", "ws", "sixel"],
+  external: ["zeromq", "sharp", "turndown", "ws", "sixel"],
   banner: { js: REQUIRE_BANNER },
   sourcemap: true,
   logLevel: "warning",
