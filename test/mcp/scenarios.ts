@@ -490,7 +490,7 @@ export async function updatesDisplaysAndReadsImages(client: Client, dir: string)
   assert.match(
     content[0].text!,
     // the image's label stands instead of PIL's repr (<PIL.Image.Image …>), as in python results
-    /\n-- output 0 · display_data · \[image 1 · cell 0 · 4×3\]$/,
+    /\n-- output 0 · display_data\n\[image 1 · cell 0 · 4×3\]$/,
   );
   assert.equal(content[1].mimeType, "image/png");
   assert.equal(Buffer.from(content[1].data!, "base64").subarray(1, 4).toString("latin1"), "PNG");

@@ -112,6 +112,16 @@ test("no match for a part of a line: the closest span is named with its line and
     `Error: No match for old in cell 0 of p.ipynb; nothing was changed. The closest text is on line 2, column 32: "resample('ME')" (the line: "monthly = df.set_index('date').resample('ME').sum()").`,
   );
   assert.deepEqual(await readFile(path), before, "byte-identical");
+  // Spans as far from old: the one as long as old (its closing quote kept), not a shorter one.
+  await writeNotebook(join(dir, "m.ipynb"), [{ source: "pd.merge(df, df, on='nope')" }]);
+  const quotes = await call(dir, {
+    action: "replace",
+    notebook_path: "m.ipynb",
+    cell_index: 0,
+    old: 'on="nope"',
+    new: "on='key'",
+  });
+  assert.match(text(quotes), / The closest text is on line 1, column 18: "on='nope'" /);
 });
 
 test("bad parameters: old and new required, old non-empty, a cell needed, content refused", async () => {

@@ -131,7 +131,12 @@ function closestSpan(
     for (let j = 1; j <= t.length; j++) {
       const score = 1 - prev[j] / a.length;
       const text = t.slice(prevFrom[j], j).trim();
-      if (text && (!found || score > found.score))
+      // Equal edits: the span as long as old is the likelier one (old's closing quote kept).
+      const closer =
+        found !== undefined &&
+        score === found.score &&
+        Math.abs(text.length - a.length) < Math.abs(found.text.length - a.length);
+      if (text && (!found || score > found.score || closer))
         found = { line: li, column: t.indexOf(text, prevFrom[j]), text, score };
     }
   });
