@@ -57,7 +57,11 @@ function image(doc: Document, mime: string, value: unknown, metadata: Record<str
   const meta = (metadata[mime] ?? {}) as { width?: unknown; height?: unknown };
   if (typeof meta.width === "number") img.width = meta.width;
   if (typeof meta.height === "number") img.height = meta.height;
-  return img;
+  // in a box of its own: the output's body stretches, the image keeps its size
+  const box = doc.createElement("div");
+  box.className = "nb-image-box";
+  box.append(img);
+  return box;
 }
 
 function bundle(doc: Document, data: MimeBundle, metadata: Record<string, unknown>): HTMLElement {
