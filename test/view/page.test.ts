@@ -17,8 +17,8 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import type { ViewCell, ViewMessage } from "../../src/view/protocol.js";
-import { executedNotebook } from "./notebooks.js";
-import { ViewTestServer } from "./server.js";
+import { executedNotebook, hostileCells } from "./notebooks.js";
+import { COOKIE, ViewTestServer } from "./server.js";
 
 const exec = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
@@ -325,5 +325,83 @@ describe("the view page", { skip: SKIP }, () => {
     console.log(
       `# 20,000 cells: ${atStart} cell elements at the start, ${atEnd} at the end, ${inMiddle} in the middle`,
     );
+  });
+
+  for (const csp of [true, false])
+    test(`hostile outputs run nothing in the page and never call its API with its cookie${csp ? "" : " (even served without CSP)"}`, async () => {
+      const server = await serve({ csp });
+      server.send({ kind: "notebook", path: "hostile.ipynb", cells: hostileCells() });
+      const page = await open(server, 2200);
+      await settled(page);
+      // the cookie is there for the taking, in the page
+      assert.ok((await page.evaluate(() => document.cookie)).includes(COOKIE));
+
+      // the frames' code did run — in an opaque origin, where the cookie is unreadable
+      for (const id of ["html-script", "html-onerror", "javascript"]) {
+        const frame = await (await page.$(`[data-id="${id}"] iframe.nb-frame`))!.contentFrame();
+        assert.ok(frame, `${id} has its frame`);
+        await frame.waitForFunction(() => (window as unknown as { __ran?: boolean }).__ran === true);
+        const inside = await frame.evaluate(() => {
+          let cookie: string;
+          try {
+            cookie = document.cookie;
+          } catch (e) {
+            cookie = `threw ${(e as Error).name}`;
+          }
+          return { origin: self.origin, cookie };
+        });
+        assert.deepEqual(inside, { origin: "null", cookie: "threw SecurityError" }, id);
+      }
+      const seen = await page.evaluate(() => ({
+        pwned: (window as unknown as { __pwned?: unknown }).__pwned,
+        javascriptLinks: document.querySelectorAll('[href^="javascript:" i]').length,
+        links: Array.from(document.querySelectorAll<HTMLAnchorElement>(".nb-markdown a")).map((a) =>
+          a.getAttribute("href"),
+        ),
+        handlers: Array.from(document.querySelectorAll("*")).filter((e) =>
+          e.getAttributeNames().some((n) => n.startsWith("on")),
+        ).length,
+        scripts: document.querySelectorAll("#nb-main script").length,
+        unsandboxed: document.querySelectorAll("#nb-main iframe:not([sandbox='allow-scripts'])").length,
+        forms: document.querySelectorAll("#nb-main form").length,
+        svg: decodeURIComponent(document.querySelector<HTMLImageElement>('[data-id="svg-script"] img')!.src),
+      }));
+      assert.equal(seen.pwned, undefined);
+      assert.equal(seen.javascriptLinks, 0);
+      assert.deepEqual(seen.links, [null]);
+      assert.equal(seen.handlers, 0);
+      assert.equal(seen.scripts, 0);
+      assert.equal(seen.unsandboxed, 0);
+      assert.equal(seen.forms, 0);
+      assert.match(seen.svg, /^data:image\/svg\+xml;charset=utf-8,<svg [^>]*><rect [^>]*><\/rect><\/svg>$/);
+      // clicking the neutralised links does nothing either
+      await page.click("#raw-link");
+      await page.click("text=markdown link");
+      assert.equal(
+        await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned),
+        undefined,
+      );
+      // no request reached the API with the page's cookie
+      const withCookie = server.api.filter((r) => r.cookie?.includes(COOKIE));
+      assert.deepEqual(withCookie, [], JSON.stringify(server.api));
+      // what did arrive came from the opaque origin, which the real server's API refuses (Origin: null)
+      assert.ok(
+        server.api.length > 0 && server.api.every((r) => r.origin === "null" || r.origin === undefined),
+      );
+      // the frames' CSP (connect-src 'none') stops their fetch() outright; images may load, cookie-less
+      if (csp)
+        assert.deepEqual(
+          server.api.filter((r) => r.path !== "/api/image"),
+          [],
+        );
+    });
+
+  test("frame.html opened on its own is still in an opaque origin (its CSP sandboxes it)", async () => {
+    const server = await serve();
+    const context = await browser.newContext();
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(`${server.url}frame.html`);
+    assert.equal(await page.evaluate("self.origin"), "null");
   });
 });
