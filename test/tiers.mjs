@@ -53,6 +53,7 @@ export const TIERS = {
     "test/tools/failure-text.test.ts",
     "test/tools/schema.test.ts",
     "test/tools/traceback-text.test.ts",
+    "test/view/model.test.ts",
   ],
   kernel: [
     "test/gateway/",
