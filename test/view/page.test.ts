@@ -66,11 +66,19 @@ async function serve(options: { csp?: boolean } = {}): Promise<ViewTestServer> {
   return server;
 }
 
+/** Requests each page made to anywhere but its server (offline: none). */
+const offsite = new WeakMap<Page, string[]>();
+
 /** The page, open on the server, with the CSP violations of the page itself (not its frames) recorded. */
 async function open(server: ViewTestServer, height = 900): Promise<Page> {
   const context = await browser.newContext({ viewport: { width: 1200, height } });
   contexts.push(context);
   const page = await context.newPage();
+  const elsewhere: string[] = [];
+  page.on("request", (r) => {
+    if (!r.url().startsWith(server.url) && !r.url().startsWith("data:")) elsewhere.push(r.url());
+  });
+  offsite.set(page, elsewhere);
   // tsx compiles this file keeping function names through a helper, __name, which the functions
   // given to page.evaluate then call in the page: an identity stands in for it there
   await page.addInitScript("globalThis.__name = (f) => f;");
@@ -172,6 +180,16 @@ describe("the view page", { skip: SKIP }, () => {
       violations: [],
     });
     assert.ok((seen.png?.width ?? 0) > 100, `the PNG decoded: ${seen.png?.width}px wide`);
+    // offline: fonts, styles and scripts all came from the server
+    assert.deepEqual(offsite.get(page), []);
+    assert.ok(
+      await page.evaluate(() => {
+        const faces: FontFace[] = [];
+        document.fonts.forEach((f) => faces.push(f));
+        return faces.some((f) => f.family.includes("KaTeX_Main") && f.status === "loaded");
+      }),
+      "KaTeX's font loaded from the package",
+    );
     // pandas' table, inside its sandboxed frame
     const table = page.locator('[data-id="cell-3"] iframe.nb-frame').contentFrame();
     assert.deepEqual(await table.locator("tbody tr td").allTextContents(), ["1", "a", "2", "b", "3", "c"]);
