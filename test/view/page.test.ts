@@ -295,6 +295,41 @@ describe("the view page", { skip: SKIP }, () => {
     assert.deepEqual(await state(), { order: ["d", "a", "b", "c"], kept: ["d", "a", "b", "c"] });
   });
 
+  test("several notebooks: listed, one shown, the others kept up to date and drawn when chosen, a closed one gone", async () => {
+    const server = await serve();
+    server.send({ kind: "notebook", path: "first.ipynb", cells: [code("f1", "first = 1")] });
+    server.send({ kind: "notebook", path: "second.ipynb", cells: [code("s1", "second = 1")] });
+    const page = await open(server);
+    const shown = () =>
+      page.evaluate(() => ({
+        list: Array.from(document.querySelectorAll("#nb-list button")).map(
+          (b) => `${b.textContent}${b.classList.contains("nb-current") ? " (shown)" : ""}`,
+        ),
+        cells: Array.from(document.querySelectorAll<HTMLElement>("#nb-main .nb-cell")).map(
+          (c) => c.dataset.id,
+        ),
+      }));
+    assert.deepEqual(await shown(), { list: ["first.ipynb (shown)", "second.ipynb"], cells: ["f1"] });
+    // a patch to the notebook not shown changes its model only
+    await send(page, server, {
+      kind: "cell-inserted",
+      path: "second.ipynb",
+      index: 1,
+      cell: code("s2", "more"),
+    });
+    assert.deepEqual(await shown(), { list: ["first.ipynb (shown)", "second.ipynb"], cells: ["f1"] });
+    await page.click("#nb-list button >> text=second.ipynb");
+    assert.deepEqual(await shown(), { list: ["first.ipynb", "second.ipynb (shown)"], cells: ["s1", "s2"] });
+    await send(page, server, { kind: "notebook-closed", path: "second.ipynb" });
+    assert.deepEqual(await shown(), { list: ["first.ipynb (shown)"], cells: ["f1"] });
+    // a patch for a notebook the page was never sent is said
+    await send(page, server, { kind: "cell-deleted", path: "third.ipynb", id: "x" });
+    assert.equal(
+      await page.textContent("#nb-status"),
+      "Out of step: cell-deleted for third.ipynb, which the page has not been sent",
+    );
+  });
+
   test("a 20,000-cell notebook keeps few cell elements in the DOM, and scrolling to the end shows the last cell", async () => {
     const server = await serve();
     const cells: ViewCell[] = Array.from({ length: 20000 }, (_, i) =>

@@ -118,6 +118,12 @@ export class NotebookView {
 
   /** Draws the cells the viewport (and the overscan) shows, and sizes the spacers for the rest. */
   render(): void {
+    // a notebook not shown draws nothing (its cells could not be measured); show() draws it
+    if (!this.element.isConnected) {
+      for (const el of this.drawn.values()) this.drop(el);
+      this.drawn.clear();
+      return;
+    }
     const cells = this.model.cells;
     const h = this.heights;
     const top = this.element.scrollTop;
@@ -174,7 +180,7 @@ export class NotebookView {
     for (const entry of entries) {
       const el = entry.target as HTMLElement;
       const id = el.dataset.id;
-      if (!id || this.drawn.get(id) !== el) continue;
+      if (!id || this.drawn.get(id) !== el || !el.isConnected) continue;
       const index = this.model.indexOf(id);
       if (index < 0) continue;
       const height = el.offsetHeight;
