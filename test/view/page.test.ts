@@ -380,6 +380,24 @@ describe("the view page", { skip: SKIP }, () => {
     );
   });
 
+  test("an HTML output's own scripts run in its frame in order, an external one loaded first (as plotly's do)", async () => {
+    const server = await serve();
+    const html =
+      '<div id="plot">not drawn</div><script src="/lib/plotlike.js"></script>' +
+      "<script>document.getElementById('plot').textContent = 'drawn by ' + window.PlotLike.name + ' ' + new Function('return 6 * 7')()</script>";
+    server.send({
+      kind: "notebook",
+      path: "plot.ipynb",
+      cells: [
+        code("p", "fig.show()", [{ output_type: "display_data", data: { "text/html": html }, metadata: {} }]),
+      ],
+    });
+    const page = await open(server);
+    const frame = page.locator('[data-id="p"] iframe.nb-frame').contentFrame();
+    await frame.locator("#plot", { hasText: "drawn by" }).waitFor();
+    assert.equal(await frame.locator("#plot").textContent(), "drawn by plotlike 42");
+  });
+
   for (const csp of [true, false])
     test(`hostile outputs run nothing in the page and never call its API with its cookie${csp ? "" : " (even served without CSP)"}`, async () => {
       const server = await serve({ csp });

@@ -70,6 +70,16 @@ export class ViewTestServer {
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
       return;
     }
+    if (path === "/lib/plotlike.js") {
+      // a library an HTML output loads, as plotly's output loads plotly.js (answered late, so an
+      // inline script after it would run first if the frame did not wait for it)
+      setTimeout(() => {
+        res
+          .writeHead(200, { "content-type": "text/javascript" })
+          .end("window.PlotLike = { name: 'plotlike' };");
+      }, 200);
+      return;
+    }
     if (path === "/events") {
       res.writeHead(200, {
         "content-type": "text/event-stream",
