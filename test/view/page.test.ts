@@ -185,7 +185,9 @@ describe("the view page", { skip: SKIP }, () => {
     assert.ok(
       await page.evaluate(() => {
         const faces: FontFace[] = [];
-        document.fonts.forEach((f) => faces.push(f));
+        document.fonts.forEach((f) => {
+          faces.push(f);
+        });
         return faces.some((f) => f.family.includes("KaTeX_Main") && f.status === "loaded");
       }),
       "KaTeX's font loaded from the package",
