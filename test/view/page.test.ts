@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -477,4 +477,10 @@ describe("the view page", { skip: SKIP }, () => {
     await page.goto(`${server.url}frame.html`);
     assert.equal(await page.evaluate("self.origin"), "null");
   });
+});
+
+test("the page's bundle holds no eval and no new Function (its CSP allows neither), on any path", async () => {
+  await exec(process.execPath, ["scripts/bundle.mjs", "view"], { cwd: ROOT });
+  const bundle = await readFile(join(ROOT, "dist/view/page/page.js"), "utf8");
+  assert.doesNotMatch(bundle, /\beval\(|new Function\b/);
 });
