@@ -89,6 +89,13 @@ test("stream chunks join into one output per stream; clear_output(wait) clears a
   assert.equal(m.cells[0].outputs.length, 3);
   m.apply({ kind: "output-appended", path, id: "a", output: stream("fresh\n") });
   assert.deepEqual(m.cells[0].outputs, [stream("fresh\n")]);
+  // update_display_data replaces that output, and only it
+  const png = { output_type: "display_data", data: { "image/png": "iVBORw0KGgo=" }, metadata: {} } as const;
+  assert.deepEqual(m.apply({ kind: "output-replaced", path, id: "a", index: 0, output: png }), {
+    kind: "changed",
+    index: 0,
+  });
+  assert.deepEqual(m.cells[0].outputs, [png]);
   m.apply({ kind: "cell-running", path, id: "a", state: "idle", execution_count: 4 });
   assert.equal(m.cells[0].execution_count, 4);
 });
