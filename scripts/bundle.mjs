@@ -4,13 +4,14 @@
 // reads a few modules instead of ~300 (@sinclair/typebox alone is 266 files, ~120 ms to load on this
 // machine), so every short `nbagent call` starts faster. Native and lazily loaded packages stay
 // outside (resolved from node_modules as usual); the .py assets are found by src/assets.ts.
-import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { build } from "esbuild";
 
 // `node scripts/bundle.mjs pi` builds only the pi extension (its tests do, leaving the CLI's alone).
 // `node scripts/bundle.mjs cli DIR` builds only the CLI, into DIR (a test's own copy, under dist/ so it
 // finds the assets there, which no other build replaces while that test runs).
+// `node scripts/bundle.mjs view` builds only the view page (docs/view.md), into dist/view/page.
 const only = process.argv[2];
 const cliDir = only === "cli" && process.argv[3] ? process.argv[3] : "dist/cli";
 
@@ -32,6 +33,43 @@ function writeAtomically(files) {
 // CommonJS dependency would break the entry again; test/package/ imports every entry to check.)
 const REQUIRE_BANNER =
   'import { createRequire as __nbagentRequire } from "node:module";\nconst require = __nbagentRequire(import.meta.url);';
+
+// The `nbagent view` page: browser code, CSS and KaTeX's fonts, everything the page loads, so it
+// works offline (no CDN). page.js is the page, frame.js the script of frame.html where HTML and
+// JavaScript outputs run sandboxed. KaTeX's CSS lists woff2, woff and ttf fonts: only the woff2 ones
+// are shipped (every browser the page targets takes them first), the others stay unresolved URLs.
+if (only === undefined || only === "view") {
+  const outdir = "dist/view/page";
+  const page = await build({
+    entryPoints: {
+      page: "src/view/page/main.ts",
+      frame: "src/view/page/frame-inner.ts",
+      "page-style": "src/view/page/page.css",
+    },
+    outdir,
+    bundle: true,
+    platform: "browser",
+    format: "iife",
+    target: ["chrome100", "firefox100", "safari15"],
+    loader: { ".woff2": "file" },
+    external: ["*.woff", "*.ttf"],
+    assetNames: "fonts/[name]",
+    // no source maps: they would triple what the package ships for the page (~2 MB)
+    minify: true,
+    legalComments: "linked",
+    logLevel: "warning",
+    write: false,
+  });
+  writeAtomically(
+    page.outputFiles.map((f) => ({
+      path: f.path.replace(/page-style\.css$/, "page.css"),
+      contents: f.contents,
+    })),
+  );
+  for (const file of ["index.html", "frame.html", "frame.css"])
+    copyFileSync(`src/view/page/${file}`, `${outdir}/${file}`);
+  if (only === "view") process.exit(0);
+}
 
 if (only !== "pi") {
   const cli = await build({

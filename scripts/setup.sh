@@ -20,6 +20,9 @@ PIP_PKGS="ipykernel>=6.17,<8 jupyter_server nbformat nbclient matplotlib numpy p
 # installed for the `test` job (as root on Debian; elsewhere their tests are skipped with the reason).
 # gnuplot-nox: Octave's plotting without X. python3-ipywidgets: the widget-state test's real widgets.
 KERNEL_PKGS="r-cran-irkernel octave python3-octave-kernel gnuplot-nox python3-ipywidgets"
+# chromium: the `nbagent view` page's tests run in it (test/view/page.test.ts, driven by playwright-core,
+# which never downloads a browser of its own); skipped without it, except under CI.
+BROWSER_PKGS="chromium"
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
@@ -68,15 +71,15 @@ setup_python() {
 
 setup_test_kernels() {
   if [ "$(id -u)" != 0 ] || [ ! -f /etc/debian_version ] || ! command -v apt-get >/dev/null; then
-    log "not installed (needs root on Debian): $KERNEL_PKGS — the R, Octave and real-ipywidgets tests are skipped"
+    log "not installed (needs root on Debian): $KERNEL_PKGS $BROWSER_PKGS — the R, Octave, real-ipywidgets and view page tests are skipped"
     return
   fi
   local missing=""
-  for p in $KERNEL_PKGS; do
+  for p in $KERNEL_PKGS $BROWSER_PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
   done
   [ -z "$missing" ] && return
-  log "installing the test kernels (R, Octave):$missing"
+  log "installing the test kernels (R, Octave) and browser:$missing"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }

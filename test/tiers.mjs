@@ -53,6 +53,7 @@ export const TIERS = {
     "test/tools/failure-text.test.ts",
     "test/tools/schema.test.ts",
     "test/tools/traceback-text.test.ts",
+    "test/view/model.test.ts",
   ],
   kernel: [
     "test/gateway/",
@@ -86,6 +87,7 @@ export const TIERS = {
     "test/runtime/named-sessions-shared.test.ts",
     "test/runtime/prelude.test.ts",
     "test/runtime/sessions.test.ts",
+    "test/view/page.test.ts",
   ],
   stress: [
     "test/security/",

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -44,6 +44,12 @@ before(async () => {
     "dist/pi/index.js",
     "dist/pi/index.d.ts",
     "dist/cli/nbagent.js",
+    "dist/view/page/index.html",
+    "dist/view/page/page.js",
+    "dist/view/page/page.css",
+    "dist/view/page/frame.html",
+    "dist/view/page/frame.js",
+    "dist/view/page/frame.css",
     "CHANGELOG.md",
   ]);
 
@@ -110,6 +116,22 @@ console.log(JSON.stringify(out));
   assert.equal(out.piDefault, "function");
   assert.deepEqual(out["nbagent/package.json"], ["default"]);
   assert.equal(out.version, pkg.version);
+});
+
+test("the installed package holds the whole view page: everything its HTML and CSS load (offline, no CDN)", () => {
+  const dir = join(nbagentDir, "dist/view/page");
+  const read = (file: string) => readFileSync(join(dir, file), "utf8");
+  const loaded = [
+    ...[...read("index.html").matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1]),
+    ...[...read("frame.html").matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1]),
+    // the fonts a browser takes from page.css: the woff2 of each @font-face (the first source)
+    ...[...read("page.css").matchAll(/url\(["']?([^)"']+\.woff2)["']?\)/g)].map((m) => m[1]),
+  ];
+  assert.ok(loaded.filter((f) => f.endsWith(".woff2")).length >= 20, "KaTeX's fonts");
+  for (const file of loaded) {
+    assert.doesNotMatch(file, /^(https?:)?\/\//, `${file}: loaded from the network`);
+    assert.ok(existsSync(join(dir, file)), `${file} is missing from the package`);
+  }
 });
 
 /** The README's "Use it as a library" code, as written. */

@@ -1,0 +1,112 @@
+/**
+ * A tiny stand-in for the `nbagent view` server, for the page's browser tests: it serves the built
+ * page (dist/view/page) with the Content-Security-Policies the real server will send
+ * (src/view/csp.ts), sets a page cookie, streams ViewMessages as server-sent events at /events,
+ * and counts every request to /api/ with the cookie it carried.
+ */
+import { readFile } from "node:fs/promises";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { extname, join, normalize } from "node:path";
+import { FRAME_CSP, PAGE_CSP } from "../../src/view/csp.js";
+import type { ViewMessage } from "../../src/view/protocol.js";
+
+export const PAGE_DIR = new URL("../../dist/view/page/", import.meta.url).pathname;
+export const COOKIE = "nbagent_view_token=secret-4711";
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".woff2": "font/woff2",
+};
+
+export interface ApiRequest {
+  path: string;
+  cookie: string | undefined;
+  origin: string | undefined;
+}
+
+export class ViewTestServer {
+  readonly api: ApiRequest[] = [];
+  private readonly streams = new Set<ServerResponse>();
+  private readonly sent: ViewMessage[] = [];
+  private readonly server = createServer((req, res) => void this.handle(req, res));
+  url = "";
+
+  /** `csp: false` serves everything without its policy: the tests check the page is safe without it too. */
+  constructor(private readonly options: { csp?: boolean } = {}) {}
+
+  private policy(csp: string): Record<string, string> {
+    return this.options.csp === false ? {} : { "content-security-policy": csp };
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/`;
+    return this;
+  }
+
+  /** Sends a message to every open page (and to pages that connect later, in order). */
+  send(message: ViewMessage): void {
+    this.sent.push(message);
+    for (const res of this.streams) res.write(`data: ${JSON.stringify(message)}\n\n`);
+  }
+
+  get messageCount(): number {
+    return this.sent.length;
+  }
+
+  async close(): Promise<void> {
+    for (const res of this.streams) res.end();
+    this.server.closeAllConnections();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (path.startsWith("/api/")) {
+      this.api.push({ path, cookie: req.headers.cookie, origin: req.headers.origin });
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+      return;
+    }
+    if (path === "/lib/plotlike.js") {
+      // a library an HTML output loads, as plotly's output loads plotly.js (answered late, so an
+      // inline script after it would run first if the frame did not wait for it)
+      setTimeout(() => {
+        res
+          .writeHead(200, { "content-type": "text/javascript" })
+          .end("window.PlotLike = { name: 'plotlike' };");
+      }, 200);
+      return;
+    }
+    if (path === "/events") {
+      res.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-store",
+        ...this.policy(PAGE_CSP),
+      });
+      for (const m of this.sent) res.write(`data: ${JSON.stringify(m)}\n\n`);
+      this.streams.add(res);
+      req.on("close", () => this.streams.delete(res));
+      return;
+    }
+    const file = path === "/" ? "index.html" : normalize(path.slice(1));
+    if (file.startsWith("..")) {
+      res.writeHead(404).end();
+      return;
+    }
+    const body = await readFile(join(PAGE_DIR, file)).catch(() => undefined);
+    if (!body) {
+      res.writeHead(404).end();
+      return;
+    }
+    const headers: Record<string, string> = {
+      "content-type": TYPES[extname(file)] ?? "application/octet-stream",
+      ...this.policy(file === "frame.html" ? FRAME_CSP : PAGE_CSP),
+      "x-content-type-options": "nosniff",
+    };
+    if (file === "index.html") headers["set-cookie"] = `${COOKIE}; Path=/; SameSite=Strict`;
+    res.writeHead(200, headers).end(body);
+  }
+}
