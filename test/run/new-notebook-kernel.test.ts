@@ -9,8 +9,29 @@ import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { loggedCode, pinnedKernels, SKIP_R } from "../kernels.js";
+import { loggedCode, type PinnedKernels, pinnedKernels, SKIP_R } from "../kernels.js";
 import { batch, type Json, perTestDirs, readNb, resultText, validate, writeNb } from "./helpers.js";
+
+/** One insert creating `path` at index 0 for `kernel`, through nbagent batch with the pinned kernels. */
+async function createFor(
+  d: string,
+  kernels: PinnedKernels,
+  path: string,
+  content: string,
+  kernel: string,
+  execute = false,
+): Promise<Json> {
+  const params = {
+    action: "insert",
+    notebook_path: path,
+    cell_index: 0,
+    content,
+    kernel,
+    ...(execute && { execute }),
+  };
+  const { results } = await batch(d, [{ tool: "notebook", params }], kernels.env);
+  return results[0];
+}
 
 describe("insert creating a notebook for a kernel", { concurrency: true }, () => {
   const dir = perTestDirs();
@@ -18,24 +39,8 @@ describe("insert creating a notebook for a kernel", { concurrency: true }, () =>
   it("kernel names the kernelspec: the file records it and execute: true runs the cell there", async () => {
     const d = await dir();
     const kernels = await pinnedKernels(d);
-    const { results } = await batch(
-      d,
-      [
-        {
-          tool: "notebook",
-          params: {
-            action: "insert",
-            notebook_path: "log.ipynb",
-            cell_index: 0,
-            content: "hello log",
-            kernel: "nbagent-test-log",
-            execute: true,
-          },
-        },
-      ],
-      kernels.env,
-    );
-    const text = resultText(results[0]);
+    const result = await createFor(d, kernels, "log.ipynb", "hello log", "nbagent-test-log", true);
+    const text = resultText(result);
     assert.match(
       text,
       /^Created log\.ipynb \(nbformat 4\.5, kernel nbagent-test-log: Log \(nbagent tests\)\)\. Inserted code cell at position 0 \(id [0-9a-f]{8}\)\./m,
@@ -55,24 +60,9 @@ describe("insert creating a notebook for a kernel", { concurrency: true }, () =>
   it("a name no kernelspec has: Error with the names there are, nothing created", async () => {
     const d = await dir();
     const kernels = await pinnedKernels(d);
-    const { results } = await batch(
-      d,
-      [
-        {
-          tool: "notebook",
-          params: {
-            action: "insert",
-            notebook_path: "x.ipynb",
-            cell_index: 0,
-            content: "1",
-            kernel: "julia-9",
-          },
-        },
-      ],
-      kernels.env,
-    );
-    const text = resultText(results[0]);
-    assert.equal(results[0].isError, true);
+    const result = await createFor(d, kernels, "x.ipynb", "1", "julia-9");
+    const text = resultText(result);
+    assert.equal(result.isError, true);
     assert.match(
       text,
       /^Error: Cannot create x\.ipynb: no kernelspec named "julia-9"\. Available: [^\n]*\bnbagent-test-log\b[^\n]*\. Use one of these names\. Nothing was created\.$/,
@@ -103,24 +93,15 @@ describe("insert creating a notebook for a kernel", { concurrency: true }, () =>
   it("an R notebook (IRkernel): created for R, its cell runs in R", { skip: SKIP_R }, async () => {
     const d = await dir();
     const kernels = await pinnedKernels(d);
-    const { results } = await batch(
+    const result = await createFor(
       d,
-      [
-        {
-          tool: "notebook",
-          params: {
-            action: "insert",
-            notebook_path: "r.ipynb",
-            cell_index: 0,
-            content: "cat(sum(1:3), R.version$language)",
-            kernel: "nbagent-test-r",
-            execute: true,
-          },
-        },
-      ],
-      kernels.env,
+      kernels,
+      "r.ipynb",
+      "cat(sum(1:3), R.version$language)",
+      "nbagent-test-r",
+      true,
     );
-    const text = resultText(results[0]);
+    const text = resultText(result);
     assert.match(text, /^Created r\.ipynb \(nbformat 4\.5, kernel nbagent-test-r: R \(nbagent tests\)\)\./m);
     assert.match(text, /6 R/);
     const nb: Json = await readNb(join(d, "r.ipynb"));
