@@ -50,6 +50,7 @@ export const TIERS = {
     "test/runtime/named-sessions-lock.test.ts",
     "test/runtime/queue.test.ts",
     "test/runtime/session-rules.test.ts",
+    "test/view/bus.test.ts",
     "test/tools/failure-text.test.ts",
     "test/tools/schema.test.ts",
     "test/tools/traceback-text.test.ts",
