@@ -86,6 +86,7 @@ export const TIERS = {
     "test/runtime/named-sessions.test.ts",
     "test/runtime/named-sessions-shared.test.ts",
     "test/runtime/prelude.test.ts",
+    "test/view/view.test.ts",
     "test/runtime/sessions.test.ts",
   ],
   stress: [

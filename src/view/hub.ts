@@ -5,7 +5,7 @@
  * without removing it (SIGKILL): it is removed. A host whose connection closes is gone from the state.
  */
 import { randomUUID } from "node:crypto";
-import { type FSWatcher, readdirSync, unlinkSync, watch } from "node:fs";
+import { existsSync, type FSWatcher, readdirSync, unlinkSync, watch } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -19,6 +19,9 @@ import {
   type WireRun,
   type WireSession,
 } from "./wire.js";
+
+const MAX_TRIES = 50;
+const RETRY_MS = 200;
 
 export interface HostView {
   host: HostInfo;
@@ -42,6 +45,8 @@ interface Connection {
 
 export class ViewHub {
   private readonly connections = new Map<string, Connection>();
+  /** Sockets that closed without a snapshot: how many looks they had (a dying host's, retried). */
+  private readonly tries = new Map<string, number>();
   private readonly listeners = new Set<(m: HubMessage) => void>();
   private watcher?: FSWatcher;
   private closed = false;
@@ -91,11 +96,15 @@ export class ViewHub {
     socket.on("close", () => {
       if (this.connections.get(file) === conn) this.connections.delete(file);
       for (const resolve of conn.pending.values()) resolve({ kind: "failed", message: "the host ended" });
-      if (conn.view) {
-        this.tell({ type: "host-removed", hostId: conn.view.host.id });
-        // Killed hosts leave their socket: a new look finds it refused and removes it.
-        setImmediate(() => this.scan());
-      }
+      if (conn.view) this.tell({ type: "host-removed", hostId: conn.view.host.id });
+      // A killed host leaves its socket: a new look finds it refused and removes it. Until the
+      // host's last process is gone (its kernels end a moment later) the look may still connect
+      // and get nothing: look again a few times.
+      const n = this.tries.get(file) ?? 0;
+      if (n < MAX_TRIES && existsSync(file)) {
+        this.tries.set(file, n + 1);
+        setTimeout(() => this.scan(), conn.view ? 0 : RETRY_MS).unref();
+      } else this.tries.delete(file);
     });
     const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on("error", () => {});
@@ -118,6 +127,7 @@ export class ViewHub {
     }
     if (msg.type === "snapshot") {
       const added = !conn.view;
+      this.tries.delete(conn.file);
       conn.view = { host: msg.host, sessions: msg.sessions, runs: msg.runs, calls: msg.calls };
       if (added) this.tell({ type: "host-added", host: msg.host });
       this.tell({ hostId: msg.host.id, ...msg });
