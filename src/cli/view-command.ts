@@ -63,7 +63,11 @@ export const viewCommand: Command = {
     hub.start();
     const token = randomBytes(24).toString("hex");
     const root = packageRoot();
-    const server = createViewServer({ hub, token, pageDir: root ? join(root, "dist", "view") : undefined });
+    const server = createViewServer({
+      hub,
+      token,
+      pageDir: root ? join(root, "dist", "view", "page") : undefined,
+    });
     try {
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);

@@ -3,9 +3,10 @@
  * HTTP server checks its own (mcp/http-guard.ts: Host against DNS rebinding), its Origin when it has
  * one must be the view's own, and it must carry the token — once in the URL (`?token=`, then a
  * HttpOnly SameSite=Strict cookie and a redirect that drops it from the address bar), or as a bearer
- * header. Every answer has a strict Content-Security-Policy. `GET /api/state` is the hosts' merged
+ * header. An action needs the bearer header, not the cookie alone (the page reads the token from
+ * `/api/token`, which no other origin and no sandboxed output frame can read). Every answer has a strict Content-Security-Policy. `GET /api/state` is the hosts' merged
  * snapshot, `GET /api/events` the live messages as Server-Sent Events, `POST /api/action` (JSON) an
- * interrupt or restart; anything else is a file of dist/view/ (the page), or a placeholder.
+ * interrupt or restart; anything else is a file of dist/view/page/ (the page), or a placeholder.
  */
 import { timingSafeEqual } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -18,7 +19,7 @@ export const COOKIE = "nbagent_view";
 
 /** No inline script or style, nothing from elsewhere, no framing of the view. */
 export const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; frame-src 'self' blob:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** A page's events beyond this many unsent bytes: the page reads too slowly and is disconnected (it reconnects and reloads the state). */
 const MAX_BUFFERED = 4 * 1024 * 1024;
@@ -44,7 +45,7 @@ const PLACEHOLDER = `<!doctype html>
 export interface ViewServerOptions {
   hub: ViewHub;
   token: string;
-  /** Where the page's files are (dist/view); missing: the placeholder. */
+  /** Where the page's files are (dist/view/page); missing: the placeholder. */
   pageDir?: string;
 }
 
@@ -94,8 +95,16 @@ export function createViewServer(options: ViewServerOptions): Server {
       );
     if (url.pathname === "/api/state" && req.method === "GET") return json(res, 200, hub.state());
     if (url.pathname === "/api/events" && req.method === "GET") return events(req, res, hub);
+    // The token for the page's own API calls: readable by the page only (no CORS), never by an output.
+    if (url.pathname === "/api/token" && req.method === "GET") return json(res, 200, { token });
     if (url.pathname === "/api/action") {
       if (req.method !== "POST") return refuse(405, "Method Not Allowed: actions are POSTed (JSON).");
+      // Not the cookie alone: a request the page's content makes (an image, a link) carries the cookie.
+      if (!tokenMatches(req.headers.authorization, token))
+        return refuse(
+          401,
+          "Unauthorized: an action needs the token in a header (Authorization: Bearer <token>; the page has it from /api/token), not the cookie alone.",
+        );
       return void action(req, res, hub).catch((err: unknown) =>
         json(res, 500, { error: String((err as Error)?.message ?? err) }),
       );

@@ -310,6 +310,18 @@ test("requests without the token, with a foreign Host or a foreign Origin are re
   });
   assert.equal(origin.status, 403);
   assert.match(await origin.text(), /^Forbidden: Origin http:\/\/127\.0\.0\.1:1 is not allowed/);
+  // An action with the cookie alone is refused: the page's content (an image, a link) carries it too.
+  const login0 = await fetch(`${base}/?token=${token}`, { redirect: "manual" });
+  const cookie0 = (login0.headers.get("set-cookie") ?? "").split(";")[0];
+  const cookieOnly = await fetch(`${base}/api/action`, {
+    method: "POST",
+    headers: { cookie: cookie0, "Content-Type": "application/json" },
+    body: JSON.stringify({ host: hostId, action: "interrupt", runId: "r1" }),
+  });
+  assert.equal(cookieOnly.status, 401);
+  assert.match(await cookieOnly.text(), /^Unauthorized: an action needs the token in a header/);
+  const nullOrigin = await fetch(`${base}/api/state`, { headers: { ...auth(), Origin: "null" } });
+  assert.equal(nullOrigin.status, 403);
   // The token in the URL becomes a cookie: HttpOnly, SameSite=Strict.
   const login = await fetch(`${base}/?token=${token}`, { redirect: "manual" });
   assert.equal(login.status, 302);
@@ -319,6 +331,9 @@ test("requests without the token, with a foreign Host or a foreign Origin are re
   const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0];
   const page = await fetch(`${base}/`, { headers: { cookie } });
   assert.equal(page.status, 200);
+  // The page reads the token for its actions with its cookie.
+  const t = await fetch(`${base}/api/token`, { headers: { cookie } });
+  assert.deepEqual(await t.json(), { token });
 });
 
 test("a kernel cannot reach the hosts' sockets: it does not see the socket root", async () => {
