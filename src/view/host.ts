@@ -7,7 +7,7 @@
  * when the host ends; a SIGKILLed host's is found dead (connection refused) and removed by viewers.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, unlinkSync } from "node:fs";
+import { mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -73,12 +73,22 @@ export async function serveViewSocket(
     serveViewer(socket, toolbox, state);
   });
   server.on("error", () => {});
+  // Bound under another name and renamed once it listens: a viewer that sees the name connects to a
+  // socket that answers (one that refused would be taken for a dead host's and removed).
+  const bound = join(dir, `.binding-${id}.sock`);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
-      server.listen(path, () => resolve());
+      server.listen(bound, () => resolve());
     });
+    renameSync(bound, path);
   } catch {
+    server.close();
+    try {
+      unlinkSync(bound);
+    } catch {
+      // not made
+    }
     state.dispose();
     return undefined;
   }
