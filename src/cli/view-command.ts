@@ -27,9 +27,10 @@ options:
   --port N     the port (default 0: any free port)
   --no-open    do not open a browser
 
-exit status: 0 when stopped by Ctrl-C/SIGTERM, 2 on bad usage, 1 when it cannot serve.
+exit: 0 when stopped by Ctrl-C/SIGTERM, 2 on bad usage, 1 when it cannot serve.
 
-example: nbagent view --no-open
+example:
+  nbagent view --no-open      # prints http://127.0.0.1:<port>/?token=<token>
 `;
 
 export const viewCommand: Command = {

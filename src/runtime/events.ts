@@ -122,8 +122,7 @@ export class Subscription {
     const last = this.queue[this.queue.length - 1];
     const out = event.output;
     if (
-      !last ||
-      last.type !== "cell-output" ||
+      last?.type !== "cell-output" ||
       last.cellRun !== event.cellRun ||
       last.output.kind !== "stream" ||
       out.kind !== "stream" ||
