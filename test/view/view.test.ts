@@ -258,18 +258,32 @@ test("an interrupt POSTed to /api/action stops the running cell and the agent's 
       JSON.stringify(m.event.output).includes("waiting"),
     from,
   );
+  // A second call waits behind it: the interrupt stops the one holding the kernel, not this one.
+  const busyAt = messages.length;
+  const queued = client.callTool(
+    { name: "python", arguments: { cells: [{ code: 'print("after")' }] } },
+    undefined,
+    LONG,
+  );
+  await waitFor((m) => m.hostId === hostId && m.event?.type === "call-started", busyAt);
   const r = await fetch(`${base}/api/action`, {
     method: "POST",
     headers: { ...auth(), "Content-Type": "application/json" },
     body: JSON.stringify({ host: hostId, action: "interrupt", key: cell.event!.key }),
   });
   assert.equal(r.status, 200);
-  const answer = (await r.json()) as { kind: string };
+  const answer = (await r.json()) as { kind: string; runId?: string };
   assert.equal(answer.kind, "interrupted");
   const result = await running;
   const text = textOf(result);
-  assert.match(text, /interrupted from the view, by a person \(nbagent view\)/);
+  assert.match(
+    text,
+    /Cell 1 was interrupted: the call was cancelled \(interrupted from the view, by a person \(nbagent view\)\); the kernel keeps its state\./,
+  );
   assert.match(text, /KeyboardInterrupt/);
+  const after = textOf(await queued);
+  assert.match(after, /^after$/m);
+  assert.doesNotMatch(after, /interrupted/);
 });
 
 test("requests without the token, with a foreign Host or a foreign Origin are refused, saying why", async () => {
