@@ -286,6 +286,34 @@ test("an interrupt POSTed to /api/action stops the running cell and the agent's 
   assert.doesNotMatch(after, /interrupted/);
 });
 
+test("a restart POSTed to /api/action restarts the kernel and the agent's next result says a person did it", async () => {
+  const set = await client.callTool(
+    { name: "python", arguments: { cells: [{ code: "kept = 1" }] } },
+    undefined,
+    LONG,
+  );
+  assert.equal(set.isError, undefined, textOf(set));
+  const key = { kind: "python", sessionId: "default", cwd: dir };
+  const r = await fetch(`${base}/api/action`, {
+    method: "POST",
+    headers: { ...auth(), "Content-Type": "application/json" },
+    body: JSON.stringify({ host: hostId, action: "restart", key }),
+  });
+  assert.deepEqual(await r.json(), { kind: "restarted" });
+  const next = textOf(
+    await client.callTool(
+      { name: "python", arguments: { cells: [{ code: "print('kept' in dir())" }] } },
+      undefined,
+      LONG,
+    ),
+  );
+  assert.match(
+    next,
+    /^Note: .* was restarted at \d\d:\d\d:\d\d from the view, by a person \(nbagent view\), so its state is lost\. This call runs in the new kernel/,
+  );
+  assert.match(next, /^False$/m);
+});
+
 test("requests without the token, with a foreign Host or a foreign Origin are refused, saying why", async () => {
   const none = await fetch(`${base}/api/state`);
   assert.equal(none.status, 401);
