@@ -43,6 +43,10 @@ export function viewSocketDir(root = socketRoot()): string | undefined {
   return dir;
 }
 
+/** The sockets to remove if the process exits without closing them (one exit listener for all). */
+const onExit = new Set<() => void>();
+let exitHooked = false;
+
 export interface ViewHost {
   readonly path: string;
   readonly info: HostInfo;
@@ -100,7 +104,13 @@ export async function serveViewSocket(
     }
   };
   // An exit without close() (process.exit) still takes the socket away.
-  process.on("exit", unlink);
+  onExit.add(unlink);
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on("exit", () => {
+      for (const f of onExit) f();
+    });
+  }
   // Nothing here keeps the process alive.
   server.unref();
   let closed: Promise<void> | undefined;
@@ -109,7 +119,7 @@ export async function serveViewSocket(
     info,
     close() {
       closed ??= new Promise<void>((resolve) => {
-        process.off("exit", unlink);
+        onExit.delete(unlink);
         state.dispose();
         server.close(() => resolve());
         for (const s of sockets) s.destroy();
