@@ -10,6 +10,7 @@ import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
+import { serveViewSocket } from "../view/host.js";
 import type { Command } from "./command.js";
 import { resultJson } from "./output.js";
 import { sessionName } from "./params.js";
@@ -79,6 +80,7 @@ export const batchCommand: Command = {
       return 2;
     }
     const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session } });
+    const view = await serveViewSocket(toolbox, "batch", cwd);
     const names = toolbox.entries.map((e) => e.descriptor.name);
     const shape = `{"tool": one of ${names.map((n) => `"${n}"`).join(", ")}, "params": {…}}`;
     let worst = 0;
@@ -170,6 +172,7 @@ export const batchCommand: Command = {
         }
       });
     } finally {
+      await view?.close();
       await toolbox.dispose();
     }
     if (interrupted === undefined && stdoutClosed()) interrupted = OUTPUT_CLOSED_EXIT;

@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type AnyToolDescriptor, createToolbox, TOOL_DESCRIPTORS } from "../tools/index.js";
+import { serveViewSocket } from "../view/host.js";
 import type { Command } from "./command.js";
 import { resultJson, resultText } from "./output.js";
 import { readParams, sessionName, UsageError } from "./params.js";
@@ -62,6 +63,7 @@ export const callCommand: Command = {
     // One call, then the process ends: nothing can go on in the background, so the call is waited
     // for to its end (its timeout bounds it; docs/runs.md).
     const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session }, background: false });
+    const view = await serveViewSocket(toolbox, "call", cwd);
     try {
       const tool = toolbox.find(toolName)?.tool;
       if (!tool) {
@@ -81,6 +83,7 @@ export const callCommand: Command = {
       if (stdoutClosed()) return OUTPUT_CLOSED_EXIT;
       return interrupted ?? (result.isError ? 1 : 0);
     } finally {
+      await view?.close();
       await toolbox.dispose();
     }
   },

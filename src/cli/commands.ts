@@ -54,6 +54,11 @@ export const COMMANDS: Record<string, CommandEntry> = {
     summary: "status, start or stop the shared local gateway (the Jupyter server named sessions use)",
     load: async () => (await import("./gateway-command.js")).gatewayCommand,
   },
+  view: {
+    summary:
+      "watch and steer every nbagent process of yours live, in the browser: view [--port N] [--no-open]",
+    load: async () => (await import("./view-command.js")).viewCommand,
+  },
 };
 
 export function usage(): string {

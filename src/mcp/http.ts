@@ -6,6 +6,7 @@
  * `idleMs` without requests, or the server stopping) shuts its kernels down. A client whose
  * connection breaks mid-call does not cancel it: the call goes on, its stream resumable.
  */
+
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,6 +15,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import type { Settings } from "../runtime/settings.js";
 import { createToolbox, type Toolbox } from "../tools/index.js";
 import { plural } from "../tools/kernel-text.js";
+import { withViewSocket } from "../view/host.js";
 import { SessionEventStore } from "./event-store.js";
 import { hostRule, isLoopbackAddress, type Refusal, refusal } from "./http-guard.js";
 import { IdleWatch } from "./http-idle.js";
@@ -111,11 +113,15 @@ export async function startHttp(options: HttpOptions): Promise<HttpMcp> {
 
   const openSession = async (): Promise<Session> => {
     const id = randomUUID();
-    const toolbox = createToolbox({
-      cwd: options.cwd,
-      settings: options.settings,
-      runtime: options.maxKernels === undefined ? undefined : { maxSessions: options.maxKernels },
-    });
+    const toolbox = withViewSocket(
+      createToolbox({
+        cwd: options.cwd,
+        settings: options.settings,
+        runtime: options.maxKernels === undefined ? undefined : { maxSessions: options.maxKernels },
+      }),
+      "mcp-http",
+      options.cwd,
+    );
     const server = createMcpServer({ toolbox, version: options.version, log: options.log });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => id,

@@ -5,6 +5,7 @@
  */
 import type { Settings } from "../runtime/settings.js";
 import { createToolbox } from "../tools/index.js";
+import { serveViewSocket } from "../view/host.js";
 import { createMcpServer } from "./server.js";
 import { LineTransport } from "./stdio-transport.js";
 
@@ -19,6 +20,8 @@ export interface StdioOptions {
 export async function serveStdio(options: StdioOptions): Promise<number> {
   const toolbox = createToolbox({ cwd: options.cwd, settings: options.settings });
   const server = createMcpServer({ toolbox, version: options.version, log: options.log });
+  // Seen by `nbagent view` (docs/view.md).
+  const view = await serveViewSocket(toolbox, "mcp-stdio", options.cwd);
   const transport = new LineTransport(process.stdin, process.stdout);
   let signals = 0;
   let stop!: () => void;
@@ -43,6 +46,7 @@ export async function serveStdio(options: StdioOptions): Promise<number> {
     await stopped;
   } finally {
     await server.close(); // aborts calls still running: their kernels are interrupted
+    await view?.close();
     await toolbox.dispose();
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);

@@ -3,8 +3,10 @@
  * working directory and session file are known, and shut down — every kernel with it — when pi ends
  * the session. A call that arrives after the end gets no new kernels.
  */
+
 import { resolveSettings, type Settings } from "../runtime/settings.js";
 import { createToolbox, type Toolbox, type ToolboxOptions } from "../tools/index.js";
+import { withViewSocket } from "../view/host.js";
 
 export type SessionToolboxOptions = Omit<ToolboxOptions, "cwd" | "settings"> & {
   /** Default: resolved from pi's process environment when the toolbox is made (runtime/settings.ts). */
@@ -36,15 +38,19 @@ export class SessionToolbox {
   /** The session's toolbox, made on first use. */
   get(session: PiSessionInfo): Toolbox {
     if (this.#ended) throw new SessionEndedError();
-    this.#toolbox ??= this.create({
-      ...this.options,
-      settings: this.options.settings ?? resolveSettings({}, process.env),
-      cwd: session.cwd,
-      runtime: {
-        ...(session.sessionFile ? { sessionFile: session.sessionFile } : {}),
-        ...this.options.runtime,
-      },
-    });
+    this.#toolbox ??= withViewSocket(
+      this.create({
+        ...this.options,
+        settings: this.options.settings ?? resolveSettings({}, process.env),
+        cwd: session.cwd,
+        runtime: {
+          ...(session.sessionFile ? { sessionFile: session.sessionFile } : {}),
+          ...this.options.runtime,
+        },
+      }),
+      "pi",
+      session.cwd,
+    );
     return this.#toolbox;
   }
 

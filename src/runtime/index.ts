@@ -13,6 +13,16 @@ export {
   valueCarriesSecret,
 } from "./env.js";
 export { type SlotHolder, SlotWaitTimeoutError } from "./errors.js";
+export {
+  type CallResultSummary,
+  type CellOutput,
+  EventBus,
+  type RuntimeEvent,
+  type SessionChange,
+  type StampedEvent,
+  type SubscribeOptions,
+  Subscription,
+} from "./events.js";
 export { type RuntimeFacts, runtimeFacts } from "./facts.js";
 export { initScript, STREAM_FLUSH_CHARS, streamGuardScript } from "./init.js";
 export {
@@ -43,6 +53,7 @@ export {
 export { PRELUDE_PATH, type PreludeHelper, preludeHelpers, preludeSource } from "./prelude.js";
 export { FifoLock, type QueueHolder, QueueWaitTimeoutError } from "./queue.js";
 export {
+  type ActionOrigin,
   createRuntime,
   isFdExhaustion,
   isGatewayUnreachable,

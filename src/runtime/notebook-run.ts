@@ -71,7 +71,9 @@ export interface NotebookRunOptions {
   /** Indices of the cells to run, in order. */
   indices: number[];
   /** Runs one cell's code: a kernel's execute, or a session lease's (with its restart rules). */
-  execute: (code: string, options: ExecuteOptions) => Promise<ExecuteResult>;
+  execute: (code: string, options: ExecuteOptions & { cellId?: string }) => Promise<ExecuteResult>;
+  /** Told after each save: the file and the cells whose outputs this run wrote (docs/view.md). */
+  onSaved?: (path: string, cellIds: string[]) => void;
   /** Shared ids the caller already made unique in `loaded` (saved and reported with the run's own). */
   repaired?: RepairedCellId[];
   /** display_id map that lives as long as the notebook's kernel session. */
@@ -264,6 +266,10 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
           await saveNotebook(loaded);
           lastRunSave.set(loaded.path, statKey(loaded.fingerprint));
           saves++;
+          options.onSaved?.(
+            loaded.path,
+            carried.flatMap((c) => (c.id ? [c.id] : [])),
+          );
           return;
         } catch (err) {
           if (!(err instanceof NotebookFileError) || err.code !== "conflict" || tries >= SAVE_TRIES)
@@ -453,6 +459,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     const result = await options
       .execute(code, {
         ...options.executeHooks?.(planned.index),
+        ...(planned.id !== undefined && { cellId: planned.id }),
         signal: options.signal,
         timeoutMs,
         onIOPub: (msg) => collector.handle(msg),

@@ -10,6 +10,7 @@ import { ArtifactStore } from "../output/artifacts.js";
 import { Deadline } from "./deadline.js";
 import type { KernelEnv, SecretFilterOptions } from "./env.js";
 import { SettingsError } from "./errors.js";
+import { EventBus } from "./events.js";
 import type { GatewayKernelBackend } from "./gateway-deps.js";
 import type { GatewaySetting, KernelChoice } from "./kernel-choice.js";
 import { createKernelProvider, type KernelProvider, type KernelRequest } from "./kernel-provider.js";
@@ -96,6 +97,9 @@ export interface KernelListing {
   kernels: { kind: "local" } | { kind: "remote"; url: string } | { kind: "shared" };
 }
 
+/** Who asked for a restart: the agent (the kernels tool), or a person in the view (nbagent view). */
+export type ActionOrigin = "agent" | "view";
+
 /** What a restart asked for through restartKernel() did. */
 export type KernelRestart =
   /** No kept session has that key. */
@@ -117,6 +121,8 @@ export type KernelInterrupt =
 
 export interface Runtime {
   readonly sessions: KernelSessions;
+  /** What happens in this runtime, as it happens (docs/view.md, "Events"). */
+  readonly events: EventBus;
   /** What the options and settings chose (no kernel started; bad settings threw at creation). */
   readonly choice: KernelChoice;
   /** Where this runtime's kernels are made (its settings, its refusal, its backend). */
@@ -163,7 +169,7 @@ export interface Runtime {
    * Restarts a kept session's kernel (a deliberate reset, as the python tool's reset does: state
    * lost, set up again) unless a call holds or waits for it.
    */
-  restartKernel(key: SessionKey): Promise<KernelRestart>;
+  restartKernel(key: SessionKey, by?: ActionOrigin): Promise<KernelRestart>;
   /** Sends an interrupt to a kept session's kernel if a call is running in it. */
   interruptKernel(key: SessionKey): Promise<KernelInterrupt>;
   dispose(): Promise<void>;
@@ -245,7 +251,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     });
   };
 
-  const sessions = new KernelSessions(starter, envFor, options);
+  const events = new EventBus();
+  const sessions = new KernelSessions(starter, envFor, options, events);
   const stateOf = (key: SessionKey): KeptSessionState | undefined => {
     const text = keyText(key);
     return sessions.list().find((s) => keyText(s.key) === text);
@@ -254,6 +261,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   return {
     sessions,
+    events,
     artifacts,
     records,
     artifactsPruned,
@@ -310,7 +318,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
               : { kind: "local" },
       };
     },
-    async restartKernel(key) {
+    async restartKernel(key, by = "agent") {
       const session = sessions.get(key);
       if (!session) return { kind: "unknown" };
       if (session.busy) return { kind: "busy", state: stateOf(key)! };
@@ -320,7 +328,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         { ...session.spec, key },
         { reset: true, deadline: new Deadline(Number.POSITIVE_INFINITY) },
         // The next call on the session says its state went (docs/kernel-state.md).
-        async (lease) => lease.recordLoss({ cause: "restart", at: Date.now() }),
+        async (lease) =>
+          lease.recordLoss({ cause: "restart", at: Date.now(), ...(by === "view" ? { by } : {}) }),
       );
       return { kind: "restarted", state: stateOf(key)! };
     },

@@ -443,6 +443,8 @@ export interface StateLoss {
   reason?: string;
   /** timeout: the call's timeout (seconds). */
   seconds?: number;
+  /** restart: asked by a person in the view (nbagent view) rather than by the agent. */
+  by?: "view";
   /** death: why the kernel died, and whether it was restarted at once (else the next call does). */
   death?: KernelDeath & { restarted: boolean };
 }

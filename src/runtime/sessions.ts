@@ -20,6 +20,7 @@ import type { ExecuteOptions, Kernel } from "../kernel/types.js";
 import { CallTimeoutError, type Deadline, raceDeadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
 import { type SlotHolder, SlotWaitTimeoutError } from "./errors.js";
+import type { EventBus, SessionChange } from "./events.js";
 import type { QueueHolder } from "./queue.js";
 import {
   type CallContext,
@@ -134,8 +135,16 @@ export interface SessionLease {
   cellsRun(): Set<string> | undefined;
   /** The current kernel's widgets (a restart empties them); undefined when cellsRun is. */
   widgets(): WidgetStates | undefined;
-  execute(code: string, options?: ExecuteOptions): Promise<SessionExecuteResult>;
+  execute(code: string, options?: LeaseExecuteOptions): Promise<SessionExecuteResult>;
 }
+
+/** An execution's options, and the notebook cell it runs (its id, for the runtime's events). */
+export interface LeaseExecuteOptions extends ExecuteOptions {
+  cellId?: string;
+}
+
+/** Code as a cell-started event carries it (a person reads it; a huge cell is cut). */
+const MAX_EVENT_CODE = 20_000;
 
 export interface KernelSessionsOptions {
   maxSessions?: number;
@@ -169,6 +178,8 @@ export class KernelSessions {
     private readonly starter: KernelStarter,
     private readonly envFor: (spec: SessionSpec) => KernelEnv,
     options: KernelSessionsOptions = {},
+    /** Where the sessions' events go (docs/view.md, "Events"); none: not told. */
+    private readonly events?: EventBus,
   ) {
     ({ maxSessions: this.maxSessions, idleTimeoutMs: this.idleTimeoutMs } = keptLimits(options));
     this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 30_000);
@@ -234,9 +245,11 @@ export class KernelSessions {
       } finally {
         options.onQueue?.(undefined);
       }
+      this.tell(session, "busy");
       return await this.run(session, mode, options, ctx, fn);
     } finally {
       release?.();
+      if (release && this.sessions.get(keyText(session.key)) === session) this.tell(session, "idle");
       session.refs--;
       session.lastUsed = Date.now();
       this.notifyIdle();
@@ -253,6 +266,8 @@ export class KernelSessions {
     const fresh = !session.started;
     if (options.reset) await session.reset(ctx);
     await session.ready(ctx);
+    if (fresh && session.started) this.tell(session, "started");
+    else if (options.reset) this.tell(session, "restarted");
     // A named session that re-attached to its kernel holds the earlier calls' state.
     const named = fresh ? session.named : undefined;
     const kernelStarted = (fresh && !named?.reattached) || options.reset === true;
@@ -285,8 +300,69 @@ export class KernelSessions {
       kernel: () => session.currentKernel!,
       cellsRun: () => session.cellsRun,
       widgets: () => session.widgets,
-      execute: (code, execOptions) => session.execute(code, ctx, execOptions),
+      execute: (code, execOptions) =>
+        this.observed(session, code, execOptions ?? {}, (o) => session.execute(code, ctx, o)),
     });
+  }
+
+  private tell(session: KernelSession, change: SessionChange): void {
+    this.events?.emit({ type: "session", change, key: session.key });
+  }
+
+  /** Runs one execution, telling the bus its start, its output as it comes, its end (docs/view.md). */
+  private async observed(
+    session: KernelSession,
+    code: string,
+    options: LeaseExecuteOptions,
+    run: (options: ExecuteOptions) => Promise<SessionExecuteResult>,
+  ): Promise<SessionExecuteResult> {
+    const bus = this.events;
+    const { cellId, ...execOptions } = options;
+    if (!bus?.active) return run(execOptions);
+    const cellRun = bus.nextCellRun();
+    bus.emit({
+      type: "cell-started",
+      cellRun,
+      key: session.key,
+      code: code.length > MAX_EVENT_CODE ? code.slice(0, MAX_EVENT_CODE) : code,
+      ...(cellId ? { cellId } : {}),
+    });
+    let status: "ok" | "error" | "aborted" = "aborted";
+    try {
+      const result = await run({
+        ...execOptions,
+        onChunk: (text, kind) => {
+          bus.emit({
+            type: "cell-output",
+            cellRun,
+            output: kind === "error" ? { kind, text } : { kind: "stream", name: kind, text, skippedLines: 0 },
+          });
+          execOptions.onChunk?.(text, kind);
+        },
+        onDisplay: (d) => {
+          bus.emit({
+            type: "cell-output",
+            cellRun,
+            output: {
+              kind: "display",
+              mimeTypes: Object.keys(d.data),
+              text: d.text.slice(0, MAX_EVENT_CODE),
+            },
+          });
+          execOptions.onDisplay?.(d);
+        },
+      });
+      status = result.status;
+      for (const e of result.events) {
+        if (e.kind === "died-during-code") {
+          this.tell(session, "died");
+          if (e.restarted) this.tell(session, "restarted");
+        } else this.tell(session, "restarted");
+      }
+      return result;
+    } finally {
+      bus.emit({ type: "cell-ended", cellRun, status });
+    }
   }
 
   /** Finds or creates the session and takes a reference on it (so it cannot be evicted). */
@@ -385,12 +461,13 @@ export class KernelSessions {
         this.retired.delete(k);
       }
     }
-    this.drop(session);
+    this.drop(session, why === "evicted" ? "evicted" : why === "died" ? "died" : "closed");
     return record;
   }
 
-  private drop(session: KernelSession): void {
+  private drop(session: KernelSession, change: SessionChange = "closed"): void {
     const text = keyText(session.key);
+    if (session.started && this.sessions.get(text) === session) this.tell(session, change);
     if (this.sessions.get(text) === session) this.sessions.delete(text);
     const p = session.dispose().finally(() => this.pendingShutdowns.delete(p));
     this.pendingShutdowns.add(p);

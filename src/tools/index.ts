@@ -14,6 +14,7 @@ import {
 } from "./descriptor.js";
 import { kernelsDescriptor } from "./kernels-tool.js";
 import { notebookDescriptor } from "./notebook-descriptor.js";
+import { observedTool } from "./observed-tool.js";
 import { pythonDescriptor } from "./python.js";
 import { RunRegistry } from "./runs.js";
 import { runsDescriptor } from "./runs-tool.js";
@@ -82,11 +83,12 @@ export function createToolbox(options: ToolboxOptions): Toolbox {
   const runs = new RunRegistry(
     options.waitSeconds ?? options.settings.waitSeconds,
     options.background !== false,
+    runtime.events,
   );
   const deps = { cwd: options.cwd, runtime, runs };
   const entries: ToolEntry[] = (options.descriptors ?? TOOL_DESCRIPTORS).map((descriptor) => ({
     descriptor,
-    tool: descriptor.create(deps) as AnyTool,
+    tool: observedTool(descriptor.create(deps) as AnyTool, runtime.events),
   }));
   const entryOf = (descriptor: AnyToolDescriptor): ToolEntry => {
     const entry = entries.find((e) => e.descriptor === descriptor);

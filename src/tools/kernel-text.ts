@@ -360,7 +360,10 @@ export function stateLossText(l: StateLoss, o: KernelOwner, now = Date.now()): s
       what = `was restarted at ${at}: ${call} reached its timeout${l.seconds !== undefined ? ` of ${plural(l.seconds, "second")}` : ""} while ${cell} ran, ${deaf}.`;
       break;
     case "restart":
-      what = `was restarted at ${at} on request (the kernels tool's restart), so its state is lost.`;
+      what =
+        l.by === "view"
+          ? `was restarted at ${at} from the view, by a person (nbagent view), so its state is lost.`
+          : `was restarted at ${at} on request (the kernels tool's restart), so its state is lost.`;
       break;
     case "death": {
       const why = l.death ? ` (${deathReasonText(l.death.reason, l.death.cause)})` : "";

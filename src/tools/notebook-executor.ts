@@ -282,6 +282,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
               loaded,
               indices: cellIndices,
               execute: (code, opts) => lease.execute(code, opts),
+              onSaved: (path, cellIds) =>
+                options.runtime.events.emit({ type: "notebook-saved", path, cellIds }),
               registry: registries.get(loaded.path),
               repaired: repairedIds,
               widgets: lease.widgets(),

@@ -7,6 +7,7 @@
  * (a one-shot command: nothing outlives the call) waits for every call to its end instead.
  */
 import type { Deadline } from "../runtime/deadline.js";
+import type { EventBus } from "../runtime/events.js";
 import { DEFAULT_WAIT_SECONDS } from "../runtime/settings.js";
 import type { CellRunRecorder, SeenView } from "./cell-run.js";
 import { holderClause } from "./kernel-text.js";
@@ -60,6 +61,8 @@ export class RunRegistry {
   constructor(
     readonly waitSeconds = DEFAULT_WAIT_SECONDS,
     readonly background = true,
+    /** Told when a run goes to the background and when such a run ends (docs/view.md). */
+    private readonly events?: EventBus,
   ) {}
 
   get(id: string): Run | undefined {
@@ -151,6 +154,14 @@ export class RunRegistry {
       if (run.named) run.delivered = true;
       else this.runs.delete(id);
       return outcome;
+    }
+    const events = this.events;
+    if (events) {
+      events.emit({ type: "run-backgrounded", runId: id, what });
+      run.done.then(
+        (r) => events.emit({ type: "run-ended", runId: id, what, isError: r.isError === true }),
+        () => events.emit({ type: "run-ended", runId: id, what, isError: true }),
+      );
     }
     return this.partial(run, follow.waitSeconds ?? this.waitSeconds, true);
   }

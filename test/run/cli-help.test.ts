@@ -23,6 +23,7 @@ test("every subcommand's help says what it does, its usage, options, exit codes 
     "python",
     "run",
     "sessions",
+    "view",
   ]);
   for (const [name, command] of Object.entries(COMMANDS)) {
     const help = (await command.load()).help;

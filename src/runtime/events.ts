@@ -1,0 +1,251 @@
+/**
+ * The runtime's event stream (docs/view.md, "Events"): what happens in a host as typed values — a
+ * session's kernel started, busy, idle, restarted, dead, shut down; a tool call started and ended
+ * with the text the model got; a cell started, printed, ended; a run went to the background and
+ * ended; a notebook saved. Layers emit values, never words; a viewer (src/view) words them.
+ *
+ * Pushed, not polled, and bounded: each subscriber has its own queue of at most `maxQueued` events.
+ * Stream output for the same cell that is still queued is merged into one event, keeping at most
+ * `maxLines` lines (the latest) and counting the lines left out; when the queue is full anyway the
+ * oldest event goes and the subscriber is told how many went (`take().dropped`), so it can ask for
+ * a fresh snapshot. A slow subscriber costs at most its queue, whatever the kernels print.
+ */
+import type { SessionKey } from "./session.js";
+
+/** How a kept session changed. */
+export type SessionChange =
+  /** Its kernel started (a new session, or a new kernel after its last one was shut down). */
+  | "started"
+  /** A call has its turn on the kernel. */
+  | "busy"
+  /** That call ended: no call holds it. */
+  | "idle"
+  /** Shut down to give its slot to another session (its state is gone). */
+  | "evicted"
+  /** Its kernel was restarted (reset, on request, or after a death): a fresh state. */
+  | "restarted"
+  /** Its kernel died (while a cell ran, or while unused). */
+  | "died"
+  /** Shut down for another reason (idle too long, the host ending). */
+  | "closed";
+
+/** One output of a running cell, as the viewer needs it (not the saved nbformat shape). */
+export type CellOutput =
+  /** Stream text; `skippedLines` lines before it were left out for a subscriber that fell behind. */
+  | { kind: "stream"; name: "stdout" | "stderr"; text: string; skippedLines: number }
+  /** A rich output, summarised: its MIME types and its text form (markdown, plain, …). */
+  | { kind: "display"; mimeTypes: string[]; text: string }
+  /** The error the cell raised (name and value; the traceback is in the call's result). */
+  | { kind: "error"; text: string };
+
+/** A tool call's result as the model got it: its texts in order, and how many images. */
+export interface CallResultSummary {
+  texts: string[];
+  images: number;
+  isError: boolean;
+}
+
+export type RuntimeEvent =
+  | { type: "session"; change: SessionChange; key: SessionKey }
+  | { type: "call-started"; callId: string; tool: string; params: unknown }
+  | ({ type: "call-ended"; callId: string; tool: string; durationMs: number } & CallResultSummary)
+  /** `cellRun` numbers this execution in the host; `cellId` is the notebook cell's id when it has one. */
+  | { type: "cell-started"; cellRun: number; key: SessionKey; code: string; cellId?: string }
+  | { type: "cell-output"; cellRun: number; output: CellOutput }
+  | {
+      type: "cell-ended";
+      cellRun: number;
+      /** ok, error (the code raised), aborted (interrupted, timed out, cancelled, the kernel died). */
+      status: "ok" | "error" | "aborted";
+    }
+  | { type: "run-backgrounded"; runId: string; what: string }
+  | { type: "run-ended"; runId: string; what: string; isError: boolean }
+  /** A notebook file was written; `cellIds` the cells whose outputs or sources the write changed. */
+  | { type: "notebook-saved"; path: string; cellIds: string[] };
+
+/** An event as delivered: numbered in the host (gapless per bus) and timed (ms since the epoch). */
+export type StampedEvent = RuntimeEvent & { seq: number; at: number };
+
+export interface SubscribeOptions {
+  /** Most events kept for this subscriber before the oldest goes (default 2,000). */
+  maxQueued?: number;
+  /** Most lines a merged stream output keeps (default 200; the latest are kept). */
+  maxLines?: number;
+  /** Most characters a merged stream output keeps (default 64 KiB; the latest are kept). */
+  maxChars?: number;
+}
+
+/** A subscriber's view of the bus: take what is queued, wait for more. */
+export class Subscription {
+  private queue: StampedEvent[] = [];
+  private dropped = 0;
+  private wake?: () => void;
+  private closed = false;
+  private readonly maxQueued: number;
+  private readonly maxLines: number;
+  private readonly maxChars: number;
+
+  constructor(
+    options: SubscribeOptions,
+    private readonly onClose: (s: Subscription) => void,
+  ) {
+    this.maxQueued = Math.max(1, options.maxQueued ?? 2000);
+    this.maxLines = Math.max(1, options.maxLines ?? 200);
+    this.maxChars = Math.max(1, options.maxChars ?? 64 * 1024);
+  }
+
+  /** Events queued now (how far behind the subscriber is). */
+  get size(): number {
+    return this.queue.length;
+  }
+
+  /** @internal the bus hands an event over. */
+  push(event: StampedEvent): void {
+    if (this.closed) return;
+    if (event.type === "cell-output" && event.output.kind === "stream" && this.merge(event)) return;
+    if (this.queue.length >= this.maxQueued) {
+      this.queue.shift();
+      this.dropped++;
+    }
+    const e =
+      event.type === "cell-output" && event.output.kind === "stream"
+        ? { ...event, output: this.bounded(event.output) }
+        : event;
+    this.queue.push(e);
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  /** Merges stream text into the queued output of the same cell and stream, when it is the last event. */
+  private merge(event: StampedEvent & { type: "cell-output" }): boolean {
+    const last = this.queue[this.queue.length - 1];
+    const out = event.output;
+    if (
+      last?.type !== "cell-output" ||
+      last.cellRun !== event.cellRun ||
+      last.output.kind !== "stream" ||
+      out.kind !== "stream" ||
+      last.output.name !== out.name
+    )
+      return false;
+    const merged = {
+      kind: "stream" as const,
+      name: out.name,
+      text: last.output.text + out.text,
+      skippedLines: last.output.skippedLines + out.skippedLines,
+    };
+    this.queue[this.queue.length - 1] = { ...event, output: this.bounded(merged) };
+    return true;
+  }
+
+  /** Keeps the latest maxLines lines (and maxChars characters), counting the whole lines left out. */
+  private bounded(out: CellOutput & { kind: "stream" }): CellOutput & { kind: "stream" } {
+    let { text, skippedLines } = out;
+    let newlines = 0;
+    let cut = -1;
+    // Walk back over the text: the cut goes after the newline that leaves maxLines lines.
+    for (let i = text.length - 1; i >= 0; i--) {
+      if (text.charCodeAt(i) !== 10 || i === text.length - 1) continue;
+      newlines++;
+      if (newlines >= this.maxLines) {
+        cut = i + 1;
+        break;
+      }
+    }
+    if (cut > 0) {
+      skippedLines += countLines(text.slice(0, cut));
+      text = text.slice(cut);
+    }
+    if (text.length > this.maxChars) {
+      const start = text.length - this.maxChars;
+      const nl = text.indexOf("\n", start);
+      const at = nl >= 0 && nl < text.length - 1 ? nl + 1 : start;
+      skippedLines += countLines(text.slice(0, at));
+      text = text.slice(at);
+    }
+    return { ...out, text, skippedLines };
+  }
+
+  /** Everything queued, oldest first, and how many events were dropped before them (then reset). */
+  take(): { events: StampedEvent[]; dropped: number } {
+    const events = this.queue;
+    const dropped = this.dropped;
+    this.queue = [];
+    this.dropped = 0;
+    return { events, dropped };
+  }
+
+  /** Resolves when an event is queued (at once when one is), or the subscription is closed. */
+  next(): Promise<void> {
+    if (this.queue.length > 0 || this.dropped > 0 || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.wake = resolve;
+    });
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue = [];
+    this.onClose(this);
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+}
+
+/** Whole lines in a text (a last line without its newline counts). */
+function countLines(text: string): number {
+  if (!text) return 0;
+  let n = 0;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) n++;
+  return text.endsWith("\n") ? n : n + 1;
+}
+
+/** The runtime's bus: emit() stamps an event and hands it to every subscriber and listener. */
+export class EventBus {
+  private seq = 0;
+  private cellRuns = 0;
+  private readonly subscriptions = new Set<Subscription>();
+  private readonly listeners = new Set<(event: StampedEvent) => void>();
+
+  /** A number for a new cell execution (cell-started … cell-ended carry it). */
+  nextCellRun(): number {
+    return ++this.cellRuns;
+  }
+
+  /** Someone is listening (emitters may skip building costly events when not). */
+  get active(): boolean {
+    return this.subscriptions.size > 0 || this.listeners.size > 0;
+  }
+
+  emit(event: RuntimeEvent): void {
+    const stamped = { ...event, seq: ++this.seq, at: Date.now() } as StampedEvent;
+    for (const l of this.listeners) {
+      try {
+        l(stamped);
+      } catch {
+        // a listener's failure is its own; the host goes on
+      }
+    }
+    for (const s of this.subscriptions) s.push(stamped);
+  }
+
+  /** A bounded queue of the events from now on (see Subscription). */
+  subscribe(options: SubscribeOptions = {}): Subscription {
+    const s = new Subscription(options, (x) => this.subscriptions.delete(x));
+    this.subscriptions.add(s);
+    return s;
+  }
+
+  /** A synchronous listener (in-process state that must see every event, kept bounded by its owner). */
+  listen(fn: (event: StampedEvent) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+}

@@ -1,0 +1,311 @@
+/**
+ * A host's view socket (docs/view.md, "Across processes"): every nbagent process that holds a
+ * toolbox listens on `<socket root>/view/host-<pid>-<random>.sock` (the user's 0700 socket root,
+ * which every kernel hides), so `nbagent view` can show what it does and act on it. A viewer that
+ * connects gets a snapshot, then the events; its actions (interrupt, restart) take the same runtime
+ * and run-registry calls as the kernels tool, marked as coming from the view. The socket is removed
+ * when the host ends; a SIGKILLed host's is found dead (connection refused) and removed by viewers.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, renameSync, unlinkSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { socketRoot } from "../kernel/local/connection-file.js";
+import type { StampedEvent } from "../runtime/events.js";
+import { keyText, type SessionKey } from "../runtime/session.js";
+import type { Toolbox } from "../tools/index.js";
+import { CellCallTag } from "../tools/queue-holder.js";
+import {
+  type ActionRequest,
+  type ActionResult,
+  type HostInfo,
+  type HostKind,
+  type HostMessage,
+  RECENT_CALLS,
+  type WireCall,
+  type WireRun,
+  type WireSession,
+} from "./wire.js";
+
+/** The reason a run interrupted from the view ends with; its result says it. */
+export const VIEW_INTERRUPT_REASON = "interrupted from the view, by a person (nbagent view)";
+
+/** The folder of the hosts' sockets (made 0700), or undefined when the user has no socket root. */
+export function viewSocketDir(root = socketRoot()): string | undefined {
+  if (!root) return undefined;
+  const dir = join(root, "view");
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") return undefined;
+  }
+  return dir;
+}
+
+/** The sockets to remove if the process exits without closing them (one exit listener for all). */
+const onExit = new Set<() => void>();
+let exitHooked = false;
+
+export interface ViewHost {
+  readonly path: string;
+  readonly info: HostInfo;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the host's view socket; undefined when there is no socket root or NBAGENT_VIEW=0 (the host
+ * works the same, it is only not seen).
+ */
+export async function serveViewSocket(
+  toolbox: Toolbox,
+  kind: HostKind,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ViewHost | undefined> {
+  if (env.NBAGENT_VIEW === "0") return undefined;
+  const dir = viewSocketDir();
+  if (!dir) return undefined;
+  const id = `${process.pid}-${randomBytes(4).toString("hex")}`;
+  const path = join(dir, `host-${id}.sock`);
+  const info: HostInfo = { id, pid: process.pid, kind, cwd, startedAt: Date.now() };
+  const state = new HostState(toolbox, info);
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    serveViewer(socket, toolbox, state);
+  });
+  server.on("error", () => {});
+  // Bound under another name and renamed once it listens: a viewer that sees the name connects to a
+  // socket that answers (one that refused would be taken for a dead host's and removed).
+  const bound = join(dir, `.binding-${id}.sock`);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(bound, () => resolve());
+    });
+    renameSync(bound, path);
+  } catch {
+    server.close();
+    try {
+      unlinkSync(bound);
+    } catch {
+      // not made
+    }
+    state.dispose();
+    return undefined;
+  }
+  const unlink = () => {
+    try {
+      unlinkSync(path);
+    } catch {
+      // gone already
+    }
+  };
+  // An exit without close() (process.exit) still takes the socket away.
+  onExit.add(unlink);
+  if (!exitHooked) {
+    exitHooked = true;
+    process.on("exit", () => {
+      for (const f of onExit) f();
+    });
+  }
+  // Nothing here keeps the process alive.
+  server.unref();
+  let closed: Promise<void> | undefined;
+  return {
+    path,
+    info,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        onExit.delete(unlink);
+        state.dispose();
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+        unlink();
+      });
+      return closed;
+    },
+  };
+}
+
+/** What a new viewer's snapshot needs besides the live listing: the latest calls. */
+class HostState {
+  private readonly calls: WireCall[] = [];
+  private readonly stop: () => void;
+
+  constructor(
+    private readonly toolbox: Toolbox,
+    readonly info: HostInfo,
+  ) {
+    this.stop = toolbox.runtime.events.listen((e) => this.note(e));
+  }
+
+  private note(e: StampedEvent): void {
+    if (e.type === "call-started") {
+      this.calls.push({ callId: e.callId, tool: e.tool, params: e.params, startedAt: e.at });
+      if (this.calls.length > RECENT_CALLS) this.calls.shift();
+    } else if (e.type === "call-ended") {
+      const call = this.calls.find((c) => c.callId === e.callId);
+      if (call)
+        call.ended = {
+          at: e.at,
+          durationMs: e.durationMs,
+          texts: e.texts,
+          images: e.images,
+          isError: e.isError,
+        };
+    }
+  }
+
+  snapshot(): HostMessage {
+    return {
+      type: "snapshot",
+      host: this.info,
+      sessions: this.sessions(),
+      runs: this.runs(),
+      calls: this.calls.map((c) => ({ ...c })),
+    };
+  }
+
+  sessions(): WireSession[] {
+    return this.toolbox.runtime.listKernels().sessions.map((s) => {
+      const tag = s.holder?.tag;
+      const runId = tag instanceof CellCallTag ? tag.runId() : undefined;
+      return {
+        key: s.key,
+        started: s.started,
+        alive: s.alive,
+        ...(s.backend ? { backend: s.backend } : {}),
+        ...(s.kernelId ? { kernelId: s.kernelId } : {}),
+        busy: s.holder !== undefined,
+        waiting: s.waiting.length,
+        lastUsed: s.lastUsed,
+        ...(s.memoryBytes !== undefined ? { memoryBytes: s.memoryBytes } : {}),
+        ...(runId ? { runId } : {}),
+      };
+    });
+  }
+
+  runs(): WireRun[] {
+    return this.toolbox.runs
+      .running()
+      .map((r) => ({ id: r.id, what: r.what, startedAt: r.startedAt, status: r.status }));
+  }
+
+  dispose(): void {
+    this.stop();
+  }
+}
+
+/** Writes the snapshot and then the events to one viewer, and answers its actions. */
+function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
+  const sub = toolbox.runtime.events.subscribe();
+  let open = true;
+  const write = async (msg: HostMessage): Promise<void> => {
+    if (!open) return;
+    if (!socket.write(`${JSON.stringify(msg)}\n`))
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          socket.off("drain", done);
+          socket.off("close", done);
+          resolve();
+        };
+        socket.on("drain", done);
+        socket.on("close", done);
+      });
+  };
+  const end = () => {
+    open = false;
+    sub.close();
+  };
+  socket.on("close", end);
+  socket.on("error", end);
+  // The writer: the snapshot, then what the bus queued, as fast as the viewer reads.
+  (async () => {
+    await write(state.snapshot());
+    while (open) {
+      await sub.next();
+      if (!open) break;
+      const { events, dropped } = sub.take();
+      // Events were dropped for this slow viewer: what they changed is in a fresh snapshot.
+      if (dropped > 0) await write(state.snapshot());
+      let sessions = false;
+      let runs = false;
+      for (const event of events) {
+        await write({ type: "event", event });
+        if (event.type === "session") sessions = true;
+        if (event.type === "run-backgrounded" || event.type === "run-ended") runs = true;
+      }
+      if (sessions) await write({ type: "sessions", sessions: state.sessions() });
+      if (runs) await write({ type: "runs", runs: state.runs() });
+    }
+  })().catch(() => socket.destroy());
+  const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY });
+  lines.on("error", () => {});
+  lines.on("line", (line) => {
+    let request: ActionRequest;
+    try {
+      request = JSON.parse(line) as ActionRequest;
+    } catch {
+      return;
+    }
+    if (request?.type !== "action" || typeof request.id !== "string") return;
+    act(toolbox, request).then(
+      (result) => write({ type: "action-result", id: request.id, result }),
+      (err: unknown) =>
+        write({
+          type: "action-result",
+          id: request.id,
+          result: { kind: "failed", message: String((err as Error)?.message ?? err) },
+        }),
+    );
+  });
+}
+
+/** An action from the view, through the same calls as the kernels tool's (docs/kernels-tool.md). */
+async function act(toolbox: Toolbox, request: ActionRequest): Promise<ActionResult> {
+  const { runtime, runs } = toolbox;
+  if (request.runId !== undefined) {
+    const run = runs.get(String(request.runId));
+    if (!run) return { kind: "unknown" };
+    if (request.action !== "interrupt") return { kind: "failed", message: "a run can only be interrupted" };
+    if (run.status !== "running") return { kind: "finished", runId: run.id };
+    runs.interrupt(run, new Error(VIEW_INTERRUPT_REASON));
+    return { kind: "interrupted", runId: run.id };
+  }
+  const key = request.key as SessionKey | undefined;
+  if (!key || typeof key !== "object")
+    return { kind: "failed", message: "the action names no session (key) or run (runId)" };
+  const state = runtime.listKernels().sessions.find((s) => keyText(s.key) === keyText(key));
+  if (!state) return { kind: "unknown" };
+  if (request.action === "restart") {
+    const done = await runtime.restartKernel(state.key, "view");
+    return { kind: done.kind };
+  }
+  // The run holding the kernel is stopped as the kernels tool stops it, so its result says who.
+  const tag = state.holder?.tag;
+  const runId = tag instanceof CellCallTag ? tag.runId() : undefined;
+  const run = runId ? runs.get(runId) : undefined;
+  if (run && run.status === "running") {
+    runs.interrupt(run, new Error(VIEW_INTERRUPT_REASON));
+    return { kind: "interrupted", runId: run.id };
+  }
+  const done = await runtime.interruptKernel(state.key);
+  return done.kind === "interrupted" ? { kind: "interrupted" } : { kind: done.kind };
+}
+
+/**
+ * For hosts that make toolboxes synchronously (MCP HTTP sessions, pi sessions): starts the view
+ * socket and makes the toolbox's dispose() close it first. Returns the same toolbox.
+ */
+export function withViewSocket(toolbox: Toolbox, kind: HostKind, cwd: string): Toolbox {
+  const view = serveViewSocket(toolbox, kind, cwd).catch(() => undefined);
+  const dispose = toolbox.dispose;
+  toolbox.dispose = async () => {
+    await (await view)?.close();
+    await dispose();
+  };
+  return toolbox;
+}

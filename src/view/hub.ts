@@ -1,0 +1,193 @@
+/**
+ * The viewer's side of the hosts' sockets (docs/view.md, "Across processes"): watches the folder,
+ * connects to every host socket in it, keeps each host's snapshot up to date from its messages, and
+ * passes events on to the page. A socket that refuses the connection belongs to a host that died
+ * without removing it (SIGKILL): it is removed. A host whose connection closes is gone from the state.
+ */
+import { randomUUID } from "node:crypto";
+import { existsSync, type FSWatcher, readdirSync, unlinkSync, watch } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import {
+  type ActionRequest,
+  type ActionResult,
+  type HostInfo,
+  type HostMessage,
+  RECENT_CALLS,
+  type WireCall,
+  type WireRun,
+  type WireSession,
+} from "./wire.js";
+
+const MAX_TRIES = 50;
+const RETRY_MS = 200;
+
+export interface HostView {
+  host: HostInfo;
+  sessions: WireSession[];
+  runs: WireRun[];
+  calls: WireCall[];
+}
+
+/** What the page is told: a host came or went, or one of its messages (events, listings). */
+export type HubMessage =
+  | { type: "host-added"; host: HostInfo }
+  | { type: "host-removed"; hostId: string }
+  | ({ hostId: string } & Exclude<HostMessage, { type: "action-result" }>);
+
+interface Connection {
+  file: string;
+  socket: Socket;
+  view?: HostView;
+  pending: Map<string, (r: ActionResult) => void>;
+}
+
+export class ViewHub {
+  private readonly connections = new Map<string, Connection>();
+  /** Sockets that closed without a snapshot: how many looks they had (a dying host's, retried). */
+  private readonly tries = new Map<string, number>();
+  private readonly listeners = new Set<(m: HubMessage) => void>();
+  private watcher?: FSWatcher;
+  private closed = false;
+
+  constructor(private readonly dir: string) {}
+
+  start(): void {
+    try {
+      this.watcher = watch(this.dir, () => this.scan());
+      this.watcher.on("error", () => {});
+    } catch {
+      // no watching: the scan below still finds the hosts there now
+    }
+    this.scan();
+  }
+
+  /** Connects to every host socket not connected yet. */
+  scan(): void {
+    if (this.closed) return;
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (!name.startsWith("host-") || !name.endsWith(".sock")) continue;
+      const file = join(this.dir, name);
+      if (!this.connections.has(file)) this.open(file);
+    }
+  }
+
+  private open(file: string): void {
+    const socket = connect(file);
+    const conn: Connection = { file, socket, pending: new Map() };
+    this.connections.set(file, conn);
+    socket.on("error", (err: NodeJS.ErrnoException) => {
+      // Nobody listens: the host died without removing its socket.
+      if (err.code === "ECONNREFUSED" && !conn.view) {
+        try {
+          unlinkSync(file);
+        } catch {
+          // removed meanwhile
+        }
+      }
+    });
+    socket.on("close", () => {
+      if (this.connections.get(file) === conn) this.connections.delete(file);
+      for (const resolve of conn.pending.values()) resolve({ kind: "failed", message: "the host ended" });
+      if (conn.view) this.tell({ type: "host-removed", hostId: conn.view.host.id });
+      // A killed host leaves its socket: a new look finds it refused and removes it. Until the
+      // host's last process is gone (its kernels end a moment later) the look may still connect
+      // and get nothing: look again a few times.
+      const n = this.tries.get(file) ?? 0;
+      if (n < MAX_TRIES && existsSync(file)) {
+        this.tries.set(file, n + 1);
+        setTimeout(() => this.scan(), conn.view ? 0 : RETRY_MS).unref();
+      } else this.tries.delete(file);
+    });
+    const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY });
+    lines.on("error", () => {});
+    lines.on("line", (line) => {
+      let msg: HostMessage;
+      try {
+        msg = JSON.parse(line) as HostMessage;
+      } catch {
+        return;
+      }
+      this.handle(conn, msg);
+    });
+  }
+
+  private handle(conn: Connection, msg: HostMessage): void {
+    if (msg.type === "action-result") {
+      conn.pending.get(msg.id)?.(msg.result);
+      conn.pending.delete(msg.id);
+      return;
+    }
+    if (msg.type === "snapshot") {
+      const added = !conn.view;
+      this.tries.delete(conn.file);
+      conn.view = { host: msg.host, sessions: msg.sessions, runs: msg.runs, calls: msg.calls };
+      if (added) this.tell({ type: "host-added", host: msg.host });
+      this.tell({ hostId: msg.host.id, ...msg });
+      return;
+    }
+    const view = conn.view;
+    if (!view) return;
+    if (msg.type === "sessions") view.sessions = msg.sessions;
+    else if (msg.type === "runs") view.runs = msg.runs;
+    else if (msg.type === "event") {
+      const e = msg.event;
+      if (e.type === "call-started") {
+        view.calls.push({ callId: e.callId, tool: e.tool, params: e.params, startedAt: e.at });
+        if (view.calls.length > RECENT_CALLS) view.calls.shift();
+      } else if (e.type === "call-ended") {
+        const call = view.calls.find((c) => c.callId === e.callId);
+        if (call)
+          call.ended = {
+            at: e.at,
+            durationMs: e.durationMs,
+            texts: e.texts,
+            images: e.images,
+            isError: e.isError,
+          };
+      }
+    }
+    this.tell({ hostId: view.host.id, ...msg });
+  }
+
+  private tell(m: HubMessage): void {
+    for (const l of this.listeners) l(m);
+  }
+
+  /** Every connected host, oldest first. */
+  state(): { hosts: HostView[] } {
+    const hosts = [...this.connections.values()].flatMap((c) => (c.view ? [c.view] : []));
+    return { hosts: hosts.sort((a, b) => a.host.startedAt - b.host.startedAt) };
+  }
+
+  listen(fn: (m: HubMessage) => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Sends an action to a host and waits for its answer (undefined: no such host). */
+  async act(hostId: string, action: Omit<ActionRequest, "type" | "id">): Promise<ActionResult | undefined> {
+    const conn = [...this.connections.values()].find((c) => c.view?.host.id === hostId);
+    if (!conn) return undefined;
+    const id = randomUUID();
+    const answer = new Promise<ActionResult>((resolve) => conn.pending.set(id, resolve));
+    const request: ActionRequest = { type: "action", id, ...action };
+    conn.socket.write(`${JSON.stringify(request)}\n`);
+    return answer;
+  }
+
+  close(): void {
+    this.closed = true;
+    this.watcher?.close();
+    for (const c of this.connections.values()) c.socket.destroy();
+    this.connections.clear();
+    this.listeners.clear();
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * The view's HTTP server (docs/view.md, "Safety"): on 127.0.0.1, every request checked as the MCP
+ * HTTP server checks its own (mcp/http-guard.ts: Host against DNS rebinding), its Origin when it has
+ * one must be the view's own, and it must carry the token — once in the URL (`?token=`, then a
+ * HttpOnly SameSite=Strict cookie and a redirect that drops it from the address bar), or as a bearer
+ * header. An action needs the bearer header, not the cookie alone (the page reads the token from
+ * `/api/token`, which no other origin and no sandboxed output frame can read). Every answer has a strict Content-Security-Policy. `GET /api/state` is the hosts' merged
+ * snapshot, `GET /api/events` the live messages as Server-Sent Events, `POST /api/action` (JSON) an
+ * interrupt or restart; anything else is a file of dist/view/page/ (the page), or a placeholder.
+ */
+import { timingSafeEqual } from "node:crypto";
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { extname, join, normalize, sep } from "node:path";
+import { hostAllowed, hostRule, tokenMatches } from "../mcp/http-guard.js";
+import type { ViewHub } from "./hub.js";
+
+export const COOKIE = "nbagent_view";
+
+/** No inline script or style, nothing from elsewhere, no framing of the view. */
+export const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** A page's events beyond this many unsent bytes: the page reads too slowly and is disconnected (it reconnects and reloads the state). */
+const MAX_BUFFERED = 4 * 1024 * 1024;
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".json": "application/json",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".woff2": "font/woff2",
+  ".map": "application/json",
+};
+
+const PLACEHOLDER = `<!doctype html>
+<html><head><meta charset="utf-8"><title>nbagent view</title></head>
+<body><h1>nbagent view</h1>
+<p>The page is not built in this install. The data is served: <a href="/api/state">/api/state</a> (every host, its sessions, runs and latest calls) and <code>/api/events</code> (Server-Sent Events).</p>
+</body></html>
+`;
+
+export interface ViewServerOptions {
+  hub: ViewHub;
+  token: string;
+  /** Where the page's files are (dist/view/page); missing: the placeholder. */
+  pageDir?: string;
+}
+
+export function createViewServer(options: ViewServerOptions): Server {
+  const { hub, token } = options;
+  const hosts = hostRule("127.0.0.1", []);
+  return createServer((req, res) => {
+    const base = {
+      "Content-Security-Policy": CSP,
+      "X-Content-Type-Options": "nosniff",
+      "Referrer-Policy": "no-referrer",
+      "Cache-Control": "no-store",
+    };
+    for (const [k, v] of Object.entries(base)) res.setHeader(k, v);
+    const refuse = (status: number, message: string) => {
+      res.writeHead(status, { "Content-Type": "text/plain; charset=utf-8" });
+      res.end(`${message}\n`);
+    };
+    const host = req.headers.host;
+    if (!hostAllowed(host, hosts))
+      return refuse(
+        403,
+        `Forbidden: ${host === undefined ? "no Host header" : `Host ${host} is not allowed`} (DNS-rebinding protection: the view answers to localhost, 127.0.0.1 and [::1] only).`,
+      );
+    const port = (req.socket.localPort ?? 0).toString();
+    const origin = req.headers.origin;
+    if (origin !== undefined && !ownOrigin(origin, port))
+      return refuse(
+        403,
+        `Forbidden: Origin ${origin} is not allowed (only the view's own page, http://127.0.0.1:${port}, may call it).`,
+      );
+    const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    const given = url.searchParams.get("token");
+    if (given !== null && req.method === "GET") {
+      if (!same(given, token)) return refuse(401, "Unauthorized: wrong token in the URL.");
+      url.searchParams.delete("token");
+      res.writeHead(302, {
+        "Set-Cookie": `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`,
+        Location: url.pathname + url.search,
+      });
+      return res.end();
+    }
+    if (!same(cookieOf(req) ?? "", token) && !tokenMatches(req.headers.authorization, token))
+      return refuse(
+        401,
+        "Unauthorized: no token. Open the URL `nbagent view` printed (it carries the token once, then a cookie), or send Authorization: Bearer <token>.",
+      );
+    if (url.pathname === "/api/state" && req.method === "GET") return json(res, 200, hub.state());
+    if (url.pathname === "/api/events" && req.method === "GET") return events(req, res, hub);
+    // The token for the page's own API calls: readable by the page only (no CORS), never by an output.
+    if (url.pathname === "/api/token" && req.method === "GET") return json(res, 200, { token });
+    if (url.pathname === "/api/action") {
+      if (req.method !== "POST") return refuse(405, "Method Not Allowed: actions are POSTed (JSON).");
+      // Not the cookie alone: a request the page's content makes (an image, a link) carries the cookie.
+      if (!tokenMatches(req.headers.authorization, token))
+        return refuse(
+          401,
+          "Unauthorized: an action needs the token in a header (Authorization: Bearer <token>; the page has it from /api/token), not the cookie alone.",
+        );
+      return void action(req, res, hub).catch((err: unknown) =>
+        json(res, 500, { error: String((err as Error)?.message ?? err) }),
+      );
+    }
+    if (req.method !== "GET") return refuse(405, "Method Not Allowed.");
+    return file(url.pathname, res, options.pageDir);
+  });
+}
+
+function ownOrigin(origin: string, port: string): boolean {
+  return ["127.0.0.1", "localhost", "[::1]"].some((h) => origin === `http://${h}:${port}`);
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+function cookieOf(req: IncomingMessage): string | undefined {
+  for (const part of (req.headers.cookie ?? "").split(";")) {
+    const [k, ...v] = part.trim().split("=");
+    if (k === COOKIE) return v.join("=");
+  }
+  return undefined;
+}
+
+function json(res: ServerResponse, status: number, value: unknown): void {
+  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8" });
+  res.end(JSON.stringify(value));
+}
+
+/** Server-Sent Events: the state first (event `state`), then every hub message (default event). */
+function events(req: IncomingMessage, res: ServerResponse, hub: ViewHub): void {
+  res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive" });
+  res.write(`event: state\ndata: ${JSON.stringify(hub.state())}\n\n`);
+  const stop = hub.listen((m) => {
+    // A page that reads too slowly is let go (bounded memory): EventSource reconnects and gets the state again.
+    if (res.writableLength > MAX_BUFFERED) {
+      stop();
+      res.destroy();
+      return;
+    }
+    res.write(`data: ${JSON.stringify(m)}\n\n`);
+  });
+  req.on("close", () => stop());
+}
+
+async function action(req: IncomingMessage, res: ServerResponse, hub: ViewHub): Promise<void> {
+  if (!/^application\/json\b/i.test(req.headers["content-type"] ?? ""))
+    return json(res, 415, { error: "send the action as JSON (Content-Type: application/json)" });
+  let body = "";
+  for await (const chunk of req) {
+    body += chunk;
+    if (body.length > 64 * 1024) return json(res, 413, { error: "the action is too large" });
+  }
+  let a: { host?: unknown; action?: unknown; key?: unknown; runId?: unknown };
+  try {
+    a = JSON.parse(body);
+  } catch {
+    return json(res, 400, { error: "the body is not JSON" });
+  }
+  if (typeof a?.host !== "string" || (a.action !== "interrupt" && a.action !== "restart"))
+    return json(res, 400, {
+      error:
+        'an action is {"host": host id, "action": "interrupt"|"restart", "key": session key} or {"host", "action": "interrupt", "runId"}',
+    });
+  const result = await hub.act(a.host, {
+    action: a.action,
+    ...(a.key !== undefined ? { key: a.key as never } : {}),
+    ...(typeof a.runId === "string" ? { runId: a.runId } : {}),
+  });
+  if (!result) return json(res, 404, { error: `no host ${a.host} (it ended?)` });
+  return json(res, 200, result);
+}
+
+function file(pathname: string, res: ServerResponse, dir: string | undefined): void {
+  let rel: string;
+  try {
+    rel = pathname === "/" ? "index.html" : decodeURIComponent(pathname).replace(/^\/+/, "");
+  } catch {
+    rel = "";
+  }
+  if (dir && existsSync(join(dir, "index.html"))) {
+    const full = normalize(join(dir, rel));
+    if (full.startsWith(dir + sep) && existsSync(full) && statSync(full).isFile()) {
+      res.writeHead(200, { "Content-Type": TYPES[extname(full)] ?? "application/octet-stream" });
+      return void res.end(readFileSync(full));
+    }
+    res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" });
+    return void res.end("Not Found\n");
+  }
+  if (rel !== "index.html") {
+    res.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" });
+    return void res.end("Not Found\n");
+  }
+  res.writeHead(200, { "Content-Type": "text/html; charset=utf-8" });
+  res.end(PLACEHOLDER);
+}
