@@ -11,15 +11,15 @@
 import { timingSafeEqual } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { extname, join, normalize, sep } from "node:path";
+import { basename, extname, join, normalize, sep } from "node:path";
 import { hostAllowed, hostRule, tokenMatches } from "../mcp/http-guard.js";
+import { FRAME_CSP, PAGE_CSP } from "./csp.js";
 import type { ViewHub } from "./hub.js";
 
 export const COOKIE = "nbagent_view";
 
-/** No inline script or style, nothing from elsewhere, no framing of the view. */
-export const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; frame-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+/** No inline script or style, nothing from elsewhere, no framing of the view (src/view/csp.ts). */
+export const CSP = PAGE_CSP;
 
 /** A page's events beyond this many unsent bytes: the page reads too slowly and is disconnected (it reconnects and reloads the state). */
 const MAX_BUFFERED = 4 * 1024 * 1024;
@@ -191,6 +191,8 @@ function file(pathname: string, res: ServerResponse, dir: string | undefined): v
   if (dir && existsSync(join(dir, "index.html"))) {
     const full = normalize(join(dir, rel));
     if (full.startsWith(dir + sep) && existsSync(full) && statSync(full).isFile()) {
+      // Outputs run in frame.html: its own policy sandboxes it (an opaque origin) and lets their scripts run.
+      if (basename(full) === "frame.html") res.setHeader("Content-Security-Policy", FRAME_CSP);
       res.writeHead(200, { "Content-Type": TYPES[extname(full)] ?? "application/octet-stream" });
       return void res.end(readFileSync(full));
     }
