@@ -22,6 +22,7 @@ import {
   type HostInfo,
   type HostKind,
   type HostMessage,
+  noteCall,
   RECENT_CALLS,
   type WireCall,
   type WireRun,
@@ -143,20 +144,7 @@ class HostState {
   }
 
   private note(e: StampedEvent): void {
-    if (e.type === "call-started") {
-      this.calls.push({ callId: e.callId, tool: e.tool, params: e.params, startedAt: e.at });
-      if (this.calls.length > RECENT_CALLS) this.calls.shift();
-    } else if (e.type === "call-ended") {
-      const call = this.calls.find((c) => c.callId === e.callId);
-      if (call)
-        call.ended = {
-          at: e.at,
-          durationMs: e.durationMs,
-          texts: e.texts,
-          images: e.images,
-          isError: e.isError,
-        };
-    }
+    noteCall(this.calls, e, RECENT_CALLS);
   }
 
   snapshot(): HostMessage {

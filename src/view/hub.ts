@@ -14,6 +14,7 @@ import {
   type ActionResult,
   type HostInfo,
   type HostMessage,
+  noteCall,
   RECENT_CALLS,
   type WireCall,
   type WireRun,
@@ -137,23 +138,7 @@ export class ViewHub {
     if (!view) return;
     if (msg.type === "sessions") view.sessions = msg.sessions;
     else if (msg.type === "runs") view.runs = msg.runs;
-    else if (msg.type === "event") {
-      const e = msg.event;
-      if (e.type === "call-started") {
-        view.calls.push({ callId: e.callId, tool: e.tool, params: e.params, startedAt: e.at });
-        if (view.calls.length > RECENT_CALLS) view.calls.shift();
-      } else if (e.type === "call-ended") {
-        const call = view.calls.find((c) => c.callId === e.callId);
-        if (call)
-          call.ended = {
-            at: e.at,
-            durationMs: e.durationMs,
-            texts: e.texts,
-            images: e.images,
-            isError: e.isError,
-          };
-      }
-    }
+    else if (msg.type === "event") noteCall(view.calls, msg.event, RECENT_CALLS);
     this.tell({ hostId: view.host.id, ...msg });
   }
 

@@ -93,3 +93,25 @@ export type ActionResult =
   | { kind: "failed"; message: string };
 
 export const RECENT_CALLS = 50;
+
+/**
+ * Keeps a host's latest calls up to date with one event (a call started: appended, the oldest past
+ * `limit` dropped; a call ended: its end recorded). The host keeps them for a viewer's snapshot, the
+ * hub for the page's; both read the same events.
+ */
+export function noteCall(calls: WireCall[], e: StampedEvent, limit: number): void {
+  if (e.type === "call-started") {
+    calls.push({ callId: e.callId, tool: e.tool, params: e.params, startedAt: e.at });
+    if (calls.length > limit) calls.shift();
+  } else if (e.type === "call-ended") {
+    const call = calls.find((c) => c.callId === e.callId);
+    if (call)
+      call.ended = {
+        at: e.at,
+        durationMs: e.durationMs,
+        texts: e.texts,
+        images: e.images,
+        isError: e.isError,
+      };
+  }
+}

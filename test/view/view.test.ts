@@ -181,6 +181,7 @@ test("a cell's output streams to the view while it runs, before it ends", async 
   const cellRun = cell.event!.cellRun;
   const first = await waitFor(
     (m) =>
+      m.hostId === hostId &&
       m.event?.type === "cell-output" &&
       m.event.cellRun === cellRun &&
       JSON.stringify(m.event.output).includes("first line"),
@@ -188,15 +189,21 @@ test("a cell's output streams to the view while it runs, before it ends", async 
   );
   // The cell still runs: it waits for the file this test writes only now.
   assert.equal(
-    messages.some((m) => m.event?.type === "cell-ended" && m.event.cellRun === cellRun),
+    messages.some(
+      (m) => m.hostId === hostId && m.event?.type === "cell-ended" && m.event.cellRun === cellRun,
+    ),
     false,
   );
   writeFileSync(go, "");
   const result = await running;
   assert.match(textOf(result), /first line\nsecond line/);
-  const ended = await waitFor((m) => m.event?.type === "cell-ended" && m.event.cellRun === cellRun, from);
+  const ended = await waitFor(
+    (m) => m.hostId === hostId && m.event?.type === "cell-ended" && m.event.cellRun === cellRun,
+    from,
+  );
   const second = await waitFor(
     (m) =>
+      m.hostId === hostId &&
       m.event?.type === "cell-output" &&
       m.event.cellRun === cellRun &&
       JSON.stringify(m.event.output).includes("second line"),
@@ -230,7 +237,7 @@ test("a notebook run tells the view the notebook was saved, with the cells it wr
   assert.deepEqual(cellIds, [nb.cells[1].id]);
   // Its cell events carry the cell's id.
   const started = await waitFor(
-    (m) => m.event?.type === "cell-started" && m.event.cellId === nb.cells[1].id,
+    (m) => m.hostId === hostId && m.event?.type === "cell-started" && m.event.cellId === nb.cells[1].id,
     from,
   );
   assert.ok(started.event!.seq < saved.event!.seq);
@@ -253,6 +260,7 @@ test("an interrupt POSTed to /api/action stops the running cell and the agent's 
   );
   await waitFor(
     (m) =>
+      m.hostId === hostId &&
       m.event?.type === "cell-output" &&
       m.event.cellRun === cell.event!.cellRun &&
       JSON.stringify(m.event.output).includes("waiting"),
