@@ -9,6 +9,7 @@ import { existsSync, type FSWatcher, readdirSync, unlinkSync, watch } from "node
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import type { ViewMessage } from "./protocol.js";
 import {
   type ActionRequest,
   type ActionResult,
@@ -34,6 +35,8 @@ export interface HostView {
 /** What the page is told: a host came or went, or one of its messages (events, listings). */
 export type HubMessage =
   | { type: "host-added"; host: HostInfo }
+  /** A notebook the agent touched, or a python session's notebook: a snapshot or a patch (protocol.ts). */
+  | { type: "notebook"; message: ViewMessage }
   | { type: "host-removed"; hostId: string }
   | ({ hostId: string } & Exclude<HostMessage, { type: "action-result" }>);
 

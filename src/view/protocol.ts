@@ -48,9 +48,29 @@ export interface ViewCell {
 /** Where a code cell is in its run, as the page shows it (the `[*]` prompt of Jupyter). */
 export type RunState = "idle" | "queued" | "running";
 
+/**
+ * Which python session a notebook records (its cells are the session's calls, as export_notebook
+ * writes them): the host it lives in and the session's key (runtime/session.ts SessionKey, as JSON).
+ */
+export interface SessionRef {
+  hostId: string;
+  key: Record<string, unknown>;
+}
+
 export type ViewMessage =
-  /** The whole notebook: replaces what the page had for `path`. */
-  | { kind: "notebook"; path: string; cells: ViewCell[]; language?: string }
+  /**
+   * The whole notebook: replaces what the page had for `path`. A file's path is its absolute path;
+   * a python session's notebook has a path of its own (`session:<hostId>:<keyText>`) and `session`.
+   * `title` is what the page lists (the file's name, or "python session main").
+   */
+  | {
+      kind: "notebook";
+      path: string;
+      cells: ViewCell[];
+      language?: string;
+      title?: string;
+      session?: SessionRef;
+    }
   | { kind: "cell-inserted"; path: string; index: number; cell: ViewCell }
   /** New source (and, when given, a new type) for a cell; its outputs stay. */
   | { kind: "cell-edited"; path: string; id: string; source: MultilineString; cell_type?: CellType }

@@ -69,11 +69,14 @@ export type HostMessage =
   | { type: "runs"; runs: WireRun[] }
   | { type: "action-result"; id: string; result: ActionResult };
 
-/** interrupt: a session's running cell (key) or a run (runId); restart: a session's kernel. */
+/**
+ * interrupt: a session's running cell (key) or a run (runId); restart: a session's kernel; export:
+ * a python session's cells as the notebook export_notebook writes (nbformat 4 JSON).
+ */
 export interface ActionRequest {
   type: "action";
   id: string;
-  action: "interrupt" | "restart";
+  action: "interrupt" | "restart" | "export";
   key?: SessionKey;
   runId?: string;
 }
@@ -83,6 +86,8 @@ export type ActionResult =
   | { kind: "interrupted"; runId?: string }
   /** The session's kernel was restarted (the next result on it says so). */
   | { kind: "restarted" }
+  /** The python session's notebook (nbformat 4 JSON, as export_notebook writes it). */
+  | { kind: "exported"; notebook: unknown }
   /** Nothing runs there (interrupt), or a call holds it (restart: interrupt it first). */
   | { kind: "idle" }
   | { kind: "busy" }
