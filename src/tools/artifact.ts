@@ -16,7 +16,8 @@ import {
 import { thousands } from "../sys/thousands.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { saveFailure } from "./output-text.js";
-import { errorMessage, schemaErrors, Type } from "./schema.js";
+import { type ParamWords, paramProblem } from "./param-problem.js";
+import { Type } from "./schema.js";
 import { errorResult, type Tool, type ToolResult } from "./types.js";
 
 export const DEFAULT_ARTIFACT_LINES = 200;
@@ -88,26 +89,31 @@ export interface ArtifactToolOptions {
   maxBytes?: number;
 }
 
-const PARAMS = ["id", "offset", "column", "limit", "pattern"];
-/** Names a model may reach for, and the parameter meant. */
-const NEAR_MISSES: Record<string, string> = {
-  uri: "id",
-  artifact: "id",
-  artifact_id: "id",
-  ref: "id",
-  line: "offset",
-  start: "offset",
-  start_line: "offset",
-  from: "offset",
-  byte: "column",
-  col: "column",
-  lines: "limit",
-  count: "limit",
-  max_lines: "limit",
-  regex: "pattern",
-  grep: "pattern",
-  search: "pattern",
-  query: "pattern",
+/** How the shared parameter check (param-problem.ts) words the artifact tool's refusals, with the names a model may reach for. */
+const ARTIFACT_WORDS: ParamWords = {
+  tool: "artifact",
+  example: '{"id":"<id>","offset":<line>}',
+  nearKeys: {
+    "": {
+      uri: "id",
+      artifact: "id",
+      artifact_id: "id",
+      ref: "id",
+      line: "offset",
+      start: "offset",
+      start_line: "offset",
+      from: "offset",
+      byte: "column",
+      col: "column",
+      lines: "limit",
+      count: "limit",
+      max_lines: "limit",
+      regex: "pattern",
+      grep: "pattern",
+      search: "pattern",
+      query: "pattern",
+    },
+  },
 };
 
 const DESCRIPTION = [
@@ -120,20 +126,6 @@ const DESCRIPTION = [
   "lines with their numbers and how many match in all, from line offset on; then read around a match with offset.",
   "Artifacts are kept for 7 days.",
 ].join("\n");
-
-function validate(params: unknown): string | undefined {
-  if (params === null || typeof params !== "object" || Array.isArray(params)) {
-    return 'parameters must be an object like {"id":"<id>"}';
-  }
-  for (const key of Object.keys(params)) {
-    if (PARAMS.includes(key)) continue;
-    const meant = NEAR_MISSES[key.toLowerCase()];
-    return `unknown parameter "${key}"${meant ? `; did you mean "${meant}"?` : ""} (parameters: ${PARAMS.join(", ")})`;
-  }
-  const [first] = schemaErrors(artifactSchema, params);
-  if (!first) return undefined;
-  return `invalid parameter ${first.path.replace(/^\//, "") || "(root)"}: ${errorMessage(first)}`;
-}
 
 const n = (x: number) => thousands(x);
 const plural = (count: number, word: string) => `${n(count)} ${word}${count === 1 ? "" : "s"}`;
@@ -329,9 +321,8 @@ export function createArtifactTool(options: ArtifactToolOptions): Tool<ArtifactP
     description: DESCRIPTION,
     parameters: artifactSchema,
     async execute(_toolCallId, params) {
-      const problem = validate(params);
-      if (problem)
-        return errorResult(`${problem}. Pass {"id":"<id>","offset":<line>}.`, { error: "invalid_params" });
+      const problem = paramProblem(artifactSchema, params, ARTIFACT_WORDS);
+      if (problem) return errorResult(problem, { error: "invalid_params" });
       const id = parseArtifactId(params.id);
       if (!id) {
         return errorResult(

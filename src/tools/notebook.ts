@@ -26,7 +26,7 @@ import { type SeenCells, type Staleness, seenCells, staleness } from "./notebook
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
 import type { ImageBudget } from "./python-images.js";
 import { cellRunRefs } from "./result-refs.js";
-import { fileErrorText } from "./sandbox-paths.js";
+import { fileErrorText, PATH_ERRORS, pathWhere, withWhere } from "./sandbox-paths.js";
 import { errorResult, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
 
 export type { NotebookParams } from "./notebook-params.js";
@@ -52,25 +52,6 @@ export interface NotebookToolOptions {
 
 const NO_EXECUTOR =
   "Running cells is not available in this notebook tool (no kernel runtime is configured). Edit the notebook, then run code with the python tool.";
-
-/**
- * Where a path the model gave leads, for errors about the path itself (not found, not a file, no
- * folder to create it in): the full path and the folder relative paths resolve against — the model
- * of an MCP client does not know the server's working directory.
- */
-export function pathWhere(shownPath: string, path: string, cwd: string): string {
-  const against = `relative paths resolve against ${cwd}, this session's working directory`;
-  if (isAbsolute(shownPath)) return `(${against.charAt(0).toUpperCase()}${against.slice(1)}.)`;
-  return `Full path: ${path} (${against}).`;
-}
-
-/** A path error's text with where the path leads (pathWhere) after its first sentence's end. */
-function withWhere(message: string, where: string): string {
-  return /[.)]$/.test(message) ? `${message} ${where}` : `${message}. ${where}`;
-}
-
-/** The load failures that are about the path (where it leads is worth saying). */
-const PATH_ERRORS = new Set(["not_found", "not_a_file", "unreadable"]);
 
 function resolvePath(cwd: string, p: string): string {
   if (p === "~") return homedir();

@@ -301,6 +301,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         }
       }
       if (params.notebook_path !== undefined) {
+        const notebookPath = expandPath(params.notebook_path, options.cwd);
         if (mode === "per-call") {
           return errorResult(
             "notebook_path runs in the notebook's kept kernel; do not combine it with mode per-call.",
@@ -308,13 +309,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           );
         }
         try {
-          const loaded = await loadNotebook(
-            expandPath(params.notebook_path, options.cwd),
-            params.notebook_path,
-            {
-              roots,
-            },
-          );
+          const loaded = await loadNotebook(notebookPath, params.notebook_path, { roots });
           ({ spec } = await notebookSession(
             loaded.path,
             loaded.notebook,
@@ -324,7 +319,10 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           ));
         } catch (err) {
           if (err instanceof NotebookFileError)
-            return errorResult(fileErrorText(err, params.notebook_path), emptyDetails(cwd));
+            return errorResult(
+              fileErrorText(err, params.notebook_path, { path: notebookPath, cwd: options.cwd }),
+              emptyDetails(cwd),
+            );
           throw err;
         }
       }

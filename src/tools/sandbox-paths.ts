@@ -7,7 +7,7 @@
  * links are followed as docs/notebook-tool.md says.
  */
 import { realpathSync } from "node:fs";
-import { dirname, resolve, sep } from "node:path";
+import { dirname, isAbsolute, resolve, sep } from "node:path";
 import type { NotebookFileError } from "../notebook/index.js";
 import type { OutsidePath } from "../sys/confined-path.js";
 
@@ -37,8 +37,15 @@ export function outsideRootsText(shownPath: string, o: OutsidePath): string {
 }
 
 /** A load/save failure's text: its message, or for a path out of the roots the words above. */
-export function fileErrorText(e: NotebookFileError, shownPath: string): string {
-  return e.outside ? outsideRootsText(shownPath, e.outside) : e.message;
+export function fileErrorText(
+  e: NotebookFileError,
+  shownPath: string,
+  where?: { path: string; cwd: string },
+): string {
+  if (e.outside) return outsideRootsText(shownPath, e.outside);
+  return where && PATH_ERRORS.has(e.code)
+    ? withWhere(e.message, pathWhere(shownPath, where.path, where.cwd))
+    : e.message;
 }
 
 /**
@@ -56,3 +63,22 @@ export function cwdOutsideRoots(cwd: string, roots: readonly string[]): string |
   const via = real === resolve(cwd) ? "" : ` (it leads to ${real})`;
   return `cwd ${cwd} is outside what the sandbox lets a kernel write${via}: under --sandbox a kernel's working directory must be inside ${rootsText(roots)}, since it becomes writable to the kernel. Pass a folder inside ${rootsText(roots)}, or leave cwd out. Nothing was run.`;
 }
+
+/**
+ * Where a path the model gave leads, for errors about the path itself (not found, not a file, no
+ * folder to create it in): the full path and the folder relative paths resolve against — the model
+ * of an MCP client does not know the server's working directory.
+ */
+export function pathWhere(shownPath: string, path: string, cwd: string): string {
+  const against = `relative paths resolve against ${cwd}, this session's working directory`;
+  if (isAbsolute(shownPath)) return `(${against.charAt(0).toUpperCase()}${against.slice(1)}.)`;
+  return `Full path: ${path} (${against}).`;
+}
+
+/** A path error's text with where the path leads (pathWhere) after its first sentence's end. */
+export function withWhere(message: string, where: string): string {
+  return /[.)]$/.test(message) ? `${message} ${where}` : `${message}. ${where}`;
+}
+
+/** The load failures that are about the path (where it leads is worth saying). */
+export const PATH_ERRORS = new Set(["not_found", "not_a_file", "unreadable"]);

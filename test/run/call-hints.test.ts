@@ -2,7 +2,7 @@
  * Errors that point the model at what it meant, through `nbagent batch` as an agent calls it: a
  * missing notebook names where the path led and what relative paths resolve against; a bad
  * parameter of any tool names the field at fault, and a name that is not a parameter the one it
- * most likely meant; a replace whose old is part of a line names the closest span of a line.
+ * most likely meant (python, runs, kernels and artifact alike); a replace whose old is part of a line names the closest span of a line.
  */
 import assert from "node:assert/strict";
 import { readFile } from "node:fs/promises";
@@ -26,6 +26,8 @@ test("nbagent batch: path errors say where the path led; parameter errors name t
     { tool: "python", params: { code: "print(1)" } },
     { tool: "runs", params: { id: "r1" } },
     { tool: "kernels", params: { action: "lst" } },
+    { tool: "python", params: { cells: [{ code: "1" }], notebook_path: "nope.ipynb" } },
+    { tool: "artifact", params: { id: "x", line: 2 } },
     {
       tool: "notebook",
       params: { action: "replace", notebook_path: "p.ipynb", cell_index: 0, old: 'resample("ME")', new: "x" },
@@ -40,6 +42,8 @@ test("nbagent batch: path errors say where the path led; parameter errors name t
     'Error: Unknown parameter "code" (did you mean cells?). The python tool takes: cells, timeout, wait, reset, cwd, mode, session, export_notebook, notebook_path. Pass {"cells":[{"code":"..."}]}.',
     'Error: Unknown parameter "id" (did you mean run_id?). The runs tool takes: run_id, action, wait. Pass {"run_id":"r1"}.',
     'Error: action must be one of "list", "restart", "interrupt"; got "lst" (did you mean "list"?).',
+    `Error: Notebook not found: nope.ipynb. Full path: ${cwd}/nope.ipynb (${against}).`,
+    'Error: Unknown parameter "line" (did you mean offset?). The artifact tool takes: id, offset, column, limit, pattern. Pass {"id":"<id>","offset":<line>}.',
     `Error: No match for old in cell 0 of p.ipynb; nothing was changed. The closest text is on line 2, column 32: "resample('ME')" (the line: "monthly = df.set_index('date').resample('ME').sum()").`,
   ]);
   assert.deepEqual(await readFile(path), before, "a refused replace leaves the file byte-identical");

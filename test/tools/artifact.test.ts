@@ -171,17 +171,17 @@ test("every bad call is an Error: that says what to do, and the artifact stays a
   const cases: [unknown, RegExp][] = [
     [
       {},
-      /^Error: invalid parameter id: Expected required property\. Pass \{"id":"<id>","offset":<line>\}\.$/,
+      /^Error: id is required\. Pass \{"id":"<id>","offset":<line>\}\.$/,
     ],
     [
       { id, line: 2 },
-      /^Error: unknown parameter "line"; did you mean "offset"\? \(parameters: id, offset, column, limit, pattern\)/,
+      /^Error: Unknown parameter "line" \(did you mean offset\?\)\. The artifact tool takes: id, offset, column, limit, pattern\./,
     ],
-    [{ id, path: "x" }, /^Error: unknown parameter "path" \(parameters:/],
-    [{ id, offset: "2" }, /^Error: invalid parameter offset: Expected integer/],
-    [{ id, offset: 0 }, /^Error: invalid parameter offset: Expected integer to be greater or equal to 1/],
-    [{ id, limit: 1.5 }, /^Error: invalid parameter limit: Expected integer/],
-    [{ id, pattern: "" }, /^Error: invalid parameter pattern:/],
+    [{ id, path: "x" }, /^Error: Unknown parameter "path"\. The artifact tool takes:/],
+    [{ id, offset: "2" }, /^Error: offset must be an integer of at least 1; got "2"\.$/],
+    [{ id, offset: 0 }, /^Error: offset must be an integer of at least 1; got 0\.$/],
+    [{ id, limit: 1.5 }, /^Error: limit must be an integer of at least 1; got 1\.5\.$/],
+    [{ id, pattern: "" }, /^Error: pattern must be a non-empty string; got ""\.$/],
     [
       { id: "../../etc/passwd" },
       /^Error: "\.\.\/\.\.\/etc\/passwd" is not an artifact id\. Pass the artifact:\/\/<id>/,

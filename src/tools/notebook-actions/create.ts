@@ -30,7 +30,7 @@ export interface CreateOptions extends Omit<ActionContext, "loaded"> {
    * throws (a KernelStartError naming those installed) for a name no kernelspec has.
    */
   newNotebookKernel?: (name?: string) => Promise<NotebookKernelSpec>;
-  /** Where the path leads, added to the refusals about the path (notebook.ts pathWhere). */
+  /** Where the path leads, added to the refusals about the path (sandbox-paths.ts pathWhere). */
   where?: string;
   /** Told the notebook as created (what the model's result shows). */
   created?: (loaded: ActionContext["loaded"]) => void;
