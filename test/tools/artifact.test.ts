@@ -169,10 +169,7 @@ test("every bad call is an Error: that says what to do, and the artifact stays a
   const { id, path } = artifact("one\ntwo\n");
   const before = readFileSync(path);
   const cases: [unknown, RegExp][] = [
-    [
-      {},
-      /^Error: id is required\. Pass \{"id":"<id>","offset":<line>\}\.$/,
-    ],
+    [{}, /^Error: id is required\. Pass \{"id":"<id>","offset":<line>\}\.$/],
     [
       { id, line: 2 },
       /^Error: Unknown parameter "line" \(did you mean offset\?\)\. The artifact tool takes: id, offset, column, limit, pattern\./,
