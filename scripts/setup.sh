@@ -23,6 +23,9 @@ KERNEL_PKGS="r-cran-irkernel octave python3-octave-kernel gnuplot-nox python3-ip
 # chromium: the `nbagent view` page's tests run in it (test/view/page.test.ts, driven by playwright-core,
 # which never downloads a browser of its own); skipped without it, except under CI.
 BROWSER_PKGS="chromium"
+# jupyterhub: the JupyterHub backend's tests start a real hub on loopback (test/gateway/hub.test.ts),
+# with npm's configurable-http-proxy (a devDependency; Debian's own proxy misses a module).
+HUB_PKGS="jupyterhub"
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
@@ -71,15 +74,15 @@ setup_python() {
 
 setup_test_kernels() {
   if [ "$(id -u)" != 0 ] || [ ! -f /etc/debian_version ] || ! command -v apt-get >/dev/null; then
-    log "not installed (needs root on Debian): $KERNEL_PKGS $BROWSER_PKGS — the R, Octave, real-ipywidgets and view page tests are skipped"
+    log "not installed (needs root on Debian): $KERNEL_PKGS $BROWSER_PKGS $HUB_PKGS — the R, Octave, real-ipywidgets, view page and JupyterHub tests are skipped"
     return
   fi
   local missing=""
-  for p in $KERNEL_PKGS $BROWSER_PKGS; do
+  for p in $KERNEL_PKGS $BROWSER_PKGS $HUB_PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
   done
   [ -z "$missing" ] && return
-  log "installing the test kernels (R, Octave) and browser:$missing"
+  log "installing the test kernels (R, Octave), browser and hub:$missing"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }

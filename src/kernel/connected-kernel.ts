@@ -323,7 +323,13 @@ export class ConnectedKernel implements Kernel {
   deathReason(): string {
     const { reason, cause } = this.death();
     if (!cause || cause.kind === "restarted-while-away") return reason;
-    return `${reason} (${cause.kind === "unreachable" ? cause.last.kind : cause.failure.kind})`;
+    const kind =
+      cause.kind === "unreachable"
+        ? cause.last.kind
+        : cause.kind === "hub-server"
+          ? `hub ${cause.hub.state}`
+          : cause.failure.kind;
+    return `${reason} (${kind})`;
   }
 
   private death(): KernelDeath {

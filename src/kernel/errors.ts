@@ -39,6 +39,17 @@ export type KernelStartFailure =
   | { kind: "no-port" };
 
 /**
+ * What a JupyterHub says of a user's server when the hub, not the server, answered a request
+ * (gateway/hub.ts): `hub` its URL as shown, `server` the named server ("" the default one).
+ */
+export interface HubServerState {
+  hub: string;
+  user: string;
+  server: string;
+  state: "ready" | "starting" | "stopping" | "not-running" | "token-refused" | "unknown";
+}
+
+/**
  * What went wrong between nbagent and a Jupyter server / gateway (docs/backends.md). `gateway` is
  * its URL as shown (no token); `request` what was asked ("POST /api/kernels").
  */
@@ -62,6 +73,8 @@ export type GatewayFailure =
       said?: string;
       websocket?: boolean;
       firstStatus?: number;
+      /** A JupyterHub answered in place of the user's server, and what it says of that server. */
+      hub?: HubServerState;
     }
   /** The gateway does not know the kernel (any more): found on joining it, or on restarting it. */
   | { kind: "gone"; gateway: string; kernelId: string; seen: "attach" | "restart" };
@@ -118,6 +131,12 @@ export function isGatewayFailure(f: KernelFailure): f is GatewayFailure {
 export type DeathCause =
   | ({ kind: "restart-failed" } & FailureReport)
   | { kind: "unreachable"; last: GatewayFailure }
+  /**
+   * The gateway is a JupyterHub user server and the hub answered in its place: the server was
+   * stopped (the hub's idle culler, a person, an admin), is starting again (with new kernels), or
+   * the token was revoked. Its kernels went with it.
+   */
+  | { kind: "hub-server"; hub: HubServerState }
   /**
    * After the connection to the kernel was lost and made again, the kernel answered from a new
    * process: it died and its server started it again meanwhile (a Jupyter server restarts a kernel

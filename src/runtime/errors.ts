@@ -2,6 +2,7 @@
  * The runtime's typed errors that callers outside it test for (tools/failure-text.ts words them):
  * kept in this small file so wording a failure does not load the session machinery.
  */
+import type { DeathCause } from "../kernel/errors.js";
 import { CallTimeoutError } from "./deadline.js";
 
 /**
@@ -35,5 +36,28 @@ export class SlotWaitTimeoutError extends CallTimeoutError {
     super(seconds);
     this.message = `${this.message}, waiting for a kernel slot (maxSessions=${maxSessions})`;
     this.name = "SlotWaitTimeoutError";
+  }
+}
+
+/** How a kept session's kernel died while no call used it: when, and why (the kernel layer's words and typed cause). */
+export interface UnusedDeath {
+  at: number;
+  reason: string;
+  cause?: DeathCause;
+}
+
+/**
+ * A kept session's kernel had died since the last call (`death`, when it was seen), its state with
+ * it, and a new kernel could not be started (`startError`: the start's own failure).
+ */
+export class DeadKernelNotRestartedError extends Error {
+  constructor(
+    readonly death: UnusedDeath | undefined,
+    readonly startError: unknown,
+  ) {
+    super(
+      `the kernel had died and could not be restarted: ${(startError as Error)?.message ?? String(startError)}`,
+    );
+    this.name = "DeadKernelNotRestartedError";
   }
 }

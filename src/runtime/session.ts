@@ -20,8 +20,9 @@ import {
   type KernelLimitHit,
   speaksPython,
 } from "../kernel/types.js";
-import { CallAbortedError, type Deadline } from "./deadline.js";
+import { CallAbortedError, CallTimeoutError, type Deadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
+import { DeadKernelNotRestartedError, type UnusedDeath } from "./errors.js";
 import { cwdMissingFrom, initScript } from "./init.js";
 import { FifoLock } from "./queue.js";
 import { WidgetStates } from "./widget-state.js";
@@ -98,7 +99,7 @@ export interface CallContext {
 /** What the session did to its kernel around one execution, in order. */
 export type SessionEvent =
   /** The kernel was found dead before this execution and restarted first (state lost). */
-  | { kind: "restarted-dead-kernel" }
+  | ({ kind: "restarted-dead-kernel" } & Partial<UnusedDeath>)
   /** The kernel died before the code started; it was restarted and the code sent again. */
   | { kind: "retried-before-start"; reason: string; cause?: DeathCause }
   /**
@@ -162,6 +163,9 @@ export class KernelSession {
   private restartsInRow = 0;
   /** A dead kernel was restarted by ready(); the next execution's result reports it (docs/kernel-state.md). */
   private restartedUnreported = false;
+  /** How the kernel died while unused, when it did (from its death listener): said with the restart. */
+  private unusedDeath?: UnusedDeath;
+  private reportedDeath?: UnusedDeath;
   private disposed = false;
 
   constructor(
@@ -201,7 +205,20 @@ export class KernelSession {
       this.initialised = this.named?.reattached === true;
       if (this.named?.gone && !this.replaced) this.replaced = this.named.gone;
     } else if (!this.kernel.isAlive()) {
-      await this.restartAfterDeath(ctx);
+      const death = this.unusedDeath;
+      try {
+        await this.restartAfterDeath(ctx);
+      } catch (err) {
+        // Not a restart the caller can word alone: the state was lost before this call.
+        if (
+          err instanceof SessionClosedError ||
+          err instanceof CallTimeoutError ||
+          err instanceof CallAbortedError
+        )
+          throw err;
+        throw new DeadKernelNotRestartedError(death, err);
+      }
+      this.reportedDeath = death;
       restarted = true;
       this.restartedUnreported = true;
     }
@@ -221,13 +238,15 @@ export class KernelSession {
   async execute(code: string, ctx: CallContext, options: ExecuteOptions = {}): Promise<SessionExecuteResult> {
     const events: SessionEvent[] = [];
     if ((await this.ready(ctx)).restarted || this.restartedUnreported) {
-      events.push({ kind: "restarted-dead-kernel" });
+      events.push({ kind: "restarted-dead-kernel", ...(this.reportedDeath ?? {}) });
     }
     this.restartedUnreported = false;
+    this.reportedDeath = undefined;
     let result = await this.attempt(code, ctx, options);
     if (result.kernelDied && !result.codeStarted) {
       // Nothing of this request ran: a fresh kernel may take it (once).
       const death = deathOf(result);
+      this.unusedDeath = undefined;
       await this.restartAfterDeath(ctx);
       await this.init(ctx);
       events.push({ kind: "retried-before-start", ...death });
@@ -239,6 +258,7 @@ export class KernelSession {
     }
     if (result.codeStarted) this.restartsInRow = 0; // the kernel works: its crashes are the code's
     if (result.kernelDied) {
+      this.unusedDeath = undefined; // said by this call's event, not again by the next call's
       const event: SessionEvent & { kind: "died-during-code" } = {
         kind: "died-during-code",
         ...deathOf(result),
@@ -287,6 +307,7 @@ export class KernelSession {
     ctx.deadline.check(ctx.signal);
     if (this.disposed) throw new SessionClosedError();
     this.initialised = false;
+    this.unusedDeath = undefined;
     const old = this.kernel!;
     try {
       await old.restart();
@@ -309,6 +330,11 @@ export class KernelSession {
       throw new SessionClosedError();
     }
     this.named = "kernel" in started ? started.named : undefined;
+    this.unusedDeath = undefined;
+    kernel.onDeath((reason, _limit, cause) => {
+      if (this.kernel === kernel || this.kernel === undefined)
+        this.unusedDeath = { at: Date.now(), reason, ...(cause ? { cause } : {}) };
+    });
     this.cellsRun = undefined; // known again once init() sets up a fresh kernel
     this.widgets = undefined;
     return kernel;

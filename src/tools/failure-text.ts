@@ -8,6 +8,7 @@
 import {
   failureReport,
   type GatewayFailure,
+  type HubServerState,
   isGatewayFailure,
   type KernelFailure,
   type KernelStartFailure,
@@ -101,6 +102,8 @@ export function gatewayFailureText(f: GatewayFailure): string {
       }
     case "refused": {
       const status = `HTTP ${f.status}${f.statusText ? ` ${f.statusText}` : ""}`;
+      if (f.hub)
+        return hubText(f.hub, `${f.request}${f.websocket ? " (the kernel's WebSocket)" : ""}`, status);
       if (f.websocket)
         return `the gateway at ${f.gateway} refused the kernel's WebSocket (${f.request}): ${status}`;
       const auth = f.status === 401 || f.status === 403 ? " (the token was missing or refused)" : "";
@@ -114,6 +117,58 @@ export function gatewayFailureText(f: GatewayFailure): string {
         : `the gateway at ${f.gateway} says kernel ${f.kernelId} no longer exists`;
     default:
       return unworded(f);
+  }
+}
+
+/**
+ * A JupyterHub answered in place of the user's server (docs/backends.md "JupyterHub"): what the hub
+ * says of it, and what to do.
+ */
+function hubText(h: HubServerState, request: string, status: string): string {
+  const server = h.server ? `server "${h.server}" of ${h.user}` : `server of ${h.user}`;
+  const root = h.hub.replace(/\/hub$/, "");
+  const where = `${root}/user/${h.user}${h.server ? `/${h.server}` : ""}`;
+  const answered = `the hub answered ${request} with ${status}`;
+  const spawn = `${h.hub}/spawn/${h.user}${h.server ? `/${h.server}` : ""}`;
+  const api = h.server
+    ? `POST ${h.hub}/api/users/${h.user}/servers/${h.server}`
+    : `POST ${h.hub}/api/users/${h.user}/server`;
+  switch (h.state) {
+    case "not-running":
+      return `the JupyterHub user ${server} (${where}) is not running (${answered}). Start it from the hub at ${spawn} (or with the hub's REST API: ${api}), then call again`;
+    case "starting":
+      return `the JupyterHub user ${server} (${where}) is still starting (${answered}). Call again once the hub shows it running (${spawn})`;
+    case "stopping":
+      return `the JupyterHub user ${server} (${where}) is stopping (${answered}). Start it again from the hub at ${spawn} once it has stopped, then call again`;
+    case "token-refused":
+      return `the hub at ${h.hub} refused the token (${answered}): it is not (or no longer) a valid token — revoked, expired, or of another hub. Make a new one at ${h.hub}/token and pass it as NBAGENT_GATEWAY_TOKEN (or --gateway-token-file)`;
+    case "unknown":
+    case "ready":
+      return `the hub at ${h.hub} answered ${request} in place of the user ${server} (${status}), and its API does not say the server is running (the token may not be allowed to read it). Check the server at ${spawn}`;
+    default:
+      return unworded(h.state);
+  }
+}
+
+/**
+ * A kernel on a JupyterHub user server lost because the hub answered in the server's place
+ * (docs/backends.md "JupyterHub"): why, in the words of a death.
+ */
+export function hubServerGoneText(h: HubServerState): string {
+  const server = h.server ? `server "${h.server}" of ${h.user}` : `server of ${h.user}`;
+  switch (h.state) {
+    case "not-running":
+    case "stopping":
+      return `the JupyterHub user ${server} was stopped (by the hub's idle culler, an admin or a person), and its kernels with it`;
+    case "starting":
+      return `the JupyterHub user ${server} was restarted (it is starting again, with new kernels)`;
+    case "token-refused":
+      return `the hub at ${h.hub} no longer accepts the token (revoked or expired); make a new one at ${h.hub}/token and pass it as NBAGENT_GATEWAY_TOKEN`;
+    case "ready":
+    case "unknown":
+      return `the hub at ${h.hub} answered in place of the user ${server}`;
+    default:
+      return unworded(h.state);
   }
 }
 

@@ -6,11 +6,11 @@
 import type { DeathCause } from "../kernel/errors.js";
 import type { ExecutionNotice, KernelIsolation, KernelLimitHit } from "../kernel/types.js";
 import { stripAnsi } from "../output/sanitise.js";
-import type { SlotHolder } from "../runtime/errors.js";
+import type { DeadKernelNotRestartedError, SlotHolder } from "../runtime/errors.js";
 import type { NamedSessionStart, SessionEvent, SessionKey } from "../runtime/session.js";
 import type { RetiredSession, StateLoss } from "../runtime/sessions.js";
 import { thousands } from "../sys/thousands.js";
-import { failureWords, gatewayFailureText } from "./failure-text.js";
+import { failureWords, gatewayFailureText, hubServerGoneText } from "./failure-text.js";
 import type { QueueHolderFacts } from "./queue-holder.js";
 
 /** The no-stdin notice (docs/python-tool.md), written into the output where the kernel asked. */
@@ -125,6 +125,12 @@ export function deathText(
   };
 }
 
+/** A kept kernel that died while unused and could not be started again: what was lost, then why the start failed. */
+export function deadNotRestartedText(e: DeadKernelNotRestartedError, startWords: string): string {
+  const why = e.death ? ` at ${clock(e.death.at)} (${deathReasonText(e.death.reason, e.death.cause)})` : "";
+  return `This session's kernel died since the last call${why}, and its state (variables, imports) is gone. A new kernel could not be started: ${startWords}`;
+}
+
 /**
  * A death reason in words: the kernel layer's reason, then its typed cause: what the failed restart
  * said ("restart failed: …"), or the last error of a gateway that stayed unreachable ("… (last: …)");
@@ -135,6 +141,7 @@ export function deathReasonText(reason: string, cause: DeathCause | undefined): 
   if (cause.kind === "restarted-while-away")
     return "its process ended while nbagent's connection to the gateway was down, and the gateway restarted it: when the connection came back, the kernel answered from a new process";
   if (cause.kind === "unreachable") return `${reason} (last: ${gatewayFailureText(cause.last)})`;
+  if (cause.kind === "hub-server") return hubServerGoneText(cause.hub);
   return `${reason}: ${failureWords(cause.failure, cause.output)}`;
 }
 
@@ -274,7 +281,7 @@ export function namedSessionText(n: NamedSessionStart, idleTimeoutMs: number): s
 export function eventText(e: SessionEvent, label: string, o: KernelOwner): string {
   switch (e.kind) {
     case "restarted-dead-kernel":
-      return `${owner(o)} had died since the last call; it was restarted before ${label}, and its earlier state is gone.`;
+      return `${owner(o)} had died since the last call${e.reason !== undefined ? ` (at ${clock(e.at ?? Date.now())}: ${deathReasonText(e.reason, e.cause)})` : ""}; it was restarted before ${label}, and its earlier state is gone.`;
     case "retried-before-start":
       return `The kernel died before ${label} started (${deathReasonText(e.reason, e.cause)}); its code had not run, so it was restarted and ${label} ran once in the new kernel. Earlier state is gone.`;
     case "died-during-code": {

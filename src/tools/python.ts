@@ -10,6 +10,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
+import { DeadKernelNotRestartedError } from "../runtime/errors.js";
 import { notebookSession } from "../runtime/notebook-session.js";
 import { preludeHelpers } from "../runtime/prelude.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -24,7 +25,13 @@ import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { describeFailure } from "./failure-text.js";
-import { isolationNote, type KeptKernelLimits, minutes, namedSessionText } from "./kernel-text.js";
+import {
+  deadNotRestartedText,
+  isolationNote,
+  type KeptKernelLimits,
+  minutes,
+  namedSessionText,
+} from "./kernel-text.js";
 import { paramProblem } from "./param-problem.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
@@ -420,6 +427,11 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         await writes.done();
         const result = await recorder.result();
         try {
+          if (startError instanceof DeadKernelNotRestartedError)
+            return errorResult(
+              deadNotRestartedText(startError, describeFailure(startError.startError)),
+              details,
+            );
           if (startError !== undefined) {
             return errorResult(`could not start the Python kernel: ${describeFailure(startError)}`, details);
           }

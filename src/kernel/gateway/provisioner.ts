@@ -91,6 +91,12 @@ export class GatewayProvisioner implements KernelProvisioner {
       return (await post()).json;
     } catch (err) {
       if (!(err instanceof GatewayHttpError)) throw err;
+      // A JupyterHub user server that is starting: wait for it (the hub's progress stream), then once more.
+      if (
+        err.failure.hub?.state === "starting" &&
+        (await this.rest.waitForHubServer(this.rest.launchTimeoutMs, this.spec.signal))
+      )
+        return (await post()).json;
       // jupyter_server answers an unknown kernel name with a bare 500 "Unhandled error": say what it was.
       await this.throwIfNoSuchSpec();
       if (err.status < 500) throw err;

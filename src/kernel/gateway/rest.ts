@@ -6,7 +6,8 @@
  */
 import http from "node:http";
 import https from "node:https";
-import { failureStatement, type GatewayFailure, KernelFailureError } from "../errors.js";
+import { failureStatement, type GatewayFailure, type HubServerState, KernelFailureError } from "../errors.js";
+import { HUB_HEADER, hubOf, hubServerState, waitForHubServer } from "./hub.js";
 
 export interface GatewayOptions {
   /** http(s)://host:port[/base] */
@@ -144,55 +145,58 @@ export class GatewayRest {
       headers["Content-Type"] = "application/json";
       headers["Content-Length"] = String(payload.length);
     }
-    const res = await new Promise<{ status: number; body: string; statusText: string }>((resolve, reject) => {
-      const mod = url.protocol === "https:" ? https : http;
-      let settled = false;
-      let connectTimer: NodeJS.Timeout | undefined;
-      const where = { kind: "unreachable", gateway: this.display, request: shown } as const;
-      const fail = (failure: Extract<GatewayFailure, { kind: "unreachable" }>) => {
-        if (settled) return;
-        settled = true;
-        cleanup();
-        req.destroy();
-        reject(new GatewayUnreachableError(failure, method, url.pathname));
-      };
-      const onAbort = () => fail({ ...where, why: "cancelled" });
-      const total = setTimeout(() => fail({ ...where, why: "timeout", ms: timeoutMs }), timeoutMs);
-      const cleanup = () => {
-        clearTimeout(total);
-        clearTimeout(connectTimer);
-        o.signal?.removeEventListener("abort", onAbort);
-      };
-      const req = mod.request(url, { method, headers, ca: this.options.ca, agent: false }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (c: Buffer) => chunks.push(c));
-        response.on("error", (err) => fail(network(where, err)));
-        response.on("end", () => {
+    const res = await new Promise<{ status: number; body: string; statusText: string; hub: boolean }>(
+      (resolve, reject) => {
+        const mod = url.protocol === "https:" ? https : http;
+        let settled = false;
+        let connectTimer: NodeJS.Timeout | undefined;
+        const where = { kind: "unreachable", gateway: this.display, request: shown } as const;
+        const fail = (failure: Extract<GatewayFailure, { kind: "unreachable" }>) => {
           if (settled) return;
           settled = true;
           cleanup();
-          resolve({
-            status: response.statusCode ?? 0,
-            statusText: response.statusMessage ?? "",
-            body: Buffer.concat(chunks).toString("utf8"),
+          req.destroy();
+          reject(new GatewayUnreachableError(failure, method, url.pathname));
+        };
+        const onAbort = () => fail({ ...where, why: "cancelled" });
+        const total = setTimeout(() => fail({ ...where, why: "timeout", ms: timeoutMs }), timeoutMs);
+        const cleanup = () => {
+          clearTimeout(total);
+          clearTimeout(connectTimer);
+          o.signal?.removeEventListener("abort", onAbort);
+        };
+        const req = mod.request(url, { method, headers, ca: this.options.ca, agent: false }, (response) => {
+          const chunks: Buffer[] = [];
+          response.on("data", (c: Buffer) => chunks.push(c));
+          response.on("error", (err) => fail(network(where, err)));
+          response.on("end", () => {
+            if (settled) return;
+            settled = true;
+            cleanup();
+            resolve({
+              status: response.statusCode ?? 0,
+              statusText: response.statusMessage ?? "",
+              body: Buffer.concat(chunks).toString("utf8"),
+              hub: response.headers[HUB_HEADER] !== undefined,
+            });
           });
         });
-      });
-      req.on("socket", (socket) => {
-        if (!socket.connecting) return;
-        connectTimer = setTimeout(
-          () => fail({ ...where, why: "connect-timeout", ms: this.connectTimeoutMs }),
-          this.connectTimeoutMs,
-        );
-        socket.once(url.protocol === "https:" ? "secureConnect" : "connect", () =>
-          clearTimeout(connectTimer),
-        );
-      });
-      req.on("error", (err) => fail(network(where, err)));
-      if (o.signal?.aborted) return onAbort();
-      o.signal?.addEventListener("abort", onAbort, { once: true });
-      req.end(payload);
-    });
+        req.on("socket", (socket) => {
+          if (!socket.connecting) return;
+          connectTimer = setTimeout(
+            () => fail({ ...where, why: "connect-timeout", ms: this.connectTimeoutMs }),
+            this.connectTimeoutMs,
+          );
+          socket.once(url.protocol === "https:" ? "secureConnect" : "connect", () =>
+            clearTimeout(connectTimer),
+          );
+        });
+        req.on("error", (err) => fail(network(where, err)));
+        if (o.signal?.aborted) return onAbort();
+        o.signal?.addEventListener("abort", onAbort, { once: true });
+        req.end(payload);
+      },
+    );
     let json: unknown;
     try {
       json = res.body ? JSON.parse(res.body) : undefined;
@@ -201,6 +205,9 @@ export class GatewayRest {
     }
     if ((res.status >= 200 && res.status < 300) || o.accept === "any" || o.accept?.includes(res.status))
       return { status: res.status, body: res.body, json };
+    const hub = res.hub ? await this.hubState(o.signal) : undefined;
+    // The hub answered for a server it calls ready: the failure is the server's own.
+    const hubSaid = hub && hub.state !== "ready" ? { hub } : {};
     const said = bodyExcerpt(res.body, json);
     throw new GatewayHttpError(
       {
@@ -209,12 +216,35 @@ export class GatewayRest {
         request: shown,
         status: res.status,
         ...(res.statusText ? { statusText: res.statusText } : {}),
-        ...(said ? { said } : {}),
+        ...(said && !hubSaid.hub ? { said } : {}),
+        ...hubSaid,
       },
       method,
       url.pathname,
       res.body,
     );
+  }
+
+  /**
+   * When the gateway is a JupyterHub user server and an answer carried the hub's header: what the
+   * hub says of the server (gateway/hub.ts). Undefined for any other gateway.
+   */
+  async hubState(signal?: AbortSignal): Promise<HubServerState | undefined> {
+    const address = hubOf(this.baseUrl);
+    if (!address) return undefined;
+    return hubServerState(address, {
+      headers: this.headers(),
+      ca: this.options.ca,
+      signal,
+      timeoutMs: this.requestTimeoutMs,
+    });
+  }
+
+  /** Waits (at most `timeoutMs`) for a JupyterHub user server that is starting; true once it is ready. */
+  async waitForHubServer(timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const address = hubOf(this.baseUrl);
+    if (!address) return false;
+    return waitForHubServer(address, { headers: this.headers(), ca: this.options.ca, signal, timeoutMs });
   }
 }
 

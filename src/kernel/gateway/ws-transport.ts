@@ -11,9 +11,11 @@
  */
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
+import type { HubServerState } from "../errors.js";
 import { type DeathCause, isGatewayFailure, KernelFailureError } from "../errors.js";
 import type { KernelTransport, OutgoingChannel, TransportStats } from "../transport.js";
 import type { JupyterMessage } from "../types.js";
+import { HUB_HEADER } from "./hub.js";
 import { GatewayHttpError, type GatewayRest } from "./rest.js";
 import { channelsPath, kernelPath } from "./restapi.js";
 import { decodeMessage, encodeMessage, V1_PROTOCOL, type WsProtocol } from "./ws-codec.js";
@@ -137,9 +139,10 @@ export class GatewayWsTransport implements KernelTransport {
       ws.once("open", () => signal?.removeEventListener("abort", onAbort));
       ws.once("close", () => signal?.removeEventListener("abort", onAbort));
       let opened = false;
+      let answered = false;
       ws.on("unexpected-response", (_req, res) => {
-        // Rejected first: terminate() makes ws report a generic error, which then changes nothing.
-        reject(
+        answered = true;
+        const refused = (hub?: HubServerState) =>
           new GatewayHttpError(
             {
               kind: "refused",
@@ -148,17 +151,25 @@ export class GatewayWsTransport implements KernelTransport {
               status: res.statusCode ?? 0,
               ...(res.statusMessage ? { statusText: res.statusMessage } : {}),
               websocket: true,
+              ...(hub && hub.state !== "ready" ? { hub } : {}),
             },
             "GET",
             path.slice(4),
             "",
-          ),
-        );
+          );
         res.resume();
+        // A JupyterHub answered: ask it what became of the user's server (gateway/hub.ts).
+        if (res.headers[HUB_HEADER] !== undefined)
+          void this.rest.hubState(signal).then(
+            (hub) => reject(refused(hub)),
+            () => reject(refused()),
+          );
+        else reject(refused());
         ws.terminate();
       });
       ws.on("error", (err) => {
-        if (!opened)
+        // The server's answer (above) says more than the error terminate() makes ws report.
+        if (!opened && !answered)
           reject(
             new Error(
               `could not open the kernel's WebSocket at ${this.rest.display} (${path}): ${
@@ -280,6 +291,9 @@ export class GatewayWsTransport implements KernelTransport {
           return;
         } catch (err) {
           lastError = err;
+          // A JupyterHub answered for the user's server: it is gone, or starting again with new
+          // kernels, or the token was revoked — waiting longer brings this kernel back in no case.
+          if (this.loseToHub(err)) return;
         }
         if (Date.now() - since >= giveUpMs) {
           const unreachable = `the gateway at ${this.rest.display} stayed unreachable for ${Math.round(
@@ -313,8 +327,10 @@ export class GatewayWsTransport implements KernelTransport {
         accept: [404],
       });
       if (r.status === 404) this.lose(this.goneReason(), true);
-    } catch {
-      // unreachable or refused for now: a lost socket starts the reconnect rule, which decides
+    } catch (err) {
+      // unreachable or refused for now: a lost socket starts the reconnect rule, which decides;
+      // but a hub that answers for the user's server says that server is gone
+      this.loseToHub(err);
     } finally {
       this.polling = false;
     }
@@ -332,6 +348,18 @@ export class GatewayWsTransport implements KernelTransport {
     } finally {
       this.watching = false;
     }
+  }
+
+  /** Loses the kernel when `err` is a JupyterHub's answer for a server that is not running (true then). */
+  private loseToHub(err: unknown): boolean {
+    const hub = err instanceof GatewayHttpError ? err.failure.hub : undefined;
+    if (!hub || hub.state === "ready" || hub.state === "unknown") return false;
+    this.lose(
+      `the gateway at ${this.rest.display} is a JupyterHub user server that no longer has kernel ${this.kernelId}`,
+      hub.state !== "token-refused",
+      { kind: "hub-server", hub },
+    );
+    return true;
   }
 
   private goneReason(): string {
