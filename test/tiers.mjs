@@ -94,6 +94,7 @@ export const TIERS = {
   stress: [
     "test/security/",
     "test/gateway/hub.test.ts",
+    "test/gateway/network.test.ts",
     "test/gateway/local-server-processes.test.ts",
     "test/kernel/confine.test.ts",
     "test/kernel/isolation.test.ts",

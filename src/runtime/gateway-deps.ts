@@ -24,6 +24,9 @@ export async function createGatewayBackend(connection: GatewayConnection): Promi
     token: connection.token,
     headers: connection.headers,
     ca: connection.ca,
+    ...(connection.reconnectSeconds !== undefined
+      ? { reconnectGiveUpMs: connection.reconnectSeconds * 1000 }
+      : {}),
   });
 }
 

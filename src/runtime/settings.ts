@@ -28,6 +28,11 @@ export interface GatewayConnection {
   headers?: Record<string, string>;
   /** PEM of a private CA for https/wss. */
   ca?: string | Buffer;
+  /**
+   * How long to keep reconnecting a kernel's lost connection before giving it up
+   * (NBAGENT_GATEWAY_RECONNECT_SECONDS; default 120 s, docs/backends.md "Across a real network").
+   */
+  reconnectSeconds?: number;
 }
 
 /** An http(s) URL without credentials in it, trailing slashes removed; else a SettingsError. */
@@ -181,7 +186,17 @@ export function resolveSettings(flags: SettingsFlags, env: HostEnv): Settings {
       flags.gatewayUrl !== undefined ? "--gateway" : "NBAGENT_GATEWAY_URL",
     );
     const token = flags.gatewayToken ?? (env.NBAGENT_GATEWAY_TOKEN?.trim() || undefined);
-    gateway = { url: checked, token };
+    const reconnect = nonEmpty(env.NBAGENT_GATEWAY_RECONNECT_SECONDS);
+    let reconnectSeconds: number | undefined;
+    if (reconnect !== undefined) {
+      reconnectSeconds = Number(reconnect);
+      if (!Number.isFinite(reconnectSeconds) || reconnectSeconds <= 0)
+        throw new SettingsError(
+          "NBAGENT_GATEWAY_RECONNECT_SECONDS",
+          `NBAGENT_GATEWAY_RECONNECT_SECONDS must be a number of seconds greater than 0, got ${JSON.stringify(reconnect)}`,
+        );
+    }
+    gateway = { url: checked, token, ...(reconnectSeconds !== undefined ? { reconnectSeconds } : {}) };
   }
 
   return {

@@ -18,7 +18,7 @@ export const SERVER_PYTHON = TEST_PYTHON;
 const LIFELINE = fileURLToPath(new URL("../lifeline.mjs", import.meta.url));
 
 export interface JupyterServerHandle {
-  /** http(s)://127.0.0.1:<port> (no trailing slash, no token). */
+  /** http(s)://<host>:<port> (no trailing slash, no token). */
   url: string;
   token: string;
   rootDir: string;
@@ -44,6 +44,8 @@ export interface JupyterServerOptions {
   timeoutMs?: number;
   /** A command the server runs under (e.g. bwrap arguments ending in `--`): another machine's view. */
   wrap?: string[];
+  /** The address it listens on (default 127.0.0.1; a network namespace's address: test/gateway/netns.ts). */
+  host?: string;
   /** Extra kernelspecs (name → kernel.json) the server offers besides the system's. */
   kernelspecs?: Record<string, { argv: string[]; display_name: string; language: string }>;
 }
@@ -78,7 +80,8 @@ async function startOnce(options: JupyterServerOptions): Promise<JupyterServerHa
   mkdirSync(rootDir, { recursive: true });
   const port = await freePort();
   const tls = options.certfile !== undefined;
-  const url = `${tls ? "https" : "http"}://127.0.0.1:${port}`;
+  const host = options.host ?? "127.0.0.1";
+  const url = `${tls ? "https" : "http"}://${host}:${port}`;
   for (const [name, spec] of Object.entries(options.kernelspecs ?? {})) {
     const dir = join(home, "data", "kernels", name);
     mkdirSync(dir, { recursive: true });
@@ -89,7 +92,7 @@ async function startOnce(options: JupyterServerOptions): Promise<JupyterServerHa
   const args = [
     "-m",
     "jupyter_server",
-    "--ServerApp.ip=127.0.0.1",
+    `--ServerApp.ip=${host}`,
     `--ServerApp.port=${port}`,
     "--ServerApp.port_retries=0",
     `--ServerApp.token=${token}`,

@@ -54,6 +54,11 @@ export class GatewayWsTransport implements KernelTransport {
   protocol: WsProtocol;
   /** How many times the socket was re-established after a loss. */
   reconnects = 0;
+  /** How many times a silent socket (no answer to a ping) was dropped to reconnect. */
+  silentDrops = 0;
+  /** When the socket last received anything (a message or a pong). */
+  private heard = 0;
+  private pingSentAt?: number;
   private readonly rest: GatewayRest;
   private readonly options: WsTransportOptions;
   private socket?: WebSocket;
@@ -188,9 +193,15 @@ export class GatewayWsTransport implements KernelTransport {
           return;
         }
         this.socket = ws;
+        this.heard = Date.now();
+        this.pingSentAt = undefined;
         ws.on("message", (data, isBinary) => {
+          this.heard = Date.now();
           this.nudge(ws);
           this.receive(data, isBinary);
+        });
+        ws.on("pong", () => {
+          this.heard = Date.now();
         });
         ws.on("close", () => this.onClose(ws));
         // flush what was queued while away, in order
@@ -311,12 +322,40 @@ export class GatewayWsTransport implements KernelTransport {
     }
   }
 
-  /** The kernel answered kernel_info: from now on, notice when the server no longer has it. */
+  /**
+   * The kernel answered kernel_info: from now on, notice when the server no longer has it, and when
+   * the connection went silent (checkAlive).
+   */
   ready(): void {
     const every = this.options.pollIntervalMs ?? DEFAULT_POLL_MS;
     if (this.pollTimer || every <= 0 || this.closed) return;
-    this.pollTimer = setInterval(() => void this.poll(), every);
+    this.pollTimer = setInterval(() => {
+      this.checkAlive();
+      void this.poll();
+    }, every);
     this.pollTimer.unref();
+  }
+
+  /**
+   * A link that goes down without a word (a cable, a VPN, a suspended laptop's Wi-Fi) leaves the
+   * socket open with nothing arriving; TCP notices only after many minutes. Every check: a socket
+   * that heard nothing since a ping sent at least connectTimeoutMs ago is dropped, and the reconnect
+   * rule takes over (with its give-up window); otherwise a new ping goes out (the server answers it).
+   */
+  private checkAlive(): void {
+    const ws = this.socket;
+    if (!ws || ws.readyState !== WebSocket.OPEN || this.closed || this.lost) return;
+    const now = Date.now();
+    const pending = this.pingSentAt !== undefined && this.heard < this.pingSentAt;
+    if (pending && now - this.pingSentAt! >= this.rest.connectTimeoutMs) {
+      this.silentDrops++;
+      ws.terminate();
+      return;
+    }
+    if (!pending) {
+      this.pingSentAt = now;
+      ws.ping();
+    }
   }
 
   private async poll(): Promise<void> {
