@@ -51,6 +51,7 @@ export const TIERS = {
     "test/runtime/queue.test.ts",
     "test/runtime/session-rules.test.ts",
     "test/view/bus.test.ts",
+    "test/view/diff.test.ts",
     "test/tools/failure-text.test.ts",
     "test/tools/schema.test.ts",
     "test/tools/traceback-text.test.ts",
