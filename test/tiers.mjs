@@ -89,6 +89,7 @@ export const TIERS = {
     "test/runtime/named-sessions-shared.test.ts",
     "test/runtime/prelude.test.ts",
     "test/view/view.test.ts",
+    "test/view/feed.test.ts",
     "test/runtime/sessions.test.ts",
     "test/view/page.test.ts",
   ],
