@@ -52,6 +52,7 @@ export const TIERS = {
     "test/runtime/session-rules.test.ts",
     "test/view/bus.test.ts",
     "test/view/diff.test.ts",
+    "test/view/feed-events.test.ts",
     "test/tools/failure-text.test.ts",
     "test/tools/schema.test.ts",
     "test/tools/traceback-text.test.ts",

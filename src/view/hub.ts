@@ -114,7 +114,8 @@ export class ViewHub {
       for (const resolve of conn.pending.values()) resolve({ kind: "failed", message: "the host ended" });
       if (conn.view) {
         this.tell({ type: "host-removed", hostId: conn.view.host.id });
-        this.feed.hostRemoved(conn.view.host.id);
+        const id = conn.view.host.id;
+        this.fed(() => this.feed.hostRemoved(id));
       }
       // A killed host leaves its socket: a new look finds it refused and removes it. Until the
       // host's last process is gone (its kernels end a moment later) the look may still connect
@@ -150,7 +151,9 @@ export class ViewHub {
       conn.view = { host: msg.host, sessions: msg.sessions, runs: msg.runs, calls: msg.calls };
       if (added) this.tell({ type: "host-added", host: msg.host });
       this.tell({ hostId: msg.host.id, ...msg });
-      this.feed.hostSnapshot(msg.host.id, msg.sessions, msg.calls, msg.runs);
+      this.fed(() =>
+        this.feed.hostSnapshot(msg.host.id, msg.sessions ?? [], msg.calls ?? [], msg.runs ?? []),
+      );
       return;
     }
     const view = conn.view;
@@ -159,8 +162,20 @@ export class ViewHub {
     else if (msg.type === "runs") view.runs = msg.runs;
     else if (msg.type === "event") noteCall(view.calls, msg.event, RECENT_CALLS);
     this.tell({ hostId: view.host.id, ...msg });
-    if (msg.type === "event") this.feed.event(view.host.id, msg.event);
-    else if (msg.type === "sessions") this.feed.sessionList(view.host.id, msg.sessions);
+    if (msg.type === "event") this.fed(() => this.feed.event(view.host.id, msg.event));
+    else if (msg.type === "sessions") this.fed(() => this.feed.sessionList(view.host.id, msg.sessions ?? []));
+  }
+
+  /**
+   * Passes a host's message to the notebook feed. A host of another nbagent version may send what
+   * the feed does not expect: that costs its notebooks an update, never the view.
+   */
+  private fed(fn: () => void): void {
+    try {
+      fn();
+    } catch {
+      // the notebook stays as it was; the next file read or export brings it up to date
+    }
   }
 
   private tell(m: HubMessage): void {

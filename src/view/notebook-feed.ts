@@ -18,7 +18,7 @@ import { readFile } from "node:fs/promises";
 import { basename, dirname } from "node:path";
 import type { CellOutput, StampedEvent } from "../runtime/events.js";
 import { keyText, type SessionKey } from "../runtime/session.js";
-import { cellsOfFile, diffCells, parseNotebook } from "./notebook-diff.js";
+import { canonicalOutput, cellsOfFile, diffCells, parseNotebook } from "./notebook-diff.js";
 import { type ModelCell, NotebookModel } from "./notebook-model.js";
 import { joinSource, type SessionRef, type ViewCell, type ViewMessage, type ViewOutput } from "./protocol.js";
 import type { ActionRequest, ActionResult, WireCall, WireRun, WireSession } from "./wire.js";
@@ -289,13 +289,17 @@ export class NotebookFeed {
     if (f.timer) return;
     f.timer = setTimeout(() => {
       f.timer = undefined;
-      f.reading = this.read(f).finally(() => {
-        f.reading = undefined;
-        if (f.again) {
-          f.again = false;
-          this.schedule(f, 0);
-        }
-      });
+      f.reading = this.read(f)
+        .catch(() => {
+          // what could not be read or diffed stays as shown; the next change reads again
+        })
+        .finally(() => {
+          f.reading = undefined;
+          if (f.again) {
+            f.again = false;
+            this.schedule(f, 0);
+          }
+        });
     }, ms);
   }
 
@@ -360,23 +364,28 @@ export class NotebookFeed {
       if (s.hostId !== hostId || !s.stale || s.asking) continue;
       s.asking = true;
       const started = s.started;
-      this.options.act(hostId, { action: "export", key: s.key }).then(
-        (r) => {
-          s.asking = false;
-          if (this.sessions.get(s.path) !== s) return;
-          // A cell started meanwhile: the export may not hold it; the next quiet moment asks again.
-          if (s.started !== started) return this.sync(hostId);
-          // A host that cannot export (an older nbagent): the cells grow from the events only.
-          s.stale = false;
-          if (r?.kind !== "exported") return;
-          const read = cellsOfFile(r.notebook);
-          if ("error" in read) return;
-          for (const m of diffCells(s.path, s.model.cells, read.cells)) this.send(s, m);
-        },
-        () => {
-          s.asking = false;
-        },
-      );
+      this.options
+        .act(hostId, { action: "export", key: s.key })
+        .then(
+          (r) => {
+            s.asking = false;
+            if (this.sessions.get(s.path) !== s) return;
+            // A cell started meanwhile: the export may not hold it; the next quiet moment asks again.
+            if (s.started !== started) return this.sync(hostId);
+            // A host that cannot export (an older nbagent): the cells grow from the events only.
+            s.stale = false;
+            if (r?.kind !== "exported") return;
+            const read = cellsOfFile(r.notebook);
+            if ("error" in read) return;
+            for (const m of diffCells(s.path, s.model.cells, read.cells)) this.send(s, m);
+          },
+          () => {
+            s.asking = false;
+          },
+        )
+        .catch(() => {
+          // an export that could not be taken in: the cells stay as the events made them
+        });
     }
   }
 
@@ -447,27 +456,28 @@ export class NotebookFeed {
         this.send(t, { kind: "outputs-cleared", path, id, ...(o.wait ? { wait: true } : {}) });
         if (!o.wait) this.forgetDisplays(t, id);
         return;
-      case "error":
-        this.send(t, {
-          kind: "output-appended",
-          path,
-          id,
-          output: { output_type: "error", ename: o.ename, evalue: o.evalue, traceback: o.traceback },
-        });
+      case "error": {
+        // An event from an older host has only the text: the output is made from what there is.
+        const output = canonicalOutput({ output_type: "error", ...o, traceback: o.traceback ?? [o.text] });
+        if (output) this.send(t, { kind: "output-appended", path, id, output });
         return;
+      }
       case "display": {
-        const output = o.output as ViewOutput;
+        const output =
+          canonicalOutput(o.output) ??
+          ({
+            output_type: "display_data",
+            data: { "text/plain": String(o.text ?? "") },
+            metadata: {},
+          } as const);
+        if (output.output_type !== "display_data" && output.output_type !== "execute_result") return;
         if (o.update) {
           for (const at of o.displayId ? (t.displays.get(o.displayId) ?? []) : []) {
             const cell = t.model.cells[t.model.indexOf(at.cellId)];
             const was = cell?.outputs[at.index];
             if (!was || was.output_type === "stream" || was.output_type === "error") continue;
             // The update keeps the output's type (an execute_result stays one, with its count).
-            const replaced = {
-              ...was,
-              data: output.output_type !== "stream" && output.output_type !== "error" ? output.data : {},
-              metadata: (output as { metadata?: Record<string, unknown> }).metadata ?? {},
-            } as ViewOutput;
+            const replaced: ViewOutput = { ...was, data: output.data, metadata: output.metadata ?? {} };
             this.send(t, { kind: "output-replaced", path, id: at.cellId, index: at.index, output: replaced });
           }
           return;
