@@ -120,7 +120,9 @@ test("a stream that grows past its bound keeps its latest part and says how many
   for (let i = 0; i < 120; i++) emit(out(1, { kind: "stream", name: "stdout", text: line.repeat(100) }));
   const [snap] = f.notebooks();
   assert.ok(snap.kind === "notebook");
-  const text = String((snap.cells[0].outputs?.[0] as { text: string }).text);
+  const first = (snap.cells[0].outputs ?? [])[0];
+  assert.ok(first?.output_type === "stream");
+  const text = String(first.text);
   assert.ok(text.length <= 1024 * 1024 + 200, `${text.length}`);
   const m =
     /^\[… (\d+) earlier lines not shown here: the notebook file or the call's result has them …\]\n/.exec(
