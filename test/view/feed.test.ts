@@ -156,7 +156,20 @@ test("a notebook run: the cell marked running, its lines arriving before it ends
     seen.findIndex((m) => JSON.stringify(m).includes("second line")) < seen.indexOf(idle),
     "the second line arrived before the cell ended",
   );
-  // The run's save brings nothing new: the live outputs are the file's (no redraw).
+  // The run's save brings nothing new: the live outputs are the file's, not drawn again. (A later
+  // change of the file is read after the save's read: once it is here, the save's read is done.)
+  const afterIdle = messages.length;
+  await call("notebook", {
+    action: "insert",
+    notebook_path: "run.ipynb",
+    cell_index: 1,
+    content: "done = True",
+  });
+  await waitNb(path, (m) => m.kind === "cell-inserted", afterIdle);
+  assert.deepEqual(
+    about(path, afterIdle).map((m) => m.kind),
+    ["cell-inserted"],
+  );
   const snap = hub.state().notebooks.find((n) => n.path === path);
   assert.ok(snap?.kind === "notebook");
   assert.deepEqual(snap.cells[0].outputs, [
