@@ -53,6 +53,7 @@ export const TIERS = {
     "test/view/bus.test.ts",
     "test/view/diff.test.ts",
     "test/view/feed-events.test.ts",
+    "test/view/tool-events.test.ts",
     "test/tools/failure-text.test.ts",
     "test/tools/schema.test.ts",
     "test/tools/traceback-text.test.ts",
