@@ -135,7 +135,7 @@ export class NotebookFeed {
         return;
       case "notebook-saved": {
         const f = this.file(hostId, e.path);
-        const running = new Set([...host.cellRuns.values()].map((r) => r.notebook === f && r.cellId));
+        const running = this.runningIn(f);
         for (const id of e.cellIds) if (!running.has(id)) f.live.delete(id);
         this.schedule(f);
         return;
@@ -322,10 +322,23 @@ export class NotebookFeed {
     }
     f.problem = undefined;
     if (!f.shown) {
-      this.show(f, parsed.cells, parsed.language);
+      // Cells that run now started before the page had the file: they start with no outputs (as
+      // their run's own do), marked running, and their outputs come from the events from now on.
+      const running = this.runningIn(f);
+      const cells = parsed.cells.map((c) => (running.has(c.id) ? { ...c, outputs: [] } : c));
+      this.show(f, cells, parsed.language);
+      for (const id of running) this.send(f, { kind: "cell-running", path: f.path, id, state: "running" });
       return;
     }
     for (const m of diffCells(f.path, f.model.cells, parsed.cells, f.live)) this.send(f, m);
+  }
+
+  /** The ids of the notebook's cells that run now (any host). */
+  private runningIn(t: Tracked): Set<string> {
+    const ids = new Set<string>();
+    for (const h of this.hosts.values())
+      for (const r of h.cellRuns.values()) if (r.notebook === t) ids.add(r.cellId);
+    return ids;
   }
 
   // ── python sessions ────────────────────────────────────────────────────────────────────────────

@@ -5,6 +5,9 @@
  * text without the whole output) still show, as text.
  */
 import assert from "node:assert/strict";
+import { mkdtemp, realpath, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { test } from "node:test";
 import type { CellOutput, RuntimeEvent, StampedEvent } from "../../src/runtime/events.js";
 import { NotebookFeed } from "../../src/view/notebook-feed.js";
@@ -132,4 +135,55 @@ test("a stream that grows past its bound keeps its latest part and says how many
   // Every line is either counted or still there.
   assert.equal(Number(m[1]) + text.slice(m[0].length).split("\n").length - 1, 12_000);
   assert.ok(told.some((x) => x.kind === "output-replaced"));
+});
+
+test("a cell that started before the file's first read is shown running with no outputs, not with the old ones", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "nbagent-feed-"));
+  const file = join(await realpath(dir), "nb.ipynb");
+  const cell = { id: "c1", cell_type: "code", source: "work()", metadata: {}, execution_count: 3 };
+  const nb = {
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: {},
+    cells: [{ ...cell, outputs: [{ output_type: "stream", name: "stdout", text: "old\n" }] }],
+  };
+  await writeFile(file, JSON.stringify(nb));
+  const told: ViewMessage[] = [];
+  let shown: (() => void) | undefined;
+  const f = new NotebookFeed({
+    tell: (m) => {
+      told.push(m);
+      if (m.kind === "notebook") shown?.();
+    },
+    act: async () => undefined,
+  });
+  try {
+    f.hostSnapshot("h1", [], [], []);
+    const nbKey = { kind: "notebook" as const, path: file };
+    // All of this comes before the read the first event starts has finished.
+    f.event("h1", {
+      type: "cell-started",
+      cellRun: 1,
+      key: nbKey,
+      code: "work()",
+      cellId: "c1",
+      seq: 1,
+      at: 0,
+    });
+    await new Promise<void>((resolve) => {
+      shown = resolve;
+    });
+    assert.deepEqual(told, [
+      {
+        kind: "notebook",
+        path: file,
+        cells: [{ id: "c1", cell_type: "code", source: "work()", outputs: [], execution_count: 3 }],
+        language: "python",
+        title: "nb.ipynb",
+      },
+      { kind: "cell-running", path: file, id: "c1", state: "running" },
+    ]);
+  } finally {
+    f.close();
+  }
 });
