@@ -95,7 +95,10 @@ export class NotebookFeed {
       .map((t) => this.snapshot(t));
   }
 
-  /** A host's snapshot: its sessions, calls and runs as they are (`again`: events were dropped). */
+  /**
+   * A host's snapshot: its sessions, calls and runs as they are. A second one for the same host
+   * means events were dropped for the hub (it fell behind).
+   */
   hostSnapshot(hostId: string, sessions: WireSession[], calls: WireCall[], runs: WireRun[]): void {
     const known = this.hosts.get(hostId);
     const host: HostState = {
