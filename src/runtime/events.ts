@@ -10,6 +10,7 @@
  * oldest event goes and the subscriber is told how many went (`take().dropped`), so it can ask for
  * a fresh snapshot. A slow subscriber costs at most its queue, whatever the kernels print.
  */
+import { mimeValueSize, type OmittedMime } from "./event-output.js";
 import type { SessionKey } from "./session.js";
 
 /** How a kept session changed. */
@@ -29,14 +30,39 @@ export type SessionChange =
   /** Shut down for another reason (idle too long, the host ending). */
   | "closed";
 
-/** One output of a running cell, as the viewer needs it (not the saved nbformat shape). */
+/** One output of a running cell, as the viewer needs it (runtime/event-output.ts bounds it). */
 export type CellOutput =
   /** Stream text; `skippedLines` lines before it were left out for a subscriber that fell behind. */
   | { kind: "stream"; name: "stdout" | "stderr"; text: string; skippedLines: number }
-  /** A rich output, summarised: its MIME types and its text form (markdown, plain, …). */
-  | { kind: "display"; mimeTypes: string[]; text: string }
-  /** The error the cell raised (name and value; the traceback is in the call's result). */
-  | { kind: "error"; text: string };
+  /**
+   * A rich output: its MIME types and text form (markdown, plain, …), and the nbformat output itself
+   * (`data` without the values named in `omitted`, which were over the bound). `displayId` is the
+   * transient display id; `update` marks an update_display_data (it replaces the outputs that
+   * carry the same display id, wherever they are).
+   */
+  | {
+      kind: "display";
+      mimeTypes: string[];
+      text: string;
+      output: DisplayNbOutput;
+      displayId?: string;
+      update?: boolean;
+      omitted?: OmittedMime[];
+    }
+  /** The error the cell raised: `text` its one-line form; ename, evalue and the traceback as nbformat has them. */
+  | { kind: "error"; text: string; ename: string; evalue: string; traceback: string[] }
+  /** clear_output: now, or (`wait`) when the next output comes. */
+  | { kind: "clear"; wait: boolean };
+
+/** A display_data or execute_result as nbformat saves it. */
+export type DisplayNbOutput =
+  | { output_type: "display_data"; data: Record<string, unknown>; metadata: Record<string, unknown> }
+  | {
+      output_type: "execute_result";
+      data: Record<string, unknown>;
+      metadata: Record<string, unknown>;
+      execution_count: number | null;
+    };
 
 /** A tool call's result as the model got it: its texts in order, and how many images. */
 export interface CallResultSummary {
@@ -57,11 +83,19 @@ export type RuntimeEvent =
       cellRun: number;
       /** ok, error (the code raised), aborted (interrupted, timed out, cancelled, the kernel died). */
       status: "ok" | "error" | "aborted";
+      /** The kernel's execution count for it (null: it has none, e.g. it never started). */
+      executionCount?: number | null;
     }
   | { type: "run-backgrounded"; runId: string; what: string }
   | { type: "run-ended"; runId: string; what: string; isError: boolean }
-  /** A notebook file was written; `cellIds` the cells whose outputs or sources the write changed. */
-  | { type: "notebook-saved"; path: string; cellIds: string[] };
+  /**
+   * A notebook file was written (by a run, or by the notebook tool's insert, edit, move, delete, …);
+   * `path` its real path, `cellIds` the cells whose outputs or sources the write changed (a deleted
+   * cell's id too).
+   */
+  | { type: "notebook-saved"; path: string; cellIds: string[] }
+  /** The notebook tool read a notebook file (its real path): the agent looked at it. */
+  | { type: "notebook-opened"; path: string };
 
 /** An event as delivered: numbered in the host (gapless per bus) and timed (ms since the epoch). */
 export type StampedEvent = RuntimeEvent & { seq: number; at: number };
@@ -73,17 +107,26 @@ export interface SubscribeOptions {
   maxLines?: number;
   /** Most characters a merged stream output keeps (default 64 KiB; the latest are kept). */
   maxChars?: number;
+  /**
+   * Most bytes the queued events may weigh (default 8 MiB, estimated: the text and MIME values
+   * they carry): past it the oldest events go, as past maxQueued.
+   */
+  maxBytes?: number;
 }
 
 /** A subscriber's view of the bus: take what is queued, wait for more. */
 export class Subscription {
   private queue: StampedEvent[] = [];
+  /** What each queued event weighs (eventBytes), in queue order, and their sum. */
+  private weights: number[] = [];
+  private bytes = 0;
   private dropped = 0;
   private wake?: () => void;
   private closed = false;
   private readonly maxQueued: number;
   private readonly maxLines: number;
   private readonly maxChars: number;
+  private readonly maxBytes: number;
 
   constructor(
     options: SubscribeOptions,
@@ -92,6 +135,7 @@ export class Subscription {
     this.maxQueued = Math.max(1, options.maxQueued ?? 2000);
     this.maxLines = Math.max(1, options.maxLines ?? 200);
     this.maxChars = Math.max(1, options.maxChars ?? 64 * 1024);
+    this.maxBytes = Math.max(1, options.maxBytes ?? 8 * 2 ** 20);
   }
 
   /** Events queued now (how far behind the subscriber is). */
@@ -99,19 +143,33 @@ export class Subscription {
     return this.queue.length;
   }
 
+  /** What the queued events weigh now (see maxBytes). */
+  get queuedBytes(): number {
+    return this.bytes;
+  }
+
   /** @internal the bus hands an event over. */
   push(event: StampedEvent): void {
     if (this.closed) return;
     if (event.type === "cell-output" && event.output.kind === "stream" && this.merge(event)) return;
-    if (this.queue.length >= this.maxQueued) {
-      this.queue.shift();
-      this.dropped++;
-    }
     const e =
       event.type === "cell-output" && event.output.kind === "stream"
         ? { ...event, output: this.bounded(event.output) }
         : event;
+    const weight = eventBytes(e);
+    // The oldest go until this one fits both bounds (an event heavier than the byte bound alone
+    // still goes in: it is bounded where it is made, runtime/event-output.ts).
+    while (
+      this.queue.length > 0 &&
+      (this.queue.length >= this.maxQueued || this.bytes + weight > this.maxBytes)
+    ) {
+      this.queue.shift();
+      this.bytes -= this.weights.shift() ?? 0;
+      this.dropped++;
+    }
     this.queue.push(e);
+    this.weights.push(weight);
+    this.bytes += weight;
     const w = this.wake;
     this.wake = undefined;
     w?.();
@@ -135,7 +193,11 @@ export class Subscription {
       text: last.output.text + out.text,
       skippedLines: last.output.skippedLines + out.skippedLines,
     };
-    this.queue[this.queue.length - 1] = { ...event, output: this.bounded(merged) };
+    const e = { ...event, output: this.bounded(merged) };
+    const weight = eventBytes(e);
+    this.bytes += weight - (this.weights[this.weights.length - 1] ?? 0);
+    this.queue[this.queue.length - 1] = e;
+    this.weights[this.weights.length - 1] = weight;
     return true;
   }
 
@@ -172,6 +234,8 @@ export class Subscription {
     const events = this.queue;
     const dropped = this.dropped;
     this.queue = [];
+    this.weights = [];
+    this.bytes = 0;
     this.dropped = 0;
     return { events, dropped };
   }
@@ -192,10 +256,45 @@ export class Subscription {
     if (this.closed) return;
     this.closed = true;
     this.queue = [];
+    this.weights = [];
+    this.bytes = 0;
     this.onClose(this);
     const w = this.wake;
     this.wake = undefined;
     w?.();
+  }
+}
+
+/** What an event weighs in a queue: a small fixed part, and the text and MIME values it carries. */
+export function eventBytes(e: StampedEvent): number {
+  const base = 200;
+  switch (e.type) {
+    case "cell-output": {
+      const o = e.output;
+      if (o.kind === "stream") return base + o.text.length;
+      if (o.kind === "error") return base + o.text.length + o.traceback.reduce((n, t) => n + t.length, 0);
+      if (o.kind === "clear") return base;
+      let n = base + o.text.length;
+      for (const v of Object.values(o.output.data)) n += mimeValueSize(v);
+      return n;
+    }
+    case "cell-started":
+      return base + e.code.length;
+    case "call-started":
+      return base + paramsBytes(e.params);
+    case "call-ended":
+      return base + e.texts.reduce((n, t) => n + t.length, 0);
+    default:
+      return base;
+  }
+}
+
+/** A call's parameters as text (the toolbox already cut strings over 20,000 characters). */
+function paramsBytes(params: unknown): number {
+  try {
+    return JSON.stringify(params)?.length ?? 0;
+  } catch {
+    return 0;
   }
 }
 

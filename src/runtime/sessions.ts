@@ -20,6 +20,7 @@ import type { ExecuteOptions, Kernel } from "../kernel/types.js";
 import { CallTimeoutError, type Deadline, raceDeadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
 import { type SlotHolder, SlotWaitTimeoutError } from "./errors.js";
+import { displayEventOutput, iopubEventOutput } from "./event-output.js";
 import type { EventBus, SessionChange } from "./events.js";
 import type { QueueHolder } from "./queue.js";
 import {
@@ -328,31 +329,32 @@ export class KernelSessions {
       ...(cellId ? { cellId } : {}),
     });
     let status: "ok" | "error" | "aborted" = "aborted";
+    let executionCount: number | null | undefined;
     try {
       const result = await run({
         ...execOptions,
         onChunk: (text, kind) => {
-          bus.emit({
-            type: "cell-output",
-            cellRun,
-            output: kind === "error" ? { kind, text } : { kind: "stream", name: kind, text, skippedLines: 0 },
-          });
+          // Errors go as whole outputs from onIOPub below.
+          if (kind !== "error")
+            bus.emit({
+              type: "cell-output",
+              cellRun,
+              output: { kind: "stream", name: kind, text, skippedLines: 0 },
+            });
           execOptions.onChunk?.(text, kind);
         },
         onDisplay: (d) => {
-          bus.emit({
-            type: "cell-output",
-            cellRun,
-            output: {
-              kind: "display",
-              mimeTypes: Object.keys(d.data),
-              text: d.text.slice(0, MAX_EVENT_CODE),
-            },
-          });
+          bus.emit({ type: "cell-output", cellRun, output: displayEventOutput(d) });
           execOptions.onDisplay?.(d);
+        },
+        onIOPub: (msg) => {
+          const output = iopubEventOutput(msg);
+          if (output) bus.emit({ type: "cell-output", cellRun, output });
+          execOptions.onIOPub?.(msg);
         },
       });
       status = result.status;
+      executionCount = result.executionCount;
       for (const e of result.events) {
         if (e.kind === "died-during-code") {
           this.tell(session, "died");
@@ -361,7 +363,12 @@ export class KernelSessions {
       }
       return result;
     } finally {
-      bus.emit({ type: "cell-ended", cellRun, status });
+      bus.emit({
+        type: "cell-ended",
+        cellRun,
+        status,
+        ...(executionCount !== undefined ? { executionCount } : {}),
+      });
     }
   }
 

@@ -21,6 +21,7 @@ export const notebookDescriptor: ToolDescriptor<NotebookParams, NotebookDetails>
         (await runtime.kernelSpecInfo(name)) ??
         (name === undefined ? DEFAULT_KERNELSPEC : unknownKernel(name)),
       roots: sandboxRoots(runtime.kernels.sandbox !== undefined, cwd),
+      events: runtime.events,
     }),
 };
 

@@ -7,16 +7,19 @@
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import {
+  type Cell,
   cellsSharingId,
   changedOnDisk,
   fileTurnKey,
   inFileTurn,
   type LoadedNotebook,
   loadNotebook,
+  type Notebook,
   type NotebookCheck,
   NotebookFileError,
   type NotebookKernelSpec,
 } from "../notebook/index.js";
+import type { EventBus } from "../runtime/events.js";
 import type { ToolDescriptor, ToolFacts } from "./descriptor.js";
 import { createWithCell, HANDLERS, ToolError, withSaveNotes } from "./notebook-actions/index.js";
 import { notebookDescription } from "./notebook-description.js";
@@ -48,6 +51,11 @@ export interface NotebookToolOptions {
    * a path that leads out of them is refused. Undefined: links are followed anywhere.
    */
   roots?: readonly string[];
+  /**
+   * Where the tool tells what it read and wrote (docs/view.md, "Events"): `notebook-opened` for
+   * every file it loads, `notebook-saved` for every write of its own (a run's saves say so there).
+   */
+  events?: EventBus;
 }
 
 const NO_EXECUTOR =
@@ -75,7 +83,7 @@ export const notebookToolInfo = {
 } satisfies Omit<ToolDescriptor<NotebookParams, NotebookDetails>, "create">;
 
 export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookParams, NotebookDetails> {
-  const { cwd, executor, roots } = options;
+  const { cwd, executor, roots, events } = options;
   const readBudget = options.readBudget ?? 40_000;
   const withRun = Boolean(executor);
   // Per file (real path): the cells as this host's last call on it left them (notebook-seen.ts).
@@ -132,7 +140,14 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
               path,
               roots,
               newNotebookKernel: options.newNotebookKernel,
-              created: (made) => seen.set(made.path, seenCells(made.notebook)),
+              created: (made) => {
+                seen.set(made.path, seenCells(made.notebook));
+                events?.emit({
+                  type: "notebook-saved",
+                  path: made.path,
+                  cellIds: cellIdsOf(made.notebook.cells),
+                });
+              },
               where: pathWhere(shownPath, path, cwd),
             });
             return { done };
@@ -154,6 +169,7 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
             ),
           };
         }
+        events?.emit({ type: "notebook-opened", path: loaded.path });
         const check = await checkLoaded(loaded);
         if (params.cell_id !== undefined) {
           const shared = cellsSharingId(loaded.notebook, params.cell_id);
@@ -191,6 +207,13 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
           }
           throw e;
         }
+        // This call's own write (a run's saves are told by the run).
+        if (params.action !== "run" && loaded.fingerprint !== readFingerprint && events)
+          events.emit({
+            type: "notebook-saved",
+            path: loaded.path,
+            cellIds: changedCellIds(asLoaded, loaded.notebook, params.action, result.details?.cellId),
+          });
         // A run's saves go on after this point (in the background too): only outputs change.
         if (params.action !== "run")
           seen.set(loaded.path, result.isError ? asLoaded : seenCells(loaded.notebook));
@@ -218,6 +241,34 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
       return next && !done.isError ? next(done) : done;
     },
   };
+}
+
+/** The ids of cells that have one. */
+function cellIdsOf(cells: readonly Cell[]): string[] {
+  return cells.flatMap((c) => (typeof c.id === "string" && c.id ? [c.id] : []));
+}
+
+/**
+ * The cells a write changed, for its notebook-saved event: those inserted, deleted, edited or moved
+ * (by their ids), and the cell the call named (tags and outputs are not in `before`); every cell for
+ * a clear_outputs of the whole notebook.
+ */
+function changedCellIds(before: SeenCells, nb: Notebook, action: string, named?: string): string[] {
+  if (action === "clear_outputs" && named === undefined) return cellIdsOf(nb.cells);
+  const after = seenCells(nb);
+  const was = new Map(before.flatMap((c) => (c.id ? [[c.id, c.digest] as const] : [])));
+  const now = new Set(after.flatMap((c) => (c.id ? [c.id] : [])));
+  const ids = new Set<string>();
+  for (const c of after) if (c.id && was.get(c.id) !== c.digest) ids.add(c.id);
+  for (const id of was.keys()) if (!now.has(id)) ids.add(id);
+  // Moved: where the kept cells' order differs.
+  const keptBefore = before.filter((c) => c.id && now.has(c.id));
+  const keptAfter = after.filter((c) => c.id && was.has(c.id));
+  keptAfter.forEach((c, k) => {
+    if (keptBefore[k]?.id !== c.id) ids.add(c.id!);
+  });
+  if (named) ids.add(named);
+  return [...ids];
 }
 
 /** The result with a paragraph added to its first (or last) text. */

@@ -12,10 +12,12 @@ import { createServer, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { socketRoot } from "../kernel/local/connection-file.js";
+import { boundBundle } from "../runtime/event-output.js";
 import type { StampedEvent } from "../runtime/events.js";
 import { keyText, type SessionKey } from "../runtime/session.js";
 import type { Toolbox } from "../tools/index.js";
 import { CellCallTag } from "../tools/queue-holder.js";
+import { sessionNotebook } from "../tools/session-notebook.js";
 import {
   type ActionRequest,
   type ActionResult,
@@ -266,6 +268,7 @@ async function act(toolbox: Toolbox, request: ActionRequest): Promise<ActionResu
   const key = request.key as SessionKey | undefined;
   if (!key || typeof key !== "object")
     return { kind: "failed", message: "the action names no session (key) or run (runId)" };
+  if (request.action === "export") return exportSession(toolbox, key);
   const state = runtime.listKernels().sessions.find((s) => keyText(s.key) === keyText(key));
   if (!state) return { kind: "unknown" };
   if (request.action === "restart") {
@@ -282,6 +285,30 @@ async function act(toolbox: Toolbox, request: ActionRequest): Promise<ActionResu
   }
   const done = await runtime.interruptKernel(state.key);
   return done.kind === "interrupted" ? { kind: "interrupted" } : { kind: done.kind };
+}
+
+/**
+ * A python session's record as the notebook export_notebook writes (tools/session-notebook.ts), as
+ * JSON rather than a file. A session that has run nothing yet exports an empty notebook.
+ */
+async function exportSession(toolbox: Toolbox, key: SessionKey): Promise<ActionResult> {
+  const records = toolbox.runtime.records;
+  const record =
+    key.kind === "python" && typeof key.sessionId === "string" && typeof key.cwd === "string"
+      ? records.python(key.sessionId, key.cwd)
+      : key.kind === "named" && typeof key.name === "string"
+        ? records.named(key.name)
+        : undefined;
+  if (!record)
+    return { kind: "failed", message: "only a python session (or a named one) has a notebook to export" };
+  const notebook = sessionNotebook(await record.read()).notebook;
+  // What crosses the socket is bounded as the events are: a huge MIME value is named, not sent.
+  for (const cell of notebook.cells)
+    if (Array.isArray(cell.outputs))
+      for (const o of cell.outputs as Record<string, unknown>[])
+        if (o && typeof o.data === "object" && o.data !== null)
+          o.data = boundBundle(o.data as Record<string, unknown>).data as never;
+  return { kind: "exported", notebook };
 }
 
 /**

@@ -9,6 +9,7 @@ import { existsSync, type FSWatcher, readdirSync, unlinkSync, watch } from "node
 import { connect, type Socket } from "node:net";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { NotebookFeed } from "./notebook-feed.js";
 import type { ViewMessage } from "./protocol.js";
 import {
   type ActionRequest,
@@ -54,8 +55,19 @@ export class ViewHub {
   private readonly listeners = new Set<(m: HubMessage) => void>();
   private watcher?: FSWatcher;
   private closed = false;
+  /** The notebooks the hosts touched and their python sessions' notebooks (notebook-feed.ts). */
+  private readonly feed: NotebookFeed;
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    options: { settleMs?: number } = {},
+  ) {
+    this.feed = new NotebookFeed({
+      tell: (message) => this.tell({ type: "notebook", message }),
+      act: (hostId, action) => this.act(hostId, action),
+      ...options,
+    });
+  }
 
   start(): void {
     try {
@@ -100,7 +112,11 @@ export class ViewHub {
     socket.on("close", () => {
       if (this.connections.get(file) === conn) this.connections.delete(file);
       for (const resolve of conn.pending.values()) resolve({ kind: "failed", message: "the host ended" });
-      if (conn.view) this.tell({ type: "host-removed", hostId: conn.view.host.id });
+      if (conn.view) {
+        this.tell({ type: "host-removed", hostId: conn.view.host.id });
+        const id = conn.view.host.id;
+        this.fed(() => this.feed.hostRemoved(id));
+      }
       // A killed host leaves its socket: a new look finds it refused and removes it. Until the
       // host's last process is gone (its kernels end a moment later) the look may still connect
       // and get nothing: look again a few times.
@@ -135,6 +151,9 @@ export class ViewHub {
       conn.view = { host: msg.host, sessions: msg.sessions, runs: msg.runs, calls: msg.calls };
       if (added) this.tell({ type: "host-added", host: msg.host });
       this.tell({ hostId: msg.host.id, ...msg });
+      this.fed(() =>
+        this.feed.hostSnapshot(msg.host.id, msg.sessions ?? [], msg.calls ?? [], msg.runs ?? []),
+      );
       return;
     }
     const view = conn.view;
@@ -143,16 +162,33 @@ export class ViewHub {
     else if (msg.type === "runs") view.runs = msg.runs;
     else if (msg.type === "event") noteCall(view.calls, msg.event, RECENT_CALLS);
     this.tell({ hostId: view.host.id, ...msg });
+    if (msg.type === "event") this.fed(() => this.feed.event(view.host.id, msg.event));
+    else if (msg.type === "sessions") this.fed(() => this.feed.sessionList(view.host.id, msg.sessions ?? []));
+  }
+
+  /**
+   * Passes a host's message to the notebook feed. A host of another nbagent version may send what
+   * the feed does not expect: that costs its notebooks an update, never the view.
+   */
+  private fed(fn: () => void): void {
+    try {
+      fn();
+    } catch {
+      // the notebook stays as it was; the next file read or export brings it up to date
+    }
   }
 
   private tell(m: HubMessage): void {
     for (const l of this.listeners) l(m);
   }
 
-  /** Every connected host, oldest first. */
-  state(): { hosts: HostView[] } {
+  /** Every connected host, oldest first, and every notebook shown (a `notebook` snapshot each). */
+  state(): { hosts: HostView[]; notebooks: ViewMessage[] } {
     const hosts = [...this.connections.values()].flatMap((c) => (c.view ? [c.view] : []));
-    return { hosts: hosts.sort((a, b) => a.host.startedAt - b.host.startedAt) };
+    return {
+      hosts: hosts.sort((a, b) => a.host.startedAt - b.host.startedAt),
+      notebooks: this.feed.notebooks(),
+    };
   }
 
   listen(fn: (m: HubMessage) => void): () => void {
@@ -174,6 +210,7 @@ export class ViewHub {
   close(): void {
     this.closed = true;
     this.watcher?.close();
+    this.feed.close();
     for (const c of this.connections.values()) c.socket.destroy();
     this.connections.clear();
     this.listeners.clear();

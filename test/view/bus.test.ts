@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { boundBundle } from "../../src/runtime/event-output.js";
 import { EventBus, type StampedEvent } from "../../src/runtime/events.js";
 
 const key = { kind: "python" as const, sessionId: "default", cwd: "/w" };
@@ -95,4 +96,47 @@ test("a closed subscription gets nothing more and its waiter is released", async
   bus.emit({ type: "session", change: "idle", key });
   assert.equal(s.take().events.length, 0);
   assert.equal(bus.active, false);
+});
+
+test("a subscriber's queue is bounded in bytes too: large outputs push the oldest out, counted", () => {
+  const bus = new EventBus();
+  const s = bus.subscribe({ maxBytes: 1_000_000 });
+  const png = "A".repeat(300_000);
+  for (let i = 0; i < 50; i++) {
+    bus.emit({
+      type: "cell-output",
+      cellRun: i,
+      output: {
+        kind: "display",
+        mimeTypes: ["image/png", "text/plain"],
+        text: "<Figure>",
+        output: {
+          output_type: "display_data",
+          data: { "image/png": png, "text/plain": "<Figure>" },
+          metadata: {},
+        },
+      },
+    });
+    assert.ok(s.queuedBytes <= 1_000_000, `${s.queuedBytes} bytes queued`);
+  }
+  const { events, dropped } = s.take();
+  assert.equal(events.length, 3);
+  assert.equal(dropped, 47);
+  assert.deepEqual(
+    events.map((e) => e.type === "cell-output" && e.cellRun),
+    [47, 48, 49],
+  );
+  assert.equal(s.queuedBytes, 0);
+});
+
+test("a MIME bundle over the bound keeps its text/plain and names what was left out", () => {
+  const small = { "text/plain": "<Figure>", "image/png": "iVBOR" };
+  assert.deepEqual(boundBundle(small, 100), { data: small });
+  const big = { "text/plain": ["<Figure size ", "640x480>"], "image/png": "A".repeat(3 * 2 ** 20) };
+  const bounded = boundBundle(big);
+  assert.deepEqual(bounded.omitted, [{ mime: "image/png", bytes: 3 * 2 ** 20 }]);
+  assert.deepEqual(bounded.data, {
+    "text/plain":
+      "<Figure size 640x480>\n[left out of the view: image/png (3.0 MiB); the notebook file or the call's result has it]",
+  });
 });
