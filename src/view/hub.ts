@@ -54,10 +54,14 @@ export class ViewHub {
   private readonly listeners = new Set<(m: HubMessage) => void>();
   private watcher?: FSWatcher;
   private closed = false;
+  private started = false;
 
   constructor(private readonly dir: string) {}
 
+  /** Watches the folder and connects to its hosts; again: nothing (a mounted view calls it per request). */
   start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
     try {
       this.watcher = watch(this.dir, () => this.scan());
       this.watcher.on("error", () => {});
