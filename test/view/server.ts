@@ -1,8 +1,9 @@
 /**
  * A tiny stand-in for the `nbagent view` server, for the page's browser tests: it serves the built
  * page (dist/view/page) with the Content-Security-Policies the real server will send
- * (src/view/csp.ts), sets a page cookie, streams ViewMessages as server-sent events at /events,
- * and counts every request to /api/ with the cookie it carried.
+ * (src/view/csp.ts), sets a page cookie, streams ViewMessages as the real server does at
+ * /api/events (an empty `state` event first, then each as a hub message `{type:"notebook", message}`),
+ * and counts every other request to /api/ with the cookie it carried.
  */
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -50,7 +51,7 @@ export class ViewTestServer {
   /** Sends a message to every open page (and to pages that connect later, in order). */
   send(message: ViewMessage): void {
     this.sent.push(message);
-    for (const res of this.streams) res.write(`data: ${JSON.stringify(message)}\n\n`);
+    for (const res of this.streams) res.write(`data: ${JSON.stringify({ type: "notebook", message })}\n\n`);
   }
 
   get messageCount(): number {
@@ -65,6 +66,18 @@ export class ViewTestServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (path === "/api/events") {
+      res.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-store",
+        ...this.policy(PAGE_CSP),
+      });
+      res.write(`event: state\ndata: ${JSON.stringify({ hosts: [] })}\n\n`);
+      for (const m of this.sent) res.write(`data: ${JSON.stringify({ type: "notebook", message: m })}\n\n`);
+      this.streams.add(res);
+      req.on("close", () => this.streams.delete(res));
+      return;
+    }
     if (path.startsWith("/api/")) {
       this.api.push({ path, cookie: req.headers.cookie, origin: req.headers.origin });
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
@@ -78,17 +91,6 @@ export class ViewTestServer {
           .writeHead(200, { "content-type": "text/javascript" })
           .end("window.PlotLike = { name: 'plotlike' };");
       }, 200);
-      return;
-    }
-    if (path === "/events") {
-      res.writeHead(200, {
-        "content-type": "text/event-stream",
-        "cache-control": "no-store",
-        ...this.policy(PAGE_CSP),
-      });
-      for (const m of this.sent) res.write(`data: ${JSON.stringify(m)}\n\n`);
-      this.streams.add(res);
-      req.on("close", () => this.streams.delete(res));
       return;
     }
     const file = path === "/" ? "index.html" : normalize(path.slice(1));
