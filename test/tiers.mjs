@@ -90,6 +90,7 @@ export const TIERS = {
     "test/view/view.test.ts",
     "test/runtime/sessions.test.ts",
     "test/view/page.test.ts",
+    "test/view/live-page.test.ts",
   ],
   stress: [
     "test/security/",
