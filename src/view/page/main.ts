@@ -11,7 +11,7 @@
 import { checkViewMessage, type ViewMessage } from "../protocol.js";
 import { act, download } from "./actions.js";
 import type { Action, HubMessage, Key, State } from "./api.js";
-import { button } from "./dom.js";
+import { button, el } from "./dom.js";
 import { HostsModel, keyId } from "./hosts-model.js";
 import { NotebookView } from "./notebook-view.js";
 import { drawHosts, tick } from "./sidebar.js";
@@ -72,12 +72,24 @@ function listNotebooks(): void {
   );
 }
 
+/** What the middle says while it has no notebook to show. */
+function noNotebook(): void {
+  main.replaceChildren(
+    el(
+      doc,
+      "p",
+      "nb-empty nb-main-empty",
+      "No notebook yet: the notebooks the agents edit and run, and their python sessions' cells, show here.",
+    ),
+  );
+}
+
 function forget(path: string): void {
   views.delete(path);
   about.delete(path);
   if (current === path) {
     current = undefined;
-    main.replaceChildren();
+    noNotebook();
     const next = views.keys().next();
     if (!next.done) show(next.value);
   }
@@ -237,6 +249,7 @@ function connect(): void {
   });
 }
 
+noNotebook();
 // Elapsed times ("running for 12 s") move on by themselves.
 setInterval(() => tick(doc), 1000);
 doc.title = "nbagent view";

@@ -47,6 +47,8 @@ export class Timeline {
     this.list.replaceChildren();
     if (h.calls.length === 0) this.list.append(el(this.doc, "li", "nb-empty", "No tool call yet."));
     for (const c of h.calls) this.update(h, c.callId);
+    // The latest call is what a person came for.
+    this.root.scrollTop = this.root.scrollHeight;
   }
 
   /** Redraws the calls a change named (a new one is added at the end; one the host forgot goes). */
@@ -87,7 +89,8 @@ export class Timeline {
       this.list.append(fresh);
     }
     this.items.set(callId, fresh);
-    if (atEnd && !old) scroller.scrollTop = scroller.scrollHeight;
+    // Scrolled to the end, the timeline stays there as calls start and end (a person follows the agent).
+    if (atEnd) scroller.scrollTop = scroller.scrollHeight;
   }
 
   private drawCall(call: Call, cells: CellRun[], opened: Set<number>): HTMLElement {
