@@ -21,6 +21,7 @@ import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { FRAME_CSP, PAGE_CSP } from "../../src/view/csp.js";
 import type { HubMessage as ServerHubMessage } from "../../src/view/hub.js";
 import type { HubMessage as PageHubMessage } from "../../src/view/page/api.js";
 import { FROM_SOURCE, ownedStdioServer, tempDir, textOf } from "../mcp/helpers.js";
@@ -278,6 +279,12 @@ describe("the view page on nbagent view", { skip: SKIP }, () => {
     );
     assert.equal(refused.status, 401);
     assert.match(refused.text, /^Unauthorized: an action needs the token in a header/);
+    // The page's output frames load frame.html, served with the frame's own policy (sandboxed).
+    const frame = await fetch(`${base}/frame.html`, { headers: { Authorization: `Bearer ${token}` } });
+    assert.equal(frame.status, 200);
+    assert.equal(frame.headers.get("content-security-policy"), FRAME_CSP);
+    const index = await fetch(`${base}/`, { headers: { Authorization: `Bearer ${token}` } });
+    assert.equal(index.headers.get("content-security-policy"), PAGE_CSP);
   });
 
   test("Restart asks first; confirmed, the kernel restarts and the agent's next result says a person did it", async () => {

@@ -2,7 +2,8 @@
  * The sidebar (docs/view.md "The page"): every host — its kind, pid, folder, since when — with its
  * sessions (idle or busy, the cell running now and for how long, memory, calls waiting, the run
  * holding it) and their buttons (interrupt, restart, export as notebook), and its background runs.
- * Redrawn whole from the model on each change (a few dozen elements).
+ * Drawn whole from the model (a few dozen elements), and only when what it shows changed: a button
+ * is not replaced under a person's pointer while a cell prints.
  */
 import type { Action, Key, Session } from "./api.js";
 import { button, el } from "./dom.js";
@@ -17,6 +18,9 @@ export interface SidebarHandlers {
   showNotebook(path: string): void;
 }
 
+/** What the sidebar last drew, per container. */
+const drawn = new WeakMap<HTMLElement, string>();
+
 export function drawHosts(
   doc: Document,
   into: HTMLElement,
@@ -25,6 +29,16 @@ export function drawHosts(
   on: SidebarHandlers,
 ): void {
   const hosts = model.list();
+  const shows = JSON.stringify([
+    selected,
+    hosts.map((h) => [
+      h.info,
+      h.runs,
+      h.sessions.map((s) => [s, model.running(h, s.key)?.cellRun, on.notebookOf(h.info.id, s.key)]),
+    ]),
+  ]);
+  if (drawn.get(into) === shows) return;
+  drawn.set(into, shows);
   if (hosts.length === 0) {
     into.replaceChildren(el(doc, "p", "nb-empty", "No nbagent process of yours is running on this machine."));
     return;
