@@ -220,6 +220,8 @@ describe("the view page on nbagent view", { skip: SKIP }, () => {
     });
     await item.locator(".nb-cell-tail", { hasText: "waiting for a person" }).waitFor();
     assert.match((await item.locator(".nb-call-state").textContent()) ?? "", /^running · \d+\.\d s$/);
+    // Export waits for the cell to end.
+    assert.equal(await pythonSession().locator(".nb-act-export").isDisabled(), true);
     if (SHOTS) {
       // (the test's own clicks above scrolled the timeline away from its end)
       await item.scrollIntoViewIfNeeded();

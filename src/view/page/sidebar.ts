@@ -143,7 +143,10 @@ function drawSession(
     const exp = button(doc, "nb-act nb-act-export", "Export as notebook", () =>
       on.act({ host, action: "export", key: s.key }),
     );
-    exp.title = "download this session's cells as a .ipynb";
+    // Not while a cell runs: its cell is not in the notebook yet (and a host without the export
+    // action takes any action on a session other than restart as an interrupt).
+    exp.disabled = s.busy || !s.alive;
+    exp.title = s.busy ? "wait for the running cell to end" : "download this session's cells as a .ipynb";
     actions.append(exp);
   }
   const nb = on.notebookOf(host, s.key);
