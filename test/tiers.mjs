@@ -55,6 +55,7 @@ export const TIERS = {
     "test/tools/schema.test.ts",
     "test/tools/traceback-text.test.ts",
     "test/view/model.test.ts",
+    "test/view/hosts-model.test.ts",
   ],
   kernel: [
     "test/gateway/",
