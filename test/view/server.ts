@@ -30,6 +30,8 @@ export interface ApiRequest {
 
 export class ViewTestServer {
   readonly api: ApiRequest[] = [];
+  /** What the stream's `state` event says (every new connection gets it). */
+  state: unknown = { hosts: [] };
   private readonly streams = new Set<ServerResponse>();
   private readonly sent: ViewMessage[] = [];
   private readonly server = createServer((req, res) => void this.handle(req, res));
@@ -58,6 +60,12 @@ export class ViewTestServer {
     return this.sent.length;
   }
 
+  /** Ends every open stream: the pages reconnect, and start again from the state. */
+  dropStreams(): void {
+    for (const res of this.streams) res.end();
+    this.streams.clear();
+  }
+
   async close(): Promise<void> {
     for (const res of this.streams) res.end();
     this.server.closeAllConnections();
@@ -72,7 +80,8 @@ export class ViewTestServer {
         "cache-control": "no-store",
         ...this.policy(PAGE_CSP),
       });
-      res.write(`event: state\ndata: ${JSON.stringify({ hosts: [] })}\n\n`);
+      // retry: the page's EventSource reconnects soon after dropStreams()
+      res.write(`retry: 50\nevent: state\ndata: ${JSON.stringify(this.state)}\n\n`);
       for (const m of this.sent) res.write(`data: ${JSON.stringify({ type: "notebook", message: m })}\n\n`);
       this.streams.add(res);
       req.on("close", () => this.streams.delete(res));
