@@ -163,7 +163,7 @@ describe("the view page on nbagent view", { skip: SKIP }, () => {
       .map((c) => c.text ?? "");
     assert.match(texts[0], /\*not emphasis\*/);
     const item = page.locator(".nb-call", {
-      has: page.locator(".nb-cell-code", { hasText: "not emphasis" }),
+      has: page.locator(".nb-tl-code", { hasText: "not emphasis" }),
     });
     await item.locator(".nb-result-text").first().waitFor();
     const shown = await item.locator(".nb-result-text").evaluateAll((els) => els.map((e) => e.textContent));
@@ -174,15 +174,15 @@ describe("the view page on nbagent view", { skip: SKIP }, () => {
       await item.locator(".nb-call-params pre").textContent(),
       JSON.stringify({ cells: [{ code }] }, null, 2),
     );
-    assert.equal(await item.locator(".nb-cell-code").textContent(), code);
-    assert.match((await item.locator(".nb-cell-state").textContent()) ?? "", /^ok · \d/);
+    assert.equal(await item.locator(".nb-tl-code").textContent(), code);
+    assert.match((await item.locator(".nb-tl-state").textContent()) ?? "", /^ok · \d/);
     assert.match((await item.locator(".nb-call-state").textContent()) ?? "", /^\d+(\.\d)? s$/);
   });
 
   test("a long result is folded but whole, and opens on demand", async () => {
     const r = await call('for i in range(300):\n    print(f"line {i}")');
     const text = textOf(r);
-    const item = page.locator(".nb-call", { has: page.locator(".nb-cell-code", { hasText: "range(300)" }) });
+    const item = page.locator(".nb-call", { has: page.locator(".nb-tl-code", { hasText: "range(300)" }) });
     const pre = item.locator(".nb-result-text").first();
     await pre.waitFor();
     assert.equal(await pre.textContent(), text);
@@ -216,9 +216,9 @@ describe("the view page on nbagent view", { skip: SKIP }, () => {
     assert.match((await run.textContent()) ?? "", /^running import os, time for \d+\.\d s$/);
     assert.equal(await pythonSession().locator(".nb-badge").textContent(), "busy");
     const item = page.locator(".nb-call.nb-call-open", {
-      has: page.locator(".nb-cell-code", { hasText: "waiting for a person" }),
+      has: page.locator(".nb-tl-code", { hasText: "waiting for a person" }),
     });
-    await item.locator(".nb-cell-tail", { hasText: "waiting for a person" }).waitFor();
+    await item.locator(".nb-tl-tail", { hasText: "waiting for a person" }).waitFor();
     assert.match((await item.locator(".nb-call-state").textContent()) ?? "", /^running · \d+\.\d s$/);
     // Export waits for the cell to end.
     assert.equal(await pythonSession().locator(".nb-act-export").isDisabled(), true);
@@ -258,7 +258,7 @@ describe("the view page on nbagent view", { skip: SKIP }, () => {
         .filter((c) => c.type === "text")
         .map((c) => c.text),
     );
-    assert.match((await ended.locator(".nb-cell-state").textContent()) ?? "", /^(aborted|error) · /);
+    assert.match((await ended.locator(".nb-tl-state").textContent()) ?? "", /^(aborted|error) · /);
     await pythonSession().locator(".nb-running").waitFor({ state: "detached" });
   });
 

@@ -498,6 +498,13 @@ describe("the view page", { skip: SKIP }, () => {
     ]);
     // The first notebook is shown; the session's Show button shows its notebook again.
     assert.equal(await page.locator('#nb-main [data-id="s1"]').count(), 1);
+    // The timeline's styles leave the notebook's cells alone (a code cell is not clipped).
+    assert.deepEqual(
+      await page
+        .locator('#nb-main [data-id="s1"]')
+        .evaluate((e) => [e.className, getComputedStyle(e).maxHeight, getComputedStyle(e).overflow]),
+      ["nb-cell nb-cell-code", "none", "visible"],
+    );
     await page.locator("#nb-list button", { hasText: "other.ipynb" }).click();
     assert.equal(await page.locator('#nb-main [data-id="o1"]').count(), 1);
     const row = page.locator('.nb-host[data-host-id="4242-ab"] .nb-session', {

@@ -123,7 +123,7 @@ export class Timeline {
       paramsBox,
     );
     item.dataset.callId = call.callId;
-    if (cells.length) item.append(el(d, "ol", "nb-call-cells", ...cells.map((c) => this.drawCell(c))));
+    if (cells.length) item.append(el(d, "ol", "nb-tl-cells", ...cells.map((c) => this.drawCell(c))));
     if (end) {
       const result = el(d, "div", "nb-call-result", el(d, "div", "nb-result-label", "the model read:"));
       end.texts.forEach((t, i) => {
@@ -140,22 +140,22 @@ export class Timeline {
     const d = this.doc;
     const state =
       c.endedAt === undefined
-        ? el(d, "span", "nb-cell-state", "running · ", elapsed(d, c.startedAt))
+        ? el(d, "span", "nb-tl-state", "running · ", elapsed(d, c.startedAt))
         : el(
             d,
             "span",
-            "nb-cell-state",
+            "nb-tl-state",
             `${c.status === "gone" ? "ended" : c.status} · ${duration(c.endedAt - c.startedAt)}`,
           );
     const li = el(
       d,
       "li",
-      `nb-cell-run nb-cell-run-${c.endedAt === undefined ? "running" : c.status}`,
+      `nb-tl-cell nb-tl-cell-${c.endedAt === undefined ? "running" : c.status}`,
       state,
-      el(d, "pre", "nb-verbatim nb-cell-code", c.code),
+      el(d, "pre", "nb-verbatim nb-tl-code", c.code),
     );
     if (c.endedAt === undefined && c.tail)
-      li.append(el(d, "pre", "nb-verbatim nb-cell-tail", lastLines(c.tail, 6)));
+      li.append(el(d, "pre", "nb-verbatim nb-tl-tail", lastLines(c.tail, 6)));
     li.dataset.cellRun = String(c.cellRun);
     return li;
   }
