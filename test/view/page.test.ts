@@ -512,6 +512,40 @@ describe("the view page", { skip: SKIP }, () => {
     });
     await row.locator(".nb-act-show").click();
     assert.equal(await page.locator('#nb-main [data-id="s1"]').count(), 1);
+    // 1200 px: three columns side by side; narrower, the timeline goes under the notebook; narrower
+    // still, the processes go above both. Every panel keeps room, none covers another.
+    for (const [width, layout] of [
+      [1200, "side|main|timeline"],
+      [900, "side|main/timeline"],
+      [600, "side/main/timeline"],
+    ] as const) {
+      await page.setViewportSize({ width, height: 900 });
+      const boxes = await page.evaluate(() =>
+        ["nb-side", "nb-main", "nb-timeline"].map((id) => {
+          const r = document.getElementById(id)!.getBoundingClientRect();
+          return {
+            l: Math.round(r.left),
+            t: Math.round(r.top),
+            r: Math.round(r.right),
+            b: Math.round(r.bottom),
+          };
+        }),
+      );
+      const [side, main, tl] = boxes;
+      for (const b of boxes)
+        assert.ok(b.r - b.l >= 150 && b.b - b.t >= 100, `${width}: ${JSON.stringify(boxes)}`);
+      const seen =
+        side.r <= main.l && main.r <= tl.l
+          ? "side|main|timeline"
+          : side.r <= main.l && main.b <= tl.t && side.r <= tl.l
+            ? "side|main/timeline"
+            : side.b <= main.t && main.b <= tl.t
+              ? "side/main/timeline"
+              : JSON.stringify(boxes);
+      assert.equal(seen, layout, `at ${width} px`);
+      assert.ok(Math.max(side.r, main.r, tl.r) <= width, `${width}: nothing past the right edge`);
+    }
+    await page.setViewportSize({ width: 1200, height: 900 });
     // The server goes away and comes back with another state: the page keeps nothing of the old one.
     server.state = {
       hosts: [{ host: { ...host, id: "5151-cd", pid: 5151 }, sessions: [], runs: [], calls: [] }],
