@@ -351,6 +351,45 @@ describe("the view page on nbagent view", { skip: SKIP }, () => {
     }
   });
 
+  test("a call gone to the background is listed as a run; its Interrupt stops it and the runs tool's result says so", async () => {
+    const go = join(dir, "never-bg");
+    const r = await client.callTool(
+      {
+        name: "python",
+        arguments: {
+          cells: [
+            {
+              code: `import os, time\nprint("in the background", flush=True)\nwhile not os.path.exists(${JSON.stringify(go)}):\n    time.sleep(0.05)`,
+            },
+          ],
+          // the cell waits for a file nobody writes: it is still running after this wait, whatever the machine
+          wait: 0.5,
+        },
+      },
+      undefined,
+      LONG,
+    );
+    const runId = /"run_id":"(r\d+)"/.exec(textOf(r))?.[1];
+    assert.ok(runId, textOf(r));
+    const row = host().locator(`.nb-run[data-run-id="${runId}"]`);
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? "", new RegExp(`^run ${runId} · python call · \\d`));
+    const n = await actionsTaken();
+    const before = posts.length;
+    await row.locator(".nb-act-interrupt").click();
+    assert.equal(
+      await answer(n + 1),
+      `Interrupt run ${runId} (mcp-stdio · pid ${child.pid}): interrupted run ${runId}: the call's result says it was interrupted from the view.`,
+    );
+    assert.deepEqual(posts[before].body, { host: hostId, action: "interrupt", runId });
+    assert.equal(posts[before].authorization, `Bearer ${token}`);
+    const result = textOf(
+      await client.callTool({ name: "runs", arguments: { run_id: runId } }, undefined, LONG),
+    );
+    assert.match(result, /interrupted from the view, by a person \(nbagent view\)/);
+    await row.waitFor({ state: "detached" });
+  });
+
   test("a page opened later (or reconnected) starts from the state: the host and its calls' texts are there", async () => {
     const r = await call('print("before the reload")');
     const text = textOf(r);
