@@ -160,6 +160,20 @@ function drawSidebarSoon(): void {
   });
 }
 
+/** Calls of the shown host to redraw at the next frame: a cell printing fast redraws its call once a frame. */
+const callsToRedraw = new Set<string>();
+function redrawCallsSoon(ids: string[]): void {
+  const first = callsToRedraw.size === 0;
+  for (const id of ids) callsToRedraw.add(id);
+  if (!first) return;
+  requestAnimationFrame(() => {
+    const h = timeline.host ? model.hosts.get(timeline.host) : undefined;
+    const ids = [...callsToRedraw];
+    callsToRedraw.clear();
+    if (h) timeline.changed(h, ids);
+  });
+}
+
 async function perform(a: Action): Promise<void> {
   const host = model.hosts.get(a.host)?.info;
   const what = actionTitle(a, host);
@@ -210,8 +224,10 @@ function handle(m: HubMessage): void {
     if (selected && m.type === "snapshot" && m.hostId === selected) timeline.show(model.hosts.get(selected));
     listNotebooks();
   } else if (change.what === "host") {
-    const h = model.hosts.get(change.hostId);
-    if (h) timeline.changed(h, m.type === "snapshot" ? undefined : (change.calls ?? []));
+    if (m.type === "snapshot") {
+      const h = model.hosts.get(change.hostId);
+      if (h) timeline.changed(h, undefined);
+    } else if (change.calls?.length && change.hostId === timeline.host) redrawCallsSoon(change.calls);
   }
   drawSidebarSoon();
 }
