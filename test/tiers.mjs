@@ -58,6 +58,7 @@ export const TIERS = {
     "test/tools/schema.test.ts",
     "test/tools/traceback-text.test.ts",
     "test/view/model.test.ts",
+    "test/view/hosts-model.test.ts",
   ],
   kernel: [
     "test/gateway/",
@@ -94,6 +95,7 @@ export const TIERS = {
     "test/view/feed.test.ts",
     "test/runtime/sessions.test.ts",
     "test/view/page.test.ts",
+    "test/view/live-page.test.ts",
   ],
   stress: [
     "test/security/",

@@ -43,6 +43,7 @@ const OPTIONS = `options:
   --gateway URL      run the kernels on this Jupyter server or Enterprise Gateway (same as
                      NBAGENT_GATEWAY_URL; token NBAGENT_GATEWAY_TOKEN or --gateway-token-file F)
   HTTP needs "Authorization: Bearer <token>": NBAGENT_MCP_TOKEN, or a token printed on stderr at start.
+  HTTP also serves nbagent view's page at /view, with a token of its own (its URL is logged at start).
 `;
 
 const HELP = `nbagent mcp — serve nbagent's tools (notebook, python, artifact, runs) to an MCP client

@@ -7,15 +7,19 @@
  * connection breaks mid-call does not cancel it: the call goes on, its stream resumable.
  */
 
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { join } from "node:path";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { packageRoot } from "../assets.js";
 import type { Settings } from "../runtime/settings.js";
 import { createToolbox, type Toolbox } from "../tools/index.js";
 import { plural } from "../tools/kernel-text.js";
-import { withViewSocket } from "../view/host.js";
+import { viewSocketDir, withViewSocket } from "../view/host.js";
+import { ViewHub } from "../view/hub.js";
+import { underPrefix, viewHandler } from "../view/server.js";
 import { SessionEventStore } from "./event-store.js";
 import { hostRule, isLoopbackAddress, type Refusal, refusal } from "./http-guard.js";
 import { IdleWatch } from "./http-idle.js";
@@ -23,6 +27,8 @@ import { idleClosedText, sessionCapText, span, UNKNOWN_SESSION_TEXT } from "./ht
 import { createMcpServer } from "./server.js";
 
 export const MCP_PATH = "/mcp";
+/** Where `nbagent view`'s page and API are mounted (docs/view.md), behind a token of their own. */
+export const VIEW_PATH = "/view";
 
 export interface HttpOptions {
   cwd: string;
@@ -60,6 +66,8 @@ const MAX_IDLE_RECORDS = 1024;
 
 export interface HttpMcp {
   url: string;
+  /** The view's URL with its token (`…/view/?token=…`); undefined without a socket root. */
+  viewUrl?: string;
   /** Open MCP sessions (each with its own kernels). */
   sessionCount(): number;
   close(): Promise<void>;
@@ -159,7 +167,27 @@ export async function startHttp(options: HttpOptions): Promise<HttpMcp> {
     res.once("close", () => s.idle.end());
   };
 
+  // The view of every nbagent host of this user, as `nbagent view` serves it, with its own token (not
+  // the MCP token: a person's browser holds it, an MCP client never needs it). Its hub watches the
+  // hosts' sockets only once a request showed that token.
+  // It answers to loopback names only (its Host check), so it is mounted only where this machine can
+  // reach it by one: a loopback address or every address.
+  const local = isLoopbackAddress(options.host) || options.host === "0.0.0.0" || options.host === "::";
+  const viewDir = local ? viewSocketDir() : undefined;
+  const viewToken = randomBytes(24).toString("hex");
+  const hub = viewDir ? new ViewHub(viewDir) : undefined;
+  const root = packageRoot();
+  const view = hub
+    ? viewHandler({
+        hub,
+        token: viewToken,
+        prefix: VIEW_PATH,
+        pageDir: root ? join(root, "dist", "view", "page") : undefined,
+      })
+    : undefined;
+
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    if (view && underPrefix(req.url, VIEW_PATH)) return view(req, res);
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path !== MCP_PATH)
       return refuse(res, { status: 404, message: `Not found: the MCP endpoint is ${MCP_PATH}` });
@@ -207,9 +235,13 @@ export async function startHttp(options: HttpOptions): Promise<HttpMcp> {
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}${MCP_PATH}`,
+    viewUrl: hub
+      ? `http://${isLoopbackAddress(options.host) ? host : "127.0.0.1"}:${port}${VIEW_PATH}/?token=${viewToken}`
+      : undefined,
     sessionCount: () => sessions.size,
     close() {
       closing ??= (async () => {
+        hub?.close();
         const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
         await Promise.all([...live].map((s) => closeSession(s)));
         http.closeAllConnections();
@@ -235,6 +267,10 @@ export async function serveHttp(options: HttpOptions & { tokenGenerated: boolean
   if (options.tokenGenerated)
     options.log(
       `token: ${options.token}  (send "Authorization: Bearer <token>"; set NBAGENT_MCP_TOKEN to choose it)`,
+    );
+  if (mcp.viewUrl)
+    options.log(
+      `view: ${mcp.viewUrl}  (every nbagent process of yours, live, in a browser on this machine; its own token, not the MCP one)`,
     );
   const kernels =
     options.maxKernels === undefined ? "" : `, each keeping at most ${options.maxKernels} kernels`;

@@ -57,6 +57,7 @@ export class ViewHub {
   private closed = false;
   /** The notebooks the hosts touched and their python sessions' notebooks (notebook-feed.ts). */
   private readonly feed: NotebookFeed;
+  private started = false;
 
   constructor(
     private readonly dir: string,
@@ -69,7 +70,10 @@ export class ViewHub {
     });
   }
 
+  /** Watches the folder and connects to its hosts; again: nothing (a mounted view calls it per request). */
   start(): void {
+    if (this.started || this.closed) return;
+    this.started = true;
     try {
       this.watcher = watch(this.dir, () => this.scan());
       this.watcher.on("error", () => {});

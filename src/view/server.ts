@@ -6,7 +6,7 @@
  * header. An action needs the bearer header, not the cookie alone (the page reads the token from
  * `/api/token`, which no other origin and no sandboxed output frame can read). Every answer has a strict Content-Security-Policy. `GET /api/state` is the hosts' merged
  * snapshot, `GET /api/events` the live messages as Server-Sent Events, `POST /api/action` (JSON) an
- * interrupt or restart; anything else is a file of dist/view/page/ (the page), or a placeholder.
+ * interrupt, restart or export; anything else is a file of dist/view/page/ (the page), or a placeholder.
  */
 import { timingSafeEqual } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
@@ -47,12 +47,32 @@ export interface ViewServerOptions {
   token: string;
   /** Where the page's files are (dist/view/page); missing: the placeholder. */
   pageDir?: string;
+  /**
+   * The path the view is mounted at, without a trailing slash (`/view` in `nbagent mcp --http`); ""
+   * (the default) for the root. The page, its files and `api/*` are under it, the cookie's Path too.
+   */
+  prefix?: string;
 }
 
 export function createViewServer(options: ViewServerOptions): Server {
+  return createServer(viewHandler(options));
+}
+
+/** Whether a request's path is the view's (under the prefix), for a server that mounts it. */
+export function underPrefix(url: string | undefined, prefix: string): boolean {
+  const path = new URL(url ?? "/", "http://127.0.0.1").pathname;
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+/**
+ * The view's request handler, for its own server (`nbagent view`) or mounted under a prefix in
+ * another one (`nbagent mcp --http` at /view): the same checks, API and files either way.
+ */
+export function viewHandler(options: ViewServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const { hub, token } = options;
+  const prefix = options.prefix ?? "";
   const hosts = hostRule("127.0.0.1", []);
-  return createServer((req, res) => {
+  return (req, res) => {
     const base = {
       "Content-Security-Policy": CSP,
       "X-Content-Type-Options": "nosniff",
@@ -78,26 +98,37 @@ export function createViewServer(options: ViewServerOptions): Server {
         `Forbidden: Origin ${origin} is not allowed (only the view's own page, http://127.0.0.1:${port}, may call it).`,
       );
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
+    if (!underPrefix(req.url, prefix)) return refuse(404, `Not Found: the view is at ${prefix}/`);
+    // The page's relative URLs (api/events, page.js) need the trailing slash.
+    const pathname = url.pathname === prefix ? "/" : url.pathname.slice(prefix.length);
     const given = url.searchParams.get("token");
     if (given !== null && req.method === "GET") {
       if (!same(given, token)) return refuse(401, "Unauthorized: wrong token in the URL.");
       url.searchParams.delete("token");
       res.writeHead(302, {
-        "Set-Cookie": `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`,
-        Location: url.pathname + url.search,
+        "Set-Cookie": `${COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=${prefix || "/"}`,
+        Location: prefix + pathname + url.search,
       });
+      return res.end();
+    }
+    if (url.pathname === prefix && prefix !== "") {
+      res.writeHead(302, { Location: `${prefix}/${url.search}` });
       return res.end();
     }
     if (!same(cookieOf(req) ?? "", token) && !tokenMatches(req.headers.authorization, token))
       return refuse(
         401,
-        "Unauthorized: no token. Open the URL `nbagent view` printed (it carries the token once, then a cookie), or send Authorization: Bearer <token>.",
+        prefix
+          ? `Unauthorized: no token. Open the view's URL \`nbagent mcp --http\` logged at start (view: …${prefix}/?token=…; it carries the token once, then a cookie), or send Authorization: Bearer <view token>.`
+          : "Unauthorized: no token. Open the URL `nbagent view` printed (it carries the token once, then a cookie), or send Authorization: Bearer <token>.",
       );
-    if (url.pathname === "/api/state" && req.method === "GET") return json(res, 200, hub.state());
-    if (url.pathname === "/api/events" && req.method === "GET") return events(req, res, hub);
+    // Hosts are watched from the first request that shows the token (a mounted view starts idle).
+    hub.start();
+    if (pathname === "/api/state" && req.method === "GET") return json(res, 200, hub.state());
+    if (pathname === "/api/events" && req.method === "GET") return events(req, res, hub);
     // The token for the page's own API calls: readable by the page only (no CORS), never by an output.
-    if (url.pathname === "/api/token" && req.method === "GET") return json(res, 200, { token });
-    if (url.pathname === "/api/action") {
+    if (pathname === "/api/token" && req.method === "GET") return json(res, 200, { token });
+    if (pathname === "/api/action") {
       if (req.method !== "POST") return refuse(405, "Method Not Allowed: actions are POSTed (JSON).");
       // Not the cookie alone: a request the page's content makes (an image, a link) carries the cookie.
       if (!tokenMatches(req.headers.authorization, token))
@@ -110,8 +141,8 @@ export function createViewServer(options: ViewServerOptions): Server {
       );
     }
     if (req.method !== "GET") return refuse(405, "Method Not Allowed.");
-    return file(url.pathname, res, options.pageDir);
-  });
+    return file(pathname, res, options.pageDir);
+  };
 }
 
 function ownOrigin(origin: string, port: string): boolean {
@@ -167,10 +198,13 @@ async function action(req: IncomingMessage, res: ServerResponse, hub: ViewHub): 
   } catch {
     return json(res, 400, { error: "the body is not JSON" });
   }
-  if (typeof a?.host !== "string" || (a.action !== "interrupt" && a.action !== "restart"))
+  if (
+    typeof a?.host !== "string" ||
+    (a.action !== "interrupt" && a.action !== "restart" && a.action !== "export")
+  )
     return json(res, 400, {
       error:
-        'an action is {"host": host id, "action": "interrupt"|"restart", "key": session key} or {"host", "action": "interrupt", "runId"}',
+        'an action is {"host": host id, "action": "interrupt"|"restart"|"export", "key": session key} or {"host", "action": "interrupt", "runId"}',
     });
   const result = await hub.act(a.host, {
     action: a.action,

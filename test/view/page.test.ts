@@ -469,6 +469,99 @@ describe("the view page", { skip: SKIP }, () => {
         );
     });
 
+  test("the state's notebooks are drawn, a session's under its title, and a reconnect starts again from the state", async () => {
+    const server = await serve();
+    const host = { id: "4242-ab", pid: 4242, kind: "mcp-stdio", cwd: "/work", startedAt: Date.now() };
+    const key = { kind: "python", sessionId: "main", cwd: "/work" };
+    const session = { key, started: true, alive: true, busy: false, waiting: 0, lastUsed: 0 };
+    server.state = {
+      hosts: [{ host, sessions: [session], runs: [], calls: [] }],
+      notebooks: [
+        {
+          kind: "notebook",
+          path: "session:4242-ab:main",
+          title: "python session main",
+          session: { hostId: host.id, key },
+          cells: [code("s1", "print('from the session')")],
+        },
+        { kind: "notebook", path: "/work/other.ipynb", title: "other.ipynb", cells: [code("o1", "2 + 2")] },
+      ],
+    };
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    contexts.push(context);
+    const page = await context.newPage();
+    await page.goto(server.url);
+    await page.waitForFunction(() => document.body.dataset.states === "1");
+    assert.deepEqual(await page.locator("#nb-list button").allTextContents(), [
+      "python session main (pid 4242)",
+      "other.ipynb",
+    ]);
+    // The first notebook is shown; the session's Show button shows its notebook again.
+    assert.equal(await page.locator('#nb-main [data-id="s1"]').count(), 1);
+    // The timeline's styles leave the notebook's cells alone (a code cell is not clipped).
+    assert.deepEqual(
+      await page
+        .locator('#nb-main [data-id="s1"]')
+        .evaluate((e) => [e.className, getComputedStyle(e).maxHeight, getComputedStyle(e).overflow]),
+      ["nb-cell nb-cell-code", "none", "visible"],
+    );
+    await page.locator("#nb-list button", { hasText: "other.ipynb" }).click();
+    assert.equal(await page.locator('#nb-main [data-id="o1"]').count(), 1);
+    const row = page.locator('.nb-host[data-host-id="4242-ab"] .nb-session', {
+      hasText: "python session main",
+    });
+    await row.locator(".nb-act-show").click();
+    assert.equal(await page.locator('#nb-main [data-id="s1"]').count(), 1);
+    // 1200 px: three columns side by side; narrower, the timeline goes under the notebook; narrower
+    // still, the processes go above both. Every panel keeps room, none covers another.
+    for (const [width, layout] of [
+      [1200, "side|main|timeline"],
+      [900, "side|main/timeline"],
+      [600, "side/main/timeline"],
+    ] as const) {
+      await page.setViewportSize({ width, height: 900 });
+      const boxes = await page.evaluate(() =>
+        ["nb-side", "nb-main", "nb-timeline"].map((id) => {
+          const r = document.getElementById(id)!.getBoundingClientRect();
+          return {
+            l: Math.round(r.left),
+            t: Math.round(r.top),
+            r: Math.round(r.right),
+            b: Math.round(r.bottom),
+          };
+        }),
+      );
+      const [side, main, tl] = boxes;
+      for (const b of boxes)
+        assert.ok(b.r - b.l >= 150 && b.b - b.t >= 100, `${width}: ${JSON.stringify(boxes)}`);
+      const seen =
+        side.r <= main.l && main.r <= tl.l
+          ? "side|main|timeline"
+          : side.r <= main.l && main.b <= tl.t && side.r <= tl.l
+            ? "side|main/timeline"
+            : side.b <= main.t && main.b <= tl.t
+              ? "side/main/timeline"
+              : JSON.stringify(boxes);
+      assert.equal(seen, layout, `at ${width} px`);
+      assert.ok(Math.max(side.r, main.r, tl.r) <= width, `${width}: nothing past the right edge`);
+    }
+    await page.setViewportSize({ width: 1200, height: 900 });
+    // The server goes away and comes back with another state: the page keeps nothing of the old one.
+    server.state = {
+      hosts: [{ host: { ...host, id: "5151-cd", pid: 5151 }, sessions: [], runs: [], calls: [] }],
+      notebooks: [
+        { kind: "notebook", path: "/work/new.ipynb", title: "new.ipynb", cells: [code("n1", "3")] },
+      ],
+    };
+    server.dropStreams();
+    await page.waitForFunction(() => document.body.dataset.states === "2");
+    assert.deepEqual(await page.locator("#nb-list button").allTextContents(), ["new.ipynb"]);
+    assert.deepEqual(await page.locator(".nb-host .nb-host-title").allTextContents(), [
+      "mcp-stdio · pid 5151",
+    ]);
+    assert.equal(await page.locator('#nb-main [data-id="n1"]').count(), 1);
+  });
+
   test("frame.html opened on its own is still in an opaque origin (its CSP sandboxes it)", async () => {
     const server = await serve();
     const context = await browser.newContext();

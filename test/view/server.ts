@@ -1,8 +1,9 @@
 /**
  * A tiny stand-in for the `nbagent view` server, for the page's browser tests: it serves the built
  * page (dist/view/page) with the Content-Security-Policies the real server will send
- * (src/view/csp.ts), sets a page cookie, streams ViewMessages as server-sent events at /events,
- * and counts every request to /api/ with the cookie it carried.
+ * (src/view/csp.ts), sets a page cookie, streams ViewMessages as the real server does at
+ * /api/events (an empty `state` event first, then each as a hub message `{type:"notebook", message}`),
+ * and counts every other request to /api/ with the cookie it carried.
  */
 import { readFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -29,6 +30,8 @@ export interface ApiRequest {
 
 export class ViewTestServer {
   readonly api: ApiRequest[] = [];
+  /** What the stream's `state` event says (every new connection gets it). */
+  state: unknown = { hosts: [] };
   private readonly streams = new Set<ServerResponse>();
   private readonly sent: ViewMessage[] = [];
   private readonly server = createServer((req, res) => void this.handle(req, res));
@@ -50,11 +53,17 @@ export class ViewTestServer {
   /** Sends a message to every open page (and to pages that connect later, in order). */
   send(message: ViewMessage): void {
     this.sent.push(message);
-    for (const res of this.streams) res.write(`data: ${JSON.stringify(message)}\n\n`);
+    for (const res of this.streams) res.write(`data: ${JSON.stringify({ type: "notebook", message })}\n\n`);
   }
 
   get messageCount(): number {
     return this.sent.length;
+  }
+
+  /** Ends every open stream: the pages reconnect, and start again from the state. */
+  dropStreams(): void {
+    for (const res of this.streams) res.end();
+    this.streams.clear();
   }
 
   async close(): Promise<void> {
@@ -65,6 +74,19 @@ export class ViewTestServer {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = new URL(req.url ?? "/", "http://x").pathname;
+    if (path === "/api/events") {
+      res.writeHead(200, {
+        "content-type": "text/event-stream",
+        "cache-control": "no-store",
+        ...this.policy(PAGE_CSP),
+      });
+      // retry: the page's EventSource reconnects soon after dropStreams()
+      res.write(`retry: 50\nevent: state\ndata: ${JSON.stringify(this.state)}\n\n`);
+      for (const m of this.sent) res.write(`data: ${JSON.stringify({ type: "notebook", message: m })}\n\n`);
+      this.streams.add(res);
+      req.on("close", () => this.streams.delete(res));
+      return;
+    }
     if (path.startsWith("/api/")) {
       this.api.push({ path, cookie: req.headers.cookie, origin: req.headers.origin });
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
@@ -78,17 +100,6 @@ export class ViewTestServer {
           .writeHead(200, { "content-type": "text/javascript" })
           .end("window.PlotLike = { name: 'plotlike' };");
       }, 200);
-      return;
-    }
-    if (path === "/events") {
-      res.writeHead(200, {
-        "content-type": "text/event-stream",
-        "cache-control": "no-store",
-        ...this.policy(PAGE_CSP),
-      });
-      for (const m of this.sent) res.write(`data: ${JSON.stringify(m)}\n\n`);
-      this.streams.add(res);
-      req.on("close", () => this.streams.delete(res));
       return;
     }
     const file = path === "/" ? "index.html" : normalize(path.slice(1));

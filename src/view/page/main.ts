@@ -1,21 +1,41 @@
 /**
- * The view page's entry (bundled to page.js): reads the message stream the server sends (an
- * EventSource at the body's `data-events`, "events" by default; each event's data is one
- * ViewMessage, ../protocol.ts), keeps one NotebookView per notebook path, lists the notebooks, and
- * shows the chosen one. A message that does not fit is shown in the status line, never guessed at.
- * After each message, body's `data-applied` counts the messages taken (tests wait on it).
+ * The view page's entry (bundled to page.js; docs/view.md "The page"). Reads the server's stream (an
+ * EventSource at the body's `data-events`, `api/events`): first a `state` event (every host, and
+ * the notebooks), then one hub message per event — a host came or went, a host's snapshot, event,
+ * sessions or runs, or a notebook message (../protocol.ts). Keeps the hosts in a HostsModel and one
+ * NotebookView per notebook; draws the sidebar (hosts, sessions, notebooks), the chosen notebook
+ * and the chosen host's call timeline; sends the person's actions (./actions.ts) and says the
+ * host's answer as it is. A message that does not fit is shown in the status line, never guessed
+ * at. After each message, body's `data-applied` counts the messages taken (tests wait on it).
  */
 import { checkViewMessage, type ViewMessage } from "../protocol.js";
+import { act, download } from "./actions.js";
+import type { Action, HubMessage, Key, State } from "./api.js";
+import { button, el } from "./dom.js";
+import { HostsModel, keyId } from "./hosts-model.js";
 import { NotebookView } from "./notebook-view.js";
+import { drawHosts, tick } from "./sidebar.js";
+import { Timeline } from "./timeline.js";
+import { actionTitle, answerText } from "./words.js";
 
 const doc = document;
 const views = new Map<string, NotebookView>();
+/** A notebook's title and the session it records, from its snapshot. */
+const about = new Map<
+  string,
+  { title?: string; session?: { hostId: string; key: Record<string, unknown> } }
+>();
+const model = new HostsModel();
 let current: string | undefined;
 let applied = 0;
+let actions = 0;
 
 const nav = doc.getElementById("nb-list")!;
+const hostsBox = doc.getElementById("nb-hosts")!;
 const main = doc.getElementById("nb-main")!;
 const status = doc.getElementById("nb-status")!;
+const answer = doc.getElementById("nb-answer")!;
+const timeline = new Timeline(doc, doc.getElementById("nb-timeline")!);
 
 function say(text: string, problem = false): void {
   status.textContent = text;
@@ -28,35 +48,57 @@ function show(path: string): void {
   current = path;
   main.replaceChildren(view.element);
   view.render();
-  for (const button of nav.querySelectorAll<HTMLButtonElement>("button"))
-    button.classList.toggle("nb-current", button.dataset.path === path);
+  for (const b of nav.querySelectorAll<HTMLButtonElement>("button"))
+    b.classList.toggle("nb-current", b.dataset.path === path);
+}
+
+function titleOf(path: string): string {
+  const a = about.get(path);
+  if (a?.title) {
+    const host = a.session ? model.hosts.get(a.session.hostId) : undefined;
+    return host ? `${a.title} (pid ${host.info.pid})` : a.title;
+  }
+  return path;
 }
 
 function listNotebooks(): void {
   nav.replaceChildren(
     ...[...views.keys()].map((path) => {
-      const button = doc.createElement("button");
-      button.type = "button";
-      button.dataset.path = path;
-      button.textContent = path;
-      button.title = path;
-      button.classList.toggle("nb-current", path === current);
-      button.addEventListener("click", () => show(path));
-      return button;
+      const b = button(doc, path === current ? "nb-current" : "", titleOf(path), () => show(path));
+      b.dataset.path = path;
+      b.title = path;
+      return b;
     }),
   );
 }
 
-function handle(message: ViewMessage): void {
+/** What the middle says while it has no notebook to show. */
+function noNotebook(): void {
+  main.replaceChildren(
+    el(
+      doc,
+      "p",
+      "nb-empty nb-main-empty",
+      "No notebook yet: the notebooks the agents edit and run, and their python sessions' cells, show here.",
+    ),
+  );
+}
+
+function forget(path: string): void {
+  views.delete(path);
+  about.delete(path);
+  if (current === path) {
+    current = undefined;
+    noNotebook();
+    const next = views.keys().next();
+    if (!next.done) show(next.value);
+  }
+}
+
+function handleNotebook(message: ViewMessage): void {
   let view = views.get(message.path);
   if (message.kind === "notebook-closed") {
-    views.delete(message.path);
-    if (current === message.path) {
-      current = undefined;
-      main.replaceChildren();
-      const next = views.keys().next();
-      if (!next.done) show(next.value);
-    }
+    forget(message.path);
     listNotebooks();
     return;
   }
@@ -67,31 +109,164 @@ function handle(message: ViewMessage): void {
     }
     view = new NotebookView(doc, message.path);
     views.set(message.path, view);
-    listNotebooks();
   }
+  if (message.kind === "notebook")
+    about.set(message.path, { title: message.title, session: message.session });
   const problem = view.apply(message);
   if (problem) say(`Out of step with the server: ${message.kind} in ${message.path}: ${problem}`, true);
+  if (message.kind === "notebook") listNotebooks();
   if (current === undefined) show(message.path);
 }
 
+/** The notebook the page has for a session: a python session's own, or the notebook file a kernel runs. */
+function notebookOf(hostId: string, key: Key): string | undefined {
+  if (key.kind === "notebook" && views.has(key.path)) return key.path;
+  const id = keyId(key);
+  for (const [path, a] of about)
+    if (a.session?.hostId === hostId && keyId(a.session.key as Key) === id) return path;
+  return undefined;
+}
+
+let selected: string | undefined;
+
+function selectHost(hostId: string | undefined): void {
+  selected = hostId;
+  timeline.show(hostId ? model.hosts.get(hostId) : undefined);
+  drawSidebar();
+}
+
+/** The chosen host, or (none chosen, or it ended) the newest one. */
+function ensureSelection(): void {
+  if (selected && model.hosts.has(selected)) return;
+  selectHost(model.list().at(-1)?.info.id);
+}
+
+let drawQueued = false;
+function drawSidebar(): void {
+  drawHosts(doc, hostsBox, model, selected, {
+    selectHost,
+    act: (a) => void perform(a),
+    notebookOf,
+    showNotebook: show,
+  });
+}
+/** Redraws the sidebar once per frame at most, however many messages came. */
+function drawSidebarSoon(): void {
+  if (drawQueued) return;
+  drawQueued = true;
+  requestAnimationFrame(() => {
+    drawQueued = false;
+    drawSidebar();
+  });
+}
+
+/** Calls of the shown host to redraw at the next frame: a cell printing fast redraws its call once a frame. */
+const callsToRedraw = new Set<string>();
+function redrawCallsSoon(ids: string[]): void {
+  const first = callsToRedraw.size === 0;
+  for (const id of ids) callsToRedraw.add(id);
+  if (!first) return;
+  requestAnimationFrame(() => {
+    const h = timeline.host ? model.hosts.get(timeline.host) : undefined;
+    const ids = [...callsToRedraw];
+    callsToRedraw.clear();
+    if (h) timeline.changed(h, ids);
+  });
+}
+
+async function perform(a: Action): Promise<void> {
+  const host = model.hosts.get(a.host)?.info;
+  const what = actionTitle(a, host);
+  const n = ++actions;
+  answer.textContent = `${what}: sent…`;
+  answer.className = "";
+  answer.dataset.actions = String(n - 1);
+  const got = await act(a);
+  let text: string;
+  if ("error" in got) text = got.error;
+  else if (got.result.kind === "exported" && !("runId" in a)) {
+    const file = `${a.key.kind === "python" ? a.key.sessionId : "session"}.ipynb`;
+    download(doc, got.result.notebook, file);
+    text = answerText(got.result, file);
+  } else text = answerText(got.result);
+  const ok = !("error" in got) && ["interrupted", "restarted", "exported"].includes(got.result.kind);
+  answer.textContent = `${what}: ${text}`;
+  answer.className = ok ? "nb-done" : "nb-problem";
+  answer.dataset.actions = String(n);
+}
+
+function reset(state: State): void {
+  model.reset(state);
+  for (const path of [...views.keys()]) forget(path);
+  for (const m of Array.isArray(state.notebooks) ? state.notebooks : []) {
+    const checked = checkViewMessage(m);
+    if ("error" in checked) say(`The server sent a notebook the page cannot use: ${checked.error}`, true);
+    else handleNotebook(checked.message);
+  }
+  listNotebooks();
+  selected = selected && model.hosts.has(selected) ? selected : undefined;
+  if (selected) selectHost(selected);
+  else ensureSelection();
+  drawSidebar();
+}
+
+function handle(m: HubMessage): void {
+  if (m.type === "notebook") {
+    const checked = checkViewMessage(m.message);
+    if ("error" in checked) say(`The server sent a message the page cannot use: ${checked.error}`, true);
+    else handleNotebook(checked.message);
+    return;
+  }
+  const change = model.apply(m);
+  if (change.what === "nothing") return;
+  if (change.what === "hosts") {
+    ensureSelection();
+    if (selected && m.type === "snapshot" && m.hostId === selected) timeline.show(model.hosts.get(selected));
+    listNotebooks();
+  } else if (change.what === "host") {
+    if (m.type === "snapshot") {
+      const h = model.hosts.get(change.hostId);
+      if (h) timeline.changed(h, undefined);
+    } else if (change.calls?.length && change.hostId === timeline.host) redrawCallsSoon(change.calls);
+  }
+  drawSidebarSoon();
+}
+
+function count(): void {
+  applied++;
+  doc.body.dataset.applied = String(applied);
+}
+
 function connect(): void {
-  const source = new EventSource(doc.body.dataset.events || "events");
+  const source = new EventSource(doc.body.dataset.events || "api/events");
   source.addEventListener("open", () => say("live"));
   source.addEventListener("error", () => say("disconnected: reconnecting…", true));
+  source.addEventListener("state", (event: MessageEvent<string>) => {
+    try {
+      reset(JSON.parse(event.data) as State);
+    } catch (err) {
+      say(`The server sent a state the page cannot use: ${(err as Error).message}`, true);
+    }
+    doc.body.dataset.states = String(Number(doc.body.dataset.states ?? 0) + 1);
+  });
   source.addEventListener("message", (event: MessageEvent<string>) => {
     let value: unknown;
     try {
       value = JSON.parse(event.data);
     } catch {
       say("The server sent a message that is not JSON", true);
+      count();
       return;
     }
-    const checked = checkViewMessage(value);
-    if ("error" in checked) say(`The server sent a message the page cannot use: ${checked.error}`, true);
-    else handle(checked.message);
-    applied++;
-    doc.body.dataset.applied = String(applied);
+    if (typeof value !== "object" || value === null || typeof (value as { type?: unknown }).type !== "string")
+      say("The server sent a message the page cannot use: it has no type", true);
+    else handle(value as HubMessage);
+    count();
   });
 }
 
+noNotebook();
+// Elapsed times ("running for 12 s") move on by themselves.
+setInterval(() => tick(doc), 1000);
+doc.title = "nbagent view";
 connect();

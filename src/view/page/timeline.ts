@@ -1,0 +1,191 @@
+/**
+ * The timeline of one host's tool calls (docs/view.md "The page"): each call's tool, when, its
+ * parameters, the cells it ran (running now, or how they ended), and the texts the model received,
+ * verbatim — whitespace kept, no markdown read into them — long ones folded to a few dozen lines but
+ * all there, one click away. A call appears when it starts; its result when it ends. Only the calls a
+ * change names are redrawn; a folded text a person opened stays open.
+ */
+import type { Call } from "./api.js";
+import { button, el } from "./dom.js";
+import type { CellRun, Host } from "./hosts-model.js";
+import { elapsed } from "./sidebar.js";
+import { clock, duration, hostTitle, plural } from "./words.js";
+
+/** Texts longer than this (lines or characters) are folded. */
+const FOLD_LINES = 30;
+const FOLD_CHARS = 4000;
+
+export class Timeline {
+  private hostId?: string;
+  private readonly items = new Map<string, HTMLElement>();
+  private readonly list: HTMLOListElement;
+  private readonly title: HTMLElement;
+
+  constructor(
+    private readonly doc: Document,
+    private readonly root: HTMLElement,
+  ) {
+    this.title = el(doc, "h2", "nb-timeline-title", "Tool calls");
+    this.list = el(doc, "ol", "nb-calls");
+    root.replaceChildren(this.title, this.list);
+  }
+
+  get host(): string | undefined {
+    return this.hostId;
+  }
+
+  /** Shows a host's calls (all of them: a new host, or none). */
+  show(h: Host | undefined): void {
+    this.hostId = h?.info.id;
+    this.items.clear();
+    this.title.textContent = h ? `Tool calls · ${hostTitle(h.info)}` : "Tool calls";
+    this.root.dataset.hostId = h?.info.id ?? "";
+    if (!h) {
+      this.list.replaceChildren(el(this.doc, "li", "nb-empty", "Choose a process on the left."));
+      return;
+    }
+    this.list.replaceChildren();
+    if (h.calls.length === 0) this.list.append(el(this.doc, "li", "nb-empty", "No tool call yet."));
+    for (const c of h.calls) this.update(h, c.callId);
+    // The latest call is what a person came for.
+    this.root.scrollTop = this.root.scrollHeight;
+  }
+
+  /** Redraws the calls a change named (a new one is added at the end; one the host forgot goes). */
+  changed(h: Host, callIds: string[] | undefined): void {
+    if (h.info.id !== this.hostId) return;
+    if (!callIds) {
+      this.show(h);
+      return;
+    }
+    for (const id of callIds) this.update(h, id);
+    const kept = new Set(h.calls.map((c) => c.callId));
+    for (const [id, e] of this.items)
+      if (!kept.has(id)) {
+        e.remove();
+        this.items.delete(id);
+      }
+  }
+
+  private update(h: Host, callId: string): void {
+    const call = h.calls.find((c) => c.callId === callId);
+    if (!call) return;
+    const scroller = this.root;
+    const atEnd = scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 4;
+    const old = this.items.get(callId);
+    const opened = new Set<number>();
+    if (old)
+      old.querySelectorAll<HTMLElement>(".nb-result-text.nb-unfolded").forEach((e) => {
+        opened.add(Number(e.dataset.index));
+      });
+    const fresh = this.drawCall(
+      call,
+      h.cells.filter((c) => c.callId === callId),
+      opened,
+    );
+    if (old) old.replaceWith(fresh);
+    else {
+      this.list.querySelector(":scope > .nb-empty")?.remove();
+      this.list.append(fresh);
+    }
+    this.items.set(callId, fresh);
+    // Scrolled to the end, the timeline stays there as calls start and end (a person follows the agent).
+    if (atEnd) scroller.scrollTop = scroller.scrollHeight;
+  }
+
+  private drawCall(call: Call, cells: CellRun[], opened: Set<number>): HTMLElement {
+    const d = this.doc;
+    const end = call.ended;
+    const state = end
+      ? el(d, "span", "nb-call-state", `${duration(end.durationMs)}${end.isError ? " · error" : ""}`)
+      : el(d, "span", "nb-call-state", "running · ", elapsed(d, call.startedAt));
+    const head = el(
+      d,
+      "div",
+      "nb-call-head",
+      el(d, "span", "nb-call-tool", call.tool),
+      el(d, "span", "nb-call-time", clock(call.startedAt)),
+      state,
+    );
+    const params = JSON.stringify(call.params, null, 2) ?? "";
+    const paramsBox = el(
+      d,
+      "details",
+      "nb-call-params",
+      el(d, "summary", undefined, `parameters · ${oneLine(JSON.stringify(call.params) ?? "")}`),
+      el(d, "pre", "nb-verbatim", params),
+    );
+    const item = el(
+      d,
+      "li",
+      `nb-call${end ? "" : " nb-call-open"}${end?.isError ? " nb-call-error" : ""}`,
+      head,
+      paramsBox,
+    );
+    item.dataset.callId = call.callId;
+    if (cells.length) item.append(el(d, "ol", "nb-tl-cells", ...cells.map((c) => this.drawCell(c))));
+    if (end) {
+      const result = el(d, "div", "nb-call-result", el(d, "div", "nb-result-label", "the model read:"));
+      end.texts.forEach((t, i) => {
+        result.append(this.verbatim(t, i, opened.has(i)));
+      });
+      if (end.texts.length === 0) result.append(el(d, "div", "nb-result-none", "(no text)"));
+      if (end.images) result.append(el(d, "div", "nb-result-images", `and ${plural(end.images, "image")}`));
+      item.append(result);
+    }
+    return item;
+  }
+
+  private drawCell(c: CellRun): HTMLElement {
+    const d = this.doc;
+    const state =
+      c.endedAt === undefined
+        ? el(d, "span", "nb-tl-state", "running · ", elapsed(d, c.startedAt))
+        : el(
+            d,
+            "span",
+            "nb-tl-state",
+            `${c.status === "gone" ? "ended" : c.status} · ${duration(c.endedAt - c.startedAt)}`,
+          );
+    const li = el(
+      d,
+      "li",
+      `nb-tl-cell nb-tl-cell-${c.endedAt === undefined ? "running" : c.status}`,
+      state,
+      el(d, "pre", "nb-verbatim nb-tl-code", c.code),
+    );
+    if (c.endedAt === undefined && c.tail)
+      li.append(el(d, "pre", "nb-verbatim nb-tl-tail", lastLines(c.tail, 6)));
+    li.dataset.cellRun = String(c.cellRun);
+    return li;
+  }
+
+  /** One text as the model read it: whole in the page, folded when long, opened on demand. */
+  private verbatim(text: string, index: number, open: boolean): HTMLElement {
+    const d = this.doc;
+    const pre = el(d, "pre", "nb-verbatim nb-result-text", text);
+    pre.dataset.index = String(index);
+    const lines = text.split("\n").length;
+    if (lines <= FOLD_LINES && text.length <= FOLD_CHARS) return pre;
+    pre.classList.add("nb-folded");
+    if (open) pre.classList.add("nb-unfolded");
+    const label = () =>
+      pre.classList.contains("nb-unfolded")
+        ? "fold"
+        : `show all ${plural(lines, "line")} (${text.length.toLocaleString("en")} characters)`;
+    const toggle: HTMLButtonElement = button(d, "nb-unfold", label(), () => {
+      pre.classList.toggle("nb-unfolded");
+      toggle.textContent = label();
+    });
+    return el(d, "div", "nb-result-fold", pre, toggle);
+  }
+}
+
+function oneLine(s: string): string {
+  return s.length > 120 ? `${s.slice(0, 119)}…` : s;
+}
+
+function lastLines(s: string, n: number): string {
+  const lines = s.replace(/\n$/, "").split("\n");
+  return lines.slice(-n).join("\n");
+}
