@@ -64,11 +64,13 @@ export type Event = { seq: number; at: number } & (
       "at" | "durationMs"
     >)
   | { type: "cell-started"; cellRun: number; key: Key; code: string; cellId?: string }
-  | { type: "cell-output"; cellRun: number; output: { kind: string; text: string } }
+  /** text: a stream's text, a display's text form, an error's; none for clear_output. */
+  | { type: "cell-output"; cellRun: number; output: { kind: string; text?: string } }
   | { type: "cell-ended"; cellRun: number; status: "ok" | "error" | "aborted" }
   | { type: "run-backgrounded"; runId: string; what: string }
   | { type: "run-ended"; runId: string; what: string; isError: boolean }
   | { type: "notebook-saved"; path: string; cellIds: string[] }
+  | { type: "notebook-opened"; path: string }
 );
 
 export interface HostView {
