@@ -34,38 +34,32 @@ function ip(...args: string[]): void {
   execFileSync("ip", args, { stdio: ["ignore", "ignore", "pipe"] });
 }
 
-export interface RemoteServer {
-  server: JupyterServerHandle;
-  /** What nbagent is given: the relay on this side (`http://127.0.0.1:<port>`). */
-  url: string;
+/** A network namespace joined to this one by a veth pair: a second host, whose link can be cut or made lossy. */
+export interface Namespace {
+  name: string;
+  /** Its address on the link (this side is `near`). */
+  far: string;
+  near: string;
+  /** A command run inside it (`ip netns exec NAME …`), as argv. */
+  wrap: string[];
   /** Cuts the link (both directions: the veth goes down) until `restore()`. */
   cut(): void;
   restore(): void;
-  /** Drops this share of packets entering and leaving the server's namespace (0 removes the rule). */
+  /** Drops this share of packets entering and leaving the namespace (0 removes the rule). */
   loss(share: number): void;
-  /** Requests the relay saw: `GET /api/…` lines and WebSocket upgrades, in order. */
-  requests: string[];
-  /** WebSocket data frames (text or binary; pings and pongs not counted) sent up to the server and down from it. */
-  frames: { up: number; down: number };
-  stop(): Promise<void>;
+  remove(): void;
 }
 
-/**
- * Makes the namespace and link, starts a jupyter_server in it, and a relay with `rttMs` of round-trip
- * latency in front of it.
- */
-export async function remoteServer(
-  options: { rttMs?: number } & Omit<JupyterServerOptions, "host" | "wrap"> = {},
-): Promise<RemoteServer> {
+export function makeNamespace(): Namespace {
   const n = randomInt(1, 250);
   const id = `${process.pid % 10000}${n}`;
   const ns = `nbagent-${id}`;
-  const near = `nbh${id}`;
-  const far = `nbs${id}`;
+  const nearDev = `nbh${id}`;
+  const farDev = `nbs${id}`;
   const subnet = `10.${200 + (n % 50)}.${n}`;
-  const farAddress = `${subnet}.2`;
+  const far = `${subnet}.2`;
   ip("netns", "add", ns);
-  const cleanup = () => {
+  const remove = () => {
     try {
       ip("netns", "del", ns); // takes the veth pair with it
     } catch {
@@ -73,26 +67,68 @@ export async function remoteServer(
     }
   };
   try {
-    ip("link", "add", near, "type", "veth", "peer", "name", far);
-    ip("link", "set", far, "netns", ns);
-    ip("addr", "add", `${subnet}.1/24`, "dev", near);
-    ip("link", "set", near, "up");
-    ip("netns", "exec", ns, "ip", "addr", "add", `${farAddress}/24`, "dev", far);
-    ip("netns", "exec", ns, "ip", "link", "set", far, "up");
+    ip("link", "add", nearDev, "type", "veth", "peer", "name", farDev);
+    ip("link", "set", farDev, "netns", ns);
+    ip("addr", "add", `${subnet}.1/24`, "dev", nearDev);
+    ip("link", "set", nearDev, "up");
+    ip("netns", "exec", ns, "ip", "addr", "add", `${far}/24`, "dev", farDev);
+    ip("netns", "exec", ns, "ip", "link", "set", farDev, "up");
     ip("netns", "exec", ns, "ip", "link", "set", "lo", "up");
   } catch (err) {
-    cleanup();
+    remove();
     throw err;
   }
-  let server: JupyterServerHandle;
-  try {
-    server = await startJupyterServer({ ...options, host: farAddress, wrap: ["ip", "netns", "exec", ns] });
-  } catch (err) {
-    cleanup();
-    throw err;
-  }
-  const target = new URL(server.url);
-  const half = (options.rttMs ?? 0) / 2;
+  const rule = (op: "-A" | "-D", chain: string, share: number) =>
+    execFileSync(
+      "ip",
+      [
+        "netns",
+        "exec",
+        ns,
+        "iptables",
+        op,
+        chain,
+        "-m",
+        "statistic",
+        "--mode",
+        "random",
+        "--probability",
+        String(share),
+        "-j",
+        "DROP",
+      ],
+      { stdio: "ignore" },
+    );
+  let lossShare = 0;
+  return {
+    name: ns,
+    far,
+    near: `${subnet}.1`,
+    wrap: ["ip", "netns", "exec", ns],
+    cut: () => ip("link", "set", nearDev, "down"),
+    restore: () => ip("link", "set", nearDev, "up"),
+    loss(share: number) {
+      if (lossShare > 0) for (const chain of ["INPUT", "OUTPUT"]) rule("-D", chain, lossShare);
+      lossShare = share;
+      if (share > 0) for (const chain of ["INPUT", "OUTPUT"]) rule("-A", chain, share);
+    },
+    remove,
+  };
+}
+
+/**
+ * A relay on 127.0.0.1 to `host:port` that holds every chunk for half of `rttMs` in each direction
+ * (in order, Nagle off), counting HTTP request lines and WebSocket data frames as they pass.
+ */
+export interface Relay {
+  port: number;
+  requests: string[];
+  frames: { up: number; down: number };
+  close(): Promise<void>;
+}
+
+export async function relay(host: string, port: number, rttMs = 0): Promise<Relay> {
+  const half = rttMs / 2;
   const requests: string[] = [];
   const frames = { up: 0, down: 0 };
   const sockets = new Set<net.Socket>();
@@ -107,8 +143,8 @@ export async function remoteServer(
     from.on("error", () => to.destroy());
     from.on("close", () => setTimeout(() => to.destroy(), half));
   };
-  const relay = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port), target.hostname);
+  const server = net.createServer((client) => {
+    const upstream = net.connect(port, host);
     // No Nagle in the relay: it must add its latency and nothing else (a held small write would
     // wait for a delayed ACK, up to 40 ms more).
     client.setNoDelay(true);
@@ -141,52 +177,68 @@ export async function remoteServer(
       }
     });
   });
-  await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
-  const url = `http://127.0.0.1:${(relay.address() as net.AddressInfo).port}`;
-  const rule = (op: "-A" | "-D", chain: string, share: number) =>
-    execFileSync(
-      "ip",
-      [
-        "netns",
-        "exec",
-        ns,
-        "iptables",
-        op,
-        chain,
-        "-m",
-        "statistic",
-        "--mode",
-        "random",
-        "--probability",
-        String(share),
-        "-j",
-        "DROP",
-      ],
-      { stdio: "ignore" },
-    );
-  let lossShare = 0;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
-    server,
-    url,
+    port: (server.address() as net.AddressInfo).port,
     requests,
     frames,
-    cut: () => ip("link", "set", near, "down"),
-    restore: () => ip("link", "set", near, "up"),
-    loss(share: number) {
-      if (lossShare > 0) for (const chain of ["INPUT", "OUTPUT"]) rule("-D", chain, lossShare);
-      lossShare = share;
-      if (share > 0) for (const chain of ["INPUT", "OUTPUT"]) rule("-A", chain, share);
-    },
-    async stop() {
+    async close() {
       for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => relay.close(() => resolve()));
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export interface RemoteServer {
+  server: JupyterServerHandle;
+  namespace: Namespace;
+  /** What nbagent is given: the relay on this side (`http://127.0.0.1:<port>`). */
+  url: string;
+  cut(): void;
+  restore(): void;
+  loss(share: number): void;
+  /** Requests the relay saw: `GET /api/…` lines and WebSocket upgrades, in order. */
+  requests: string[];
+  /** WebSocket data frames (text or binary; pings and pongs not counted) sent up to the server and down from it. */
+  frames: { up: number; down: number };
+  stop(): Promise<void>;
+}
+
+/**
+ * Makes the namespace and link, starts a jupyter_server in it, and a relay with `rttMs` of round-trip
+ * latency in front of it.
+ */
+export async function remoteServer(
+  options: { rttMs?: number } & Omit<JupyterServerOptions, "host" | "wrap"> = {},
+): Promise<RemoteServer> {
+  const namespace = makeNamespace();
+  let server: JupyterServerHandle;
+  try {
+    server = await startJupyterServer({ ...options, host: namespace.far, wrap: namespace.wrap });
+  } catch (err) {
+    namespace.remove();
+    throw err;
+  }
+  const target = new URL(server.url);
+  const r = await relay(target.hostname, Number(target.port), options.rttMs ?? 0);
+  return {
+    server,
+    namespace,
+    url: `http://127.0.0.1:${r.port}`,
+    requests: r.requests,
+    frames: r.frames,
+    cut: () => namespace.cut(),
+    restore: () => namespace.restore(),
+    loss: (share) => namespace.loss(share),
+    async stop() {
+      await r.close();
       try {
-        ip("link", "set", near, "up");
+        namespace.restore();
       } catch {
         // gone
       }
       await server.stop();
-      cleanup();
+      namespace.remove();
     },
   };
 }
