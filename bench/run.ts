@@ -16,6 +16,7 @@ const SECTIONS: Record<string, string> = {
   "run-floors": "./run-floors.js",
   mcp: "./mcp.js",
   gateway: "./gateway.js",
+  view: "./view.js",
 };
 
 function fmt(n: number): string {
