@@ -107,7 +107,7 @@ interface HubMsg {
   type: string;
   hostId?: string;
   host?: { id: string };
-  event?: { type: string; output?: { kind: string; text?: string } };
+  event?: { type: string; output?: { kind: string; text?: string; skippedLines?: number } };
 }
 
 interface View {
@@ -390,7 +390,10 @@ interface Mem {
   startMb: number;
   peakMb: number;
   endMb: number;
+  viewStartMb?: number;
   viewPeakMb?: number;
+  /** What the viewer that did not read got once it read again (socket), or whether the view let it go (SSE). */
+  viewer?: string;
 }
 
 async function memoryCase(root: string, code: string, viewer: "none" | "socket" | "sse"): Promise<Mem> {
@@ -399,20 +402,38 @@ async function memoryCase(root: string, code: string, viewer: "none" | "socket" 
   let reader: Sse | undefined;
   let raw: Socket | undefined;
   let timer: NodeJS.Timeout | undefined;
+  const got = { messages: 0, snapshots: 0, lines: 0, skipped: 0 };
+  let ended!: () => void;
+  const callEnded = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
+  let letGo = false;
   try {
     await host.call("python", { cells: [{ code: "1" }] }); // kernel start
     if (viewer === "socket") {
-      raw = await rawViewer(host.socket!);
-      raw.pause(); // never reads
+      raw = await rawViewer(host.socket!, (m) => {
+        got.messages++;
+        if (m.type === "snapshot") got.snapshots++;
+        if (m.type === "event" && m.event?.output?.kind === "stream") {
+          got.lines += (m.event.output.text ?? "").split("\n").length - 1;
+          got.skipped += m.event.output.skippedLines ?? 0;
+        }
+        if (m.type === "event" && m.event?.type === "call-ended") ended();
+      });
+      raw.pause(); // reads nothing while the cell prints
     } else if (viewer === "sse") {
       view = await startView();
       reader = await sse(view, () => {});
       await reader.until((m) => m.type === "snapshot" && m.hostId === host.hostId);
       reader.res.pause(); // reads no more
+      reader.res.once("close", () => {
+        letGo = true;
+      });
     }
     const start = rssKb(host.pid);
     let peak = start;
-    let viewPeak = view ? rssKb(view.proc.pid!) : 0;
+    const viewStart = view ? rssKb(view.proc.pid!) : 0;
+    let viewPeak = viewStart;
     timer = setInterval(() => {
       peak = Math.max(peak, rssKb(host.pid));
       if (view) viewPeak = Math.max(viewPeak, rssKb(view.proc.pid!));
@@ -421,11 +442,21 @@ async function memoryCase(root: string, code: string, viewer: "none" | "socket" 
     clearInterval(timer);
     const end = rssKb(host.pid);
     peak = Math.max(peak, end);
+    let said: string | undefined;
+    if (raw) {
+      raw.resume();
+      await callEnded;
+      said = `once it read: ${got.messages} messages, ${got.snapshots} snapshots, ${got.lines} stream lines (${got.skipped} left out)`;
+    } else if (view)
+      said = letGo
+        ? "the view let the paused reader go (4 MiB unsent)"
+        : "the paused reader was still connected";
     return {
       startMb: start / 1024,
       peakMb: peak / 1024,
       endMb: end / 1024,
-      ...(view ? { viewPeakMb: viewPeak / 1024 } : {}),
+      ...(view ? { viewStartMb: viewStart / 1024, viewPeakMb: viewPeak / 1024 } : {}),
+      ...(said ? { viewer: said } : {}),
     };
   } finally {
     clearInterval(timer);
@@ -454,7 +485,8 @@ async function memory(root: string): Promise<{ rows: BenchRow[]; notes: string[]
       row(`${name}: host RSS growth, SSE reader paused`, growth(sseCase), growth(none), "MB", "info"),
     );
     notes.push(
-      `${name}: host RSS start/peak/end MB — no viewer ${f(none.startMb)}/${f(none.peakMb)}/${f(none.endMb)}; raw socket viewer not reading ${f(socket.startMb)}/${f(socket.peakMb)}/${f(socket.endMb)}; nbagent view with a paused SSE reader ${f(sseCase.startMb)}/${f(sseCase.peakMb)}/${f(sseCase.endMb)} (nbagent view's own peak ${f(sseCase.viewPeakMb ?? Number.NaN)} MB)`,
+      `${name}: host RSS start/peak/end MB — no viewer ${f(none.startMb)}/${f(none.peakMb)}/${f(none.endMb)}; raw socket viewer not reading ${f(socket.startMb)}/${f(socket.peakMb)}/${f(socket.endMb)}; nbagent view with a paused SSE reader ${f(sseCase.startMb)}/${f(sseCase.peakMb)}/${f(sseCase.endMb)} (nbagent view's own RSS ${f(sseCase.viewStartMb ?? Number.NaN)} → peak ${f(sseCase.viewPeakMb ?? Number.NaN)} MB)`,
+      `${name}: the socket viewer, ${socket.viewer}; SSE: ${sseCase.viewer}`,
     );
   }
   return { rows, notes };
