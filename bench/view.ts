@@ -117,8 +117,16 @@ interface View {
   stop(): Promise<void>;
 }
 
+/** The view processes this benchmark started: stopped if it ends early. */
+const views = new Set<ChildProcessWithoutNullStreams>();
+process.on("exit", () => {
+  for (const v of views) v.kill("SIGTERM");
+});
+
 async function startView(): Promise<View> {
   const proc = spawn(process.execPath, [MAIN, "view", "--no-open", "--port", "0"], { stdio: "pipe" });
+  views.add(proc);
+  proc.once("exit", () => views.delete(proc));
   proc.stderr.resume();
   const first = await new Promise<string>((resolve, reject) => {
     proc.once("exit", (code) => reject(new Error(`nbagent view exited (${code})`)));
@@ -234,43 +242,40 @@ function latencies(into: number[], hostId: string | undefined) {
   };
 }
 
-/** How many other connections a host's socket has (another user's-process `nbagent view`, e.g. a test's). */
+/** How many viewers a host's socket has now (any nbagent view of the user's, e.g. another test's, connects to every host). */
 function otherViewers(socket: string): number {
   try {
     const out = execFileSync("ss", ["-xH", "state", "connected"], { encoding: "utf8" });
-    return out.split("\n").filter((l) => l.includes(socket)).length;
+    // Listed under the name it was bound to (src/view/host.ts binds, then renames); each line a viewer.
+    const bound = socket.replace(/host-([^/]+)\.sock$/, ".binding-$1.sock");
+    return out.split("\n").filter((l) => l.includes(bound)).length;
   } catch {
     return Number.NaN;
   }
 }
 
 async function latency(root: string, lines: number): Promise<{ rows: BenchRow[]; notes: string[] }> {
-  const log = (s: string) => process.env.BENCH_DEBUG && console.error(`[view bench] ${s}`);
-  log("host");
   const host = await startHost(root);
-  log("view");
   const view = await startView();
-  log("started");
   const viaSse: number[] = [];
   const viaSocket: number[] = [];
   try {
     if (!host.socket) throw new Error("the host has no view socket (NBAGENT_VIEW=0, or no socket root)");
     await host.call("python", { cells: [{ code: "import time" }] }); // kernel start
-    log("kernel");
     const reader = await sse(view, latencies(viaSse, host.hostId));
-    log("sse");
     const raw = await rawViewer(host.socket, latencies(viaSocket, undefined));
     // The hub connects to a host as it finds its socket; this one is there once its snapshot came.
     await reader.until((m) => m.type === "snapshot" && m.hostId === host.hostId);
     const code = `for _ in range(${lines}):\n    print(f"L {time.time_ns()}", flush=True)\n    time.sleep(0.005)`;
-    log("snapshot");
     await host.call("python", { cells: [{ code }] }); // warm-up (the first lines of a fresh connection)
     viaSse.length = 0;
     viaSocket.length = 0;
-    await host.call("python", { cells: [{ code }] });
-    await reader.until(
+    // Waited for from before the call: the view may deliver the call's end before the MCP result.
+    const seenEnd = reader.until(
       (m) => m.hostId === host.hostId && m.type === "event" && m.event?.type === "call-ended",
     );
+    await host.call("python", { cells: [{ code }] });
+    await seenEnd;
     reader.close();
     raw.destroy();
   } finally {
@@ -343,10 +348,11 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
         });
         await reader.until((m) => m.type === "snapshot" && m.hostId === on.hostId);
         n = 0;
-        open.push(await timed(on));
-        await reader.until(
+        const seenEnd = reader.until(
           (m) => m.hostId === on.hostId && m.type === "event" && m.event?.type === "call-ended",
         );
+        open.push(await timed(on));
+        await seenEnd;
         seen.push(n);
         reader.close();
         await view.stop();
@@ -374,7 +380,7 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   const stray = strangers.filter((x) => x > 0).length;
   if (stray)
     notes.push(
-      `in ${stray} of ${rounds} "no view" rounds another process's nbagent view was connected to the host`,
+      `in ${stray} of ${rounds} "no view" rounds another nbagent view of the user's was connected to the host (${strangers.join(", ")} viewers): the NBAGENT_VIEW=0 row is the one without any`,
     );
   return {
     rows: [
@@ -407,7 +413,6 @@ async function memoryCase(root: string, code: string, viewer: "none" | "socket" 
   const callEnded = new Promise<void>((resolve) => {
     ended = resolve;
   });
-  let letGo = false;
   try {
     await host.call("python", { cells: [{ code: "1" }] }); // kernel start
     if (viewer === "socket") {
@@ -419,16 +424,16 @@ async function memoryCase(root: string, code: string, viewer: "none" | "socket" 
           got.skipped += m.event.output.skippedLines ?? 0;
         }
         if (m.type === "event" && m.event?.type === "call-ended") ended();
+        // Events were dropped for it: the fresh snapshot says whether the call ended meanwhile.
+        const calls = (m as { calls?: { ended?: unknown }[] }).calls;
+        if (m.type === "snapshot" && got.snapshots > 1 && calls?.[calls.length - 1]?.ended) ended();
       });
       raw.pause(); // reads nothing while the cell prints
     } else if (viewer === "sse") {
       view = await startView();
       reader = await sse(view, () => {});
       await reader.until((m) => m.type === "snapshot" && m.hostId === host.hostId);
-      reader.res.pause(); // reads no more
-      reader.res.once("close", () => {
-        letGo = true;
-      });
+      reader.res.pause(); // reads nothing while the cell prints
     }
     const start = rssKb(host.pid);
     let peak = start;
@@ -447,10 +452,19 @@ async function memoryCase(root: string, code: string, viewer: "none" | "socket" 
       raw.resume();
       await callEnded;
       said = `once it read: ${got.messages} messages, ${got.snapshots} snapshots, ${got.lines} stream lines (${got.skipped} left out)`;
-    } else if (view)
+    } else if (reader) {
+      // Reading again: the rest of the stream up to the call's end, or the end of a connection the view let go.
+      const r = reader;
+      const gone = new Promise<boolean>((resolve) => r.res.once("close", () => resolve(true)));
+      const rest = r
+        .until((m) => m.hostId === host.hostId && m.type === "event" && m.event?.type === "call-ended")
+        .then(() => false);
+      r.res.resume();
+      const letGo = await Promise.race([gone, rest]);
       said = letGo
-        ? "the view let the paused reader go (4 MiB unsent)"
-        : "the paused reader was still connected";
+        ? "the view let the paused reader go (over 4 MiB unsent; a page's EventSource reconnects)"
+        : "the paused reader was still connected and got the rest once it read";
+    }
     return {
       startMb: start / 1024,
       peakMb: peak / 1024,
