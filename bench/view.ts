@@ -15,7 +15,11 @@
  *    viewer: the host's VmRSS sampled every 20 ms — start, peak, end — and the view process's.
  *
  * Other nbagent processes of the user are seen by the view too (it aggregates them all): every
- * figure is filtered to this benchmark's own host. Usage: npm run bench view
+ * figure is filtered to this benchmark's own host. And any other `nbagent view` of the user's (another
+ * test's, a forgotten one) watches this benchmark's hosts: its reading costs CPU on the same machine,
+ * and a host with a viewer builds events. The run section counts such viewers; run the section in a
+ * mount namespace with a private socket folder (PRIVATE below) for figures without them.
+ * Usage: npm run bench view
  * (NBAGENT_BENCH_ROUNDS, NBAGENT_BENCH_LINES to change rounds / latency lines).
  * Alone: node --import tsx bench/view.ts
  */
@@ -41,6 +45,10 @@ import { arg, type BenchRow, type BenchSection, median, row } from "./types.js";
 
 const MAIN = "dist/cli/nbagent.js";
 
+/** How to run this section where other processes' views (other tests, a forgotten nbagent view) cannot see its hosts. */
+const PRIVATE =
+  "as root: unshare -m sh -c 'mount -t tmpfs -o mode=700 none /tmp/nbagent-ipc-0/view && npm run bench view'";
+
 /** Wall time in ms (sub-millisecond), the clock python's time.time_ns() reads. */
 const wallMs = () => performance.timeOrigin + performance.now();
 
@@ -61,6 +69,13 @@ function rssKb(pid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/** CPU time a process used so far (user + system), in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 interface Host {
@@ -323,6 +338,10 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   const disabled: number[] = [];
   const seen: number[] = [];
   const strangers: number[] = [];
+  /** The host process's CPU time per run (its kernel's is the same whoever watches). */
+  const cpuOpen: number[] = [];
+  const cpuClosed: number[] = [];
+  const cpuOff: number[] = [];
   try {
     if (!on.socket) throw new Error("the host has no view socket");
     for (const [h, dir] of [
@@ -334,10 +353,13 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
       if (!t.includes("cell 199 398"))
         throw new Error(`the run did not print its last cell:\n${t.slice(-2000)}`);
     }
-    const timed = async (h: Host) => {
+    const timed = async (h: Host, into: number[]) => {
+      const c0 = cpuMs(h.pid);
       const t0 = performance.now();
       await h.call("notebook", { action: "run", notebook_path: "run.ipynb" });
-      return (performance.now() - t0) / 1000;
+      const wall = (performance.now() - t0) / 1000;
+      into.push(cpuMs(h.pid) - c0);
+      return wall;
     };
     const steps = [
       async () => {
@@ -351,7 +373,7 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
         const seenEnd = reader.until(
           (m) => m.hostId === on.hostId && m.type === "event" && m.event?.type === "call-ended",
         );
-        open.push(await timed(on));
+        open.push(await timed(on, cpuOpen));
         await seenEnd;
         seen.push(n);
         reader.close();
@@ -359,10 +381,10 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
       },
       async () => {
         strangers.push(otherViewers(on.socket!));
-        closed.push(await timed(on));
+        closed.push(await timed(on, cpuClosed));
       },
       async () => {
-        disabled.push(await timed(off));
+        disabled.push(await timed(off, cpuOff));
       },
     ];
     for (let r = 0; r < rounds; r++) {
@@ -380,13 +402,15 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   const stray = strangers.filter((x) => x > 0).length;
   if (stray)
     notes.push(
-      `in ${stray} of ${rounds} "no view" rounds another nbagent view of the user's was connected to the host (${strangers.join(", ")} viewers): the NBAGENT_VIEW=0 row is the one without any`,
+      `in ${stray} of ${rounds} "no view" rounds another nbagent view of the user's was connected to the host (${strangers.join(", ")} viewers): the NBAGENT_VIEW=0 row is the one without any; for a clean figure run the bench where no other view can see its hosts (${PRIVATE})`,
     );
   return {
     rows: [
       row("200-cell run, viewer open vs no view", median(open), median(closed), "s", "≤ 1.05×"),
       row("200-cell run, viewer open vs NBAGENT_VIEW=0", median(open), median(disabled), "s", "≤ 1.05×"),
       row("200-cell run, no view vs NBAGENT_VIEW=0", median(closed), median(disabled), "s", "info"),
+      row("200-cell run, host CPU, viewer open vs no view", median(cpuOpen), median(cpuClosed), "ms", "info"),
+      row("200-cell run, host CPU, open vs NBAGENT_VIEW=0", median(cpuOpen), median(cpuOff), "ms", "info"),
     ],
     notes,
   };
