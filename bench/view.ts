@@ -342,6 +342,9 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   const cpuOpen: number[] = [];
   const cpuClosed: number[] = [];
   const cpuOff: number[] = [];
+  /** nbagent view's CPU per watched run, and this process's (the SSE reader, the MCP client). */
+  const viewCpu: number[] = [];
+  const readerCpu: number[] = [];
   try {
     if (!on.socket) throw new Error("the host has no view socket");
     for (const [h, dir] of [
@@ -370,11 +373,16 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
         });
         await reader.until((m) => m.type === "snapshot" && m.hostId === on.hostId);
         n = 0;
+        const v0 = cpuMs(view.proc.pid!);
+        const r0 = process.cpuUsage();
         const seenEnd = reader.until(
           (m) => m.hostId === on.hostId && m.type === "event" && m.event?.type === "call-ended",
         );
         open.push(await timed(on, cpuOpen));
         await seenEnd;
+        viewCpu.push(cpuMs(view.proc.pid!) - v0);
+        const r = process.cpuUsage(r0);
+        readerCpu.push((r.user + r.system) / 1000);
         seen.push(n);
         reader.close();
         await view.stop();
@@ -397,7 +405,7 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   }
   const notes = [
     `run: ${rounds} rounds of a ${CELLS}-cell notebook (x = i*2; print; 3 prints) through the notebook tool's run (MCP), each host's kernel warm; order flipped each round; medians`,
-    `the SSE reader got ${median(seen)} messages of the host per run (median)`,
+    `the SSE reader got ${median(seen)} messages of the host per run (median); CPU per watched run: nbagent view ${median(viewCpu)} ms, the bench process (SSE reader + MCP client) ${median(readerCpu).toFixed(0)} ms`,
   ];
   const stray = strangers.filter((x) => x > 0).length;
   if (stray)
