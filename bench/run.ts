@@ -17,6 +17,7 @@ const SECTIONS: Record<string, string> = {
   mcp: "./mcp.js",
   gateway: "./gateway.js",
   network: "./network.js",
+  view: "./view.js",
 };
 
 function fmt(n: number): string {
