@@ -314,10 +314,18 @@ describe("an agent's notebooks in the nbagent view page", { skip: SKIP }, () => 
     await showNotebook(path);
     await cell("cell-1").locator(".nb-stream-stdout", { hasText: "first call" }).waitFor();
     assert.equal(await page.locator("#nb-main .nb-cell").count(), 1);
-    const second = await call("python", { cells: [{ code: "print(x + 1)" }] });
-    assert.match(textOf(second), /42/);
+    // The second call's cell appears as it starts, with its line, while it waits for a file.
+    const code = `import os, time\nprint(x + 1, flush=True)\n${waitForFile("go-python")}`;
+    let ended = false;
+    const second = call("python", { cells: [{ code }] }).finally(() => {
+      ended = true;
+    });
     await cell("cell-2").locator(".nb-stream-stdout", { hasText: "42" }).waitFor();
-    assert.equal(await cell("cell-2").locator(".nb-source").textContent(), "print(x + 1)");
+    assert.equal(ended, false);
+    assert.equal(await prompt("cell-2").textContent(), "[*]:");
+    assert.equal(await cell("cell-2").locator(".nb-source").textContent(), code);
+    writeFileSync(join(dir, "go-python"), "");
+    assert.match(textOf(await second), /^42$/m);
     await prompt("cell-2").filter({ hasText: "[2]:" }).waitFor();
     assert.deepEqual(
       await page
