@@ -96,6 +96,7 @@ export const TIERS = {
     "test/runtime/sessions.test.ts",
     "test/view/page.test.ts",
     "test/view/live-page.test.ts",
+    "test/view/agent-notebook.test.ts",
   ],
   stress: [
     "test/security/",

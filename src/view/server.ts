@@ -35,6 +35,9 @@ const TYPES: Record<string, string> = {
   ".map": "application/json",
 };
 
+/** What frame.html loads: its own requests carry no cookie (docs/view.md "Checks"). */
+const FRAME_FILES = new Set(["/frame.js", "/frame.css"]);
+
 const PLACEHOLDER = `<!doctype html>
 <html><head><meta charset="utf-8"><title>nbagent view</title></head>
 <body><h1>nbagent view</h1>
@@ -90,6 +93,12 @@ export function viewHandler(options: ViewServerOptions): (req: IncomingMessage, 
         403,
         `Forbidden: ${host === undefined ? "no Host header" : `Host ${host} is not allowed`} (DNS-rebinding protection: the view answers to localhost, 127.0.0.1 and [::1] only).`,
       );
+    // What frame.html loads comes from the sandboxed frame itself: its opaque origin sends `Origin:
+    // null` and no cookie. These two files are the package's, nothing of the user's: served to any
+    // origin without the token, or no HTML output would ever show (docs/view.md "Checks").
+    const path = new URL(req.url ?? "/", "http://127.0.0.1").pathname;
+    if (req.method === "GET" && underPrefix(req.url, prefix) && FRAME_FILES.has(path.slice(prefix.length)))
+      return file(path.slice(prefix.length), res, options.pageDir);
     const port = (req.socket.localPort ?? 0).toString();
     const origin = req.headers.origin;
     if (origin !== undefined && !ownOrigin(origin, port))

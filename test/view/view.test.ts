@@ -372,6 +372,13 @@ test("requests without the token, with a foreign Host or a foreign Origin are re
   assert.match(await cookieOnly.text(), /^Unauthorized: an action needs the token in a header/);
   const nullOrigin = await fetch(`${base}/api/state`, { headers: { ...auth(), Origin: "null" } });
   assert.equal(nullOrigin.status, 403);
+  // What the sandboxed output frame loads itself (it sends Origin: null and no cookie): its script
+  // and style, files of the package, and nothing else.
+  for (const f of ["frame.js", "frame.css"])
+    assert.equal((await fetch(`${base}/${f}`, { headers: { Origin: "null" } })).status, 200, f);
+  for (const f of ["frame.html", "", "page.js", "api/state"])
+    assert.equal((await fetch(`${base}/${f}`, { headers: { Origin: "null" } })).status, 403, f);
+  assert.equal((await fetch(`${base}/page.js`)).status, 401);
   // The token in the URL becomes a cookie: HttpOnly, SameSite=Strict.
   const login = await fetch(`${base}/?token=${token}`, { redirect: "manual" });
   assert.equal(login.status, 302);
