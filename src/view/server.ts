@@ -181,14 +181,24 @@ function json(res: ServerResponse, status: number, value: unknown): void {
 function events(req: IncomingMessage, res: ServerResponse, hub: ViewHub): void {
   res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive" });
   res.write(`event: state\ndata: ${JSON.stringify(hub.state())}\n\n`);
+  // The messages of one turn of the event loop go out in one write (a host's socket delivers them
+  // in bursts: one system call each cost nbagent view most of its CPU; docs/view.md "Cost").
+  let pending = "";
+  const flush = () => {
+    const chunk = pending;
+    pending = "";
+    if (chunk && !res.destroyed) res.write(chunk);
+  };
   const stop = hub.listen((m) => {
     // A page that reads too slowly is let go (bounded memory): EventSource reconnects and gets the state again.
-    if (res.writableLength > MAX_BUFFERED) {
+    if (res.writableLength + pending.length > MAX_BUFFERED) {
       stop();
+      pending = "";
       res.destroy();
       return;
     }
-    res.write(`data: ${JSON.stringify(m)}\n\n`);
+    if (!pending) setImmediate(flush);
+    pending += `data: ${JSON.stringify(m)}\n\n`;
   });
   req.on("close", () => stop());
 }
