@@ -18,32 +18,28 @@
  * ran: a plot, LaTeX, and a cell still printing).
  */
 import assert from "node:assert/strict";
-import { type ChildProcessWithoutNullStreams, execFile, execFileSync, spawn } from "node:child_process";
-import { existsSync, realpathSync, writeFileSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { type Browser, type BrowserContext, chromium, type Page, type Request } from "playwright-core";
-import { FROM_SOURCE, stdioServer, tempDir, textOf, writeNb } from "../mcp/helpers.js";
+import type { Browser, BrowserContext, Page, Request } from "playwright-core";
+import { stdioServer, tempDir, textOf, writeNb } from "../mcp/helpers.js";
 import { TEST_PYTHON } from "../python.js";
+import { launchChromium, SKIP_BROWSER, startView, type ViewProcess } from "./browser.js";
 
 const exec = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
-const CHROMIUM = "/usr/bin/chromium";
-const SKIP =
-  existsSync(CHROMIUM) || process.env.CI
-    ? false
-    : "chromium is not installed (bash scripts/setup.sh test installs it)";
+const SKIP = SKIP_BROWSER;
 const LONG = { timeout: 120_000 };
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1";
 
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-let view: ChildProcessWithoutNullStreams;
+let view: ViewProcess;
 let base = "";
 let token = "";
 let dir = "";
@@ -96,30 +92,14 @@ before(async () => {
   await exec(process.execPath, ["scripts/bundle.mjs", "view"], { cwd: ROOT });
   // real paths: the view names a notebook file by its real path
   dir = realpathSync(await tempDir("nbagent-agent-notebook-"));
-  const [cmd, ...pre] = FROM_SOURCE;
-  view = spawn(cmd, [...pre, "view", "--no-open", "--port", "0"], { stdio: "pipe" });
-  view.stderr.resume();
-  const first = await new Promise<string>((resolve) =>
-    createInterface({ input: view.stdout }).once("line", (l) => resolve(l)),
-  );
-  const m = /^(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]+)$/.exec(first);
-  assert.ok(m, first);
-  [, base, token] = m;
+  view = await startView();
+  ({ base, token } = view);
   const server = await stdioServer(["--cwd", dir]);
   client = server.client;
   transport = server.transport;
   pid = transport.pid ?? 0;
   assert.ok(pid > 0, "the SDK's transport started the server");
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--headless",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   page = await context.newPage();
   page.on("request", (r) => {
@@ -137,11 +117,7 @@ after(async () => {
   await context?.close().catch(() => {});
   await browser?.close();
   await client?.close().catch(() => {});
-  if (view) {
-    const exited = new Promise((resolve) => view.once("exit", resolve));
-    view.kill("SIGINT");
-    await exited;
-  }
+  await view?.stop();
 });
 
 const ANALYSIS = "analysis.ipynb";

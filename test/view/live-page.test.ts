@@ -13,18 +13,17 @@
  */
 import assert from "node:assert/strict";
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import { FRAME_CSP, PAGE_CSP } from "../../src/view/csp.js";
 import type { HubMessage as ServerHubMessage } from "../../src/view/hub.js";
 import type { HubMessage as PageHubMessage } from "../../src/view/page/api.js";
 import { FROM_SOURCE, ownedStdioServer, tempDir, textOf } from "../mcp/helpers.js";
+import { launchChromium, SKIP_BROWSER, startView, type ViewProcess } from "./browser.js";
 
 // The page's copy of the API's shapes (src/view/page/api.ts) must take what the server sends.
 const fits = (m: ServerHubMessage): PageHubMessage => m;
@@ -32,18 +31,14 @@ void fits;
 
 const exec = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
-const CHROMIUM = "/usr/bin/chromium";
-const SKIP =
-  existsSync(CHROMIUM) || process.env.CI
-    ? false
-    : "chromium is not installed (bash scripts/setup.sh test installs it)";
+const SKIP = SKIP_BROWSER;
 const LONG = { timeout: 120_000 };
 const SHOTS = process.env.UPDATE_SCREENSHOTS === "1";
 
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
-let view: ChildProcessWithoutNullStreams;
+let view: ViewProcess;
 let base = "";
 let token = "";
 let dir = "";
@@ -77,28 +72,12 @@ before(async () => {
   if (SKIP) return;
   await exec(process.execPath, ["scripts/bundle.mjs", "view"], { cwd: ROOT });
   dir = await tempDir("nbagent-live-page-");
-  const [cmd, ...pre] = FROM_SOURCE;
-  view = spawn(cmd, [...pre, "view", "--no-open", "--port", "0"], { stdio: "pipe" });
-  view.stderr.resume();
-  const first = await new Promise<string>((resolve) =>
-    createInterface({ input: view.stdout }).once("line", (l) => resolve(l)),
-  );
-  const m = /^(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]+)$/.exec(first);
-  assert.ok(m, first);
-  [, base, token] = m;
+  view = await startView();
+  ({ base, token } = view);
   const owned = await ownedStdioServer(["--cwd", dir]);
   client = owned.client;
   child = owned.child;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--headless",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-    ],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 1200, height: 900 }, acceptDownloads: true });
   page = await context.newPage();
   page.on("request", (r) => {
@@ -118,11 +97,7 @@ after(async () => {
   await context?.close().catch(() => {});
   await browser?.close();
   if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  if (view) {
-    const exited = new Promise((resolve) => view.once("exit", resolve));
-    view.kill("SIGINT");
-    await exited;
-  }
+  await view?.stop();
 });
 
 describe("the view page on nbagent view", { skip: SKIP }, () => {

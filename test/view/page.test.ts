@@ -9,24 +9,20 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
 import { copyFile, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import type { ViewCell, ViewMessage } from "../../src/view/protocol.js";
+import { launchChromium, SKIP_BROWSER } from "./browser.js";
 import { executedNotebook, hostileCells } from "./notebooks.js";
 import { COOKIE, ViewTestServer } from "./server.js";
 
 const exec = promisify(execFile);
 const ROOT = new URL("../..", import.meta.url).pathname;
-const CHROMIUM = "/usr/bin/chromium";
-const SKIP =
-  existsSync(CHROMIUM) || process.env.CI
-    ? false
-    : "chromium is not installed (bash scripts/setup.sh test installs it)";
+const SKIP = SKIP_BROWSER;
 
 let browser: Browser;
 let profile = "";
@@ -38,19 +34,7 @@ before(async () => {
   await exec(process.execPath, ["scripts/bundle.mjs", "view"], { cwd: ROOT });
   profile = await mkdtemp(join(tmpdir(), "nbagent-view-"));
   // launch() gives the browser a fresh profile of its own (a new user-data-dir, removed on close)
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--headless",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

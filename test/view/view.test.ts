@@ -5,14 +5,14 @@
  * themselves (no sleeps, no time bounds).
  */
 import assert from "node:assert/strict";
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import { after, before, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { socketRoot } from "../../src/kernel/local/connection-file.js";
-import { FROM_SOURCE, ownedStdioServer, tempDir, textOf, writeNb } from "../mcp/helpers.js";
+import { ownedStdioServer, tempDir, textOf, writeNb } from "../mcp/helpers.js";
+import { startView, type ViewProcess } from "./browser.js";
 
 const LONG = { timeout: 120_000 };
 
@@ -24,7 +24,7 @@ interface Msg {
 }
 
 let dir: string;
-let view: ChildProcessWithoutNullStreams;
+let view: ViewProcess;
 let base: string;
 let token: string;
 let client: Client;
@@ -59,15 +59,8 @@ async function state(): Promise<{ hosts: { host: { id: string; pid: number } }[]
 
 before(async () => {
   dir = await tempDir("nbagent-view-");
-  const [cmd, ...pre] = FROM_SOURCE;
-  view = spawn(cmd, [...pre, "view", "--no-open", "--port", "0"], { stdio: "pipe" });
-  view.stderr.resume();
-  const first = await new Promise<string>((resolve) =>
-    createInterface({ input: view.stdout }).once("line", (l) => resolve(l)),
-  );
-  const m = /^(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]+)$/.exec(first);
-  assert.ok(m, `the first line is the URL with its token: ${first}`);
-  [, base, token] = m;
+  view = await startView();
+  ({ base, token } = view);
   // The live stream, read as a page reads it.
   events = new AbortController();
   const res = await fetch(`${base}/api/events`, { headers: auth(), signal: events.signal });
@@ -106,11 +99,7 @@ before(async () => {
 after(async () => {
   events?.abort();
   if (child && child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  if (view) {
-    const exited = new Promise((resolve) => view.once("exit", resolve));
-    view.kill("SIGINT");
-    await exited;
-  }
+  await view?.stop();
 });
 
 test("the agent's host appears in /api/state with its pid and kind", async () => {
