@@ -13,11 +13,11 @@
  *   action) when no call of that host is under way, and grown from the cell events in between.
  * - A file stays while any host that touched it is alive; a session's notebook goes with its host.
  */
-import { type FSWatcher, watch } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { constants, type FSWatcher, watch } from "node:fs";
 import { basename, dirname } from "node:path";
 import type { CellOutput, StampedEvent } from "../runtime/events.js";
 import { keyText, type SessionKey } from "../runtime/session.js";
+import { OutsideRootsError, openFileWithin } from "../sys/confined-path.js";
 import { canonicalOutput, cellsOfFile, diffCells, parseNotebook } from "./notebook-diff.js";
 import { type ModelCell, NotebookModel } from "./notebook-model.js";
 import { joinSource, type SessionRef, type ViewCell, type ViewMessage, type ViewOutput } from "./protocol.js";
@@ -309,11 +309,12 @@ export class NotebookFeed {
   private async read(f: FileNotebook): Promise<void> {
     let content: string;
     try {
-      content = await readFile(f.path, "utf8");
+      content = await readRealFile(f.path);
     } catch (err) {
       f.problem = (err as NodeJS.ErrnoException).code ?? String(err);
-      // Gone (deleted, or moved away): the page forgets it; it comes back if the file does.
-      if ((err as NodeJS.ErrnoException).code === "ENOENT" && this.files.get(f.path) === f)
+      // Gone (deleted, moved away, or replaced by a link or something not a file): the page
+      // forgets it; it comes back if the file does.
+      if (this.files.get(f.path) === f && (err instanceof OutsideRootsError || GONE.has(f.problem)))
         this.closeNotebook(f);
       return;
     }
@@ -586,4 +587,24 @@ function viewCell(c: ModelCell): ViewCell {
     ...(c.cell_type === "code" ? { outputs: c.outputs, execution_count: c.execution_count } : {}),
     ...(c.attachments ? { attachments: c.attachments } : {}),
   };
+}
+
+/** Read failures that mean the notebook is no longer at its path. */
+const GONE = new Set(["ENOENT", "ENOTDIR", "ELOOP", "not-a-file"]);
+
+/**
+ * The notebook at its real path (the notebook tool reports real paths), and only there: code the
+ * agent ran may replace the file with a link to another file of the user's, or with a FIFO that
+ * would hold the read for good; the path is opened without following a link to anywhere else, and
+ * only a regular file is read (docs/view.md "Notebooks in the view").
+ */
+async function readRealFile(path: string): Promise<string> {
+  const { handle } = await openFileWithin(path, [path], constants.O_RDONLY, (st) => {
+    if (!st.isFile()) throw Object.assign(new Error(`${path} is not a regular file`), { code: "not-a-file" });
+  });
+  try {
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
 }

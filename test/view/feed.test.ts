@@ -226,6 +226,33 @@ test("another program's nbformat.write comes as a patch", async () => {
   assert.deepEqual(snap?.kind === "notebook" && snap.cells.map((c) => c.id), ["after-cut"]);
 });
 
+test("a notebook the agent's code replaced by a link to another file, or by a FIFO: closed, the other file never read", async () => {
+  const secret = join(dir, "..", `secret-${process.pid}.ipynb`);
+  await writeNb(secret, [["code", "the secret"]]);
+  for (const [name, plant] of [
+    [
+      "linked.ipynb",
+      (p: string) =>
+        `os.remove(${JSON.stringify(p)}); os.symlink(${JSON.stringify(secret)}, ${JSON.stringify(p)})`,
+    ],
+    ["piped.ipynb", (p: string) => `os.remove(${JSON.stringify(p)}); os.mkfifo(${JSON.stringify(p)})`],
+  ] as const) {
+    const path = join(dir, name);
+    await writeNb(path, [["code", "mine"]]);
+    const from = messages.length;
+    await call("notebook", { action: "read", notebook_path: name });
+    await waitNb(path, (m) => m.kind === "notebook", from);
+    // The kernel plants it, as code the agent runs could.
+    const r = await call("python", { cells: [{ code: `import os\n${plant(path)}` }] });
+    assert.equal(textOf(r), "(no output)");
+    await waitNb(path, (m) => m.kind === "notebook-closed", from);
+    const said = JSON.stringify(about(path, from));
+    assert.doesNotMatch(said, /the secret/);
+  }
+  // The view still answers (a FIFO read would have held the feed).
+  assert.ok(hub.state().hosts.some((h) => h.host.id === hostId));
+});
+
 test("a python session's notebook grows with each call; a new viewer gets the same cells from the host's export", async () => {
   const from = messages.length;
   await call("python", { cells: [{ code: "x = 41" }] });
