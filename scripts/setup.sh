@@ -26,6 +26,9 @@ BROWSER_PKGS="chromium"
 # jupyterhub: the JupyterHub backend's tests start a real hub on loopback (test/gateway/hub.test.ts),
 # with npm's configurable-http-proxy (a devDependency; Debian's own proxy misses a module).
 HUB_PKGS="jupyterhub"
+# iproute2 + iptables: the network tests put the server in a network namespace of its own (ip netns,
+# veth) and lose packets with iptables' statistic match (test/gateway/netns.ts).
+NET_PKGS="iproute2 iptables"
 
 log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
 
@@ -74,15 +77,15 @@ setup_python() {
 
 setup_test_kernels() {
   if [ "$(id -u)" != 0 ] || [ ! -f /etc/debian_version ] || ! command -v apt-get >/dev/null; then
-    log "not installed (needs root on Debian): $KERNEL_PKGS $BROWSER_PKGS $HUB_PKGS — the R, Octave, real-ipywidgets, view page and JupyterHub tests are skipped"
+    log "not installed (needs root on Debian): $KERNEL_PKGS $BROWSER_PKGS $HUB_PKGS $NET_PKGS — the R, Octave, real-ipywidgets, view page, JupyterHub and network tests are skipped"
     return
   fi
   local missing=""
-  for p in $KERNEL_PKGS $BROWSER_PKGS $HUB_PKGS; do
+  for p in $KERNEL_PKGS $BROWSER_PKGS $HUB_PKGS $NET_PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
   done
   [ -z "$missing" ] && return
-  log "installing the test kernels (R, Octave), browser and hub:$missing"
+  log "installing the test kernels (R, Octave), browser, hub and network tools:$missing"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { within } from "../sys/wait.js";
-import { KernelClient, StartStalledError } from "./client.js";
+import { KernelClient, StartStalledError, toKernelInfo } from "./client.js";
 import { type DeathCause, type KernelDeath, KernelStartError, restartFailedDeath } from "./errors.js";
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
@@ -20,6 +20,7 @@ import type {
   KernelInfo,
   KernelIsolation,
   KernelLimitHit,
+  Reconnection,
 } from "./types.js";
 
 export interface ConnectedKernelOptions {
@@ -242,7 +243,9 @@ export class ConnectedKernel implements Kernel {
     launched.transport.onLost((reason, cause) => {
       if (this.launched !== launched) return;
       this.markDead(reason, launched, this.deathLimit(launched), cause);
-      void launched.kill(0);
+      // A gateway that stayed unreachable may still have the kernel: it is left there for
+      // reconnect() (shutdown() still asks the server to stop it).
+      if (cause?.kind !== "unreachable") void launched.kill(0);
     });
     launched.transport.onReconnect?.(() => this.checkIdentity(launched));
     client.onExecutionState((state) => {
@@ -265,15 +268,10 @@ export class ConnectedKernel implements Kernel {
   private checkIdentity(launched: LaunchedKernel): void {
     const known = this.info.session;
     if (!known || this.dead || this.closed || this.launched !== launched) return;
-    const client = this.client;
-    const timer = setTimeout(() => ask.dispose(), IDENTITY_MS);
-    timer.unref();
-    const ask = client.future("control", client.factory.kernelInfoRequest(), {
-      onReply: (reply) => {
-        clearTimeout(timer);
-        ask.dispose();
+    askIdentity(this.client).then(
+      (info) => {
         // Our own restart meanwhile made the new process the known one.
-        if (reply.header.session === known || this.info.session !== known) return;
+        if (info.session === known || this.info.session !== known) return;
         this.markDead(
           "the kernel answered from a new process after the connection was lost: the server restarted it meanwhile",
           launched,
@@ -281,7 +279,56 @@ export class ConnectedKernel implements Kernel {
           { kind: "restarted-while-away" },
         );
       },
-    });
+      () => {}, // no answer: the connection's own rules decide
+    );
+  }
+
+  isDisconnected(): boolean {
+    return (
+      !this.closed &&
+      this.dead !== null &&
+      this.deadCause?.kind === "unreachable" &&
+      this.launched?.kernelId !== undefined &&
+      this.provisioner.attach !== undefined
+    );
+  }
+
+  /**
+   * Joins the same kernel again on its server after the connection was lost (isDisconnected): a new
+   * connection, then kernel_info on the control channel (answered while a cell runs) says whether
+   * the same process answers. Rejects as attach does (KernelGoneError: the server no longer has
+   * it); the kernel then stays disconnected, or is gone.
+   */
+  reconnect(): Promise<Reconnection> {
+    const launched = this.launched;
+    const kernelId = launched?.kernelId;
+    const attach = this.provisioner.attach;
+    if (!this.isDisconnected() || !launched || !kernelId || !attach)
+      return Promise.reject(new KernelStartError({ kind: "cannot-attach", backend: this.backend }));
+    const known = this.info.session;
+    const next = this.lifecycle
+      .catch(() => {})
+      .then(async (): Promise<Reconnection> => {
+        await launched.transport.close();
+        const again = await attach.call(this.provisioner, kernelId);
+        const client = new KernelClient(again.transport, new MessageFactory());
+        let info: KernelInfo;
+        try {
+          info = await askIdentity(client, this.options.startTimeoutMs ?? IDENTITY_MS);
+        } catch (err) {
+          await again.transport.close();
+          throw err;
+        }
+        this.info = info;
+        this.attach(again, client);
+        return { sameProcess: info.session === known, busy: again.serverState === "busy" };
+      });
+    // The caller hears of a failure; the lifecycle chain only orders what comes next.
+    this.lifecycle = next.then(
+      () => {},
+      () => {},
+    );
+    return next;
   }
 
   /**
@@ -392,7 +439,9 @@ export class ConnectedKernel implements Kernel {
       try {
         const launched = this.launched;
         const restart = launched?.restart;
-        if (launched && restart && launched.isRunning())
+        // A disconnected kernel's connection is closed: it is stopped (the server asked to) and
+        // replaced, not restarted in place over a connection that is gone.
+        if (launched && restart && launched.isRunning() && !this.isDisconnected())
           await this.restartInPlace(launched, () => restart.call(launched));
         else {
           await this.stop(graceMs, "the kernel was restarted");
@@ -474,6 +523,27 @@ export class ConnectedKernel implements Kernel {
   shutdown(): Promise<void> {
     return this.end(() => this.stop(SHUTDOWN_REPLY_MS, "the kernel was shut down"));
   }
+}
+
+/**
+ * The kernel's kernel_info, asked on its control channel (answered even while a cell runs), with
+ * `session` from the reply's header: which process answers. Rejects after `ms` without a reply.
+ */
+function askIdentity(client: KernelClient, ms = IDENTITY_MS): Promise<KernelInfo> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      ask.dispose();
+      reject(new TimeoutError(ms, `no kernel_info_reply on the control channel within ${ms} ms`));
+    }, ms);
+    timer.unref();
+    const ask = client.future("control", client.factory.kernelInfoRequest(), {
+      onReply: (reply) => {
+        clearTimeout(timer);
+        ask.dispose();
+        resolve({ ...toKernelInfo(reply.content), session: reply.header.session });
+      },
+    });
+  });
 }
 
 /** LaunchedKernel.settle with a kernel_info round trip as the ping (it makes the kernel publish a status). */

@@ -13,6 +13,8 @@ export interface LaunchedKernel {
   readonly pid?: number;
   /** The server's id for the kernel (gateway backends): what another process attaches to. */
   readonly kernelId?: string;
+  /** The execution state the server reported when this kernel was joined (attach; gateway backends). */
+  readonly serverState?: string;
   /**
    * Resolves (never rejects) with a human reason once the kernel is gone: its process ended, or the
    * server says it no longer exists. A lost connection that is being re-established is not an exit.

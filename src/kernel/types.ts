@@ -308,6 +308,25 @@ export interface Kernel {
   readonly kernelId?: string;
   /** Closes the connection and leaves the kernel running (gateway backends); idempotent. */
   detach?(): Promise<void>;
+  /**
+   * The connection was lost, not (as far as anyone can tell) the kernel: its gateway stayed
+   * unreachable past the reconnect window (death cause `unreachable`). `reconnect()` may find it
+   * again with its state (docs/backends.md, "Across a real network").
+   */
+  isDisconnected?(): boolean;
+  /**
+   * Connects again to the same kernel on its server. Rejects with KernelGoneError when the server no
+   * longer has it, or with the failure to reach the server (the kernel stays disconnected).
+   */
+  reconnect?(): Promise<Reconnection>;
+}
+
+/** What connecting again to a disconnected kernel found. */
+export interface Reconnection {
+  /** The same process answered (its state is there); false: the server restarted it meanwhile. */
+  sameProcess: boolean;
+  /** The server reported it busy: a cell sent before the loss may still be running. */
+  busy: boolean;
 }
 
 export interface KernelBackend {

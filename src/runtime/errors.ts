@@ -47,6 +47,23 @@ export interface UnusedDeath {
 }
 
 /**
+ * A kept session's kernel whose connection was lost (`lost`: when and why; its gateway stayed
+ * unreachable) could not be reached again now (`error`). Nothing ran and nothing was started: the
+ * kernel may still run on its server with its state, and the next call tries again.
+ */
+export class KernelUnreachableError extends Error {
+  constructor(
+    readonly lost: UnusedDeath,
+    readonly error: unknown,
+  ) {
+    super(
+      `the kernel's connection was lost and could not be made again: ${(error as Error)?.message ?? String(error)}`,
+    );
+    this.name = "KernelUnreachableError";
+  }
+}
+
+/**
  * A kept session's kernel had died since the last call (`death`, when it was seen), its state with
  * it, and a new kernel could not be started (`startError`: the start's own failure).
  */

@@ -27,6 +27,10 @@ export type SessionChange =
   | "restarted"
   /** Its kernel died (while a cell ran, or while unused). */
   | "died"
+  /** Its kernel's connection was lost (its gateway stayed unreachable); the kernel may live on there. */
+  | "disconnected"
+  /** The connection to its kernel was made again, the kernel's state kept. */
+  | "reconnected"
   /** Shut down for another reason (idle too long, the host ending). */
   | "closed";
 

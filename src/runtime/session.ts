@@ -12,7 +12,13 @@
  * What happened is reported as typed SessionEvents; tools/ words them.
  * After every start or restart the init script runs again (cwd, env, sys.path, prelude).
  */
-import { type DeathCause, type FailureReport, failureReport, type KernelDeath } from "../kernel/errors.js";
+import {
+  type DeathCause,
+  type FailureReport,
+  failureReport,
+  type KernelDeath,
+  KernelFailureError,
+} from "../kernel/errors.js";
 import {
   type ExecuteOptions,
   type ExecuteResult,
@@ -22,7 +28,7 @@ import {
 } from "../kernel/types.js";
 import { CallAbortedError, CallTimeoutError, type Deadline } from "./deadline.js";
 import type { KernelEnv } from "./env.js";
-import { DeadKernelNotRestartedError, type UnusedDeath } from "./errors.js";
+import { DeadKernelNotRestartedError, KernelUnreachableError, type UnusedDeath } from "./errors.js";
 import { cwdMissingFrom, initScript } from "./init.js";
 import { FifoLock } from "./queue.js";
 import { WidgetStates } from "./widget-state.js";
@@ -100,6 +106,20 @@ export interface CallContext {
 export type SessionEvent =
   /** The kernel was found dead before this execution and restarted first (state lost). */
   | ({ kind: "restarted-dead-kernel" } & Partial<UnusedDeath>)
+  /**
+   * The kernel's connection had been lost (`at`, `reason`, `cause`: its gateway stayed unreachable)
+   * and was made again before this execution: the same process answered, its state is there.
+   * `busy`: the server reported it busy (a cell sent before the loss may still be running; this
+   * execution waits for it on the kernel).
+   */
+  | ({ kind: "reconnected"; busy: boolean } & UnusedDeath)
+  /**
+   * The connection to the kernel was lost while this execution was under way (its gateway stayed
+   * unreachable past the reconnect window): what the code did after that is not known here. The
+   * kernel may still run on its server with its state; the next execution connects again.
+   * `codeStarted`: the kernel had said it started the code.
+   */
+  | { kind: "connection-lost"; reason: string; cause?: DeathCause; codeStarted: boolean }
   /** The kernel died before the code started; it was restarted and the code sent again. */
   | { kind: "retried-before-start"; reason: string; cause?: DeathCause }
   /**
@@ -166,6 +186,10 @@ export class KernelSession {
   /** How the kernel died while unused, when it did (from its death listener): said with the restart. */
   private unusedDeath?: UnusedDeath;
   private reportedDeath?: UnusedDeath;
+  /** When and why the kernel's connection was lost (its gateway stayed unreachable); see reconnect(). */
+  private disconnection?: UnusedDeath;
+  /** The kernel was joined again by ready(); the next execution's result reports it. */
+  private reconnectedUnreported?: SessionEvent & { kind: "reconnected" };
   private disposed = false;
 
   constructor(
@@ -204,6 +228,9 @@ export class KernelSession {
       // (cwd, env, helpers, the user's variables) is there.
       this.initialised = this.named?.reattached === true;
       if (this.named?.gone && !this.replaced) this.replaced = this.named.gone;
+    } else if (!this.kernel.isAlive() && (await this.reconnect(ctx))) {
+      // joined again: its state kept, or (a new process) lost and said so
+      restarted = this.restartedUnreported;
     } else if (!this.kernel.isAlive()) {
       const death = this.unusedDeath;
       try {
@@ -226,6 +253,47 @@ export class KernelSession {
     return { kernel: this.kernel!, restarted };
   }
 
+  /**
+   * A kernel whose connection was lost (its gateway stayed unreachable) is joined again on its
+   * server (docs/backends.md, "Across a real network"): true when it answered — the same process,
+   * its state kept (said by the next result), or a new one the server started meanwhile (state
+   * lost, said as a restart); false when the server no longer has it (the caller starts a new one).
+   * Still unreachable: KernelUnreachableError, and nothing is started.
+   */
+  private async reconnect(ctx: CallContext): Promise<boolean> {
+    const kernel = this.kernel!;
+    if (!kernel.isDisconnected?.() || !kernel.reconnect) return false;
+    ctx.deadline.check(ctx.signal);
+    const lost = this.disconnection ??
+      this.unusedDeath ?? { at: Date.now(), reason: "the connection to the kernel was lost" };
+    try {
+      const r = await kernel.reconnect();
+      this.disconnection = undefined;
+      this.unusedDeath = undefined;
+      if (r.sameProcess) {
+        this.reconnectedUnreported = { kind: "reconnected", busy: r.busy, ...lost };
+        return true;
+      }
+      this.initialised = false; // a fresh process: set up again, as after a restart
+      this.reportedDeath = {
+        at: lost.at,
+        reason: "the server restarted the kernel while the connection was lost",
+        cause: { kind: "restarted-while-away" },
+      };
+      this.restartedUnreported = true;
+      return true;
+    } catch (err) {
+      const failure = err instanceof KernelFailureError ? err.failure : undefined;
+      if (failure?.kind !== "gone") throw new KernelUnreachableError(lost, err);
+      this.disconnection = undefined;
+      this.unusedDeath = {
+        at: lost.at,
+        reason: `the gateway at ${failure.gateway} no longer has kernel ${failure.kernelId} (found when this call connected again after the connection was lost)`,
+      };
+      return false;
+    }
+  }
+
   /** Deliberate restart (`reset`): fresh state, not counted as a crash. */
   async reset(ctx: CallContext): Promise<void> {
     this.lastLoss = undefined;
@@ -240,9 +308,25 @@ export class KernelSession {
     if ((await this.ready(ctx)).restarted || this.restartedUnreported) {
       events.push({ kind: "restarted-dead-kernel", ...(this.reportedDeath ?? {}) });
     }
+    if (this.reconnectedUnreported) events.push(this.reconnectedUnreported);
+    this.reconnectedUnreported = undefined;
     this.restartedUnreported = false;
     this.reportedDeath = undefined;
     let result = await this.attempt(code, ctx, options);
+    if (result.kernelDied && this.kernel!.isDisconnected?.()) {
+      // Not a death: the kernel may still run there; the next execution joins it again. The code is
+      // not sent again (it may be running).
+      const { reason, cause } = deathOf(result);
+      this.disconnection = { at: Date.now(), reason, ...(cause ? { cause } : {}) };
+      this.unusedDeath = undefined;
+      events.push({
+        kind: "connection-lost",
+        reason,
+        ...(cause ? { cause } : {}),
+        codeStarted: result.codeStarted,
+      });
+      return { ...result, events };
+    }
     if (result.kernelDied && !result.codeStarted) {
       // Nothing of this request ran: a fresh kernel may take it (once).
       const death = deathOf(result);
@@ -332,8 +416,9 @@ export class KernelSession {
     this.named = "kernel" in started ? started.named : undefined;
     this.unusedDeath = undefined;
     kernel.onDeath((reason, _limit, cause) => {
-      if (this.kernel === kernel || this.kernel === undefined)
-        this.unusedDeath = { at: Date.now(), reason, ...(cause ? { cause } : {}) };
+      if (this.kernel !== kernel && this.kernel !== undefined) return;
+      this.unusedDeath = { at: Date.now(), reason, ...(cause ? { cause } : {}) };
+      if (cause?.kind === "unreachable") this.disconnection = this.unusedDeath;
     });
     this.cellsRun = undefined; // known again once init() sets up a fresh kernel
     this.widgets = undefined;

@@ -359,7 +359,9 @@ export class KernelSessions {
         if (e.kind === "died-during-code") {
           this.tell(session, "died");
           if (e.restarted) this.tell(session, "restarted");
-        } else this.tell(session, "restarted");
+        } else if (e.kind === "connection-lost") this.tell(session, "disconnected");
+        else if (e.kind === "reconnected") this.tell(session, "reconnected");
+        else this.tell(session, "restarted");
       }
       return result;
     } finally {

@@ -6,7 +6,7 @@
 import type { DeathCause } from "../kernel/errors.js";
 import type { ExecutionNotice, KernelIsolation, KernelLimitHit } from "../kernel/types.js";
 import { stripAnsi } from "../output/sanitise.js";
-import type { DeadKernelNotRestartedError, SlotHolder } from "../runtime/errors.js";
+import type { DeadKernelNotRestartedError, KernelUnreachableError, SlotHolder } from "../runtime/errors.js";
 import type { NamedSessionStart, SessionEvent, SessionKey } from "../runtime/session.js";
 import type { RetiredSession, StateLoss } from "../runtime/sessions.js";
 import { thousands } from "../sys/thousands.js";
@@ -132,6 +132,14 @@ export function deadNotRestartedText(e: DeadKernelNotRestartedError, startWords:
 }
 
 /**
+ * A kept kernel whose connection was lost and could not be made again now: nothing ran and nothing
+ * was started; the kernel may still be there with its state (docs/backends.md "Across a real network").
+ */
+export function unreachableKernelText(e: KernelUnreachableError, o: KernelOwner, nowWords: string): string {
+  return `${owner(o)} could not be reached: its connection was lost at ${clock(e.lost.at)} (${deathReasonText(e.lost.reason, e.lost.cause)}), and connecting to it again failed now (${nowWords}). Nothing ran and no new kernel was started: the kernel may still be running on the gateway, with its state. Call again once the gateway can be reached (each call tries to connect again); to give that kernel up instead, restart it with the kernels tool (a new kernel; its state is lost).`;
+}
+
+/**
  * A death reason in words: the kernel layer's reason, then its typed cause: what the failed restart
  * said ("restart failed: …"), or the last error of a gateway that stayed unreachable ("… (last: …)");
  * a kernel the gateway restarted while the connection was down is worded from its cause alone.
@@ -196,6 +204,8 @@ export function minutes(ms: number): string {
 
 /** Whose kernel it is, for sentences: "this session's kernel", "the notebook's kernel". */
 export type KernelOwner = "session" | "notebook";
+
+const lower = (t: string) => `${t[0].toLowerCase()}${t.slice(1)}`;
 
 function owner(o: KernelOwner): string {
   return o === "notebook" ? "The notebook's kernel" : "This session's kernel";
@@ -284,6 +294,19 @@ export function eventText(e: SessionEvent, label: string, o: KernelOwner): strin
       return `${owner(o)} had died since the last call${e.reason !== undefined ? ` (at ${clock(e.at ?? Date.now())}: ${deathReasonText(e.reason, e.cause)})` : ""}; it was restarted before ${label}, and its earlier state is gone.`;
     case "retried-before-start":
       return `The kernel died before ${label} started (${deathReasonText(e.reason, e.cause)}); its code had not run, so it was restarted and ${label} ran once in the new kernel. Earlier state is gone.`;
+    case "reconnected": {
+      const busy = e.busy
+        ? ` The gateway reported it busy when joined (the code that ran when the connection was lost may still have been running), so ${label} waited for it.`
+        : "";
+      return `The connection to ${lower(owner(o))} had been lost (at ${clock(e.at)}: ${deathReasonText(e.reason, e.cause)}); it was made again before ${label}, and the same kernel answered: variables, imports and other state from earlier calls are kept.${busy}`;
+    }
+    case "connection-lost": {
+      const when = e.codeStarted ? `while ${label} ran` : `before ${label} was known to start`;
+      const what = e.codeStarted
+        ? `what ${label} did after that is not known here, and its later output is not shown`
+        : `${label} may or may not run there`;
+      return `The connection to ${lower(owner(o))} was lost ${when} (${deathReasonText(e.reason, e.cause)}). The kernel was not stopped: it may still be running on the gateway, with its state; ${what}. The next call connects to it again and says whether its state is still there; nothing was sent again.`;
+    }
     case "died-during-code": {
       const { why, advice } = deathText(e.reason, e.limit, e.cause);
       return e.restarted

@@ -12,6 +12,7 @@ import {
   repairDuplicateIds,
 } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
+import { KernelUnreachableError } from "../runtime/errors.js";
 import {
   type CellRunReport,
   type NotebookRunResult,
@@ -24,7 +25,7 @@ import type { Runtime } from "../runtime/runtime.js";
 import type { StateLoss } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
 import { describeFailure } from "./failure-text.js";
-import { cellList, plural } from "./kernel-text.js";
+import { cellList, plural, unreachableKernelText } from "./kernel-text.js";
 import { repairedIdsText } from "./notebook-problems.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
@@ -355,8 +356,13 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         const msg =
           failure instanceof NotebookFileError
             ? fileErrorText(failure, request.shownPath)
-            : describeFailure(failure);
-        const prefix = failure instanceof NotebookFileError ? "" : "could not start the notebook's kernel: ";
+            : failure instanceof KernelUnreachableError
+              ? unreachableKernelText(failure, "notebook", describeFailure(failure.error))
+              : describeFailure(failure);
+        const prefix =
+          failure instanceof NotebookFileError || failure instanceof KernelUnreachableError
+            ? ""
+            : "could not start the notebook's kernel: ";
         return errorResult(`${prefix}${msg}`, result.details);
       }
       // A failure is a cell that did not finish or whose error was not allowed (allow_errors, or a

@@ -10,7 +10,7 @@ import { isAbsolute, resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { loadNotebook, NotebookFileError } from "../notebook/index.js";
 import { Deadline } from "../runtime/deadline.js";
-import { DeadKernelNotRestartedError } from "../runtime/errors.js";
+import { DeadKernelNotRestartedError, KernelUnreachableError } from "../runtime/errors.js";
 import { notebookSession } from "../runtime/notebook-session.js";
 import { preludeHelpers } from "../runtime/prelude.js";
 import type { Runtime } from "../runtime/runtime.js";
@@ -31,6 +31,7 @@ import {
   type KeptKernelLimits,
   minutes,
   namedSessionText,
+  unreachableKernelText,
 } from "./kernel-text.js";
 import { paramProblem } from "./param-problem.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
@@ -427,6 +428,11 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
         await writes.done();
         const result = await recorder.result();
         try {
+          if (startError instanceof KernelUnreachableError)
+            return errorResult(
+              unreachableKernelText(startError, "session", describeFailure(startError.error)),
+              details,
+            );
           if (startError instanceof DeadKernelNotRestartedError)
             return errorResult(
               deadNotRestartedText(startError, describeFailure(startError.startError)),

@@ -4,7 +4,8 @@
  * by iptables and the link cut with `ip link set down` (test/gateway/netns.ts). What holds: a warm call
  * is one request and the cell's messages (no REST round trip); a 5 s cut while a cell prints loses and
  * repeats nothing; a call's deadline still bounds it during a cut; a cut longer than the reconnect
- * window ends the call with a text that says so instead of waiting forever.
+ * window ends the call with a text that says so instead of waiting forever, and the next call once the
+ * link is back joins the same kernel, its state kept.
  * Skipped where a network namespace cannot be made (not root, no iproute2 or iptables).
  */
 import assert from "node:assert/strict";
@@ -73,7 +74,7 @@ test("a 5 s cut (and 1% packet loss) while a cell prints: every line arrives onc
   }
 });
 
-test("during a cut a call's deadline bounds it; a cut longer than the reconnect window ends the call and says so", {
+test("during a cut a call's deadline bounds it; a cut longer than the reconnect window ends the call and says so, and the next call finds the kernel's state", {
   skip: SKIP,
 }, async () => {
   assert.equal(await call("y = 2"), "(no output)");
@@ -84,9 +85,11 @@ test("during a cut a call's deadline bounds it; a cut longer than the reconnect 
   } finally {
     remote.restore();
   }
-  assert.match(await call("print('back')"), /(^|\n)back(\n|$)/);
+  assert.match(await call("z = 3\nprint('back')"), /(^|\n)back(\n|$)/);
   const frames = remote.frames.down;
-  const long = call(counting(2000, 0.25), { timeout: 3600 });
+  // 20 s of printing: still running on the server when the link is cut past the window; the call
+  // after the cut waits behind what is left of it.
+  const long = call(counting(80, 0.25), { timeout: 3600 });
   while (remote.frames.down - frames < 4) await new Promise((r) => setImmediate(r));
   remote.cut();
   try {
@@ -95,10 +98,25 @@ test("during a cut a call's deadline bounds it; a cut longer than the reconnect 
     assert.match(
       text,
       new RegExp(
-        `stayed unreachable for \\d+ s after the kernel's connection was lost \\(last: could not (reach|connect to) the gateway at ${remote.url.replace(/[.]/g, "\\.")}`,
+        `^0\n[^]*The connection to this session's kernel was lost while cell 1 ran \\(the gateway at [^ ]+ stayed unreachable for \\d+ s after the kernel's connection was lost \\(last: could not (reach|connect to) the gateway at ${remote.url.replace(/[.]/g, "\\.")}[^]*The kernel was not stopped`,
       ),
+    );
+    assert.doesNotMatch(text, /died|state is gone/);
+    // Still cut: nothing runs, nothing new is started, and the text says the kernel may be there.
+    const meanwhile = await call("print(z)");
+    assert.match(
+      meanwhile,
+      /^Error: This session's kernel could not be reached: its connection was lost at [0-9:]+ [\s\S]*Nothing ran and no new kernel was started/,
     );
   } finally {
     remote.restore();
   }
+  // The link is back: the same kernel, its state kept (z from before the cut).
+  const back = await call("print(z)");
+  assert.match(back, /^3\n/);
+  assert.match(
+    back,
+    /it was made again before cell 1, and the same kernel answered: variables, imports and other state from earlier calls are kept/,
+  );
+  assert.equal(await call("print(z * 2)"), "6");
 });

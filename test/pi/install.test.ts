@@ -45,7 +45,9 @@ after(async () => {
 async function runsPython(p: Pi, cwd: string): Promise<void> {
   open.push(p);
   const result = await assertRunsPython(p, cwd);
-  assert.ok(drawn(p.rows.get(result.toolCallId)).some((l) => l.includes(`True ${cwd}`)));
+  // Wide enough for any temp path (a line wider than the row is wrapped).
+  const width = Math.max(80, cwd.length + 20);
+  assert.ok(drawn(p.rows.get(result.toolCallId), width).some((l) => l.includes(`True ${cwd}`)));
 }
 
 test("a project extension file re-exporting nbagent/pi is found and loaded by pi", LONG, async () => {

@@ -130,11 +130,11 @@ export class GatewayProvisioner implements KernelProvisioner {
     });
     if (r.status === 404)
       throw new KernelGoneError({ kind: "gone", gateway: this.rest.display, kernelId, seen: "attach" });
-    return this.connect(kernelId);
+    return this.connect(kernelId, toGatewayKernel(r.json).executionState);
   }
 
-  private async connect(kernelId: string): Promise<LaunchedKernel> {
-    const kernel = new GatewayLaunchedKernel(this.rest, kernelId);
+  private async connect(kernelId: string, serverState?: string): Promise<LaunchedKernel> {
+    const kernel = new GatewayLaunchedKernel(this.rest, kernelId, serverState);
     const transport = await GatewayWsTransport.connect(
       this.rest,
       kernelId,
@@ -161,7 +161,11 @@ export class GatewayLaunchedKernel implements LaunchedKernel {
   private resolveExit!: (reason: string) => void;
   private deleting?: Promise<void>;
 
-  constructor(rest: GatewayRest, kernelId: string) {
+  constructor(
+    rest: GatewayRest,
+    kernelId: string,
+    readonly serverState?: string,
+  ) {
     this.rest = rest;
     this.kernelId = kernelId;
     this.exited = new Promise((resolve) => {

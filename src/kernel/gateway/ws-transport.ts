@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
 import type { HubServerState } from "../errors.js";
-import { type DeathCause, isGatewayFailure, KernelFailureError } from "../errors.js";
+import { type DeathCause, type GatewayFailure, isGatewayFailure, KernelFailureError } from "../errors.js";
 import type { KernelTransport, OutgoingChannel, TransportStats } from "../transport.js";
 import type { JupyterMessage } from "../types.js";
 import { HUB_HEADER } from "./hub.js";
@@ -310,10 +310,20 @@ export class GatewayWsTransport implements KernelTransport {
           const unreachable = `the gateway at ${this.rest.display} stayed unreachable for ${Math.round(
             (Date.now() - since) / 1000,
           )} s after the kernel's connection was lost`;
-          // A gateway's failure stays typed (tools/ words it as "(last: …)"); another error adds its message.
-          const last = lastError instanceof KernelFailureError ? lastError.failure : undefined;
-          if (last && isGatewayFailure(last)) this.lose(unreachable, false, { kind: "unreachable", last });
-          else this.lose(`${unreachable} (last: ${(lastError as Error | undefined)?.message ?? ""})`, false);
+          // The cause stays typed (tools/ words it as "(last: …)"): a gateway's failure as it was,
+          // another error as a network failure with its message. The kernel may well live on there.
+          const typed = lastError instanceof KernelFailureError ? lastError.failure : undefined;
+          const last: GatewayFailure =
+            typed && isGatewayFailure(typed)
+              ? typed
+              : {
+                  kind: "unreachable",
+                  gateway: this.rest.display,
+                  request: `GET ${kernelPath(this.kernelId)}`,
+                  why: "network",
+                  cause: (lastError as Error | undefined)?.message ?? "no answer",
+                };
+          this.lose(unreachable, false, { kind: "unreachable", last });
           return;
         }
       }
