@@ -72,6 +72,8 @@ export interface KeptSessionState {
   readonly started: boolean;
   /** Its kernel is alive (false before the start, or when it died while unused). */
   readonly alive: boolean;
+  /** Not alive, but only its connection was lost (its gateway stayed unreachable): the next call joins it again. */
+  readonly disconnected?: boolean;
   /** Where its kernel runs, once started. */
   readonly backend?: "local" | "gateway";
   /** The gateway's id for its kernel (gateway kernels). */
@@ -206,6 +208,7 @@ export class KernelSessions {
         spec: s.spec,
         started: s.started,
         alive: s.isAlive(),
+        ...(kernel?.isDisconnected?.() ? { disconnected: true } : {}),
         ...(kernel ? { backend: kernel.backend } : {}),
         ...(kernel?.kernelId ? { kernelId: kernel.kernelId } : {}),
         ...(s.lock.holder ? { holder: s.lock.holder } : {}),

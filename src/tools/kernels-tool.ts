@@ -441,6 +441,10 @@ class KernelsView {
     const id = state.kernelId ? `, kernel id ${state.kernelId}` : "";
     const parts: string[] = [];
     if (!state.started) parts.push(`starting its kernel for ${this.holderText(state)}`);
+    else if (state.disconnected)
+      parts.push(
+        "its connection to the kernel was lost (the gateway stayed unreachable); the kernel may still run there with its state, and the next call on it connects again",
+      );
     else if (!state.alive) parts.push("its kernel died (the next call on it starts a new one: state lost)");
     else if (state.holder) {
       const b = this.busy(state);

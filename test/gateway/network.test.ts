@@ -108,6 +108,11 @@ test("during a cut a call's deadline bounds it; a cut longer than the reconnect 
       meanwhile,
       /^Error: This session's kernel could not be reached: its connection was lost at [0-9:]+ [\s\S]*Nothing ran and no new kernel was started/,
     );
+    const listed = textOf(await mcp.client.callTool({ name: "kernels", arguments: {} }));
+    assert.match(
+      listed,
+      /python session "default" \[gateway [^\]]+\]: its connection to the kernel was lost \(the gateway stayed unreachable\); the kernel may still run there with its state, and the next call on it connects again/,
+    );
   } finally {
     remote.restore();
   }
