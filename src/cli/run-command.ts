@@ -124,8 +124,8 @@ export const runCommand: Command = {
     if (jobs.length === 0) return 1;
 
     const { backend } = await kernels.backend();
-    if (kernels.usesGateway) {
-      // One clear error for an unreachable gateway or a refused token, before any notebook is touched.
+    if (kernels.facts.remote) {
+      // One clear error for an unreachable server or a refused token, before any notebook is touched.
       try {
         await backend.kernelSpecNames({});
       } catch (err) {

@@ -138,10 +138,11 @@ async function kill(runtime: Runtime, name: string, where: string): Promise<numb
 
 /** The gateway in words; undefined when it is the shared local one and it is not running. */
 async function gatewayName(runtime: Runtime, settings: Settings): Promise<string | undefined> {
+  const place = runtime.kernels.place;
+  if (place.kind === "remote") return `the gateway at ${place.url}`;
   const choice = runtime.choice;
-  if (choice.kind === "remote") return `the gateway at ${choice.connection.url}`;
   const info = await localGatewayStatus({
-    python: choice.kind === "shared" ? choice.python : undefined,
+    python: "python" in choice ? choice.python : undefined,
     hostEnv: settings.env,
     interpreterCacheDir: settings.stateRoot,
     stateRoot: runtime.kernels.stateRoot,

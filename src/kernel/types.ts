@@ -329,8 +329,38 @@ export interface Reconnection {
   busy: boolean;
 }
 
+/**
+ * What a kind of backend can do for its kernels (docs/backends.md "Backends as a registry"). The
+ * runtime decides by these, never by a backend's name, so a new backend is its own folder, its facts
+ * and one registration (runtime/backends.ts).
+ */
+export interface BackendFacts {
+  /** Its kernels can be sandboxed (KernelStartOptions.sandbox): nbagent starts them on this machine. */
+  readonly sandbox: boolean;
+  /** Resource limits (KernelStartOptions.limits) are applied to its kernels. */
+  readonly limits: boolean;
+  /** nbagent's own state can be hidden from its kernels (KernelStartOptions.confinement). */
+  readonly confinement: boolean;
+  /** Its kernels run the interpreter nbagent is given (KernelStartOptions.python). */
+  readonly interpreter: boolean;
+  /** A kernel's memory can be read here (Kernel.memoryBytes). */
+  readonly memory: boolean;
+  /**
+   * Its kernels live on a server that outlives this process: one can be kept under a name and
+   * joined again by another process (attachKernel; named sessions).
+   */
+  readonly namedSessions: boolean;
+  /**
+   * Its kernels are reached over a connection to a server: the server may be unreachable or refuse
+   * the credentials, and the environment a kernel is given is sent there.
+   */
+  readonly remote: boolean;
+}
+
 export interface KernelBackend {
   readonly name: string;
+  /** What it can do for its kernels: the runtime asks these (BackendFacts). */
+  readonly facts: BackendFacts;
   startKernel(options: KernelStartOptions): Promise<Kernel>;
   /** The kernelspec names startKernel accepts (for a local backend: those of this interpreter). */
   kernelSpecNames(options?: { python?: string }): Promise<string[]>;

@@ -1,20 +1,21 @@
 /**
  * What a runtime made from these options would be, read from the options and settings alone (no
- * runtime, no kernel, no artifact store): whether kernels come from a gateway and how many are kept
- * for how long. Tool descriptions state these, so a host can list its tools before it has a runtime
- * (the pi extension registers them at load).
+ * runtime, no kernel, no artifact store): what its backend does for its kernels (named sessions kept
+ * on a server) and how many kernels are kept for how long. Tool descriptions state these, so a host
+ * can list its tools before it has a runtime (the pi extension registers them at load).
  */
 import { planKernelChoice } from "./kernel-choice.js";
-import { kernelsOnGateway } from "./kernel-provider.js";
+import { factsFor } from "./kernel-provider.js";
 import type { RuntimeOptions } from "./runtime.js";
 import { keptLimits } from "./sessions.js";
 
 export interface RuntimeFacts {
-  usesGateway: boolean;
+  /** A session can be kept by name on the server, after this process ends (BackendFacts.namedSessions). */
+  namedSessions: boolean;
   limits: { idleTimeoutMs: number; maxSessions: number };
 }
 
-/** The same values createRuntime(options) would have (its usesGateway and sessions' limits). */
+/** The same values createRuntime(options) would have (its backend's facts and sessions' limits). */
 export function runtimeFacts(options: RuntimeOptions): RuntimeFacts {
   const choice = planKernelChoice({
     gateway: options.gateway,
@@ -23,5 +24,5 @@ export function runtimeFacts(options: RuntimeOptions): RuntimeFacts {
     sessionName: options.sessionName,
     settings: options.settings,
   });
-  return { usesGateway: kernelsOnGateway(choice, options.backend), limits: keptLimits(options) };
+  return { namedSessions: factsFor(choice, options.backend).namedSessions, limits: keptLimits(options) };
 }

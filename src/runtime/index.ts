@@ -1,3 +1,11 @@
+export {
+  BACKENDS,
+  type BackendKind,
+  type BuildContext,
+  backendOf,
+  type KernelsPlace,
+  LIMITS_ON_GATEWAY,
+} from "./backends.js";
 export { CallAbortedError, CallTimeoutError, Deadline, raceDeadline } from "./deadline.js";
 export {
   ALLOW_ENV_VARIABLE,

@@ -2,15 +2,14 @@
  * Which kernels a runtime uses, decided once (docs/backends.md): the local ZeroMQ backend, a remote
  * Jupyter server / Enterprise Gateway (option or the settings' gateway), or the
  * shared local gateway (a jupyter_server this user's nbagent processes share, started on demand).
- * The answer is one value, KernelChoice; the backend built for it (BuiltBackend) is what everything
- * below the runtime is given; nothing looks the backend, kernelspec or interpreter up again.
+ * The answer is one value, KernelChoice; its kind's entry in the registry (backends.ts) says what its
+ * kernels can have and builds the backend (BuiltBackend), which is what everything below the runtime
+ * is given; nothing looks the backend, kernelspec or interpreter up again.
  */
 
-import { createLocalBackend } from "../kernel/local/backend.js";
 import type { KernelBackend } from "../kernel/types.js";
-import { filterSecrets, type SecretFilterOptions } from "./env.js";
-import { createGatewayBackend, ensureLocalGateway } from "./gateway-deps.js";
-import { checkGatewayUrl, type GatewayConnection, localBackendOptions, type Settings } from "./settings.js";
+import { type BuildContext, backendOf } from "./backends.js";
+import { checkGatewayUrl, type GatewayConnection, type Settings } from "./settings.js";
 
 export { checkGatewayUrl, type GatewayConnection } from "./settings.js";
 
@@ -92,47 +91,10 @@ export interface BuiltBackend {
 }
 
 /**
- * Makes the choice real, once: builds the backend (local, or a GatewayBackend for the remote URL), and
- * for the shared gateway finds the live one for the interpreter or starts it, with the host's
- * environment minus its secrets (docs/secrets.md). `nbagent run` and the runtime both come here
- * (through the kernel provider).
+ * Makes the choice real, once, by its registry entry (backends.ts): builds the backend (local, or a
+ * GatewayBackend for the remote URL), and for the shared gateway finds the live one for the
+ * interpreter or starts it. `nbagent run` and the runtime both come here (through the kernel provider).
  */
-export async function buildKernelBackend(
-  choice: KernelChoice,
-  options: SecretFilterOptions & { stateRoot?: string; settings: Settings },
-): Promise<BuiltBackend> {
-  const { settings } = options;
-  switch (choice.kind) {
-    case "local":
-      return {
-        choice,
-        backend: createLocalBackend(localBackendOptions(settings)),
-        identity: "local",
-        owned: true,
-      };
-    case "remote":
-      return {
-        choice,
-        backend: await createGatewayBackend(choice.connection),
-        identity: choice.connection.url,
-        owned: true,
-      };
-    case "shared": {
-      const info = await ensureLocalGateway({
-        python: choice.python,
-        stateRoot: options.stateRoot,
-        env: filterSecrets(settings.env, { allow: options.allow, deny: options.deny }),
-        hostEnv: settings.env,
-        interpreterCacheDir: settings.stateRoot,
-        pidNamespace: settings.pidNamespace,
-      });
-      return {
-        choice,
-        backend: await createGatewayBackend({ url: info.url, token: info.token }),
-        identity: `shared:${info.python}`,
-        shared: { url: info.url, token: info.token, python: info.python, logFile: info.logFile },
-        owned: true,
-      };
-    }
-  }
+export function buildKernelBackend(choice: KernelChoice, context: BuildContext): Promise<BuiltBackend> {
+  return backendOf(choice).build(choice, context);
 }

@@ -12,6 +12,7 @@
 import { mkdirSync } from "node:fs";
 import { resolve } from "node:path";
 import type {
+  BackendFacts,
   Kernel,
   KernelBackend,
   KernelConfinement,
@@ -19,6 +20,7 @@ import type {
   KernelSandbox,
   KernelStartOptions,
 } from "../kernel/types.js";
+import { BACKENDS, backendOf, type KernelsPlace } from "./backends.js";
 import { CallAbortedError } from "./deadline.js";
 import { buildKernelEnv, type KernelEnv, type SecretFilterOptions, splitSecrets } from "./env.js";
 import { SettingsError } from "./errors.js";
@@ -40,17 +42,9 @@ import {
   watchLog,
 } from "./start-failures.js";
 
+export { LIMITS_ON_GATEWAY, SANDBOX_ON_GATEWAY, SANDBOX_ON_SHARED_GATEWAY } from "./backends.js";
 export type { SandboxMode } from "./settings.js";
 export { isFdExhaustion, isGatewayUnreachable } from "./start-failures.js";
-
-/** The refusals (docs/isolation.md "Where kernels are made"): the same text on every road. */
-export const SANDBOX_ON_GATEWAY =
-  "the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; kernels on a gateway run where the gateway runs them. Unset one of the two.";
-export const SANDBOX_ON_SHARED_GATEWAY =
-  "the sandbox (NBAGENT_SANDBOX, --sandbox) applies to local kernels; a named session (--session NAME) is kept on the shared local gateway, whose kernels are not sandboxed. Unset one of the two.";
-
-export const LIMITS_ON_GATEWAY =
-  "the kernel limits (--max-processes, --memory-limit, --cpus, NBAGENT_MAX_PROCESSES, NBAGENT_MEMORY_LIMIT, NBAGENT_CPUS) apply to local kernels; kernels on a gateway run with the limits the gateway gives them. Unset one of the two.";
 
 export interface KernelProviderOptions extends SecretFilterOptions {
   /** A remote gateway or "shared" (kernel-choice.ts; default: the settings' gateway). */
@@ -112,8 +106,15 @@ export interface KernelRequest {
 export interface KernelProvider {
   /** What the settings chose (nothing started; bad settings threw when the provider was built). */
   readonly choice: KernelChoice;
-  /** Kernels come from a gateway (remote or shared). */
-  readonly usesGateway: boolean;
+  /**
+   * What the chosen backend does for its kernels (the given backend's, else the registry's for the
+   * choice): the provider and the runtime decide by these, never by the kind.
+   */
+  readonly facts: BackendFacts;
+  /** Where its kernels are (the kernels listing). */
+  readonly place: KernelsPlace;
+  /** The interpreter kernels are asked to run, when the backend runs the one it is given. */
+  readonly python: string | undefined;
   /** The sandbox every local kernel gets, if any. */
   readonly sandbox: SandboxMode | undefined;
   readonly limits: Required<KernelLimits>;
@@ -155,9 +156,9 @@ function sandboxSetting(option: KernelProviderOptions["sandbox"], settings: Sett
   return option || undefined;
 }
 
-/** Kernels come from a gateway: the given backend is one, or the choice names one. */
-export function kernelsOnGateway(choice: KernelChoice, backend: KernelBackend | undefined): boolean {
-  return backend ? backend.name === "gateway" : choice.kind !== "local";
+/** What the kernels can have: the given backend's facts, or those of the choice's kind (backends.ts). */
+export function factsFor(choice: KernelChoice, backend: KernelBackend | undefined): BackendFacts {
+  return backend?.facts ?? backendOf(choice).facts;
 }
 
 export function createKernelProvider(options: KernelProviderOptions): KernelProvider {
@@ -172,13 +173,12 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     settings,
   });
   const sandbox = sandboxSetting(options.sandbox, settings);
-  const usesGateway = kernelsOnGateway(choice, options.backend);
-  // Kernels started here, on this machine: they get the sandbox, the confinement and the limits.
-  const local = !usesGateway && choice.kind !== "remote";
-  // The interpreter local kernels are asked to run (undefined: the backend finds one).
-  const localPython = !usesGateway && choice.kind !== "remote" ? choice.python : undefined;
+  const facts = factsFor(choice, options.backend);
+  // The interpreter kernels are asked to run (undefined: the backend finds one, or runs its own).
+  const localPython = facts.interpreter && "python" in choice ? choice.python : undefined;
   // Limits: the option's fields, else the settings' (flags, NBAGENT_MAX_PROCESSES /
-  // NBAGENT_MEMORY_LIMIT / NBAGENT_CPUS, the defaults). Asked for explicitly with a gateway: refused like the sandbox.
+  // NBAGENT_MEMORY_LIMIT / NBAGENT_CPUS, the defaults). Asked for explicitly where the backend cannot
+  // apply them: refused like the sandbox.
   const limits: Required<KernelLimits> = {
     maxProcesses: options.limits?.maxProcesses ?? settings.limits.maxProcesses,
     memoryBytes: options.limits?.memoryBytes ?? settings.limits.memoryBytes,
@@ -189,15 +189,10 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     options.limits?.memoryBytes !== undefined ||
     options.limits?.cpus !== undefined ||
     settings.limitsAsked;
-  const refusal = sandbox
-    ? choice.kind === "shared" && !options.backend
-      ? SANDBOX_ON_SHARED_GATEWAY
-      : usesGateway
-        ? SANDBOX_ON_GATEWAY
-        : undefined
-    : limitsAsked && usesGateway
-      ? LIMITS_ON_GATEWAY
-      : undefined;
+  // A given backend has no words of its own for where its kernels run: a gateway's are used.
+  const refusals = options.backend ? BACKENDS.remote.refusals : backendOf(choice).refusals;
+  const refusal =
+    sandbox && !facts.sandbox ? refusals.sandbox : limitsAsked && !facts.limits ? refusals.limits : undefined;
   const stateRoot = resolve(options.stateRoot);
 
   const build = async (): Promise<BuiltBackend> => {
@@ -230,7 +225,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
 
   const kernelEnv = (request: Pick<KernelRequest, "session"> = {}): KernelEnv => {
     const session = request.session;
-    if (options.localEnvironment === "host" && !usesGateway)
+    if (options.localEnvironment === "host" && !facts.remote)
       return { env: { ...(hostEnv as Record<string, string>), ...options.env }, withheld: [] };
     if (!session) {
       const host = splitSecrets(hostEnv, options);
@@ -250,12 +245,13 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
   const startOptions = (request: KernelRequest): KernelStartOptions => {
     const artifactsDir = request.session && resolve(request.session.artifactsDir);
     // Bound or put back, it must exist.
-    if (local && artifactsDir) mkdirSync(artifactsDir, { recursive: true, mode: 0o700 });
+    if ((facts.sandbox || facts.confinement) && artifactsDir)
+      mkdirSync(artifactsDir, { recursive: true, mode: 0o700 });
     const sandboxed: KernelSandbox | undefined =
-      local && sandbox
+      facts.sandbox && sandbox
         ? { writable: artifactsDir ? [artifactsDir] : [], network: sandbox.network }
         : undefined;
-    const confinement: KernelConfinement | undefined = local
+    const confinement: KernelConfinement | undefined = facts.confinement
       ? { hide: [stateRoot], expose: artifactsDir ? [artifactsDir] : [] }
       : undefined;
     const timeout = request.startTimeoutMs;
@@ -269,7 +265,7 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
       ...(request.extraArguments ? { extraArguments: request.extraArguments } : {}),
       ...(sandboxed ? { sandbox: sandboxed } : {}),
       ...(confinement ? { confinement } : {}),
-      ...(local ? { limits } : {}),
+      ...(facts.limits ? { limits } : {}),
     };
   };
 
@@ -339,7 +335,9 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
 
   return {
     choice,
-    usesGateway,
+    facts,
+    place: backendOf(choice).place(choice),
+    python: localPython,
     sandbox,
     limits,
     stateRoot,

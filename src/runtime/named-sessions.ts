@@ -16,7 +16,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { type Kernel, type KernelStartOptions, speaksPython } from "../kernel/types.js";
+import { type Kernel, type KernelBackend, type KernelStartOptions, speaksPython } from "../kernel/types.js";
 import { writeFileAtomic } from "../sys/atomic-write.js";
 import { acquireLockFile } from "../sys/lock-file.js";
 import { namedKey, type RetiredSession, type StartedKernel } from "./session.js";
@@ -40,6 +40,19 @@ export interface NamedSessionGateway {
   getKernel(kernelId: string): Promise<GatewayKernelState | undefined>;
   listKernels(): Promise<GatewayKernelState[]>;
   deleteKernel(kernelId: string): Promise<void>;
+}
+
+/**
+ * A backend whose facts say it keeps named sessions, as the server they are kept on. Declaring the
+ * fact without these methods is a programming error, thrown here.
+ */
+export function namedSessionGateway(backend: KernelBackend): NamedSessionGateway {
+  const b = backend as Partial<NamedSessionGateway>;
+  if (!b.attachKernel || !b.getKernel || !b.listKernels || !b.deleteKernel)
+    throw new Error(
+      `the ${backend.name} backend says it keeps named sessions but cannot list, join or end kernels`,
+    );
+  return backend as KernelBackend & NamedSessionGateway;
 }
 
 /** One registry entry (times in ms since the epoch in memory, ISO strings in the file). */

@@ -5,16 +5,16 @@
  * `dispose()` shuts every kernel down, except named sessions' kernels, which are detached and live on.
  */
 import { join } from "node:path";
-import type { Kernel, KernelBackend, KernelLimits } from "../kernel/types.js";
+import type { BackendFacts, Kernel, KernelBackend, KernelLimits } from "../kernel/types.js";
 import { ArtifactStore } from "../output/artifacts.js";
+import type { KernelsPlace } from "./backends.js";
 import { Deadline } from "./deadline.js";
 import type { KernelEnv, SecretFilterOptions } from "./env.js";
 import { SettingsError } from "./errors.js";
 import { EventBus } from "./events.js";
-import type { GatewayKernelBackend } from "./gateway-deps.js";
 import type { GatewaySetting, KernelChoice } from "./kernel-choice.js";
 import { createKernelProvider, type KernelProvider, type KernelRequest } from "./kernel-provider.js";
-import { type NamedSessionInfo, NamedSessions, registryPath } from "./named-sessions.js";
+import { type NamedSessionInfo, NamedSessions, namedSessionGateway, registryPath } from "./named-sessions.js";
 import { keyText, namedKey, type SessionKey, type SessionSpec, type StartedKernel } from "./session.js";
 import { SessionRecords } from "./session-record.js";
 import {
@@ -94,7 +94,12 @@ export interface KernelListing {
   /** An unused kernel is shut down after this long. */
   idleTimeoutMs: number;
   /** Where new kernels come from: this machine, a remote gateway (its URL) or the shared local one. */
-  kernels: { kind: "local" } | { kind: "remote"; url: string } | { kind: "shared" };
+  kernels: KernelsPlace;
+  /**
+   * What the backend does for its kernels: named sessions kept on the server (other processes' are
+   * not listed here), memory read here.
+   */
+  facts: BackendFacts;
 }
 
 /** Who asked for a restart: the agent (the kernels tool), or a person in the view (nbagent view). */
@@ -127,8 +132,8 @@ export interface Runtime {
   readonly choice: KernelChoice;
   /** Where this runtime's kernels are made (its settings, its refusal, its backend). */
   readonly kernels: KernelProvider;
-  /** Kernels come from a gateway (remote or shared): sessions can be named (kept across processes). */
-  readonly usesGateway: boolean;
+  /** What the backend does for its kernels (its facts: kernel/types.ts BackendFacts). */
+  readonly facts: BackendFacts;
   /** The named session this runtime was created for (CLI --session), if any. */
   readonly sessionName?: string;
   /**
@@ -195,7 +200,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     deny: options.deny,
     releaseIdle: () => sessions.releaseIdle(),
   });
-  const { choice, usesGateway } = provider;
+  const { choice, facts } = provider;
   const maxAge = options.artifactMaxAgeMs ?? settings.artifactMaxAgeMs;
   const artifactsPruned = maxAge > 0 ? artifacts.prune(maxAge).catch(() => 0) : Promise.resolve(0);
   const records = new SessionRecords(artifacts.root);
@@ -204,16 +209,16 @@ export function createRuntime(options: RuntimeOptions): Runtime {
 
   let named: NamedSessions | undefined;
   const namedSessions = async (): Promise<NamedSessions> => {
-    const r = await provider.backend();
-    if (!usesGateway && r.choice.kind !== "remote")
+    if (!facts.namedSessions)
       throw new SettingsError(
         "session",
         "named sessions need a gateway (NBAGENT_GATEWAY_URL, --gateway URL, or the shared local gateway)",
       );
+    const r = await provider.backend();
     named ??= new NamedSessions({
       file: registryPath(artifacts.root, r.identity),
       gatewayIdentity: r.identity,
-      gateway: async () => (await provider.backend()).backend as GatewayKernelBackend,
+      gateway: async () => namedSessionGateway((await provider.backend()).backend),
       idleTimeoutMs: options.idleTimeoutMs,
     });
     return named;
@@ -242,7 +247,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       check: () => deadline.check(signal),
     };
     return provider.start<Kernel | StartedKernel>(request, async (r, startOptions) => {
-      if (spec.named && usesGateway)
+      if (spec.named && facts.namedSessions)
         return (await namedSessions()).open(spec.named, spec.cwd, startOptions, {
           signal,
           startTimeoutMs: startOptions.startTimeoutMs,
@@ -268,10 +273,11 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     defaultSessionId,
     choice,
     kernels: provider,
-    usesGateway,
+    facts,
     sessionName: options.sessionName,
     namedSessionFor: (sessionId, explicit) =>
-      usesGateway && (explicit || (options.sessionName !== undefined && sessionId === options.sessionName))
+      facts.namedSessions &&
+      (explicit || (options.sessionName !== undefined && sessionId === options.sessionName))
         ? sessionId
         : undefined,
     namedSessions: {
@@ -285,7 +291,7 @@ export function createRuntime(options: RuntimeOptions): Runtime {
     async kernelSpecInfo(name) {
       const { backend } = await provider.backend();
       const info = await backend.kernelSpecInfo?.(name ?? choice.kernelName, {
-        python: !usesGateway && choice.kind !== "remote" ? choice.python : undefined,
+        python: provider.python,
       });
       return info && { name: info.name, display_name: info.displayName, language: info.language };
     },
@@ -310,12 +316,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
         sessions: sessions.list(),
         maxSessions: sessions.maxSessions,
         idleTimeoutMs: sessions.idleTimeoutMs,
-        kernels:
-          choice.kind === "remote"
-            ? { kind: "remote", url: choice.connection.url }
-            : choice.kind === "shared"
-              ? { kind: "shared" }
-              : { kind: "local" },
+        kernels: provider.place,
+        facts,
       };
     },
     async restartKernel(key, by = "agent") {

@@ -26,8 +26,8 @@ export interface ToolHints {
 
 /** What descriptions state about the host, known before any runtime exists (runtime/facts.ts). */
 export interface ToolFacts {
-  /** Kernels come from a gateway (named sessions outlive the process). */
-  usesGateway: boolean;
+  /** Sessions can be kept by name on the kernels' server, outliving the process (BackendFacts). */
+  namedSessions: boolean;
   /** How long unused kernels are kept, and how many. */
   limits: KeptKernelLimits;
   /** Calls still running after their wait go on in the background (docs/runs.md); false: one-shot. */
@@ -65,5 +65,5 @@ export type AnyToolDescriptor = ToolDescriptor<any, any>;
  */
 export function factsOf(runtime: Runtime, background = true): ToolFacts {
   const { idleTimeoutMs, maxSessions } = runtime.sessions;
-  return { usesGateway: runtime.usesGateway, limits: { idleTimeoutMs, maxSessions }, background };
+  return { namedSessions: runtime.facts.namedSessions, limits: { idleTimeoutMs, maxSessions }, background };
 }

@@ -458,7 +458,7 @@ class KernelsView {
     }
     if (state.started && state.alive) {
       if (state.memoryBytes !== undefined) parts.push(`memory ${bytesText(state.memoryBytes)}`);
-      else if (state.backend === "gateway") parts.push("memory not known (the kernel runs on the gateway)");
+      else if (!this.listing.facts.memory) parts.push("memory not known (the kernel runs on the gateway)");
       else parts.push("memory could not be read");
     }
     return `- ${this.label(state.key)}${where ? ` [${where}${id}]` : ""}: ${parts.join("; ")}.`;
@@ -493,7 +493,7 @@ class KernelsView {
         ...sessions.map((s) => this.kernelLine(s)),
       );
     lines.push(runLines.length ? "Background runs:" : "No background runs.", ...runLines);
-    if (this.listing.kernels.kind !== "local")
+    if (this.listing.facts.namedSessions)
       lines.push(
         "Named sessions of other processes on this gateway are not listed here; the command `nbagent sessions` lists them all.",
       );

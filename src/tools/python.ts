@@ -129,7 +129,12 @@ export interface PythonToolOptions {
   runs?: RunRegistry;
 }
 
-function describe(maxBytes: number, gateway: boolean, limits: KeptKernelLimits, background: boolean): string {
+function describe(
+  maxBytes: number,
+  namedSessions: boolean,
+  limits: KeptKernelLimits,
+  background: boolean,
+): string {
   const idle = minutes(limits.idleTimeoutMs);
   const helpers = preludeHelpers()
     .map((h) => `- ${h.doc.includes("(") ? h.doc : `${h.name}: ${h.doc}`}`)
@@ -157,7 +162,7 @@ function describe(maxBytes: number, gateway: boolean, limits: KeptKernelLimits, 
     "kernels, notebook_path to inspect a notebook's own kernel (no helpers there: it behaves as in Jupyter).",
     "Host environment variables that look like secrets (API keys, tokens, passwords, URLs with credentials) are not",
     "passed to the kernel; a session's first result names them, and only the user can let one through.",
-    ...(gateway
+    ...(namedSessions
       ? [
           "Kernels run on a Jupyter gateway: a session you name (session) is kept there after this process ends, so a later",
           `call with the same session, from another process too, finds its state (until it is unused for ${idle}); its`,
@@ -213,7 +218,8 @@ export const pythonDescriptor: ToolDescriptor<PythonParams, PythonToolDetails> =
   label: "Python",
   parameters: pythonSchema,
   hints: { readOnlyHint: false, openWorldHint: false },
-  describe: (facts) => describe(DEFAULT_MAX_OUTPUT_BYTES, facts.usesGateway, facts.limits, facts.background),
+  describe: (facts) =>
+    describe(DEFAULT_MAX_OUTPUT_BYTES, facts.namedSessions, facts.limits, facts.background),
   refs: cellRunRefs,
   create: ({ cwd, runtime, runs }) => createPythonTool({ cwd, runtime, runs }),
 };
@@ -229,7 +235,12 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
   return {
     name: pythonDescriptor.name,
     label: pythonDescriptor.label,
-    description: describe(maxBytes, options.runtime.usesGateway, options.runtime.sessions, background),
+    description: describe(
+      maxBytes,
+      options.runtime.facts.namedSessions,
+      options.runtime.sessions,
+      background,
+    ),
     parameters: pythonSchema,
     async execute(_toolCallId, params, signal, onUpdate) {
       const problem = validate(params);

@@ -9,10 +9,11 @@ import net from "node:net";
 import { test } from "node:test";
 import type * as Zmq from "zeromq";
 import { KernelClient } from "../../src/kernel/client.js";
-import { createConnectionInfo, endpoint } from "../../src/kernel/local/connection-file.js";
-import { ZmqTransport } from "../../src/kernel/local/zmq-transport.js";
+import { createConnectionInfo } from "../../src/kernel/local/connection-file.js";
 import { MessageFactory } from "../../src/kernel/messages.js";
 import { WireCodec } from "../../src/kernel/wire.js";
+import { endpoint } from "../../src/kernel/zmq/connection.js";
+import { ZmqTransport } from "../../src/kernel/zmq/transport.js";
 
 const zmq = createRequire(import.meta.url)("zeromq") as typeof Zmq;
 

@@ -121,7 +121,7 @@ test("a bad gateway URL is a SettingsError when the settings are resolved (an op
 
 test("local kernels: no named sessions; the python tool's session names an in-process session", async () => {
   const r = runtime({ settings: testSettings({}) });
-  assert.equal(r.usesGateway, false);
+  assert.equal(r.facts.namedSessions, false);
   assert.equal(r.choice.kind, "local");
   assert.equal(r.namedSessionFor("s", true), undefined);
   assert.deepEqual(r.choice, { kind: "local", python: undefined, kernelName: "python3" });
@@ -137,7 +137,7 @@ test("on a gateway, the caller's named session and the runtime's sessionName are
     settings: testSettings({ NBAGENT_GATEWAY_URL: "http://127.0.0.1:9" }),
     sessionName: "work",
   });
-  assert.equal(r.usesGateway, true);
+  assert.equal(r.facts.namedSessions, true);
   assert.equal(r.defaultSessionId, "work");
   assert.equal(r.namedSessionFor("work", false), "work");
   assert.equal(r.namedSessionFor("other", true), "other");

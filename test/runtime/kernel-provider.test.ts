@@ -52,6 +52,7 @@ function recording(): { backend: KernelBackend; starts: KernelStartOptions[] } {
   const starts: KernelStartOptions[] = [];
   const backend: KernelBackend = {
     name: real.name,
+    facts: real.facts,
     startKernel: (options) => {
       starts.push(options);
       return real.startKernel(options);

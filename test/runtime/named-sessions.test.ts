@@ -206,7 +206,7 @@ test("NBAGENT_GATEWAY_URL + NBAGENT_GATEWAY_TOKEN: kernels run on that server; a
       NBAGENT_GATEWAY_TOKEN: server.token,
     }),
   });
-  assert.equal(rt.usesGateway, true);
+  assert.equal(rt.facts.namedSessions, true);
   assert.equal(rt.choice.kind === "remote" && rt.choice.connection.url, server.url);
   const before = await kernelIds();
   const tool = createPythonTool({ cwd, runtime: rt });

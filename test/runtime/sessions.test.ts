@@ -90,6 +90,7 @@ for (const backend of backendCases())
       const inner = shared ?? createLocalBackend(localBackendOptions(testSettings()));
       const wrapped: KernelBackend = {
         name: inner.name,
+        facts: inner.facts,
         kernelSpecNames: (o) => inner.kernelSpecNames(o),
         dispose: () => inner.dispose(),
         async startKernel(options) {

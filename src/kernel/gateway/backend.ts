@@ -6,6 +6,7 @@
 import { ConnectedKernel } from "../connected-kernel.js";
 import { KernelStartError } from "../errors.js";
 import type { KernelBackend, KernelStartOptions } from "../types.js";
+import { GATEWAY_FACTS } from "./facts.js";
 import {
   type GatewayKernel,
   type GatewayKernelSpec,
@@ -33,6 +34,7 @@ export interface GatewayBackendOptions extends GatewayOptions {
 
 export class GatewayBackend implements KernelBackend {
   readonly name = "gateway";
+  readonly facts = GATEWAY_FACTS;
   readonly rest: GatewayRest;
   private readonly options: GatewayBackendOptions;
   /** Kernels this backend started or attached to and still holds (dispose() ends the started ones). */

@@ -5,6 +5,8 @@ import { ConnectedKernel } from "../connected-kernel.js";
 import { findInterpreter } from "../interpreter.js";
 import type { KernelProvisioner } from "../provisioner.js";
 import type { KernelBackend, KernelStartOptions } from "../types.js";
+import type { HeartbeatOptions } from "../zmq/transport.js";
+import { LOCAL_FACTS } from "./facts.js";
 import { ForkServerPool } from "./forkserver.js";
 import {
   interpreterOptions,
@@ -14,7 +16,6 @@ import {
   type SpecLookup,
 } from "./kernelspec.js";
 import { type LaunchOptions, LocalKernelProcess } from "./launcher.js";
-import type { HeartbeatOptions } from "./zmq-transport.js";
 
 export interface LocalBackendOptions {
   heartbeat?: HeartbeatOptions;
@@ -46,6 +47,7 @@ export interface LocalBackendOptions {
 
 export class LocalBackend implements KernelBackend {
   readonly name = "local";
+  readonly facts = LOCAL_FACTS;
   private readonly kernels = new Set<ConnectedKernel>();
   private readonly options: LocalBackendOptions;
   private readonly forkServers?: ForkServerPool;

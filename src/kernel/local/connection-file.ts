@@ -19,19 +19,7 @@ import { basename, dirname, join } from "node:path";
 import { processAlive } from "../../sys/proc.js";
 import { type StateDirEnv, stateDir } from "../../sys/state-dir.js";
 import { KernelStartError } from "../errors.js";
-
-export interface ConnectionInfo {
-  transport: "tcp" | "ipc";
-  ip: string;
-  shell_port: number;
-  iopub_port: number;
-  stdin_port: number;
-  control_port: number;
-  hb_port: number;
-  key: string;
-  signature_scheme: "hmac-sha256";
-  kernel_name: string;
-}
+import type { ConnectionInfo } from "../zmq/connection.js";
 
 async function freePorts(count: number, host: string): Promise<number[]> {
   const servers: Server[] = [];
@@ -211,8 +199,4 @@ export function speaksIpc(argv: readonly string[], python: string): boolean {
 export async function removeConnectionFile(path: string, info?: ConnectionInfo): Promise<void> {
   await rm(path, { force: true });
   if (info?.transport === "ipc") await rm(dirname(info.ip), { force: true, recursive: true });
-}
-
-export function endpoint(info: ConnectionInfo, port: number): string {
-  return info.transport === "ipc" ? `ipc://${info.ip}-${port}` : `${info.transport}://${info.ip}:${port}`;
 }

@@ -11,7 +11,9 @@ import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation, KernelLimitHit } from "../types.js";
-import { type ConnectionInfo, removeConnectionFile } from "./connection-file.js";
+import type { ConnectionInfo } from "../zmq/connection.js";
+import type { ZmqTransport } from "../zmq/transport.js";
+import { removeConnectionFile } from "./connection-file.js";
 import {
   descendant,
   killGroup,
@@ -27,7 +29,6 @@ import {
   readProcessRefusals,
   removeLimitCgroupsWhenEmpty,
 } from "./limits.js";
-import type { ZmqTransport } from "./zmq-transport.js";
 
 const STDERR_TAIL = 16 * 1024;
 

@@ -30,6 +30,7 @@ import { within } from "../../sys/wait.js";
 import { KernelStartError } from "../errors.js";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation } from "../types.js";
+import { ZmqTransport } from "../zmq/transport.js";
 import { confineSpec } from "./confine.js";
 import {
   createConnectionInfo,
@@ -42,7 +43,6 @@ import {
 import { ForkedKernelProcess } from "./forkserver-kernel.js";
 import type { KernelSpec } from "./kernelspec.js";
 import { killGroup, type LaunchOptions, wantsPidNamespace } from "./launcher.js";
-import { ZmqTransport } from "./zmq-transport.js";
 
 export const FORKSERVER_PY = assetPath("kernel/local/forkserver.py");
 

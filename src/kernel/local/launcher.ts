@@ -21,10 +21,11 @@ import type {
   KernelLimits,
   KernelSandbox,
 } from "../types.js";
+import type { ConnectionInfo } from "../zmq/connection.js";
+import { type HeartbeatOptions, ZmqTransport } from "../zmq/transport.js";
 import { findBwrap, NO_BWRAP } from "./bwrap.js";
 import { confineSpec } from "./confine.js";
 import {
-  type ConnectionInfo,
   createConnectionInfo,
   defaultRuntimeDir,
   newConnectionPath,
@@ -43,7 +44,6 @@ import {
 } from "./limits.js";
 import { bwrapArgs, bwrapSizesTmpfs, writablePaths } from "./sandbox.js";
 import { parseIsolationLine, watchdogSource } from "./watchdog.js";
-import { type HeartbeatOptions, ZmqTransport } from "./zmq-transport.js";
 
 export interface LaunchOptions {
   cwd?: string;

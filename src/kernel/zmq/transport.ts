@@ -1,6 +1,7 @@
 /**
- * ZeroMQ transport to a local kernel: DEALER sockets for shell/control/stdin (shell and stdin share
- * one routing id, so the kernel's input_request reaches us), SUB for IOPub, DEALER for the heartbeat.
+ * ZeroMQ transport to a kernel's channels (the local backend's, and any backend's that reaches a
+ * kernel's sockets itself): DEALER sockets for shell/control/stdin (shell and stdin share one
+ * routing id, so the kernel's input_request reaches us), SUB for IOPub, DEALER for the heartbeat.
  * Sockets connect before the kernel binds (ZeroMQ queues and reconnects), which lets the first
  * kernel_info_request go out the moment the kernel is listening.
  */
@@ -20,7 +21,7 @@ function zeromq(): typeof Zmq {
 import type { KernelTransport, OutgoingChannel, TransportStats } from "../transport.js";
 import type { JupyterMessage } from "../types.js";
 import { WireCodec } from "../wire.js";
-import { type ConnectionInfo, endpoint } from "./connection-file.js";
+import { type ConnectionInfo, endpoint } from "./connection.js";
 
 export interface HeartbeatOptions {
   /** Ping period (default 3000 ms). */
