@@ -24,7 +24,13 @@ import type {
 } from "./types.js";
 
 export interface ConnectedKernelOptions {
+  /** Bound on the first start (or attach): what the caller's deadline leaves it. */
   startTimeoutMs?: number;
+  /**
+   * Bound on a later restart (and on joining again after a lost connection): the backend's own, not
+   * what the first caller's deadline left (default startTimeoutMs).
+   */
+  restartTimeoutMs?: number;
   /** Attempts when a start fails in a retryable way (a port taken between choosing and binding). */
   startAttempts?: number;
   /** A started kernel that has said nothing for this long is replaced (default max(20 s, timeout/3)). */
@@ -157,9 +163,13 @@ export class ConnectedKernel implements Kernel {
     launch: (retry: boolean) => Promise<LaunchedKernel>,
     owned: boolean,
     signal?: AbortSignal,
+    restart = false,
   ): Promise<void> {
     const attempts = owned ? (this.options.startAttempts ?? 3) : 1;
-    const timeoutMs = this.options.startTimeoutMs ?? 60_000;
+    // The first start (or attach) is bounded by what the caller gave; a restart by the backend's bound.
+    const timeoutMs = restart
+      ? (this.options.restartTimeoutMs ?? this.options.startTimeoutMs ?? 60_000)
+      : (this.options.startTimeoutMs ?? 60_000);
     // One deadline for every attempt; the caller's abort reads as a cancelled start.
     const cancelled = new AbortController();
     const onCancel = () => cancelled.abort(new KernelStartError({ kind: "cancelled" }));
@@ -314,7 +324,10 @@ export class ConnectedKernel implements Kernel {
         const client = new KernelClient(again.transport, new MessageFactory());
         let info: KernelInfo;
         try {
-          info = await askIdentity(client, this.options.startTimeoutMs ?? IDENTITY_MS);
+          info = await askIdentity(
+            client,
+            this.options.restartTimeoutMs ?? this.options.startTimeoutMs ?? IDENTITY_MS,
+          );
         } catch (err) {
           await again.transport.close();
           throw err;
@@ -445,7 +458,7 @@ export class ConnectedKernel implements Kernel {
           await this.restartInPlace(launched, () => restart.call(launched));
         else {
           await this.stop(graceMs, "the kernel was restarted");
-          await this.launchAndWait((retry) => this.provisioner.launch(retry), true);
+          await this.launchAndWait((retry) => this.provisioner.launch(retry), true, undefined, true);
         }
       } catch (err) {
         const death = restartFailedDeath("restart failed", err);
@@ -464,7 +477,7 @@ export class ConnectedKernel implements Kernel {
   private async restartInPlace(launched: LaunchedKernel, restart: () => Promise<void>): Promise<void> {
     this.markDead("the kernel was restarted", launched);
     await restart();
-    const timeoutMs = this.options.startTimeoutMs ?? 60_000;
+    const timeoutMs = this.options.restartTimeoutMs ?? this.options.startTimeoutMs ?? 60_000;
     const exited = new AbortController();
     launched.exited.then((reason) =>
       exited.abort(new KernelStartError({ kind: "ended-in-restart", reason })),

@@ -103,6 +103,7 @@ export class GatewayBackend implements KernelBackend {
     const provisioner = new GatewayProvisioner(this.rest, this.spec(o));
     const kernel: ConnectedKernel = new ConnectedKernel(provisioner, {
       startTimeoutMs: o.startTimeoutMs ?? this.rest.launchTimeoutMs,
+      restartTimeoutMs: this.rest.launchTimeoutMs,
       startStallMs: o.startStallMs,
       signal: o.signal,
       onShutdown: () => this.kernels.delete(kernel),

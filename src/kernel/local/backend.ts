@@ -130,6 +130,7 @@ export class LocalBackend implements KernelBackend {
     };
     const kernel: ConnectedKernel = new ConnectedKernel(provisioner, {
       startTimeoutMs: options.startTimeoutMs ?? this.options.startTimeoutMs ?? 60_000,
+      restartTimeoutMs: this.options.startTimeoutMs ?? 60_000,
       startStallMs: options.startStallMs,
       signal: options.signal,
       onShutdown: () => this.kernels.delete(kernel),
