@@ -346,6 +346,13 @@ export interface BackendFacts {
   /** A kernel's memory can be read here (Kernel.memoryBytes). */
   readonly memory: boolean;
   /**
+   * Its kernels run with this machine's environment: they are given the host's variables (its
+   * secrets withheld). False: they keep what their server gives them (its PATH, HOME, devices) and
+   * are given only nbagent's own variables, the host's `KERNEL_*` ones (Enterprise Gateway reads
+   * those) and those the embedding host sets.
+   */
+  readonly hostEnvironment: boolean;
+  /**
    * Its kernels live on a server that outlives this process: one can be kept under a name and
    * joined again by another process (attachKernel; named sessions).
    */

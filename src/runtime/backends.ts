@@ -82,7 +82,9 @@ export const BACKENDS: { readonly [K in KernelChoice["kind"]]: KindOf<K> } = {
     place: (choice) => ({ kind: "remote", url: choice.connection.url }),
   },
   shared: {
-    facts: GATEWAY_FACTS,
+    // A server on this machine, started by nbagent with the host's environment (less its secrets):
+    // its kernels are given it too.
+    facts: { ...GATEWAY_FACTS, hostEnvironment: true },
     refusals: { sandbox: SANDBOX_ON_SHARED_GATEWAY, limits: LIMITS_ON_GATEWAY },
     // Found for the interpreter or started, with the host's environment minus its secrets (docs/secrets.md).
     async build(choice, { settings, stateRoot, allow, deny }) {

@@ -12,6 +12,8 @@ import { keptLimits } from "./sessions.js";
 export interface RuntimeFacts {
   /** A session can be kept by name on the server, after this process ends (BackendFacts.namedSessions). */
   namedSessions: boolean;
+  /** Kernels are given this machine's environment (BackendFacts.hostEnvironment). */
+  hostEnvironment: boolean;
   limits: { idleTimeoutMs: number; maxSessions: number };
 }
 
@@ -24,5 +26,10 @@ export function runtimeFacts(options: RuntimeOptions): RuntimeFacts {
     sessionName: options.sessionName,
     settings: options.settings,
   });
-  return { namedSessions: factsFor(choice, options.backend).namedSessions, limits: keptLimits(options) };
+  const facts = factsFor(choice, options.backend);
+  return {
+    namedSessions: facts.namedSessions,
+    hostEnvironment: facts.hostEnvironment,
+    limits: keptLimits(options),
+  };
 }

@@ -156,6 +156,11 @@ function sandboxSetting(option: KernelProviderOptions["sandbox"], settings: Sett
   return option || undefined;
 }
 
+/** The host's `KERNEL_*` variables: what a kernel on another machine's server is given of them. */
+function kernelVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("KERNEL_")));
+}
+
 /** What the kernels can have: the given backend's facts, or those of the choice's kind (backends.ts). */
 export function factsFor(choice: KernelChoice, backend: KernelBackend | undefined): BackendFacts {
   return backend?.facts ?? backendOf(choice).facts;
@@ -223,17 +228,20 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
     if (r?.owned) await r.backend.dispose().catch(() => {});
   };
 
+  // What of the host's environment kernels are given: all of it (less secrets) where they run with
+  // this machine's environment; on another machine's server only the KERNEL_* variables (BackendFacts).
+  const givenEnv = facts.hostEnvironment ? hostEnv : kernelVariables(hostEnv);
   const kernelEnv = (request: Pick<KernelRequest, "session"> = {}): KernelEnv => {
     const session = request.session;
     if (options.localEnvironment === "host" && !facts.remote)
       return { env: { ...(hostEnv as Record<string, string>), ...options.env }, withheld: [] };
     if (!session) {
-      const host = splitSecrets(hostEnv, options);
+      const host = splitSecrets(givenEnv, options);
       const env = { ...host.env, ...options.env };
       return { env, withheld: host.withheld.filter((name) => !(name in env)) };
     }
     return buildKernelEnv({
-      hostEnv,
+      hostEnv: givenEnv,
       allow: options.allow,
       deny: options.deny,
       extra: options.env,

@@ -28,6 +28,8 @@ export interface ToolHints {
 export interface ToolFacts {
   /** Sessions can be kept by name on the kernels' server, outliving the process (BackendFacts). */
   namedSessions: boolean;
+  /** Kernels are given this machine's environment (false: they keep their server's; BackendFacts). */
+  hostEnvironment: boolean;
   /** How long unused kernels are kept, and how many. */
   limits: KeptKernelLimits;
   /** Calls still running after their wait go on in the background (docs/runs.md); false: one-shot. */
@@ -65,5 +67,10 @@ export type AnyToolDescriptor = ToolDescriptor<any, any>;
  */
 export function factsOf(runtime: Runtime, background = true): ToolFacts {
   const { idleTimeoutMs, maxSessions } = runtime.sessions;
-  return { namedSessions: runtime.facts.namedSessions, limits: { idleTimeoutMs, maxSessions }, background };
+  return {
+    namedSessions: runtime.facts.namedSessions,
+    hostEnvironment: runtime.facts.hostEnvironment,
+    limits: { idleTimeoutMs, maxSessions },
+    background,
+  };
 }

@@ -23,12 +23,11 @@ import {
 } from "../runtime/session-record.js";
 import type { SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
-import type { ToolDescriptor } from "./descriptor.js";
+import { factsOf, type ToolDescriptor, type ToolFacts } from "./descriptor.js";
 import { describeFailure } from "./failure-text.js";
 import {
   deadNotRestartedText,
   isolationNote,
-  type KeptKernelLimits,
   minutes,
   namedSessionText,
   unreachableKernelText,
@@ -129,12 +128,8 @@ export interface PythonToolOptions {
   runs?: RunRegistry;
 }
 
-function describe(
-  maxBytes: number,
-  namedSessions: boolean,
-  limits: KeptKernelLimits,
-  background: boolean,
-): string {
+function describe(maxBytes: number, facts: ToolFacts): string {
+  const { namedSessions, limits, background } = facts;
   const idle = minutes(limits.idleTimeoutMs);
   const helpers = preludeHelpers()
     .map((h) => `- ${h.doc.includes("(") ? h.doc : `${h.name}: ${h.doc}`}`)
@@ -160,8 +155,15 @@ function describe(
           "Use timeout (seconds, default 30) for long work, mode 'per-call' for a throwaway kernel, session to keep separate",
         ]),
     "kernels, notebook_path to inspect a notebook's own kernel (no helpers there: it behaves as in Jupyter).",
-    "Host environment variables that look like secrets (API keys, tokens, passwords, URLs with credentials) are not",
-    "passed to the kernel; a session's first result names them, and only the user can let one through.",
+    ...(facts.hostEnvironment
+      ? [
+          "Host environment variables that look like secrets (API keys, tokens, passwords, URLs with credentials) are not",
+          "passed to the kernel; a session's first result names them, and only the user can let one through.",
+        ]
+      : [
+          "The kernel keeps the environment its server gives it: this machine's variables are not passed (only KERNEL_*",
+          "ones, never one that looks like a secret).",
+        ]),
     ...(namedSessions
       ? [
           "Kernels run on a Jupyter gateway: a session you name (session) is kept there after this process ends, so a later",
@@ -218,8 +220,7 @@ export const pythonDescriptor: ToolDescriptor<PythonParams, PythonToolDetails> =
   label: "Python",
   parameters: pythonSchema,
   hints: { readOnlyHint: false, openWorldHint: false },
-  describe: (facts) =>
-    describe(DEFAULT_MAX_OUTPUT_BYTES, facts.namedSessions, facts.limits, facts.background),
+  describe: (facts) => describe(DEFAULT_MAX_OUTPUT_BYTES, facts),
   refs: cellRunRefs,
   create: ({ cwd, runtime, runs }) => createPythonTool({ cwd, runtime, runs }),
 };
@@ -235,12 +236,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
   return {
     name: pythonDescriptor.name,
     label: pythonDescriptor.label,
-    description: describe(
-      maxBytes,
-      options.runtime.facts.namedSessions,
-      options.runtime.sessions,
-      background,
-    ),
+    description: describe(maxBytes, factsOf(options.runtime, background)),
     parameters: pythonSchema,
     async execute(_toolCallId, params, signal, onUpdate) {
       const problem = validate(params);

@@ -10,6 +10,7 @@ export const GATEWAY_FACTS: BackendFacts = {
   limits: false,
   confinement: false,
   interpreter: false,
+  hostEnvironment: false,
   memory: false,
   namedSessions: true,
   remote: true,

@@ -6,6 +6,7 @@ export const LOCAL_FACTS: BackendFacts = {
   limits: true,
   confinement: true,
   interpreter: true,
+  hostEnvironment: true,
   memory: true,
   namedSessions: false,
   remote: false,
