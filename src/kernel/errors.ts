@@ -133,8 +133,9 @@ export type DeathCause =
   | { kind: "unreachable"; last: GatewayFailure }
   /**
    * The gateway is a JupyterHub user server and the hub answered in its place: the server was
-   * stopped (the hub's idle culler, a person, an admin), is starting again (with new kernels), or
-   * the token was revoked. Its kernels went with it.
+   * stopped (the hub's idle culler, a person, an admin) or is starting again (with new kernels), and
+   * its kernels went with it; or the token was revoked, and the kernel, still on the server, is out
+   * of reach.
    */
   | { kind: "hub-server"; hub: HubServerState }
   /**

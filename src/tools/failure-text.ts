@@ -163,7 +163,8 @@ export function hubServerGoneText(h: HubServerState): string {
     case "starting":
       return `the JupyterHub user ${server} was restarted (it is starting again, with new kernels)`;
     case "token-refused":
-      return `the hub at ${h.hub} no longer accepts the token (revoked or expired); make a new one at ${h.hub}/token and pass it as NBAGENT_GATEWAY_TOKEN`;
+      // The kernel is not dead: it is out of this token's reach (nbagent's DELETE is refused too).
+      return `the hub at ${h.hub} no longer accepts the token (revoked or expired; make a new one at ${h.hub}/token and pass it as NBAGENT_GATEWAY_TOKEN), so nbagent can no longer reach the kernel, which is left running on the user's server until it is stopped there`;
     case "ready":
     case "unknown":
       return `the hub at ${h.hub} answered in place of the user ${server}`;

@@ -6,7 +6,9 @@
  * under test/lifeline.mjs, so a killed test leaves nothing behind.
  *
  * The user's server starts through a small wrapper that waits for a "go" file when `gate` is set:
- * a test can hold a server in the hub's "starting" state as long as it needs, and release it.
+ * a test can hold a server in the hub's "starting" state as long as it needs, and release it. With
+ * `tokenCacheSeconds` the server re-checks a token with the hub that often (a revoked token is
+ * refused within that time, not the default 5 minutes).
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -54,6 +56,10 @@ export interface HubHandle {
   api(method: string, path: string, body?: unknown): Promise<{ status: number; json: unknown }>;
   /** A new API token for the user. */
   userToken(): Promise<string>;
+  /** A new API token for the user, with the id that revokes it. */
+  newToken(): Promise<{ token: string; id: string }>;
+  /** Revokes one of the user's tokens (DELETE …/tokens/ID); the hub's HTTP status. */
+  revokeToken(id: string): Promise<number>;
   /** Releases a server start held by `gate`. */
   release(): void;
   /** Starts the user's server (released) and waits until the hub says it is ready. */
@@ -63,7 +69,20 @@ export interface HubHandle {
   stop(): Promise<void>;
 }
 
-export async function startHub(options: { gate?: boolean } = {}): Promise<HubHandle> {
+export interface HubOptions {
+  /** Hold each start of the user's server until release() (or startServer()). */
+  gate?: boolean;
+  /**
+   * How long the user's server trusts its last check of a token with the hub
+   * (`--HubOAuth.cache_max_age`; the server's default is 300 s). At least 1: jupyterhub 3.0's
+   * `_ExpiringDict` (services/auth.py) reads 0 as "cache forever".
+   */
+  tokenCacheSeconds?: number;
+}
+
+export async function startHub(options: HubOptions = {}): Promise<HubHandle> {
+  if (options.tokenCacheSeconds !== undefined && !(options.tokenCacheSeconds >= 1))
+    throw new Error("tokenCacheSeconds must be at least 1 (0 means forever to the hub)");
   const found = findHub();
   if (!found) throw new Error("jupyterhub or configurable-http-proxy is not installed");
   const home = mkdtempSync(join(tmpdir(), "nbagent-hub-"));
@@ -99,7 +118,10 @@ export async function startHub(options: { gate?: boolean } = {}): Promise<HubHan
       'c.JupyterHub.load_roles = [{"name": "tester", "services": ["tester"], "scopes": ["admin:users", "admin:servers", "tokens"]}]',
       `c.Authenticator.allowed_users = {"${user}"}`,
       `c.Spawner.cmd = ["${wrapper}"]`,
-      ...(root ? ['c.Spawner.args = ["--allow-root"]'] : []),
+      `c.Spawner.args = ${JSON.stringify([
+        ...(root ? ["--allow-root"] : []),
+        ...(options.tokenCacheSeconds ? [`--HubOAuth.cache_max_age=${options.tokenCacheSeconds}`] : []),
+      ])}`,
       "c.Spawner.start_timeout = 120",
       "",
     ].join("\n"),
@@ -161,8 +183,15 @@ export async function startHub(options: { gate?: boolean } = {}): Promise<HubHan
     log,
     api,
     async userToken() {
+      return (await handle.newToken()).token;
+    },
+    async newToken() {
       const r = await api("POST", `users/${user}/tokens`, { note: "nbagent test", expires_in: 3600 });
-      return (r.json as { token: string }).token;
+      const { token, id } = r.json as { token: string; id: string };
+      return { token, id };
+    },
+    async revokeToken(id: string) {
+      return (await api("DELETE", `users/${user}/tokens/${encodeURIComponent(id)}`)).status;
     },
     release: () => writeFileSync(go, ""),
     async startServer() {
