@@ -73,9 +73,9 @@ export const BACKENDS: { readonly [K in KernelChoice["kind"]]: KindOf<K> } = {
   remote: {
     facts: GATEWAY_FACTS,
     refusals: { sandbox: SANDBOX_ON_GATEWAY, limits: LIMITS_ON_GATEWAY },
-    build: async (choice) => ({
+    build: async (choice, { settings }) => ({
       choice,
-      backend: await createGatewayBackend(choice.connection),
+      backend: await createGatewayBackend(choice.connection, settings.startTimeoutMs),
       identity: choice.connection.url,
       owned: true,
     }),
@@ -98,7 +98,7 @@ export const BACKENDS: { readonly [K in KernelChoice["kind"]]: KindOf<K> } = {
       });
       return {
         choice,
-        backend: await createGatewayBackend({ url: info.url, token: info.token }),
+        backend: await createGatewayBackend({ url: info.url, token: info.token }, settings.startTimeoutMs),
         identity: `shared:${info.python}`,
         shared: { url: info.url, token: info.token, python: info.python, logFile: info.logFile },
         owned: true,

@@ -17,10 +17,14 @@ export type { LocalGatewayInfo } from "../kernel/gateway/local-server.js";
 
 export type GatewayKernelBackend = GatewayBackend & NamedSessionGateway;
 
-export async function createGatewayBackend(connection: GatewayConnection): Promise<GatewayKernelBackend> {
+export async function createGatewayBackend(
+  connection: GatewayConnection,
+  launchTimeoutMs?: number,
+): Promise<GatewayKernelBackend> {
   const { GatewayBackend } = await import("../kernel/gateway/backend.js");
   return new GatewayBackend({
     url: connection.url,
+    ...(launchTimeoutMs !== undefined ? { launchTimeoutMs } : {}),
     token: connection.token,
     headers: connection.headers,
     ca: connection.ca,

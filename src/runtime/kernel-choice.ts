@@ -24,7 +24,7 @@ export interface KernelChoiceInput {
   /** A named session was asked for (CLI --session): with no gateway configured, the shared one is used. */
   sessionName?: string;
   /** The resolved settings: their gateway and interpreter apply unless the options above say otherwise. */
-  settings: Pick<Settings, "gateway" | "python">;
+  settings: Pick<Settings, "gateway" | "python" | "kernelName">;
 }
 
 /**
@@ -53,7 +53,7 @@ export type KernelChoice =
  * gateway; else local kernels.
  */
 export function planKernelChoice(input: KernelChoiceInput): KernelChoice {
-  const kernelName = input.kernelName ?? "python3";
+  const kernelName = input.kernelName ?? input.settings.kernelName ?? "python3";
   const python = input.python ?? input.settings.python;
   const g = input.gateway;
   if (g === "shared") return { kind: "shared", python, kernelName };

@@ -15,28 +15,32 @@ export interface NotebookKernelChoice {
 }
 
 /**
- * The kernel a notebook runs in: its kernelspec's name (python3 when it names none). Notebooks come
- * from other machines with names like "conda-env-x-py" or ".venv": when that name is not installed
- * here and the notebook is Python, python3 runs it, and the notice says so.
+ * The kernel a notebook runs in: its kernelspec's name (the default, `fallback`, when it names none).
+ * Notebooks come from other machines with names like "conda-env-x-py" or ".venv": when that name is
+ * not installed here and the notebook is Python, the default runs it, and the notice says so. The
+ * default is python3 unless NBAGENT_KERNEL names another (a gateway whose Python kernelspec is
+ * called otherwise, e.g. Enterprise Gateway's python_kubernetes).
  */
 export async function chooseNotebookKernel(
   nb: Notebook,
   installed: () => Promise<string[]>,
+  fallback = "python3",
 ): Promise<NotebookKernelChoice> {
   const metadata = (nb.metadata ?? {}) as {
     kernelspec?: { name?: unknown; language?: unknown };
     language_info?: { name?: unknown };
   };
   const wanted = metadata.kernelspec?.name;
-  if (typeof wanted !== "string" || !wanted) return { name: "python3" };
-  if (wanted === "python3" || wanted === "python") return { name: wanted }; // always available
+  if (typeof wanted !== "string" || !wanted) return { name: fallback };
+  // Local kernels always have these (kernel/local/kernelspec.ts); elsewhere the list says.
+  if (fallback === "python3" && (wanted === "python3" || wanted === "python")) return { name: wanted };
   const names = await installed().catch(() => [] as string[]);
   if (names.length === 0 || names.includes(wanted)) return { name: wanted };
   const language = String(metadata.kernelspec?.language ?? metadata.language_info?.name ?? "").toLowerCase();
-  if (language !== "python" || !names.includes("python3")) return { name: wanted };
+  if (language !== "python" || !names.includes(fallback)) return { name: wanted };
   return {
-    name: "python3",
-    notice: `The notebook's kernelspec "${wanted}" is not installed here; it runs with python3 (the notebook is Python). Installed: ${names.join(", ")}.`,
+    name: fallback,
+    notice: `The notebook's kernelspec "${wanted}" is not installed here; it runs with ${fallback} (the notebook is Python). Installed: ${names.join(", ")}.`,
   };
 }
 
@@ -47,8 +51,9 @@ export async function notebookSession(
   sessionId: string,
   installed: () => Promise<string[]>,
   cwd?: string,
+  fallback?: string,
 ): Promise<{ spec: SessionSpec; notice?: string }> {
-  const kernel = await chooseNotebookKernel(nb, installed);
+  const kernel = await chooseNotebookKernel(nb, installed, fallback);
   return {
     // No prelude: a notebook's kernel behaves as Jupyter's does, so a notebook that passes here
     // passes in Jupyter and under `nbagent run` (docs/kernel-state.md).

@@ -76,7 +76,11 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
     }
     const choice: NotebookKernelChoice = options.kernelName
       ? { name: options.kernelName }
-      : await chooseNotebookKernel(loaded.notebook, () => options.kernels.kernelSpecNames());
+      : await chooseNotebookKernel(
+          loaded.notebook,
+          () => options.kernels.kernelSpecNames(),
+          options.kernels.choice.kernelName,
+        );
     const kernel = options.kernels.startKernel({
       kernelName: choice.name,
       cwd: options.cwd ?? dirname(job.input),

@@ -243,7 +243,8 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       session: sessionOf(spec),
       signal,
       // Within the call's deadline, asked again for a retry.
-      startTimeoutMs: () => Math.max(1, Math.min(deadline.remainingMs(), options.startTimeoutMs ?? 60_000)),
+      startTimeoutMs: () =>
+        Math.max(1, Math.min(deadline.remainingMs(), options.startTimeoutMs ?? settings.startTimeoutMs)),
       check: () => deadline.check(signal),
     };
     return provider.start<Kernel | StartedKernel>(request, async (r, startOptions) => {

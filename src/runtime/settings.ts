@@ -85,6 +85,16 @@ export interface Settings {
   env: HostEnv;
   /** An explicit interpreter for kernels (NBAGENT_PYTHON); else one is found (kernel/interpreter.ts). */
   python?: string;
+  /**
+   * The kernelspec the python tool starts, and a notebook naming none (or an unknown Python one)
+   * runs with (NBAGENT_KERNEL; else python3): a gateway may call its Python kernel otherwise.
+   */
+  kernelName?: string;
+  /**
+   * Bound on a kernel's start, any backend (NBAGENT_START_SECONDS; default 60 s): a cluster that
+   * schedules a pod per kernel may need longer. A call's own timeout still bounds its start.
+   */
+  startTimeoutMs: number;
   /** A remote gateway (--gateway / NBAGENT_GATEWAY_URL, token --gateway-token-file / NBAGENT_GATEWAY_TOKEN). */
   gateway?: GatewayConnection;
   /** The sandbox for local kernels (--sandbox / NBAGENT_SANDBOX); undefined: none. */
@@ -152,6 +162,22 @@ export function waitSecondsFromEnv(env: HostEnv): number {
   return Number.isFinite(v) && v > 0 ? v : DEFAULT_WAIT_SECONDS;
 }
 
+/** A kernel's start bound when NBAGENT_START_SECONDS is unset. */
+export const DEFAULT_START_SECONDS = 60;
+
+/** A variable holding a number of seconds greater than 0, if set; anything else is a SettingsError. */
+function secondsFromEnv(env: HostEnv, name: string): number | undefined {
+  const text = nonEmpty(env[name]);
+  if (text === undefined) return undefined;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds <= 0)
+    throw new SettingsError(
+      name,
+      `${name} must be a number of seconds greater than 0, got ${JSON.stringify(text)}`,
+    );
+  return seconds;
+}
+
 /**
  * The settings from the command line's flags and the environment (flags win), checked: a bad value
  * throws a SettingsError whose message names the flag or variable it came from.
@@ -186,22 +212,24 @@ export function resolveSettings(flags: SettingsFlags, env: HostEnv): Settings {
       flags.gatewayUrl !== undefined ? "--gateway" : "NBAGENT_GATEWAY_URL",
     );
     const token = flags.gatewayToken ?? (env.NBAGENT_GATEWAY_TOKEN?.trim() || undefined);
-    const reconnect = nonEmpty(env.NBAGENT_GATEWAY_RECONNECT_SECONDS);
-    let reconnectSeconds: number | undefined;
-    if (reconnect !== undefined) {
-      reconnectSeconds = Number(reconnect);
-      if (!Number.isFinite(reconnectSeconds) || reconnectSeconds <= 0)
-        throw new SettingsError(
-          "NBAGENT_GATEWAY_RECONNECT_SECONDS",
-          `NBAGENT_GATEWAY_RECONNECT_SECONDS must be a number of seconds greater than 0, got ${JSON.stringify(reconnect)}`,
-        );
-    }
+    const reconnectSeconds = secondsFromEnv(env, "NBAGENT_GATEWAY_RECONNECT_SECONDS");
     gateway = { url: checked, token, ...(reconnectSeconds !== undefined ? { reconnectSeconds } : {}) };
   }
+
+  const kernelName = nonEmpty(env.NBAGENT_KERNEL)?.trim();
+  // Jupyter's own rule for a kernelspec's name (jupyter_client's kernelspec module).
+  if (kernelName !== undefined && !/^[a-z0-9._-]+$/i.test(kernelName))
+    throw new SettingsError(
+      "NBAGENT_KERNEL",
+      `NBAGENT_KERNEL must be a kernelspec name (letters, digits, '.', '_', '-'), got ${JSON.stringify(kernelName)}`,
+    );
+  const startSeconds = secondsFromEnv(env, "NBAGENT_START_SECONDS");
 
   return {
     env,
     python: env.NBAGENT_PYTHON?.trim() || undefined,
+    ...(kernelName !== undefined ? { kernelName } : {}),
+    startTimeoutMs: (startSeconds ?? DEFAULT_START_SECONDS) * 1000,
     gateway,
     sandbox,
     limits,
@@ -224,5 +252,6 @@ export function localBackendOptions(settings: Settings): LocalBackendOptions {
     pidNamespace: settings.pidNamespace,
     forkServer: settings.forkServer,
     bwrap: settings.bwrap,
+    startTimeoutMs: settings.startTimeoutMs,
   };
 }

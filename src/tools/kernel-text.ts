@@ -311,7 +311,7 @@ export function eventText(e: SessionEvent, label: string, o: KernelOwner): strin
       const { why, advice } = deathText(e.reason, e.limit, e.cause);
       return e.restarted
         ? `The kernel died while ${label} ran ${why}. It was restarted: all state is gone (variables, imports), and ${label} was not run again; its effects up to the crash may have happened.${advice}`
-        : `The kernel died while ${label} ran ${why}, and restarting it failed (${e.restartFailure ? failureWords(e.restartFailure.failure, e.restartFailure.output) : (e.restartError ?? "unknown")}); the next call starts a new kernel. ${label[0].toUpperCase()}${label.slice(1)} was not run again; all state is gone.${advice}`;
+        : `The kernel died while ${label} ran ${why}, and restarting it failed (${e.restartFailure ? failureWords(e.restartFailure.failure, e.restartFailure.output) : (e.restartError ?? "unknown")}); the next call tries to start a new kernel. ${label[0].toUpperCase()}${label.slice(1)} was not run again; all state is gone.${advice}`;
     }
   }
 }

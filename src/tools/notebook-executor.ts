@@ -189,8 +189,13 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         );
       cellIndices = [at];
     }
-    const { spec, notice } = await notebookSession(loaded.path, nb, session, () =>
-      options.runtime.kernelSpecNames(),
+    const { spec, notice } = await notebookSession(
+      loaded.path,
+      nb,
+      session,
+      () => options.runtime.kernelSpecNames(),
+      undefined,
+      options.runtime.choice.kernelName,
     );
     base.cwd = spec.cwd;
     base.kernelOwner = "notebook";

@@ -331,6 +331,7 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
             session,
             () => options.runtime.kernelSpecNames(),
             params.cwd ? cwd : undefined,
+            options.runtime.choice.kernelName,
           ));
         } catch (err) {
           if (err instanceof NotebookFileError)

@@ -47,7 +47,10 @@ export interface JupyterServerOptions {
   /** The address it listens on (default 127.0.0.1; a network namespace's address: test/gateway/netns.ts). */
   host?: string;
   /** Extra kernelspecs (name → kernel.json) the server offers besides the system's. */
-  kernelspecs?: Record<string, { argv: string[]; display_name: string; language: string }>;
+  kernelspecs?: Record<
+    string,
+    { argv: string[]; display_name: string; language: string; env?: Record<string, string> }
+  >;
 }
 
 /** A port nobody listens on right now (the server may still lose a race for it: then we retry). */

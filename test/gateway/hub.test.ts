@@ -269,7 +269,7 @@ test("a token revoked while in use: each next call says so, none waits, nothing 
     // refused once the server's token cache lets the token go: the call ends then, with the cause.
     assert.equal(
       textOf(await forever),
-      `waiting\nThe kernel died while cell 1 ran (${lost}), and restarting it failed (${refused("POST /user/alice/api/kernels")}); the next call starts a new kernel. Cell 1 was not run again; all state is gone.`,
+      `waiting\nThe kernel died while cell 1 ran (${lost}), and restarting it failed (${refused("POST /user/alice/api/kernels")}); the next call tries to start a new kernel. Cell 1 was not run again; all state is gone.`,
     );
     assert.equal(
       await call("print(z)"),

@@ -143,3 +143,34 @@ test("on a gateway, the caller's named session and the runtime's sessionName are
   assert.equal(r.namedSessionFor("other", true), "other");
   assert.equal(r.namedSessionFor("default", false), undefined);
 });
+
+test("NBAGENT_KERNEL names the default kernelspec; NBAGENT_START_SECONDS bounds a start; bad values are an Error: naming them", () => {
+  assert.equal(
+    planKernelChoice({ settings: testSettings({ NBAGENT_KERNEL: " python_kubernetes " }) }).kernelName,
+    "python_kubernetes",
+  );
+  // an explicit kernelName (the runtime's option) wins
+  assert.equal(
+    planKernelChoice({ kernelName: "ir", settings: testSettings({ NBAGENT_KERNEL: "python_kubernetes" }) })
+      .kernelName,
+    "ir",
+  );
+  assert.equal(planKernelChoice({ settings: testSettings({}) }).kernelName, "python3");
+  assert.equal(testSettings({}).startTimeoutMs, 60_000);
+  assert.equal(testSettings({ NBAGENT_START_SECONDS: "300" }).startTimeoutMs, 300_000);
+  for (const [env, message] of [
+    [
+      { NBAGENT_KERNEL: "python 3" },
+      `NBAGENT_KERNEL must be a kernelspec name (letters, digits, '.', '_', '-'), got "python 3"`,
+    ],
+    [
+      { NBAGENT_START_SECONDS: "0" },
+      `NBAGENT_START_SECONDS must be a number of seconds greater than 0, got "0"`,
+    ],
+    [
+      { NBAGENT_START_SECONDS: "soon" },
+      `NBAGENT_START_SECONDS must be a number of seconds greater than 0, got "soon"`,
+    ],
+  ] as const)
+    assert.throws(() => testSettings(env), { name: "SettingsError", message });
+});
