@@ -112,3 +112,12 @@ export const BACKENDS: { readonly [K in KernelChoice["kind"]]: KindOf<K> } = {
 export function backendOf<C extends KernelChoice>(choice: C): BackendKind<C> {
   return BACKENDS[choice.kind] as unknown as BackendKind<C>;
 }
+
+/**
+ * Makes the choice real, once, by its entry: builds the backend (local, or a GatewayBackend for the
+ * remote URL), and for the shared gateway finds the live one for the interpreter or starts it.
+ * `nbagent run` and the runtime both come here (through the kernel provider).
+ */
+export function buildKernelBackend(choice: KernelChoice, context: BuildContext): Promise<BuiltBackend> {
+  return backendOf(choice).build(choice, context);
+}

@@ -3,6 +3,7 @@ export {
   type BackendKind,
   type BuildContext,
   backendOf,
+  buildKernelBackend,
   type KernelsPlace,
   LIMITS_ON_GATEWAY,
 } from "./backends.js";
@@ -35,7 +36,6 @@ export { type RuntimeFacts, runtimeFacts } from "./facts.js";
 export { initScript, STREAM_FLUSH_CHARS, streamGuardScript } from "./init.js";
 export {
   type BuiltBackend,
-  buildKernelBackend,
   checkGatewayUrl,
   type GatewayConnection,
   type GatewaySetting,

@@ -8,7 +8,6 @@
  */
 
 import type { KernelBackend } from "../kernel/types.js";
-import { type BuildContext, backendOf } from "./backends.js";
 import { checkGatewayUrl, type GatewayConnection, type Settings } from "./settings.js";
 
 export { checkGatewayUrl, type GatewayConnection } from "./settings.js";
@@ -88,13 +87,4 @@ export interface BuiltBackend {
   shared?: SharedGateway;
   /** Built here (disposed with its owner), not given by the host. */
   owned: boolean;
-}
-
-/**
- * Makes the choice real, once, by its registry entry (backends.ts): builds the backend (local, or a
- * GatewayBackend for the remote URL), and for the shared gateway finds the live one for the
- * interpreter or starts it. `nbagent run` and the runtime both come here (through the kernel provider).
- */
-export function buildKernelBackend(choice: KernelChoice, context: BuildContext): Promise<BuiltBackend> {
-  return backendOf(choice).build(choice, context);
 }

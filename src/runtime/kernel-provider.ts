@@ -20,14 +20,13 @@ import type {
   KernelSandbox,
   KernelStartOptions,
 } from "../kernel/types.js";
-import { BACKENDS, backendOf, type KernelsPlace } from "./backends.js";
+import { BACKENDS, backendOf, buildKernelBackend, type KernelsPlace } from "./backends.js";
 import { CallAbortedError } from "./deadline.js";
 import { buildKernelEnv, type KernelEnv, type SecretFilterOptions, splitSecrets } from "./env.js";
 import { SettingsError } from "./errors.js";
 import { stopLocalGateway } from "./gateway-deps.js";
 import {
   type BuiltBackend,
-  buildKernelBackend,
   type GatewaySetting,
   type KernelChoice,
   planKernelChoice,
