@@ -11,7 +11,6 @@ import {
   NotebookFileError,
   repairDuplicateIds,
 } from "../notebook/index.js";
-import { Deadline } from "../runtime/deadline.js";
 import { KernelUnreachableError } from "../runtime/errors.js";
 import {
   type CellRunReport,
@@ -23,14 +22,14 @@ import {
 import { DisplayRegistries, notebookSession } from "../runtime/notebook-session.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { StateLoss } from "../runtime/sessions.js";
-import { CellRunRecorder } from "./cell-run.js";
+import { CellCall, callDeadline } from "./cell-call.js";
 import { describeFailure } from "./failure-text.js";
 import { cellList, plural, unreachableKernelText } from "./kernel-text.js";
 import { repairedIdsText } from "./notebook-problems.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { cellRan, emptyDetails, type PythonToolDetails } from "./python-result.js";
-import { CellCallTag, recordStateLoss } from "./queue-holder.js";
+import { recordStateLoss } from "./queue-holder.js";
 import type { RunRegistry } from "./runs.js";
 import { fileErrorText } from "./sandbox-paths.js";
 import { errorResult, type ToolResult, type ToolUpdate } from "./types.js";
@@ -154,14 +153,13 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       timeout?: unknown;
       allow_errors?: unknown;
     };
-    const timeout =
-      typeof params.timeout === "number" && params.timeout > 0
-        ? params.timeout
-        : background
-          ? Number.POSITIVE_INFINITY
-          : DEFAULT_RUN_TIMEOUT_SECONDS;
     const allowErrors = params.allow_errors === true;
-    const deadline = new Deadline(timeout);
+    // From the call's start: reading the notebook counts against it.
+    const deadline = callDeadline(
+      typeof params.timeout === "number" && params.timeout > 0 ? params.timeout : undefined,
+      background,
+      DEFAULT_RUN_TIMEOUT_SECONDS,
+    );
     const base: NotebookRunDetails = {
       ...emptyDetails("session", session, "", maxBytes),
       notebookPath: request.shownPath,
@@ -208,18 +206,22 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       title: `cell ${cellIndex}${typeof nb.cells[cellIndex].id === "string" ? ` (id ${nb.cells[cellIndex].id})` : ""}`,
       status: "pending",
     }));
-    const recorder = new CellRunRecorder({
-      artifacts: options.runtime.artifacts,
+    const call = new CellCall({
+      runtime: options.runtime,
+      runs: options.runs,
+      what: `run of ${request.shownPath}`,
       session,
+      deadline,
+      details: base,
       maxBytes,
       images,
       updateIntervalMs: options.updateIntervalMs ?? 250,
-      onUpdate: request.onUpdate as ToolUpdate<PythonToolDetails> | undefined,
-      details: base,
+      onUpdate: request.onUpdate as ToolUpdate<NotebookRunDetails> | undefined,
       // the run saves its outputs: reading the cell returns an image the run's limit left out
       imageLeftOut: (cell) =>
         `reading the cell sends it: ${JSON.stringify({ action: "read", notebook_path: request.params.notebook_path, cell_index: cell })}`,
     });
+    const { recorder, tag } = call;
     const n = runnable.length;
     if (n === 0) {
       base.ranCells = cellIndices.map((i) => ({
@@ -239,115 +241,88 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         details: base,
       };
     }
-    const tag = new CellCallTag(`run of ${request.shownPath}`, recorder, options.runs);
     const work = async (runSignal: AbortSignal): Promise<ToolResult<NotebookRunDetails>> => {
-      let current = 0;
-      let failure: unknown;
       let outcome: NotebookRunResult | undefined;
-      try {
-        await options.runtime.withSession(
-          spec,
-          {
-            mode: "session",
-            deadline,
+      const failure = await call.inSession(
+        spec,
+        { mode: "session", signal: runSignal },
+        async (lease) => {
+          // The code cells above the selection that have not run in this kernel since it started
+          // (whoever started it); unknown for a re-attached named kernel, which says nothing.
+          const cellsRun = lease.cellsRun();
+          const earlier = cellsRun
+            ? codeCellsBefore(nb, runnable[0]).filter((i) => !cellsRun.has(cellKey(nb.cells[i], i)))
+            : [];
+          if (earlier.length > 0) {
+            base.notes = [
+              ...(base.notes ?? []),
+              aboveNote(earlier, {
+                path: request.shownPath,
+                last: cellIndices[cellIndices.length - 1],
+                first: cellIndices[0],
+                started: lease.kernelStarted,
+                culprit: culpritOf(lease.lastLoss, earlier, (i) => cellKey(nb.cells[i], i)),
+              }),
+            ];
+          }
+          const result = await runNotebookCells({
+            loaded,
+            indices: cellIndices,
+            execute: (code, opts) => lease.execute(code, opts),
+            onSaved: (path, cellIds) =>
+              options.runtime.events.emit({ type: "notebook-saved", path, cellIds }),
+            registry: registries.get(loaded.path),
+            repaired: repairedIds,
+            widgets: lease.widgets(),
+            allowErrors,
+            languageInfo: lease.kernel().info.languageInfo,
+            recordTiming: options.recordTiming === true,
+            deadline: performance.now() + deadline.remainingMs(),
             signal: runSignal,
-            tag,
-            onQueue: (probe) => {
-              recorder.waitingFor = probe;
+            executeHooks: (cellIndex) => recorder.hooks(position.get(cellIndex) ?? 0),
+            onCellStart: (cellIndex, cell, indexNow) => {
+              const current = position.get(cellIndex) ?? 0;
+              const entry = base.cells[current - 1];
+              if (entry && indexNow !== cellIndex) {
+                // Moved by other edits: the text names it by where it is now (the merge lines say
+                // "now at index N" once; every other mention uses N).
+                entry.index = indexNow;
+                entry.title = `cell ${indexNow}${typeof cell.id === "string" ? ` (id ${cell.id})` : ""}`;
+              }
+              call.startCell(current, `[${entry?.title}]`); // notebook indices only: one numbering scheme
             },
-          },
-          async (lease) => {
-            base.replaced = lease.replaced;
-            if (lease.stateLoss) base.stateLoss = lease.stateLoss;
-            if (lease.evicted) base.evicted = lease.evicted;
-            base.kernelStarted = lease.kernelStarted;
-            if (lease.firstLease)
-              base.sessionStart = {
-                withheldEnv: [...lease.withheldEnv],
-                ...(lease.cwdMissing && { cwdMissing: lease.cwdMissing }),
-              };
-            // The code cells above the selection that have not run in this kernel since it started
-            // (whoever started it); unknown for a re-attached named kernel, which says nothing.
-            const cellsRun = lease.cellsRun();
-            const earlier = cellsRun
-              ? codeCellsBefore(nb, runnable[0]).filter((i) => !cellsRun.has(cellKey(nb.cells[i], i)))
-              : [];
-            if (earlier.length > 0) {
-              base.notes = [
-                ...(base.notes ?? []),
-                aboveNote(earlier, {
-                  path: request.shownPath,
-                  last: cellIndices[cellIndices.length - 1],
-                  first: cellIndices[0],
-                  started: lease.kernelStarted,
-                  culprit: culpritOf(lease.lastLoss, earlier, (i) => cellKey(nb.cells[i], i)),
-                }),
-              ];
-            }
-            const result = await runNotebookCells({
-              loaded,
-              indices: cellIndices,
-              execute: (code, opts) => lease.execute(code, opts),
-              onSaved: (path, cellIds) =>
-                options.runtime.events.emit({ type: "notebook-saved", path, cellIds }),
-              registry: registries.get(loaded.path),
-              repaired: repairedIds,
-              widgets: lease.widgets(),
-              allowErrors,
-              languageInfo: lease.kernel().info.languageInfo,
-              recordTiming: options.recordTiming === true,
-              deadline: performance.now() + deadline.remainingMs(),
-              signal: runSignal,
-              executeHooks: (cellIndex) => recorder.hooks(position.get(cellIndex) ?? 0),
-              onCellStart: (cellIndex, cell, indexNow) => {
-                current = position.get(cellIndex) ?? 0;
-                const entry = base.cells[current - 1];
-                if (entry && indexNow !== cellIndex) {
-                  // Moved by other edits: the text names it by where it is now (the merge lines say
-                  // "now at index N" once; every other mention uses N).
-                  entry.index = indexNow;
-                  entry.title = `cell ${indexNow}${typeof cell.id === "string" ? ` (id ${cell.id})` : ""}`;
-                }
-                recorder.startCell(current, `[${entry?.title}]`); // notebook indices only: one numbering scheme
-              },
-              onCellEnd: (report) => {
-                // Ran in the current kernel, unless it died or was restarted under the cell (state gone).
-                const r = report.result;
-                if (r && !r.kernelDied && !r.kernelRestarted)
-                  lease.cellsRun()?.add(cellKey(nb.cells[report.index], report.index));
-                if (report.result) {
-                  const k = position.get(report.index) ?? 0;
-                  const tags = (nb.cells[report.index].metadata as { tags?: unknown }).tags;
-                  const raises = Array.isArray(tags) && tags.includes(RAISES_TAG);
-                  recorder.finishCell(k, report.result, deadline, allowErrors || raises, runSignal);
-                  if (typeof report.id === "string") base.updatedCellIds.push(report.id);
-                }
-                base.ranCells.push({
-                  index: report.index,
-                  ...(report.indexNow !== undefined && { indexNow: report.indexNow }),
-                  id: report.id,
-                  status: report.status,
-                  executionCount: report.executionCount,
-                  reason: report.reason,
-                  expectedError: report.expectedError,
-                });
-              },
-            });
-            base.saved = !result.saveError;
-            outcome = result;
-            recordStateLoss(lease, tag, request.signal, runSignal, (i) =>
-              nb.cells[i] ? cellKey(nb.cells[i], i) : undefined,
-            );
-            return result;
-          },
-        );
-      } catch (err) {
-        if (err instanceof NotebookFileError) {
-          failure = err;
-        } else {
-          failure = recorder.fail(err, current);
-        }
-      }
+            onCellEnd: (report) => {
+              // Ran in the current kernel, unless it died or was restarted under the cell (state gone).
+              const r = report.result;
+              if (r && !r.kernelDied && !r.kernelRestarted)
+                lease.cellsRun()?.add(cellKey(nb.cells[report.index], report.index));
+              if (report.result) {
+                const k = position.get(report.index) ?? 0;
+                const tags = (nb.cells[report.index].metadata as { tags?: unknown }).tags;
+                const raises = Array.isArray(tags) && tags.includes(RAISES_TAG);
+                recorder.finishCell(k, report.result, deadline, allowErrors || raises, runSignal);
+                if (typeof report.id === "string") base.updatedCellIds.push(report.id);
+              }
+              base.ranCells.push({
+                index: report.index,
+                ...(report.indexNow !== undefined && { indexNow: report.indexNow }),
+                id: report.id,
+                status: report.status,
+                executionCount: report.executionCount,
+                reason: report.reason,
+                expectedError: report.expectedError,
+              });
+            },
+          });
+          base.saved = !result.saveError;
+          outcome = result;
+          recordStateLoss(lease, tag, request.signal, runSignal, (i) =>
+            nb.cells[i] ? cellKey(nb.cells[i], i) : undefined,
+          );
+        },
+        // A file error (the notebook went away or became unreadable mid-run) is said as one.
+        (err) => err instanceof NotebookFileError,
+      );
       // Cells that did not start are named where they are in the file as the run last read it (other
       // edits may have moved them), as the cells that ran are: one numbering in the whole text.
       const indexNow = (planned: number): number => {
@@ -427,14 +402,8 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
       if (first?.type === "text") first.text = `${lines.join("\n")}\n${first.text}`;
       return result;
     };
-    if (!options.runs) return work(request.signal ?? new AbortController().signal);
     const wait = (request.params as { wait?: number }).wait;
-    return (await options.runs.start(tag.what, recorder, work, {
-      waitSeconds: wait,
-      deadline,
-      signal: request.signal,
-      onUpdate: request.onUpdate,
-    })) as ToolResult<NotebookRunDetails>;
+    return call.start(work, { wait, signal: request.signal, onUpdate: request.onUpdate });
   }
 
   const { idleTimeoutMs, maxSessions } = options.runtime.sessions;

@@ -9,7 +9,6 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { loadNotebook, NotebookFileError } from "../notebook/index.js";
-import { Deadline } from "../runtime/deadline.js";
 import { DeadKernelNotRestartedError, KernelUnreachableError } from "../runtime/errors.js";
 import { notebookSession } from "../runtime/notebook-session.js";
 import { preludeHelpers } from "../runtime/prelude.js";
@@ -22,7 +21,7 @@ import {
   type SessionRecord,
 } from "../runtime/session-record.js";
 import type { SessionMode } from "../runtime/sessions.js";
-import { CellRunRecorder } from "./cell-run.js";
+import { CellCall, callDeadline } from "./cell-call.js";
 import { factsOf, type ToolDescriptor, type ToolFacts } from "./descriptor.js";
 import { describeFailure } from "./failure-text.js";
 import {
@@ -35,7 +34,7 @@ import {
 import { paramProblem } from "./param-problem.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
-import { CellCallTag, recordStateLoss } from "./queue-holder.js";
+import { recordStateLoss } from "./queue-holder.js";
 import { cellRunRefs } from "./result-refs.js";
 import type { RunRegistry } from "./runs.js";
 import { cwdOutsideRoots, fileErrorText, sandboxRoots } from "./sandbox-paths.js";
@@ -342,97 +341,73 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           throw err;
         }
       }
-      const timeout = params.timeout ?? (background ? Number.POSITIVE_INFINITY : DEFAULT_TIMEOUT_SECONDS);
-      const deadline = new Deadline(timeout);
       const details = emptyDetails(spec.cwd);
       if (params.notebook_path !== undefined) details.kernelOwner = "notebook";
       details.reset = params.reset === true;
       details.cells = cells.map((c, i) => ({ index: i + 1, title: c.title, status: "pending" }));
-      const recorder = new CellRunRecorder({
-        artifacts: options.runtime.artifacts,
+      const what = params.notebook_path ? `python call in ${params.notebook_path}'s kernel` : "python call";
+      const call = new CellCall({
+        runtime: options.runtime,
+        runs: options.runs,
+        what,
         session,
+        deadline: callDeadline(params.timeout, background, DEFAULT_TIMEOUT_SECONDS),
+        details,
         maxBytes,
         images: imageBudget,
         updateIntervalMs: updateEvery,
         onUpdate: onUpdate as ToolUpdate<PythonToolDetails> | undefined,
-        details,
       });
-      const what = params.notebook_path ? `python call in ${params.notebook_path}'s kernel` : "python call";
-      const tag = new CellCallTag(what, recorder, options.runs);
+      const { recorder, deadline, tag } = call;
 
       const writes = new RecordWrites(record, () => recorder.sink.dump().artifactId);
 
       const work = async (runSignal: AbortSignal): Promise<ToolResult<PythonToolDetails>> => {
-        let current = 0; // 1-based index of the running cell; 0 before the first
-        let startError: unknown;
-        try {
-          await options.runtime.withSession(
-            spec,
-            {
-              mode,
-              reset: params.reset === true,
-              deadline,
-              signal: runSignal,
-              tag,
-              onQueue: (probe) => {
-                recorder.waitingFor = probe;
-              },
-            },
-            async (lease) => {
-              details.replaced = lease.replaced;
-              if (lease.stateLoss) details.stateLoss = lease.stateLoss;
-              if (lease.evicted) details.evicted = lease.evicted;
-              details.kernelStarted = lease.kernelStarted;
-              if (lease.firstLease)
-                details.sessionStart = {
-                  withheldEnv: [...lease.withheldEnv],
-                  ...(lease.cwdMissing && { cwdMissing: lease.cwdMissing }),
-                };
-              if (lease.named)
-                details.notes = [
-                  ...(details.notes ?? []),
-                  namedSessionText(lease.named, options.runtime.sessions.idleTimeoutMs),
-                ];
-              const exposed = lease.kernelStarted ? isolationNote(lease.kernel().isolation) : undefined;
-              if (exposed) details.notes = [...(details.notes ?? []), exposed];
-              if (params.notebook_path !== undefined && lease.kernelStarted && !lease.replaced) {
-                details.notes = [
-                  ...(details.notes ?? []),
-                  `Note: ${params.notebook_path}'s kernel was started for this call: none of the notebook's cells have run in it, so their variables do not exist. Run them first with the notebook tool (action run).`,
-                ];
-              }
-              if (record) {
-                const event = params.reset ? "reset" : lease.kernelStarted ? "start" : undefined;
-                if (event || record.isEmpty()) {
-                  const kernel = lease.kernel();
-                  const kernelspec = await withinMs(
-                    options.runtime.kernelSpecInfo(spec.kernelName),
-                    KERNELSPEC_WAIT_MS,
-                  );
-                  writes.kernel(event ?? "attach", {
-                    ...(kernelspec ? { kernelspec } : {}),
-                    ...(kernel.info.languageInfo ? { language_info: kernel.info.languageInfo } : {}),
-                    ...(lease.named ? { kernelId: lease.named.kernelId } : {}),
-                  });
-                }
-              }
-              for (const [i, cell] of cells.entries()) {
-                current = i + 1;
-                recorder.startCell(current);
-                const recording = record ? new CellRecording(cell.code) : undefined;
-                const r = await lease.execute(cell.code, {
-                  ...recorder.hooks(current),
-                  ...(recording ? { onIOPub: recording.onIOPub } : {}),
+        const startError = await call.inSession(
+          spec,
+          { mode, reset: params.reset === true, signal: runSignal },
+          async (lease) => {
+            if (lease.named)
+              details.notes = [
+                ...(details.notes ?? []),
+                namedSessionText(lease.named, options.runtime.sessions.idleTimeoutMs),
+              ];
+            const exposed = lease.kernelStarted ? isolationNote(lease.kernel().isolation) : undefined;
+            if (exposed) details.notes = [...(details.notes ?? []), exposed];
+            if (params.notebook_path !== undefined && lease.kernelStarted && !lease.replaced) {
+              details.notes = [
+                ...(details.notes ?? []),
+                `Note: ${params.notebook_path}'s kernel was started for this call: none of the notebook's cells have run in it, so their variables do not exist. Run them first with the notebook tool (action run).`,
+              ];
+            }
+            if (record) {
+              const event = params.reset ? "reset" : lease.kernelStarted ? "start" : undefined;
+              if (event || record.isEmpty()) {
+                const kernel = lease.kernel();
+                const kernelspec = await withinMs(
+                  options.runtime.kernelSpecInfo(spec.kernelName),
+                  KERNELSPEC_WAIT_MS,
+                );
+                writes.kernel(event ?? "attach", {
+                  ...(kernelspec ? { kernelspec } : {}),
+                  ...(kernel.info.languageInfo ? { language_info: kernel.info.languageInfo } : {}),
+                  ...(lease.named ? { kernelId: lease.named.kernelId } : {}),
                 });
-                if (recording) writes.cell(recording, r);
-                if (!recorder.finishCell(current, r, deadline, false, runSignal)) break;
               }
-              recordStateLoss(lease, tag, signal, runSignal);
-            },
-          );
-        } catch (err) {
-          startError = recorder.fail(err, current);
-        }
+            }
+            for (const [i, cell] of cells.entries()) {
+              call.startCell(i + 1);
+              const recording = record ? new CellRecording(cell.code) : undefined;
+              const r = await lease.execute(cell.code, {
+                ...recorder.hooks(i + 1),
+                ...(recording ? { onIOPub: recording.onIOPub } : {}),
+              });
+              if (recording) writes.cell(recording, r);
+              if (!recorder.finishCell(i + 1, r, deadline, false, runSignal)) break;
+            }
+            recordStateLoss(lease, tag, signal, runSignal);
+          },
+        );
         await writes.done();
         const result = await recorder.result();
         try {
@@ -455,13 +430,11 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           if (record && mode === "per-call") await records.discard(record);
         }
       };
-      if (!options.runs) return work(signal ?? new AbortController().signal);
-      return (await options.runs.start(what, recorder, work, {
-        waitSeconds: params.wait,
-        deadline,
+      return call.start(work, {
+        wait: params.wait,
         signal,
         onUpdate: onUpdate as ToolUpdate<unknown> | undefined,
-      })) as ToolResult<PythonToolDetails>;
+      });
     },
   };
 }
