@@ -36,6 +36,7 @@ import {
   thawCell,
 } from "../notebook/index.js";
 import { CellOutputCollector, type DisplayRegistry, type NbOutput } from "./collector.js";
+import type { Deadline } from "./deadline.js";
 import { recordWidgetState, WidgetStates } from "./widget-state.js";
 
 /** deleted: the cell was no longer in the file when its turn came (docs/notebook-tool.md). */
@@ -100,8 +101,8 @@ export interface NotebookRunOptions {
   languageInfo?: Record<string, unknown>;
   /** Bound for each cell (ms); the overall deadline is the caller's signal. */
   cellTimeoutMs?: number;
-  /** Absolute deadline (performance.now() scale) for the whole run. */
-  deadline?: number;
+  /** The whole run's deadline (the call's): each cell gets what is left of it. */
+  deadline?: Deadline;
   signal?: AbortSignal;
   /**
    * Hooks per cell, for model-facing output (the tool) or progress (the CLI); `index` as selected,
@@ -187,237 +188,163 @@ const SAVE_TRIES = 5;
 /** Least time between two saves of a run while cells complete (docs/runs.md, "Saves during a run"). */
 export const SAVE_INTERVAL_MS = 1000;
 
+/**
+ * Runs the selected cells (module comment): each planned cell is found again in the file as it is
+ * now, run with its current source, and its outputs saved with the others' (NotebookRun).
+ */
 export async function runNotebookCells(options: NotebookRunOptions): Promise<NotebookRunResult> {
-  const { loaded, registry } = options;
-  const widgets = options.widgets ?? new WidgetStates();
-  // A run finds each cell by id when its turn comes: ids shared by two cells are made unique first,
-  // as nbformat does on read, and saved before any cell runs (so a merge finds them again).
-  const repairedIds = [...(options.repaired ?? []), ...repairDuplicateIds(loaded.notebook)];
-  const reports: CellRunReport[] = [];
-  // Cells whose outputs this run wrote (ran, or had a display updated), with their reports.
-  const carried: (CarriedCell & { report?: CellRunReport })[] = [];
-  const saveEach = options.saveEachCell !== false;
-  const interval = options.saveIntervalMs ?? SAVE_INTERVAL_MS;
-  // The planned cells, by id when they have one: their positions may move under other edits.
-  const plan = options.indices.map((index) => {
-    const cell = loaded.notebook.cells[index];
-    const id = typeof cell?.id === "string" && cell.id ? cell.id : undefined;
-    return { index, id, source: cell ? cellSource(cell) : "" };
-  });
-  const plannedCount = loaded.notebook.cells.length;
-  let cellCount = plannedCount;
-  let merges = 0;
-  let saves = 0;
-  let saveError: NotebookFileError | undefined;
-
-  const carry = (cell: Cell, index: number, source: string, report?: CellRunReport) => {
-    const known = carried.find((c) => c.cell === cell);
-    if (known) return known;
-    const id = typeof cell.id === "string" && cell.id ? cell.id : undefined;
-    const entry = { id, index, source, cell, report };
-    carried.push(entry);
-    return entry;
-  };
-  // Cells as loaded are frozen (a save reuses their bytes): thawCell swaps in a copy we may change.
-  const outputsOf = (key: string): NbOutput[] | undefined => {
-    const nb = loaded.notebook;
-    const i = nb.cells.findIndex((c, j) => cellKey(c, j) === key);
-    if (nb.cells[i]?.cell_type !== "code") return undefined;
-    const cell = thawCell(nb, i);
-    carry(cell, i, cellSource(cell));
-    return cell.outputs as NbOutput[];
-  };
-  /** Re-reads the file and carries this run's outputs into it (a writer changed it meanwhile). */
-  const refresh = async () => {
-    const fresh = await loadNotebook(loaded.path, loaded.path, { roots: loaded.roots });
-    // The path is now a link to another file (a kernel or another user could put one there): the
-    // run's outputs are not written into a file nobody named.
-    if (fresh.path !== loaded.path)
-      throw new NotebookFileError(
-        "conflict",
-        `${loaded.path} was replaced by a link to ${fresh.path} during the run; nothing was written there`,
-      );
-    const sameCount = fresh.notebook.cells.length === cellCount;
-    for (const entry of [...carried]) {
-      const fate = carryInto(fresh.notebook, entry, sameCount);
-      if (fate.kind === "gone") {
-        carried.splice(carried.indexOf(entry), 1);
-        if (entry.report) entry.report.notSaved = fate.why;
-      } else if (fate.sourceChanged && entry.report) {
-        entry.report.editedWhileRunning = true;
-      }
+  const run = new NotebookRun(options);
+  await run.saveRepairedIds();
+  for (const planned of run.plan) {
+    if (run.stopped) {
+      run.notRun(planned, "not-run", run.stopReason);
+      continue;
     }
-    recordLanguageInfo(fresh.notebook, options.languageInfo);
-    // The file as a run of this process last saved it (e.g. a cancelled run saving what completed
-    // while this one waited for the kernel) is no other writer's change: nothing to report.
-    const own = lastRunSave.get(loaded.path) === statKey(fresh.fingerprint);
-    Object.assign(loaded, fresh);
-    cellCount = fresh.notebook.cells.length;
-    if (!own) merges++;
-  };
-  /** Saves, merging into the file as it is now when another writer changed it. */
-  const save = () =>
-    inFileTurn(fileTurnKey(loaded.path), async () => {
-      for (let tries = 1; ; tries++) {
-        for (const c of carried)
-          for (const out of (c.cell.outputs as NbOutput[]) ?? []) splitOutputLines(out);
-        recordWidgetState(loaded.notebook, widgets);
-        try {
-          await saveNotebook(loaded);
-          lastRunSave.set(loaded.path, statKey(loaded.fingerprint));
-          saves++;
-          options.onSaved?.(
-            loaded.path,
-            carried.flatMap((c) => (c.id ? [c.id] : [])),
-          );
-          return;
-        } catch (err) {
-          if (!(err instanceof NotebookFileError) || err.code !== "conflict" || tries >= SAVE_TRIES)
-            throw err;
-        }
-        await refresh();
-      }
+    const index = await run.find(planned);
+    if (index === undefined) continue;
+    await run.runCell(planned, index);
+  }
+  return run.finish();
+}
+
+/** A cell the run was asked for, as it was when the run loaded the file. */
+interface PlannedCell {
+  index: number;
+  id?: string;
+  source: string;
+}
+
+/** A cell whose outputs this run wrote (ran, or had a display updated), with its report. */
+type CarriedEntry = CarriedCell & { report?: CellRunReport };
+
+/**
+ * One run's state and its steps: the plan, the reports, the cells whose outputs it carries, and its
+ * saves — timed (at most one per interval while cells complete), merged into the file as another
+ * writer left it, taking turns with the reads that find each cell again.
+ */
+class NotebookRun {
+  readonly plan: PlannedCell[];
+  readonly reports: CellRunReport[] = [];
+  stopped = false;
+  stopReason: string | undefined;
+  private readonly loaded: LoadedNotebook;
+  private readonly widgets: WidgetStates;
+  private readonly repairedIds: RepairedCellId[];
+  private readonly carried: CarriedEntry[] = [];
+  private readonly saveEach: boolean;
+  private readonly interval: number;
+  private readonly plannedCount: number;
+  private cellCount: number;
+  private merges = 0;
+  private saves = 0;
+  private saveError: NotebookFileError | undefined;
+  /** Saves and refreshes take turns (a timed save may come while the loop looks at the file). */
+  private turns: Promise<unknown> = Promise.resolve();
+  /** The cell running now: its entry and the cell as it was before its run. */
+  private running: { entry: CarriedEntry; before: Cell } | undefined;
+  private lastSave = performance.now();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Completed cells' outputs not saved yet (a save came too soon after the last one). */
+  private pending = false;
+  /** A timed save that failed: the loop stops with it when the running cell ends. */
+  private timedError: unknown;
+  /** Something to save that no timed save took (language_info, the last cell). */
+  private dirty: boolean;
+  private readonly onAbort = () => this.saveSoon(true);
+
+  constructor(private readonly options: NotebookRunOptions) {
+    const { loaded } = options;
+    this.loaded = loaded;
+    this.widgets = options.widgets ?? new WidgetStates();
+    // A run finds each cell by id when its turn comes: ids shared by two cells are made unique first,
+    // as nbformat does on read, and saved before any cell runs (so a merge finds them again).
+    this.repairedIds = [...(options.repaired ?? []), ...repairDuplicateIds(loaded.notebook)];
+    this.saveEach = options.saveEachCell !== false;
+    this.interval = options.saveIntervalMs ?? SAVE_INTERVAL_MS;
+    // The planned cells, by id when they have one: their positions may move under other edits.
+    this.plan = options.indices.map((index) => {
+      const cell = loaded.notebook.cells[index];
+      const id = typeof cell?.id === "string" && cell.id ? cell.id : undefined;
+      return { index, id, source: cell ? cellSource(cell) : "" };
     });
+    this.plannedCount = loaded.notebook.cells.length;
+    this.cellCount = this.plannedCount;
+    options.signal?.addEventListener("abort", this.onAbort, { once: true });
+    this.dirty = recordLanguageInfo(loaded.notebook, options.languageInfo);
+  }
 
-  // Saves and refreshes take turns (a timed save may come while the loop looks at the file).
-  let turns: Promise<unknown> = Promise.resolve();
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const p = turns.then(fn);
-    turns = p.catch(() => {});
-    return p;
-  };
-  // The cell running now: its entry and the cell as it was before its run.
-  let running: { entry: (typeof carried)[number]; before: Cell } | undefined;
-  let lastSave = performance.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  // Completed cells' outputs not saved yet (a save came too soon after the last one).
-  let pending = false;
-  // A timed save that failed: the loop stops with it when the running cell ends.
-  let timedError: unknown;
-
-  /** Saves what completed: a running cell goes into the file as it was before its run. */
-  const saveCompleted = () =>
-    serial(async () => {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
-      if (!pending) return;
-      pending = false;
-      lastSave = performance.now();
-      const run = running;
-      if (!run) {
-        await save();
-        dirty = false;
-        return;
-      }
-      const nb = loaded.notebook;
-      const countBefore = cellCount;
-      const at = nb.cells.indexOf(run.entry.cell);
-      const i = carried.indexOf(run.entry);
-      if (at >= 0) nb.cells[at] = run.before;
-      if (i >= 0) carried.splice(i, 1);
-      try {
-        await save();
-      } finally {
-        if (loaded.notebook === nb) {
-          if (at >= 0) nb.cells[at] = run.entry.cell;
-          if (i >= 0) carried.push(run.entry);
-        } else if (i >= 0) {
-          // Merged into a newer file meanwhile: the running cell goes to its place there.
-          const fate = carryInto(loaded.notebook, run.entry, loaded.notebook.cells.length === countBefore);
-          if (fate.kind === "gone") {
-            if (run.entry.report) run.entry.report.notSaved = fate.why;
-          } else {
-            if (fate.sourceChanged && run.entry.report) run.entry.report.editedWhileRunning = true;
-            carried.push(run.entry);
-          }
-        }
-      }
-    });
-  /** A timed save of what completed, now (on abort) or when the interval since the last one is over. */
-  const saveSoon = (now = false) => {
-    if (!pending || saveError || timedError) return;
-    const wait = now ? 0 : Math.max(0, lastSave + interval - performance.now());
-    if (timer && !now) return;
-    if (timer) clearTimeout(timer);
-    timer = setTimeout(() => {
-      timer = undefined;
-      saveCompleted().catch((err) => {
-        timedError = err;
-      });
-    }, wait);
-  };
-  const onAbort = () => saveSoon(true);
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-
-  let stopped = false;
-  let stopReason: string | undefined;
-  const stopOnSaveError = (err: unknown) => {
-    if (!(err instanceof NotebookFileError)) throw err;
-    saveError = err;
-    for (const c of carried) if (c.report && !c.report.notSaved) c.report.notSaved = "save-failed";
-    stopped = true;
-    stopReason = "the notebook could not be saved";
-  };
-  let dirty = recordLanguageInfo(loaded.notebook, options.languageInfo);
-  if (repairedIds.length > 0) {
+  /** Ids made unique before the run are saved before any cell runs. */
+  async saveRepairedIds(): Promise<void> {
+    if (this.repairedIds.length === 0) return;
     try {
-      await serial(save);
-      dirty = false;
+      await this.serial(() => this.save());
+      this.dirty = false;
     } catch (err) {
-      stopOnSaveError(err);
+      this.stopOnSaveError(err);
     }
   }
-  for (const planned of plan) {
-    const notRun = (status: CellRunStatus, reason: string | undefined, now?: number) => {
-      const report: CellRunReport = {
-        index: planned.index,
-        ...(now !== undefined && now !== planned.index && { indexNow: now }),
-        ...(planned.id !== undefined && { id: planned.id }),
-        status,
-        reason,
-        executionCount: null,
-        durationMs: 0,
-      };
-      reports.push(report);
-      options.onCellEnd?.(report); // the model is told which selected cells did not run
+
+  /** A selected cell that does not run: its report says why (the model is told which did not run). */
+  notRun(planned: PlannedCell, status: CellRunStatus, reason: string | undefined, now?: number): void {
+    const report: CellRunReport = {
+      index: planned.index,
+      ...(now !== undefined && now !== planned.index && { indexNow: now }),
+      ...(planned.id !== undefined && { id: planned.id }),
+      status,
+      reason,
+      executionCount: null,
+      durationMs: 0,
     };
-    if (stopped) {
-      notRun("not-run", stopReason);
-      continue;
-    }
-    // Another writer changed the file: take it as it is now (this cell's current source, its place).
+    this.reports.push(report);
+    this.options.onCellEnd?.(report);
+  }
+
+  /**
+   * The planned cell's index in the file as it is now (another writer may have changed it: it is
+   * read again first), or undefined when it does not run — deleted, not findable without ids,
+   * skipped, or the file could not be read — with its report made.
+   */
+  async find(planned: PlannedCell): Promise<number | undefined> {
     try {
-      await serial(async () => {
-        if (timedError) throw timedError;
-        if (await changedOnDisk(loaded)) await refresh();
+      await this.serial(async () => {
+        if (this.timedError) throw this.timedError;
+        if (await changedOnDisk(this.loaded)) await this.refresh();
       });
     } catch (err) {
-      stopOnSaveError(err);
-      notRun("not-run", stopReason);
-      continue;
+      this.stopOnSaveError(err);
+      this.notRun(planned, "not-run", this.stopReason);
+      return undefined;
     }
-    const nb = loaded.notebook;
+    const nb = this.loaded.notebook;
     const index =
       planned.id !== undefined
         ? findCellById(nb, planned.id)
-        : nb.cells.length === plannedCount
+        : nb.cells.length === this.plannedCount
           ? planned.index
           : -1;
     if (index < 0) {
-      notRun(
+      this.notRun(
+        planned,
         "deleted",
         planned.id !== undefined
           ? "deleted from the notebook before its turn"
           : "the notebook changed on disk and its cells have no ids, so this cell could not be found again",
       );
-      continue;
+      return undefined;
     }
-    let cell = nb.cells[index];
-    const skip = skipReason(cell);
+    const skip = skipReason(nb.cells[index]);
     if (skip) {
-      notRun("skipped", skip, index);
-      continue;
+      this.notRun(planned, "skipped", skip, index);
+      return undefined;
     }
+    return index;
+  }
+
+  /** Runs the cell at `index` (found for `planned`), records its outputs and report, saves or schedules a save. */
+  async runCell(planned: PlannedCell, index: number): Promise<void> {
+    const { options } = this;
+    const nb = this.loaded.notebook;
+    let cell = nb.cells[index];
     // What a save while it runs writes for it (the run below changes the thawed cell in place).
     const before = Object.isFrozen(cell)
       ? cell
@@ -426,7 +353,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     options.onCellStart?.(planned.index, cell, index);
     const started = performance.now();
     const key = cellKey(cell, index);
-    registry.clearCell(key);
+    options.registry.clearCell(key);
     const outputs: NbOutput[] = [];
     cell.outputs = outputs as unknown as JsonValue;
     cell.execution_count = null;
@@ -440,21 +367,21 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       durationMs: 0,
       ...(code !== planned.source && { editedBeforeRun: true }),
     };
-    const entry = carry(cell, index, code, report);
+    const entry = this.carry(cell, index, code, report);
     entry.report = report;
     entry.source = code;
-    running = { entry, before };
+    this.running = { entry, before };
     if (options.recordTiming) (cell.metadata as Record<string, unknown>).execution = {};
     const collector = new CellOutputCollector({
       cellKey: key,
       outputs,
-      registry,
-      outputsOf,
+      registry: options.registry,
+      outputsOf: (k) => this.outputsOf(k),
       timingMetadata: options.recordTiming ? (cell.metadata as Record<string, unknown>) : undefined,
-      widgets,
+      widgets: this.widgets,
     });
     const remaining =
-      options.deadline === undefined ? undefined : Math.max(1, options.deadline - performance.now());
+      options.deadline === undefined ? undefined : Math.max(1, options.deadline.remainingMs());
     const timeoutMs = minDefined(options.cellTimeoutMs, remaining);
     const result = await options
       .execute(code, {
@@ -466,21 +393,34 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
       })
       .catch(async (err: unknown) => {
         // The run ends here: what completed goes into the file (this cell as it was), as before.
-        options.signal?.removeEventListener("abort", onAbort);
-        await saveCompleted().catch(() => {});
+        options.signal?.removeEventListener("abort", this.onAbort);
+        await this.saveCompleted().catch(() => {});
         throw err;
       });
     // A timed save may be under way (and may have merged the cell into a newer file): wait for it.
-    await serial(async () => {
-      running = undefined;
+    await this.serial(async () => {
+      this.running = undefined;
     });
     cell = entry.cell;
     // Timed only when a reply came: none does when the kernel went idle without one, died or was restarted.
     collector.replied(result.replyDate, result.executionCount);
     cell.execution_count = collector.executionCount;
-    dirty = true;
+    this.dirty = true;
+    this.judge(planned, cell, report, result, started);
+    await this.afterCell();
+    this.reports.push(report);
+    options.onCellEnd?.(report);
+  }
 
-    const allowsErrors = options.allowErrors === true || tags(cell).includes(RAISES_TAG);
+  /** The cell's status from its result, and whether the run stops (an error not allowed, an abort). */
+  private judge(
+    planned: PlannedCell,
+    cell: Cell,
+    report: CellRunReport,
+    result: ExecuteResult,
+    started: number,
+  ): void {
+    const allowsErrors = this.options.allowErrors === true || tags(cell).includes(RAISES_TAG);
     let status: CellRunStatus =
       result.status === "ok" ? "ok" : result.cancelled || result.timedOut ? "aborted" : "error";
     if (result.kernelDied) status = "aborted";
@@ -490,43 +430,199 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     report.result = result;
     report.durationMs = performance.now() - started;
     if (status === "aborted") {
-      stopped = true;
-      stopReason = result.kernelDied ? "the kernel died" : result.timedOut ? "timed out" : "cancelled";
+      this.stopped = true;
+      this.stopReason = result.kernelDied ? "the kernel died" : result.timedOut ? "timed out" : "cancelled";
     } else if (status === "error" && !allowsErrors) {
-      stopped = true;
-      stopReason = `cell ${planned.index} failed`;
+      this.stopped = true;
+      this.stopReason = `cell ${planned.index} failed`;
     }
-    if (timedError) {
-      stopOnSaveError(timedError);
-    } else if (saveEach || stopped) {
-      pending = true;
-      if (stopped || options.signal?.aborted || performance.now() - lastSave >= interval) {
-        try {
-          await saveCompleted();
-          dirty = false;
-        } catch (err) {
-          stopOnSaveError(err);
-        }
-      } else {
-        saveSoon();
+  }
+
+  /** After a cell: saves now (a stop, an abort, the interval over) or soon; a failed timed save stops the run. */
+  private async afterCell(): Promise<void> {
+    if (this.timedError) {
+      this.stopOnSaveError(this.timedError);
+      return;
+    }
+    if (!this.saveEach && !this.stopped) return;
+    this.pending = true;
+    if (this.stopped || this.options.signal?.aborted || performance.now() - this.lastSave >= this.interval) {
+      try {
+        await this.saveCompleted();
+        this.dirty = false;
+      } catch (err) {
+        this.stopOnSaveError(err);
+      }
+    } else {
+      this.saveSoon();
+    }
+  }
+
+  /** The run's end: timers cleared, a save under way waited for, what is left saved. */
+  async finish(): Promise<NotebookRunResult> {
+    this.options.signal?.removeEventListener("abort", this.onAbort);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.turns; // a timed save under way
+    if (this.timedError && !this.saveError) this.stopOnSaveError(this.timedError);
+    if ((this.dirty || this.pending) && !this.saveError) {
+      try {
+        await this.serial(() => this.save());
+      } catch (err) {
+        this.stopOnSaveError(err);
       }
     }
-    reports.push(report);
-    options.onCellEnd?.(report);
+    const { reports: cells, stopped, stopReason, merges, saves, repairedIds, saveError } = this;
+    return { cells, stopped, stopReason, merges, saves, repairedIds, ...(saveError && { saveError }) };
   }
-  options.signal?.removeEventListener("abort", onAbort);
-  if (timer) clearTimeout(timer);
-  timer = undefined;
-  await turns; // a timed save under way
-  if (timedError && !saveError) stopOnSaveError(timedError);
-  if ((dirty || pending) && !saveError) {
-    try {
-      await serial(save);
-    } catch (err) {
-      stopOnSaveError(err);
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const p = this.turns.then(fn);
+    this.turns = p.catch(() => {});
+    return p;
+  }
+
+  private carry(cell: Cell, index: number, source: string, report?: CellRunReport): CarriedEntry {
+    const known = this.carried.find((c) => c.cell === cell);
+    if (known) return known;
+    const id = typeof cell.id === "string" && cell.id ? cell.id : undefined;
+    const entry = { id, index, source, cell, report };
+    this.carried.push(entry);
+    return entry;
+  }
+
+  /** Cells as loaded are frozen (a save reuses their bytes): thawCell swaps in a copy we may change. */
+  private outputsOf(key: string): NbOutput[] | undefined {
+    const nb = this.loaded.notebook;
+    const i = nb.cells.findIndex((c, j) => cellKey(c, j) === key);
+    if (nb.cells[i]?.cell_type !== "code") return undefined;
+    const cell = thawCell(nb, i);
+    this.carry(cell, i, cellSource(cell));
+    return cell.outputs as NbOutput[];
+  }
+
+  /** Re-reads the file and carries this run's outputs into it (a writer changed it meanwhile). */
+  private async refresh(): Promise<void> {
+    const { loaded } = this;
+    const fresh = await loadNotebook(loaded.path, loaded.path, { roots: loaded.roots });
+    // The path is now a link to another file (a kernel or another user could put one there): the
+    // run's outputs are not written into a file nobody named.
+    if (fresh.path !== loaded.path)
+      throw new NotebookFileError(
+        "conflict",
+        `${loaded.path} was replaced by a link to ${fresh.path} during the run; nothing was written there`,
+      );
+    const sameCount = fresh.notebook.cells.length === this.cellCount;
+    for (const entry of [...this.carried]) {
+      const fate = carryInto(fresh.notebook, entry, sameCount);
+      if (fate.kind === "gone") {
+        this.carried.splice(this.carried.indexOf(entry), 1);
+        if (entry.report) entry.report.notSaved = fate.why;
+      } else if (fate.sourceChanged && entry.report) {
+        entry.report.editedWhileRunning = true;
+      }
     }
+    recordLanguageInfo(fresh.notebook, this.options.languageInfo);
+    // The file as a run of this process last saved it (e.g. a cancelled run saving what completed
+    // while this one waited for the kernel) is no other writer's change: nothing to report.
+    const own = lastRunSave.get(loaded.path) === statKey(fresh.fingerprint);
+    Object.assign(loaded, fresh);
+    this.cellCount = fresh.notebook.cells.length;
+    if (!own) this.merges++;
   }
-  return { cells: reports, stopped, stopReason, merges, saves, repairedIds, ...(saveError && { saveError }) };
+
+  /** Saves, merging into the file as it is now when another writer changed it. */
+  private save(): Promise<void> {
+    const { loaded } = this;
+    return inFileTurn(fileTurnKey(loaded.path), async () => {
+      for (let tries = 1; ; tries++) {
+        for (const c of this.carried)
+          for (const out of (c.cell.outputs as NbOutput[]) ?? []) splitOutputLines(out);
+        recordWidgetState(loaded.notebook, this.widgets);
+        try {
+          await saveNotebook(loaded);
+          lastRunSave.set(loaded.path, statKey(loaded.fingerprint));
+          this.saves++;
+          this.options.onSaved?.(
+            loaded.path,
+            this.carried.flatMap((c) => (c.id ? [c.id] : [])),
+          );
+          return;
+        } catch (err) {
+          if (!(err instanceof NotebookFileError) || err.code !== "conflict" || tries >= SAVE_TRIES)
+            throw err;
+        }
+        await this.refresh();
+      }
+    });
+  }
+
+  /** Saves what completed: a running cell goes into the file as it was before its run. */
+  private saveCompleted(): Promise<void> {
+    return this.serial(async () => {
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = undefined;
+      if (!this.pending) return;
+      this.pending = false;
+      this.lastSave = performance.now();
+      const run = this.running;
+      if (!run) {
+        await this.save();
+        this.dirty = false;
+        return;
+      }
+      const nb = this.loaded.notebook;
+      const countBefore = this.cellCount;
+      const at = nb.cells.indexOf(run.entry.cell);
+      const i = this.carried.indexOf(run.entry);
+      if (at >= 0) nb.cells[at] = run.before;
+      if (i >= 0) this.carried.splice(i, 1);
+      try {
+        await this.save();
+      } finally {
+        if (this.loaded.notebook === nb) {
+          if (at >= 0) nb.cells[at] = run.entry.cell;
+          if (i >= 0) this.carried.push(run.entry);
+        } else if (i >= 0) {
+          // Merged into a newer file meanwhile: the running cell goes to its place there.
+          const fate = carryInto(
+            this.loaded.notebook,
+            run.entry,
+            this.loaded.notebook.cells.length === countBefore,
+          );
+          if (fate.kind === "gone") {
+            if (run.entry.report) run.entry.report.notSaved = fate.why;
+          } else {
+            if (fate.sourceChanged && run.entry.report) run.entry.report.editedWhileRunning = true;
+            this.carried.push(run.entry);
+          }
+        }
+      }
+    });
+  }
+
+  /** A timed save of what completed, now (on abort) or when the interval since the last one is over. */
+  private saveSoon(now = false): void {
+    if (!this.pending || this.saveError || this.timedError) return;
+    const wait = now ? 0 : Math.max(0, this.lastSave + this.interval - performance.now());
+    if (this.timer && !now) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.saveCompleted().catch((err) => {
+        this.timedError = err;
+      });
+    }, wait);
+  }
+
+  /** A save failed for good: the run stops, and the outputs it carried are said to be unsaved. */
+  private stopOnSaveError(err: unknown): void {
+    if (!(err instanceof NotebookFileError)) throw err;
+    this.saveError = err;
+    for (const c of this.carried) if (c.report && !c.report.notSaved) c.report.notSaved = "save-failed";
+    this.stopped = true;
+    this.stopReason = "the notebook could not be saved";
+  }
 }
 
 function minDefined(a: number | undefined, b: number | undefined): number | undefined {

@@ -277,7 +277,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
             allowErrors,
             languageInfo: lease.kernel().info.languageInfo,
             recordTiming: options.recordTiming === true,
-            deadline: performance.now() + deadline.remainingMs(),
+            deadline,
             signal: runSignal,
             executeHooks: (cellIndex) => recorder.hooks(position.get(cellIndex) ?? 0),
             onCellStart: (cellIndex, cell, indexNow) => {
