@@ -345,62 +345,11 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
             : "could not start the notebook's kernel: ";
         return errorResult(`${prefix}${msg}`, result.details);
       }
-      // A failure is a cell that did not finish or whose error was not allowed (allow_errors, or a
-      // raises-exception tag: nbclient does not count those either).
-      const failed = base.cells.find(
-        (c) => c.status === "aborted" || (c.status === "error" && !c.allowedError),
-      );
-      // A run whose file could not be saved any more stopped there: an error, whatever the cells did.
-      result.isError = failed || outcome?.saveError ? true : undefined;
-      const ran = base.cells.filter(cellRan);
-      const unrun = base.cells.filter((c) => !cellRan(c)).map((c) => c.index);
-      const skipped = skippedText(base.ranCells);
-      const path = request.shownPath;
-      const reports = outcome?.cells ?? [];
-      const unsaved = reports.filter((c) => c.notSaved !== undefined && c.result !== undefined);
-      const savedText =
-        ran.length === 0
-          ? ""
-          : outcome?.saveError
-            ? `The outputs of the cells that ran since the last save are NOT in the file: ${fileErrorText(outcome.saveError, request.shownPath).replace(/ Nothing was (read or )?written[;.].*$/, "")}. They are shown below.`
-            : unsaved.length === 0
-              ? "Outputs of the cells that ran are saved in the notebook."
-              : "Outputs of the other cells that ran are saved in the notebook.";
-      const lines = [
-        `Ran ${ran.length} of ${plural(n, "code cell")} selected in ${path} (0-based cell indices)${
-          skipped ? `; skipped: ${skipped}` : ""
-        }. ${savedText}`.trimEnd(),
-        ...mergeLines(reports, outcome?.merges ?? 0),
-      ];
-      const repaired = repairedIdsText(outcome?.repairedIds ?? []);
-      if (repaired) lines.push(`${repaired[0].toUpperCase()}${repaired.slice(1)}.`);
-      const notRun = reports.filter((c) => c.status === "not-run").map((c) => c.index);
-      if (outcome?.saveError && notRun.length > 0)
-        lines.push(
-          `${cellList(notRun).replace(/^c/, "C")} did not run: the run stopped because the notebook could not be saved.`,
-        );
-      const first = result.content[0];
-      if (failed && (unrun.length > 0 || failed.status === "aborted")) {
-        const stateLost =
-          failed.restartedAfterInterrupt || failed.kernelEvents?.some((e) => e.kind === "died-during-code");
-        const from = unrun.length > 0 && !cellRan(failed) ? unrun[0] : failed.index;
-        const last = indexNow(cellIndices[cellIndices.length - 1]);
-        const resume = JSON.stringify(
-          stateLost
-            ? { action: "run", notebook_path: path }
-            : { action: "run", notebook_path: path, cell_range: [from, last] },
-        );
-        const when = stateLost
-          ? `The kernel's state is gone, so cells above cell ${failed.index} must run again too. To run the notebook from the top once cell ${failed.index} is fixed`
-          : failed.status === "error"
-            ? `To run from cell ${from} on once it is fixed`
-            : failed.abort?.kind === "timeout"
-              ? `To run from cell ${from} on (with a larger timeout if it needs one)`
-              : `To run from cell ${from} on`;
-        if (first?.type === "text") first.text += `\n${when}: ${resume}`;
-      }
-      if (first?.type === "text") first.text = `${lines.join("\n")}\n${first.text}`;
-      return result;
+      return wordRun(result, outcome, {
+        path: request.shownPath,
+        selected: n,
+        last: indexNow(cellIndices[cellIndices.length - 1]),
+      });
     };
     const wait = (request.params as { wait?: number }).wait;
     return call.start(work, { wait, signal: request.signal, onUpdate: request.onUpdate });
@@ -454,4 +403,70 @@ function mergeLines(reports: CellRunReport[], merges: number): string[] {
       );
   }
   return lines;
+}
+
+/**
+ * A finished run's text (docs/notebook-tool.md, "run"): how many of the selected cells ran and
+ * whether their outputs are saved, what merged with other edits, repaired ids, cells the run did not
+ * reach, and the call that goes on from a failure — above the cells' own output. `last` is the
+ * selection's last cell where it is in the file now.
+ */
+function wordRun(
+  result: ToolResult<NotebookRunDetails>,
+  outcome: NotebookRunResult | undefined,
+  { path, selected, last }: { path: string; selected: number; last: number },
+): ToolResult<NotebookRunDetails> {
+  const base = result.details;
+  // A failure is a cell that did not finish or whose error was not allowed (allow_errors, or a
+  // raises-exception tag: nbclient does not count those either).
+  const failed = base.cells.find((c) => c.status === "aborted" || (c.status === "error" && !c.allowedError));
+  // A run whose file could not be saved any more stopped there: an error, whatever the cells did.
+  result.isError = failed || outcome?.saveError ? true : undefined;
+  const ran = base.cells.filter(cellRan);
+  const unrun = base.cells.filter((c) => !cellRan(c)).map((c) => c.index);
+  const skipped = skippedText(base.ranCells);
+  const reports = outcome?.cells ?? [];
+  const unsaved = reports.filter((c) => c.notSaved !== undefined && c.result !== undefined);
+  const savedText =
+    ran.length === 0
+      ? ""
+      : outcome?.saveError
+        ? `The outputs of the cells that ran since the last save are NOT in the file: ${fileErrorText(outcome.saveError, path).replace(/ Nothing was (read or )?written[;.].*$/, "")}. They are shown below.`
+        : unsaved.length === 0
+          ? "Outputs of the cells that ran are saved in the notebook."
+          : "Outputs of the other cells that ran are saved in the notebook.";
+  const lines = [
+    `Ran ${ran.length} of ${plural(selected, "code cell")} selected in ${path} (0-based cell indices)${
+      skipped ? `; skipped: ${skipped}` : ""
+    }. ${savedText}`.trimEnd(),
+    ...mergeLines(reports, outcome?.merges ?? 0),
+  ];
+  const repaired = repairedIdsText(outcome?.repairedIds ?? []);
+  if (repaired) lines.push(`${repaired[0].toUpperCase()}${repaired.slice(1)}.`);
+  const notRun = reports.filter((c) => c.status === "not-run").map((c) => c.index);
+  if (outcome?.saveError && notRun.length > 0)
+    lines.push(
+      `${cellList(notRun).replace(/^c/, "C")} did not run: the run stopped because the notebook could not be saved.`,
+    );
+  const first = result.content[0];
+  if (failed && (unrun.length > 0 || failed.status === "aborted")) {
+    const stateLost =
+      failed.restartedAfterInterrupt || failed.kernelEvents?.some((e) => e.kind === "died-during-code");
+    const from = unrun.length > 0 && !cellRan(failed) ? unrun[0] : failed.index;
+    const resume = JSON.stringify(
+      stateLost
+        ? { action: "run", notebook_path: path }
+        : { action: "run", notebook_path: path, cell_range: [from, last] },
+    );
+    const when = stateLost
+      ? `The kernel's state is gone, so cells above cell ${failed.index} must run again too. To run the notebook from the top once cell ${failed.index} is fixed`
+      : failed.status === "error"
+        ? `To run from cell ${from} on once it is fixed`
+        : failed.abort?.kind === "timeout"
+          ? `To run from cell ${from} on (with a larger timeout if it needs one)`
+          : `To run from cell ${from} on`;
+    if (first?.type === "text") first.text += `\n${when}: ${resume}`;
+  }
+  if (first?.type === "text") first.text = `${lines.join("\n")}\n${first.text}`;
+  return result;
 }
