@@ -63,232 +63,81 @@ export function emptyExecuteResult(): ExecuteResult {
   };
 }
 
+/** Runs `code` on the host's kernel: the execution's lifecycle (module comment, Execution). */
 export function runExecution(
   host: ExecutionHost,
   code: string,
   options: ExecuteOptions = {},
 ): Promise<ExecuteResult> {
-  const started = performance.now();
-  const chunks: string[] = [];
-  const keepText = options.keepText ?? true;
-  const result = emptyExecuteResult();
-  const emit = (text: string, kind: "stdout" | "stderr" | "error") => {
-    if (!text) return;
-    if (keepText) chunks.push(text);
-    options.onChunk?.(text, kind);
-  };
-  const notice = (n: ExecutionNotice) => {
-    result.notices.push(n);
-    options.onNotice?.(n);
-  };
+  return new Execution(host, code, options).run();
+}
 
-  return new Promise<ExecuteResult>((resolve) => {
-    let finished = false;
-    let future: RequestFuture | undefined;
-    let interrupting = false;
-    let inputRequests = 0;
-    let graceTimer: NodeJS.Timeout | undefined;
-    let replyTimer: NodeJS.Timeout | undefined;
-    let timeLimit: ScopedDeadline | undefined;
-    let unsubscribeDeath: () => void = () => {};
-    /** When this request's last IOPub message arrived (a cell that sends nothing is silent since). */
-    let lastHeard = performance.now();
-    /** kernel_info on control, asked with the interrupt: slow (it finishes) or wedged (it cannot). */
-    let probe: { future: RequestFuture; silentMs: number; replied: boolean; idle: boolean } | undefined;
+/**
+ * One execution, from its request to its result. Its steps: `run` sends the request (or ends at
+ * once: a dead kernel, an aborted call); `onIOPub` / `onStdin` turn the kernel's messages into output
+ * and answers; the end comes by `done` (reply and idle), `noReply`, `died`, or an abort or time
+ * limit → `interrupt` → idle within the grace, else `stuckRestart`; `finish` settles it once.
+ */
+class Execution {
+  private readonly started = performance.now();
+  private readonly chunks: string[] = [];
+  private readonly keepText: boolean;
+  private readonly result = emptyExecuteResult();
+  private resolve: (result: ExecuteResult) => void = () => {};
+  private finished = false;
+  private future: RequestFuture | undefined;
+  private interrupting = false;
+  private inputRequests = 0;
+  private graceTimer: NodeJS.Timeout | undefined;
+  private replyTimer: NodeJS.Timeout | undefined;
+  private timeLimit: ScopedDeadline | undefined;
+  private unsubscribeDeath: () => void = () => {};
+  /** When this request's last IOPub message arrived (a cell that sends nothing is silent since). */
+  private lastHeard = performance.now();
+  /** kernel_info on control, asked with the interrupt: slow (it finishes) or wedged (it cannot). */
+  private probe: { future: RequestFuture; silentMs: number; replied: boolean; idle: boolean } | undefined;
+
+  constructor(
+    private readonly host: ExecutionHost,
+    private readonly code: string,
+    private readonly options: ExecuteOptions,
+  ) {
+    this.keepText = options.keepText ?? true;
+  }
+
+  run(): Promise<ExecuteResult> {
+    return new Promise<ExecuteResult>((resolve) => {
+      this.resolve = resolve;
+      this.send();
+    });
+  }
+
+  /** Sends the request, unless the kernel is dead or the call aborted already; arms the abort and the time limit. */
+  private send(): void {
+    const { host, options, result } = this;
     const signal = options.signal;
-
-    const finish = () => {
-      if (finished) return;
-      finished = true;
-      future?.dispose();
-      probe?.future.dispose();
-      unsubscribeDeath();
-      clearTimeout(graceTimer);
-      clearTimeout(replyTimer);
-      timeLimit?.signal.removeEventListener("abort", onTimeLimit);
-      timeLimit?.dispose();
-      signal?.removeEventListener("abort", onAbort);
-      result.text = chunks.join("");
-      result.durationMs = performance.now() - started;
-      resolve(result);
-    };
-
-    const died = (reason: string, before = false, limit?: KernelLimitHit, cause?: DeathCause) => {
-      if (finished) return;
-      result.kernelDied = true;
-      result.status = "error";
-      result.error ??= { name: "KernelDied", value: reason, traceback: [] };
-      const why = cause ? { cause } : {};
-      notice(
-        before
-          ? { kind: "kernel-not-running", reason, ...why }
-          : {
-              kind: "kernel-died",
-              reason,
-              codeStarted: result.codeStarted,
-              ...(limit ? { limit } : {}),
-              ...why,
-            },
-      );
-      finish();
-    };
-
-    /** execute_reply and this request's idle both arrived (the future's rule). */
-    const done = (replyMsg: JupyterMessage) => {
-      const reply = replyMsg.content as ExecuteReplyContent;
-      result.replyDate = replyMsg.header.date || new Date().toISOString();
-      result.executionCount = reply.execution_count ?? result.executionCount;
-      if (result.status !== "error" || reply.status !== "ok") result.status = reply.status;
-      if (reply.status === "error" && !result.error && reply.ename) {
-        result.error = { name: reply.ename, value: reply.evalue ?? "", traceback: reply.traceback ?? [] };
-      }
-      finish();
-    };
-
-    /** Idle came, the reply never did: the kernel's request handler failed after running the code. */
-    const noReply = () => {
-      if (finished || future?.reply) return;
-      result.status = "error";
-      result.error ??= { name: "NoReply", value: "the kernel went idle without replying", traceback: [] };
-      notice({ kind: "no-reply" });
-      finish();
-    };
-
-    const stuckRestart = async () => {
-      if (finished) return;
-      unsubscribeDeath(); // the restart ends the process on purpose
-      future?.dispose(); // a late reply/idle from the old process must not finish this as a normal run
-      // A kernel that answers on control but cannot finish even that request has stopped responding
-      // (a healthy kernel running slow code answers and goes idle on control at once).
-      if (probe?.replied && !probe.idle)
-        notice({ kind: "kernel-unresponsive", silentMs: Math.round(probe.silentMs) });
-      probe?.future.dispose();
-      try {
-        await host.forceRestart();
-        result.kernelRestarted = true;
-        result.status = "aborted";
-        notice({ kind: "restarted-after-interrupt" });
-        finish();
-      } catch (err) {
-        const death = restartFailedDeath("restart after a stuck interrupt failed", err);
-        died(death.reason, false, undefined, death.cause);
-      }
-    };
-
-    const interrupt = () => {
-      if (interrupting || finished) return;
-      interrupting = true;
-      const grace = options.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS;
-      graceTimer = setTimeout(() => void stuckRestart(), grace);
-      const asked = { silentMs: performance.now() - lastHeard, replied: false, idle: false };
-      const ask = host.client.future("control", host.client.factory.kernelInfoRequest(), {
-        onReply: () => {
-          asked.replied = true;
-        },
-        onIOPub: (msg) => {
-          if (isMessageType(msg, "status") && msg.content.execution_state === "idle") asked.idle = true;
-        },
-      });
-      probe = Object.assign(asked, { future: ask });
-      host.interrupt().catch(() => {
-        /* the grace timer restarts the kernel if the interrupt had no effect */
-      });
-    };
-
-    function onAbort() {
-      if (finished) return;
-      result.cancelled = true;
-      interrupt();
-    }
-
-    function onTimeLimit() {
-      if (finished) return;
-      result.timedOut = true;
-      notice({ kind: "timed-out", afterMs: (timeLimit!.signal.reason as TimeoutError).ms });
-      interrupt();
-    }
-
-    const onIOPub = (msg: JupyterMessage) => {
-      if (finished) return;
-      lastHeard = performance.now();
-      options.onIOPub?.(msg);
-      if (isMessageType(msg, "stream")) {
-        emit(msg.content.text, msg.content.name === "stderr" ? "stderr" : "stdout");
-      } else if (isMessageType(msg, "status")) {
-        if (msg.content.execution_state === "idle" && !future?.reply) {
-          // Timers run before I/O in a loop turn: after a stall of the event loop the reply may
-          // be waiting unread, so read what has arrived (two turns) before deciding.
-          const check = () => setImmediate(() => setImmediate(noReply));
-          replyTimer = setTimeout(check, options.replyAfterIdleMs ?? DEFAULT_REPLY_AFTER_IDLE_MS);
-        }
-      } else if (
-        isMessageType(msg, "execute_result") ||
-        isMessageType(msg, "display_data") ||
-        isMessageType(msg, "update_display_data")
-      ) {
-        const { display, statusEvents } = convertDisplay(msg.header.msg_type as "display_data", msg.content);
-        for (const e of statusEvents) options.onStatusEvent?.(e);
-        if (display) {
-          result.displays.push(display);
-          options.onDisplay?.(display);
-        }
-      } else if (isMessageType(msg, "error")) {
-        const c = msg.content;
-        const error: KernelErrorInfo = { name: c.ename, value: c.evalue, traceback: c.traceback ?? [] };
-        result.error = error;
-        result.status = "error";
-        emit(
-          `${error.traceback.length ? error.traceback.join("\n") : `${error.name}: ${error.value}`}\n`,
-          "error",
-        );
-      } else if (isMessageType(msg, "clear_output")) {
-        options.onClearOutput?.(msg.content.wait);
-      } else if (isMessageType(msg, "execute_input")) {
-        result.executionCount = msg.content.execution_count ?? result.executionCount;
-      }
-    };
-
-    const onStdin = (msg: JupyterMessage) => {
-      if (!finished && isMessageType(msg, "input_request"))
-        void answerInput(msg.header, msg.content.prompt, msg.content.password);
-    };
-
-    const answerInput = async (parent: JupyterMessage["header"], prompt: string, password: boolean) => {
-      let value = "";
-      if (options.allowStdin && options.onInputRequest) {
-        try {
-          value = await options.onInputRequest(prompt, password);
-        } catch {
-          value = "";
-        }
-      } else if (++inputRequests === 1) {
-        result.stdinRequested = true;
-        notice({ kind: "stdin-refused", prompt });
-      } else {
-        value = EOF_REPLY; // asked again: input has ended (see ExecuteOptions.allowStdin)
-      }
-      if (!finished) host.client.send("stdin", host.client.factory.inputReply(value, parent));
-    };
-
     if (!host.isAlive()) {
       const death = host.death();
-      died(death.reason, true, undefined, death.cause);
+      this.died(death.reason, true, undefined, death.cause);
       return;
     }
     if (signal?.aborted) {
       result.cancelled = true;
       result.status = "aborted";
-      finish();
+      this.finish();
       return;
     }
-    unsubscribeDeath = host.onDeath((reason, limit, cause) => died(reason, false, limit, cause));
-    signal?.addEventListener("abort", onAbort, { once: true });
+    this.unsubscribeDeath = host.onDeath((reason, limit, cause) => this.died(reason, false, limit, cause));
+    signal?.addEventListener("abort", this.onAbort, { once: true });
     if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
       const ms = options.timeoutMs;
-      timeLimit = deadlineSignal(ms, () => new TimeoutError(ms, `the execution timed out after ${ms} ms`));
-      timeLimit.signal.addEventListener("abort", onTimeLimit, { once: true });
+      this.timeLimit = deadlineSignal(
+        ms,
+        () => new TimeoutError(ms, `the execution timed out after ${ms} ms`),
+      );
+      this.timeLimit.signal.addEventListener("abort", this.onTimeLimit, { once: true });
     }
-    const request = host.client.factory.executeRequest(code, {
+    const request = host.client.factory.executeRequest(this.code, {
       silent: options.silent,
       storeHistory: options.storeHistory,
       allowStdin: options.stdinDisabled !== true,
@@ -298,15 +147,214 @@ export function runExecution(
       // the innocent next cell.
       stopOnError: false,
     });
-    future = host.client.future("shell", request, {
-      onIOPub,
-      onStdin,
+    this.future = host.client.future("shell", request, {
+      onIOPub: this.onIOPub,
+      onStdin: this.onStdin,
       onDone: (reply) => {
-        if (!finished) done(reply);
+        if (!this.finished) this.done(reply);
       },
     });
     // From here the code may run. A kernel that dies can take its busy/execute_input with it
     // (os._exit before its IOPub thread sent them), so only "not sent" proves it did not run.
     result.codeStarted = true;
-  });
+  }
+
+  private emit(text: string, kind: "stdout" | "stderr" | "error"): void {
+    if (!text) return;
+    if (this.keepText) this.chunks.push(text);
+    this.options.onChunk?.(text, kind);
+  }
+
+  private notice(n: ExecutionNotice): void {
+    this.result.notices.push(n);
+    this.options.onNotice?.(n);
+  }
+
+  /** Settles the execution once: releases its request, timers and listeners. */
+  private finish(): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.future?.dispose();
+    this.probe?.future.dispose();
+    this.unsubscribeDeath();
+    clearTimeout(this.graceTimer);
+    clearTimeout(this.replyTimer);
+    this.timeLimit?.signal.removeEventListener("abort", this.onTimeLimit);
+    this.timeLimit?.dispose();
+    this.options.signal?.removeEventListener("abort", this.onAbort);
+    this.result.text = this.chunks.join("");
+    this.result.durationMs = performance.now() - this.started;
+    this.resolve(this.result);
+  }
+
+  private died(reason: string, before = false, limit?: KernelLimitHit, cause?: DeathCause): void {
+    if (this.finished) return;
+    const { result } = this;
+    result.kernelDied = true;
+    result.status = "error";
+    result.error ??= { name: "KernelDied", value: reason, traceback: [] };
+    const why = cause ? { cause } : {};
+    this.notice(
+      before
+        ? { kind: "kernel-not-running", reason, ...why }
+        : {
+            kind: "kernel-died",
+            reason,
+            codeStarted: result.codeStarted,
+            ...(limit ? { limit } : {}),
+            ...why,
+          },
+    );
+    this.finish();
+  }
+
+  /** execute_reply and this request's idle both arrived (the future's rule). */
+  private done(replyMsg: JupyterMessage): void {
+    const { result } = this;
+    const reply = replyMsg.content as ExecuteReplyContent;
+    result.replyDate = replyMsg.header.date || new Date().toISOString();
+    result.executionCount = reply.execution_count ?? result.executionCount;
+    if (result.status !== "error" || reply.status !== "ok") result.status = reply.status;
+    if (reply.status === "error" && !result.error && reply.ename) {
+      result.error = { name: reply.ename, value: reply.evalue ?? "", traceback: reply.traceback ?? [] };
+    }
+    this.finish();
+  }
+
+  /** Idle came, the reply never did: the kernel's request handler failed after running the code. */
+  private readonly noReply = (): void => {
+    if (this.finished || this.future?.reply) return;
+    this.result.status = "error";
+    this.result.error ??= { name: "NoReply", value: "the kernel went idle without replying", traceback: [] };
+    this.notice({ kind: "no-reply" });
+    this.finish();
+  };
+
+  /** The interrupt's grace passed with the kernel still busy: it is restarted (its state lost). */
+  private async stuckRestart(): Promise<void> {
+    if (this.finished) return;
+    const { probe, result } = this;
+    this.unsubscribeDeath(); // the restart ends the process on purpose
+    this.future?.dispose(); // a late reply/idle from the old process must not finish this as a normal run
+    // A kernel that answers on control but cannot finish even that request has stopped responding
+    // (a healthy kernel running slow code answers and goes idle on control at once).
+    if (probe?.replied && !probe.idle)
+      this.notice({ kind: "kernel-unresponsive", silentMs: Math.round(probe.silentMs) });
+    probe?.future.dispose();
+    try {
+      await this.host.forceRestart();
+      result.kernelRestarted = true;
+      result.status = "aborted";
+      this.notice({ kind: "restarted-after-interrupt" });
+      this.finish();
+    } catch (err) {
+      const death = restartFailedDeath("restart after a stuck interrupt failed", err);
+      this.died(death.reason, false, undefined, death.cause);
+    }
+  }
+
+  /** Interrupts once (abort or time limit), with a kernel_info on control to tell slow from wedged. */
+  private interrupt(): void {
+    if (this.interrupting || this.finished) return;
+    this.interrupting = true;
+    const { host } = this;
+    const grace = this.options.interruptGraceMs ?? DEFAULT_INTERRUPT_GRACE_MS;
+    this.graceTimer = setTimeout(() => void this.stuckRestart(), grace);
+    const asked = { silentMs: performance.now() - this.lastHeard, replied: false, idle: false };
+    const ask = host.client.future("control", host.client.factory.kernelInfoRequest(), {
+      onReply: () => {
+        asked.replied = true;
+      },
+      onIOPub: (msg) => {
+        if (isMessageType(msg, "status") && msg.content.execution_state === "idle") asked.idle = true;
+      },
+    });
+    this.probe = Object.assign(asked, { future: ask });
+    host.interrupt().catch(() => {
+      /* the grace timer restarts the kernel if the interrupt had no effect */
+    });
+  }
+
+  private readonly onAbort = (): void => {
+    if (this.finished) return;
+    this.result.cancelled = true;
+    this.interrupt();
+  };
+
+  private readonly onTimeLimit = (): void => {
+    if (this.finished) return;
+    this.result.timedOut = true;
+    this.notice({ kind: "timed-out", afterMs: (this.timeLimit!.signal.reason as TimeoutError).ms });
+    this.interrupt();
+  };
+
+  /** This request's IOPub messages: output, displays, errors, status. */
+  private readonly onIOPub = (msg: JupyterMessage): void => {
+    if (this.finished) return;
+    const { options, result } = this;
+    this.lastHeard = performance.now();
+    options.onIOPub?.(msg);
+    if (isMessageType(msg, "stream")) {
+      this.emit(msg.content.text, msg.content.name === "stderr" ? "stderr" : "stdout");
+    } else if (isMessageType(msg, "status")) {
+      if (msg.content.execution_state === "idle" && !this.future?.reply) {
+        // Timers run before I/O in a loop turn: after a stall of the event loop the reply may
+        // be waiting unread, so read what has arrived (two turns) before deciding.
+        const check = () => setImmediate(() => setImmediate(this.noReply));
+        this.replyTimer = setTimeout(check, options.replyAfterIdleMs ?? DEFAULT_REPLY_AFTER_IDLE_MS);
+      }
+    } else if (
+      isMessageType(msg, "execute_result") ||
+      isMessageType(msg, "display_data") ||
+      isMessageType(msg, "update_display_data")
+    ) {
+      const { display, statusEvents } = convertDisplay(msg.header.msg_type as "display_data", msg.content);
+      for (const e of statusEvents) options.onStatusEvent?.(e);
+      if (display) {
+        result.displays.push(display);
+        options.onDisplay?.(display);
+      }
+    } else if (isMessageType(msg, "error")) {
+      const c = msg.content;
+      const error: KernelErrorInfo = { name: c.ename, value: c.evalue, traceback: c.traceback ?? [] };
+      result.error = error;
+      result.status = "error";
+      this.emit(
+        `${error.traceback.length ? error.traceback.join("\n") : `${error.name}: ${error.value}`}\n`,
+        "error",
+      );
+    } else if (isMessageType(msg, "clear_output")) {
+      options.onClearOutput?.(msg.content.wait);
+    } else if (isMessageType(msg, "execute_input")) {
+      result.executionCount = msg.content.execution_count ?? result.executionCount;
+    }
+  };
+
+  private readonly onStdin = (msg: JupyterMessage): void => {
+    if (!this.finished && isMessageType(msg, "input_request"))
+      void this.answerInput(msg.header, msg.content.prompt, msg.content.password);
+  };
+
+  /** stdin is refused (docs/python-tool.md): '' once, then end-of-file; a host that allows it answers. */
+  private async answerInput(
+    parent: JupyterMessage["header"],
+    prompt: string,
+    password: boolean,
+  ): Promise<void> {
+    const { options } = this;
+    let value = "";
+    if (options.allowStdin && options.onInputRequest) {
+      try {
+        value = await options.onInputRequest(prompt, password);
+      } catch {
+        value = "";
+      }
+    } else if (++this.inputRequests === 1) {
+      this.result.stdinRequested = true;
+      this.notice({ kind: "stdin-refused", prompt });
+    } else {
+      value = EOF_REPLY; // asked again: input has ended (see ExecuteOptions.allowStdin)
+    }
+    if (!this.finished) this.host.client.send("stdin", this.host.client.factory.inputReply(value, parent));
+  }
 }
