@@ -279,40 +279,17 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
           ? undefined
           : { path: expandPath(params.export_notebook, options.cwd), shown: params.export_notebook, roots };
       if (exportTo) {
-        const none = cells.length ? " No cell ran." : "";
-        if (params.notebook_path !== undefined)
-          return errorResult(
-            "export_notebook exports a python session; a call with notebook_path runs in the notebook's kernel, whose cells are the notebook itself. Nothing was written.",
-            emptyDetails(cwd),
-          );
-        if (!record)
-          return errorResult(
-            "nothing to export: a per-call kernel ends with its call, so its export holds that call's cells; pass cells with export_notebook. Nothing was written.",
-            emptyDetails(cwd),
-          );
-        try {
-          await checkExportTarget(exportTo.path, exportTo.shown, roots);
-        } catch (err) {
-          if (record.transient && mode === "per-call") await records.discard(record);
-          if (err instanceof SessionExportError)
-            return errorResult(`${err.message}${none}`, emptyDetails(cwd));
-          throw err;
-        }
-        if (cells.length === 0) {
-          const details = emptyDetails(cwd);
-          if (record.isEmpty())
-            return errorResult(
-              `nothing to export: this session (${session}) has run no cells. Nothing was written.`,
-              details,
-            );
-          try {
-            details.exported = await exportSessionNotebook(record, exportTo.path, exportTo.shown, roots);
-          } catch (err) {
-            if (err instanceof SessionExportError) return errorResult(err.message, details);
-            throw err;
-          }
-          return { content: [{ type: "text", text: exportText(details.exported) }], details };
-        }
+        const ended = await exportBeforeRun({
+          exportTo,
+          record,
+          records,
+          session,
+          mode,
+          cellCount: cells.length,
+          inNotebook: params.notebook_path !== undefined,
+          details: () => emptyDetails(cwd),
+        });
+        if (ended) return ended;
       }
       if (params.notebook_path !== undefined) {
         const notebookPath = expandPath(params.notebook_path, options.cwd);
@@ -527,4 +504,57 @@ async function exportAfterRun(
     result.isError = true;
   }
   first.text = first.text ? `${first.text}\n${line}` : line;
+}
+
+/**
+ * What export_notebook does before any cell runs (docs/python-tool.md, "The session as a notebook"):
+ * refuses what cannot be exported and checks the target, changing nothing; a call with no cells
+ * exports the session now. A result ends the call; undefined lets its cells run (exported after).
+ */
+async function exportBeforeRun(o: {
+  exportTo: { path: string; shown: string; roots: string[] | undefined };
+  record: SessionRecord | undefined;
+  records: Runtime["records"];
+  session: string;
+  mode: SessionMode;
+  cellCount: number;
+  inNotebook: boolean;
+  details: () => PythonToolDetails;
+}): Promise<ToolResult<PythonToolDetails> | undefined> {
+  const { exportTo, record, records, session, mode, cellCount, inNotebook, details } = o;
+  const roots = exportTo.roots;
+  const none = cellCount ? " No cell ran." : "";
+  if (inNotebook)
+    return errorResult(
+      "export_notebook exports a python session; a call with notebook_path runs in the notebook's kernel, whose cells are the notebook itself. Nothing was written.",
+      details(),
+    );
+  if (!record)
+    return errorResult(
+      "nothing to export: a per-call kernel ends with its call, so its export holds that call's cells; pass cells with export_notebook. Nothing was written.",
+      details(),
+    );
+  try {
+    await checkExportTarget(exportTo.path, exportTo.shown, roots);
+  } catch (err) {
+    if (record.transient && mode === "per-call") await records.discard(record);
+    if (err instanceof SessionExportError) return errorResult(`${err.message}${none}`, details());
+    throw err;
+  }
+  if (cellCount === 0) {
+    const empty = details();
+    if (record.isEmpty())
+      return errorResult(
+        `nothing to export: this session (${session}) has run no cells. Nothing was written.`,
+        empty,
+      );
+    try {
+      empty.exported = await exportSessionNotebook(record, exportTo.path, exportTo.shown, roots);
+    } catch (err) {
+      if (err instanceof SessionExportError) return errorResult(err.message, empty);
+      throw err;
+    }
+    return { content: [{ type: "text", text: exportText(empty.exported) }], details: empty };
+  }
+  return undefined;
 }
