@@ -16,6 +16,7 @@ export const TIERS = {
     "test/render/",
     "test/sys/",
     "test/kernel/display.test.ts",
+    "test/kernel/execution-rules.test.ts",
     "test/kernel/interpreter.test.ts",
     "test/kernel/forkserver-protocol.test.ts",
     "test/kernel/limits.test.ts",
