@@ -17,6 +17,8 @@
 //   IPYTHONDIR) inside it, so kernelspecs, config and profiles of this machine's user stay out; the
 //   python3 kernelspec there runs the chosen interpreter;
 // - the interpreter the product would choose, once (NBAGENT_TEST_PYTHON; test/python.ts);
+// - the layer rules of src/ (`npm run lint:layers`, .dependency-cruiser.cjs) when the whole unit tier
+//   runs (no substring given): a violation fails the run before any test starts;
 // - for the kernel and stress tiers: dist/ built when src/ is newer (`npm run -s build`), and the CLI
 //   tests run that bundle (NBAGENT_TEST_CLI; test/cli.ts); one jupyter_server for the files that use
 //   test/backends.ts (its url and token in the file NBAGENT_TEST_JUPYTER_SERVER names).
@@ -129,6 +131,19 @@ const byTier = TIER_NAMES.map((tier) => ({
   tier,
   files: files.filter((f) => tierOf.get(f) === tier),
 })).filter((t) => t.files.length > 0);
+
+// ---- layer rules ------------------------------------------------------------------------------
+// With the whole unit tier (CI, `npm run test:unit`): src/'s imports keep to its layers.
+if (wanted.includes("unit") && filters.length === 0) {
+  const started = Date.now();
+  console.error("test: layer rules (npm run -s lint:layers, .dependency-cruiser.cjs)");
+  const r = spawnSync("npm", ["run", "-s", "lint:layers"], { stdio: "inherit" });
+  if (r.status !== 0) {
+    console.error("test: src/ breaks its layer rules (above); no test ran");
+    process.exit(1);
+  }
+  console.error(`test: layer rules kept, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
 
 // ---- environment ------------------------------------------------------------------------------
 const concurrency = process.env.NBAGENT_TEST_CONCURRENCY ?? String(Math.max(2, availableParallelism()));
