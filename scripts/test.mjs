@@ -17,8 +17,12 @@
 //   IPYTHONDIR) inside it, so kernelspecs, config and profiles of this machine's user stay out; the
 //   python3 kernelspec there runs the chosen interpreter;
 // - the interpreter the product would choose, once (NBAGENT_TEST_PYTHON; test/python.ts);
-// - for the kernel and stress tiers: dist/ built when src/ is newer (`npm run -s build`), and the CLI
-//   tests run that bundle (NBAGENT_TEST_CLI; test/cli.ts); one jupyter_server for the files that use
+// - the layer rules of src/ (`npm run lint:layers`, .dependency-cruiser.cjs) when the whole unit tier
+//   runs (no substring given): a violation fails the run before any test starts;
+// - dist/ built when src/ is newer (`npm run -s build`), only when a selected file needs it: it runs
+//   the CLI (test/cli.ts) or reads dist/ (scripts/dist-users.mjs finds which, from their imports);
+//   the runner says which file and why, or that none does. The CLI tests run that bundle
+//   (NBAGENT_TEST_CLI; test/cli.ts); one jupyter_server for the non-unit files that use
 //   test/backends.ts (its url and token in the file NBAGENT_TEST_JUPYTER_SERVER names).
 // The test processes and the server run under test/lifeline.mjs: when this runner ends, however it
 // ends (SIGKILL included), they end too.
@@ -130,6 +134,19 @@ const byTier = TIER_NAMES.map((tier) => ({
   files: files.filter((f) => tierOf.get(f) === tier),
 })).filter((t) => t.files.length > 0);
 
+// ---- layer rules ------------------------------------------------------------------------------
+// With the whole unit tier (CI, `npm run test:unit`): src/'s imports keep to its layers.
+if (wanted.includes("unit") && filters.length === 0) {
+  const started = Date.now();
+  console.error("test: layer rules (npm run -s lint:layers, .dependency-cruiser.cjs)");
+  const r = spawnSync("npm", ["run", "-s", "lint:layers"], { stdio: "inherit" });
+  if (r.status !== 0) {
+    console.error("test: src/ breaks its layer rules (above); no test ran");
+    process.exit(1);
+  }
+  console.error(`test: layer rules kept, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
 // ---- environment ------------------------------------------------------------------------------
 const concurrency = process.env.NBAGENT_TEST_CONCURRENCY ?? String(Math.max(2, availableParallelism()));
 removeStaleRuns();
@@ -231,7 +248,8 @@ async function ensureBuilt() {
   }
   const inputs = ["package.json", "tsconfig.build.json", "scripts/bundle.mjs", "scripts/copy-assets.mjs"];
   const source = Math.max(newest("src"), ...inputs.map((f) => statSync(f).mtimeMs));
-  if (built < source) {
+  if (built >= source) console.error("test: dist/ is up to date");
+  else {
     const started = Date.now();
     console.error("test: dist/ is older than src/: npm run -s build");
     const r = spawnSync("npm", ["run", "-s", "build"], { stdio: "inherit" });
@@ -279,8 +297,18 @@ process.on("SIGTERM", async () => {
   process.exit(143);
 });
 
-const needsDist = byTier.some((t) => t.tier !== "unit");
-if (needsDist) env.NBAGENT_TEST_CLI = await ensureBuilt();
+// dist/ only for the files that run the CLI or read dist/ (scripts/dist-users.mjs)
+const { distUsers } = await import("./dist-users.mjs"); // loads typescript: not for --list
+const distNeeds = [...distUsers(files)].filter(([, why]) => why !== undefined);
+if (distNeeds.length > 0) {
+  const [file, why] = distNeeds[0];
+  const others = distNeeds.length > 1 ? ` (and ${distNeeds.length - 1} more of the ${files.length})` : "";
+  console.error(`test: dist/ needed by ${file}${others}: it uses ${why}`);
+  env.NBAGENT_TEST_CLI = await ensureBuilt();
+} else
+  console.error(
+    `test: dist/ not built: none of the ${files.length} file(s) runs the CLI (test/cli.ts) or reads dist/`,
+  );
 if (files.some((f) => tierOf.get(f) !== "unit" && usesBackends(f))) {
   try {
     const server = await startSharedServer();

@@ -1,6 +1,7 @@
 /**
  * How tests start the nbagent CLI as a process. The test runner (scripts/test.mjs) builds
- * dist/cli/nbagent.js when src/ is newer and hands its path over in NBAGENT_TEST_CLI: a bundled
+ * dist/cli/nbagent.js when src/ is newer and a file it runs reaches this module (the way it tells a
+ * file that needs dist/: scripts/dist-users.mjs), and hands its path over in NBAGENT_TEST_CLI: a bundled
  * start takes ~1 s here, against 2–3 s through tsx. Without the runner (a test file run on its own)
  * the CLI runs from source through tsx.
  */

@@ -60,6 +60,7 @@ export const TIERS = {
     "test/tools/traceback-text.test.ts",
     "test/view/model.test.ts",
     "test/view/hosts-model.test.ts",
+    "test/dist-users.test.ts",
   ],
   kernel: [
     "test/gateway/",

@@ -1,6 +1,6 @@
 /**
  * `nbagent mcp --http`: Streamable HTTP at /mcp (docs/mcp.md). Every request passes the Host, Origin
- * and bearer-token checks (http-guard.ts); every MCP session gets its own server and toolbox (its
+ * and bearer-token checks (sys/http-guard.ts); every MCP session gets its own server and toolbox (its
  * own runtime, keeping at most `maxKernels` kernels), so two clients never share kernels. At most
  * `maxSessions` sessions are open at once (one more is refused at once); closing a session (DELETE,
  * `idleMs` without requests, or the server stopping) shuts its kernels down. A client whose
@@ -15,13 +15,13 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { packageRoot } from "../assets.js";
 import type { Settings } from "../runtime/settings.js";
+import { hostRule, isLoopbackAddress, type Refusal, refusal } from "../sys/http-guard.js";
 import { createToolbox, type Toolbox } from "../tools/index.js";
 import { plural } from "../tools/kernel-text.js";
 import { viewSocketDir, withViewSocket } from "../view/host.js";
 import { ViewHub } from "../view/hub.js";
 import { underPrefix, viewHandler } from "../view/server.js";
 import { SessionEventStore } from "./event-store.js";
-import { hostRule, isLoopbackAddress, type Refusal, refusal } from "./http-guard.js";
 import { IdleWatch } from "./http-idle.js";
 import { idleClosedText, sessionCapText, span, UNKNOWN_SESSION_TEXT } from "./http-texts.js";
 import { createMcpServer } from "./server.js";
@@ -41,7 +41,7 @@ export interface HttpOptions {
   token: string;
   /** Origins allowed besides loopback ones (exact `scheme://host[:port]`). */
   allowOrigins: string[];
-  /** Host names (or `name:port`, or `*`) served besides loopback ones (http-guard.ts). */
+  /** Host names (or `name:port`, or `*`) served besides loopback ones (sys/http-guard.ts). */
   allowHosts: string[];
   /** Open MCP sessions at most; one more is refused at once (503). */
   maxSessions: number;

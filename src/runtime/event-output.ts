@@ -8,28 +8,10 @@
  */
 
 import type { DisplayOutput, JupyterMessage } from "../kernel/types.js";
-import type { CellOutput, DisplayNbOutput } from "./events.js";
+import { type CellOutput, type DisplayNbOutput, mimeValueSize, type OmittedMime } from "./events.js";
 
 /** Most bytes (UTF-16 units, a close stand-in) of MIME values one output carries in an event. */
 export const MAX_EVENT_MIME_BYTES = 2 * 2 ** 20;
-
-/** A MIME value left out of an event: its type and size. */
-export interface OmittedMime {
-  mime: string;
-  bytes: number;
-}
-
-/** What a value of a MIME bundle weighs (a string's length; JSON's as text). */
-export function mimeValueSize(value: unknown): number {
-  if (typeof value === "string") return value.length;
-  if (Array.isArray(value) && value.every((v) => typeof v === "string"))
-    return value.reduce((n, v) => n + v.length, 0);
-  try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch {
-    return 0;
-  }
-}
 
 /** "image/png (3.1 MiB)". */
 function sizeText(o: OmittedMime): string {

@@ -10,7 +10,6 @@
  * oldest event goes and the subscriber is told how many went (`take().dropped`), so it can ask for
  * a fresh snapshot. A slow subscriber costs at most its queue, whatever the kernels print.
  */
-import { mimeValueSize, type OmittedMime } from "./event-output.js";
 import type { SessionKey } from "./session.js";
 
 /** How a kept session changed. */
@@ -33,6 +32,24 @@ export type SessionChange =
   | "reconnected"
   /** Shut down for another reason (idle too long, the host ending). */
   | "closed";
+
+/** A MIME value left out of an event: its type and size. */
+export interface OmittedMime {
+  mime: string;
+  bytes: number;
+}
+
+/** What a value of a MIME bundle weighs (a string's length; JSON's as text). */
+export function mimeValueSize(value: unknown): number {
+  if (typeof value === "string") return value.length;
+  if (Array.isArray(value) && value.every((v) => typeof v === "string"))
+    return value.reduce((n, v) => n + v.length, 0);
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
 
 /** One output of a running cell, as the viewer needs it (runtime/event-output.ts bounds it). */
 export type CellOutput =

@@ -6,8 +6,8 @@
  * carries handed to `embedded` and a placeholder at their place; then a line per output it cannot see.
  */
 import { displayTextMime, displayTextSource, IMAGE_MIMES, unseenOutputs } from "../kernel/display.js";
+import { size } from "./byte-size.js";
 import { replaceDataImages } from "./cell-images.js";
-import { size } from "./output-text.js";
 
 export interface BundleImageHooks {
   /** The bundle's own image: the placeholder that stands at its place (before its text). */

@@ -11,7 +11,6 @@ import type { NamedSessionStart, SessionEvent, SessionKey } from "../runtime/ses
 import type { RetiredSession, StateLoss } from "../runtime/sessions.js";
 import { thousands } from "../sys/thousands.js";
 import { failureWords, gatewayFailureText, hubServerGoneText } from "./failure-text.js";
-import type { QueueHolderFacts } from "./queue-holder.js";
 
 /** The no-stdin notice (docs/python-tool.md), written into the output where the kernel asked. */
 export const STDIN_NOTICE =
@@ -47,6 +46,25 @@ export function stdinTracebackText(text: string): string | undefined {
   }
   kept.push(STDIN_EOF_LINE);
   return `${kept.join("\n")}\n`;
+}
+
+/**
+ * Who held the kernel while a call waited for it in vain: what its text says (queue-holder.ts
+ * gathers them from the holder's tag).
+ */
+export interface QueueHolderFacts {
+  /** The run the holder is (docs/runs.md): the runs tool follows or interrupts it by this id. */
+  runId?: string;
+  /** The holding call as its tool names it; undefined when it is not known. */
+  what?: string;
+  /** Seconds it has held the kernel. */
+  heldSeconds: number;
+  /** The holder's running cell (its label, "cell 2"), if one is running. */
+  cell?: string;
+  /** The holder has not started a cell yet (its kernel is starting). */
+  starting?: boolean;
+  /** Calls that were waiting ahead of this one. */
+  ahead: number;
 }
 
 /** Why a cell did not finish. */

@@ -9,16 +9,10 @@ import { shownRanges } from "../output/select.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import { thousands } from "../sys/thousands.js";
 import { type BundleImageHooks, bundleModelText } from "./bundle-text.js";
+import { size } from "./byte-size.js";
 
 export function count(n: number): string {
   return thousands(n);
-}
-
-export function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} byte${bytes === 1 ? "" : "s"}`;
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
-  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
-  return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
 }
 
 function plural(n: number, word: string): string {

@@ -6,7 +6,7 @@
  */
 import type { SessionEvent } from "../runtime/session.js";
 import type { QueueHolder, SessionLease, StateLoss } from "../runtime/sessions.js";
-import type { CellAbort } from "./kernel-text.js";
+import type { CellAbort, QueueHolderFacts } from "./kernel-text.js";
 
 /** What a tag reads of its call's record: the cells' states (a CellRunRecorder). */
 export interface CellStates {
@@ -39,22 +39,6 @@ export class CellCallTag {
   runId(): string | undefined {
     return this.runs?.holding(this.recorder)?.id;
   }
-}
-
-/** Who held the kernel while a call waited for it in vain: what its text says. */
-export interface QueueHolderFacts {
-  /** The run the holder is (docs/runs.md): the runs tool follows or interrupts it by this id. */
-  runId?: string;
-  /** The holding call as its tool names it; undefined when it is not known. */
-  what?: string;
-  /** Seconds it has held the kernel. */
-  heldSeconds: number;
-  /** The holder's running cell (its label, "cell 2"), if one is running. */
-  cell?: string;
-  /** The holder has not started a cell yet (its kernel is starting). */
-  starting?: boolean;
-  /** Calls that were waiting ahead of this one. */
-  ahead: number;
 }
 
 export function queueHolderFacts(

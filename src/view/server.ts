@@ -1,6 +1,6 @@
 /**
  * The view's HTTP server (docs/view.md, "Safety"): on 127.0.0.1, every request checked as the MCP
- * HTTP server checks its own (mcp/http-guard.ts: Host against DNS rebinding), its Origin when it has
+ * HTTP server checks its own (sys/http-guard.ts: Host against DNS rebinding), its Origin when it has
  * one must be the view's own, and it must carry the token — once in the URL (`?token=`, then a
  * HttpOnly SameSite=Strict cookie and a redirect that drops it from the address bar), or as a bearer
  * header. An action needs the bearer header, not the cookie alone (the page reads the token from
@@ -12,7 +12,7 @@ import { timingSafeEqual } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { basename, extname, join, normalize, sep } from "node:path";
-import { hostAllowed, hostRule, tokenMatches } from "../mcp/http-guard.js";
+import { hostAllowed, hostRule, tokenMatches } from "../sys/http-guard.js";
 import { FRAME_CSP, PAGE_CSP } from "./csp.js";
 import type { ViewHub } from "./hub.js";
 

@@ -6,6 +6,9 @@
  *
  * The SDK's transport has `allowedHosts`, but it compares whole `host:port` strings with terse texts,
  * and only once a session's transport exists; these checks run before any session is made.
+ *
+ * In sys/ (no import but Node's) because two HTTP servers use it: MCP's (mcp/http.ts) and the view's
+ * (view/server.ts), and view/ sits below mcp/ (docs/architecture.md, "Layers").
  */
 import { timingSafeEqual } from "node:crypto";
 import type { IncomingMessage } from "node:http";
