@@ -8,6 +8,7 @@
  */
 
 import type { DisplayOutput, JupyterMessage } from "../kernel/types.js";
+import { mibOrKib } from "../sys/units.js";
 import type { CellOutput, DisplayNbOutput } from "./events.js";
 
 /** Most bytes (UTF-16 units, a close stand-in) of MIME values one output carries in an event. */
@@ -33,8 +34,7 @@ export function mimeValueSize(value: unknown): number {
 
 /** "image/png (3.1 MiB)". */
 function sizeText(o: OmittedMime): string {
-  const mib = o.bytes / 2 ** 20;
-  return `${o.mime} (${mib >= 0.1 ? `${mib.toFixed(1)} MiB` : `${Math.ceil(o.bytes / 1024)} KiB`})`;
+  return `${o.mime} (${mibOrKib(o.bytes)})`;
 }
 
 /**

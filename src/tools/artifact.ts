@@ -14,6 +14,7 @@ import {
   parseArtifactId,
 } from "../output/index.js";
 import { thousands } from "../sys/thousands.js";
+import { bytesTenthKB, plural } from "../sys/units.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { saveFailure } from "./output-text.js";
 import { type ParamWords, paramProblem } from "./param-problem.js";
@@ -128,14 +129,7 @@ const DESCRIPTION = [
 ].join("\n");
 
 const n = (x: number) => thousands(x);
-const plural = (count: number, word: string) => `${n(count)} ${word}${count === 1 ? "" : "s"}`;
 const call = (c: ArtifactCall) => JSON.stringify(c);
-
-function size(bytes: number): string {
-  if (bytes < 1024) return plural(bytes, "byte");
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
-}
 
 function range(a: number, b: number, word = "line"): string {
   return a === b ? `${word} ${n(a)}` : `${word}s ${n(a)}-${n(b)}`;
@@ -189,7 +183,7 @@ function pageResult(page: ArtifactSlice, given: ArtifactParams): ToolResult<Arti
     return { content: [{ type: "text", text: `${uri} is empty (0 lines).` }], details };
   }
   const limit = given.limit !== undefined ? { limit: given.limit } : {};
-  const lines = [`${shownRange(page)} of ${uri} (${size(page.sizeBytes)}):`, numbered(page)];
+  const lines = [`${shownRange(page)} of ${uri} (${bytesTenthKB(page.sizeBytes)}):`, numbered(page)];
   if (page.next) {
     details.next = { id: page.id, ...page.next, ...limit };
     let nextLine = `Next: ${call(details.next)}`;

@@ -22,9 +22,10 @@ import {
 import { DisplayRegistries, notebookSession } from "../runtime/notebook-session.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { StateLoss } from "../runtime/sessions.js";
+import { plural } from "../sys/units.js";
 import { CellCall, callDeadline } from "./cell-call.js";
 import { describeFailure } from "./failure-text.js";
-import { cellList, plural, unreachableKernelText } from "./kernel-text.js";
+import { cellList, unreachableKernelText } from "./kernel-text.js";
 import { repairedIdsText } from "./notebook-problems.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";

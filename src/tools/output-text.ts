@@ -7,23 +7,9 @@
 import type { DisplayOutput } from "../kernel/types.js";
 import { shownRanges } from "../output/select.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
-import { thousands } from "../sys/thousands.js";
+import { thousands as count } from "../sys/thousands.js";
+import { bytesWholeKB, plural } from "../sys/units.js";
 import { type BundleImageHooks, bundleModelText } from "./bundle-text.js";
-
-export function count(n: number): string {
-  return thousands(n);
-}
-
-export function size(bytes: number): string {
-  if (bytes < 1024) return `${bytes} byte${bytes === 1 ? "" : "s"}`;
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
-  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MB`;
-  return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
-}
-
-function plural(n: number, word: string): string {
-  return `${count(n)} ${word}${n === 1 ? "" : "s"}`;
-}
 
 function rangeList(ranges: [number, number][]): string {
   const parts = ranges.map(([a, b]) => (a === b ? count(a) : `${count(a)}-${count(b)}`));
@@ -44,7 +30,7 @@ export function cutNotice(cell: CellDump, name: string, dump: OutputDump): strin
   const ranges = shownRanges(cell.shown);
   const cutLines = cell.shown.filter((l) => l.cutChars > 0);
   const allShown = cell.shown.length === cell.lines;
-  const parts = [`[${name}${since}: ${plural(cell.lines, "line")} (${size(cell.bytes)})`];
+  const parts = [`[${name}${since}: ${plural(cell.lines, "line")} (${bytesWholeKB(cell.bytes)})`];
   if (!allShown) parts.push(`; showing ${rangeList(ranges)}`);
   if (cutLines.length) parts.push(`; ${plural(cutLines.length, "long line")} cut`);
   parts.push(".");

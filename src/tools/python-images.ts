@@ -3,6 +3,7 @@
  * and byte budget. An image that cannot be brought within budget is reported, never dropped silently.
  */
 import type { Sharp, SharpOptions } from "sharp";
+import { inUnit } from "../sys/units.js";
 
 type SharpFactory = (input?: Buffer, options?: SharpOptions) => Sharp;
 let sharpModule: Promise<SharpFactory> | undefined;
@@ -134,7 +135,7 @@ export async function prepareImage(
       }
       scale *= 0.7;
     }
-    return { ...out, error: `still larger than ${Math.round(b.maxBytes / 1024)} KB after downscaling` };
+    return { ...out, error: `still larger than ${inUnit(b.maxBytes, "KB")} after downscaling` };
   } catch (err) {
     return { ...out, error: (err as Error).message };
   }
