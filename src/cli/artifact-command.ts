@@ -5,6 +5,7 @@
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
 import { ArtifactReadError, ArtifactStore, parseArtifactId } from "../output/index.js";
+import { pluralBare } from "../sys/units.js";
 import { refusedText } from "../tools/artifact.js";
 import { saveFailure } from "../tools/output-text.js";
 import { errorText } from "../tools/types.js";
@@ -137,10 +138,10 @@ function describeError(err: unknown, ref: string, root: string): string {
         : "";
       return f.lines === 0
         ? `--offset ${f.offset} is past the end: ${ref} is empty${cut}.`
-        : `--offset ${f.offset} is past the end: ${ref} has ${f.lines} line${f.lines === 1 ? "" : "s"}${ends}${cut}.`;
+        : `--offset ${f.offset} is past the end: ${ref} has ${pluralBare(f.lines ?? 0, "line")}${ends}${cut}.`;
     }
     case "column_past_end":
-      return `--column ${f.column} is past the end of line ${f.line}, which has ${f.lineBytes} byte${f.lineBytes === 1 ? "" : "s"}.`;
+      return `--column ${f.column} is past the end of line ${f.line}, which has ${pluralBare(f.lineBytes ?? 0, "byte")}.`;
     case "refused":
       return refusedText(parseArtifactId(ref) ?? ref, f);
     default:

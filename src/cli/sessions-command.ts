@@ -11,7 +11,7 @@ import { localGatewayStatus } from "../kernel/gateway/local-server.js";
 import { createRuntime, type Runtime, type Settings } from "../runtime/index.js";
 import type { NamedSessionInfo } from "../runtime/named-sessions.js";
 import { namedRecordPath, SessionRecord } from "../runtime/session-record.js";
-import { inUnit } from "../sys/units.js";
+import { inUnit, pluralBare } from "../sys/units.js";
 import { exportSessionNotebook, exportText, SessionExportError } from "../tools/session-notebook.js";
 import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./command.js";
@@ -173,7 +173,7 @@ function listText(sessions: NamedSessionInfo[], where: string): string {
       .trimEnd(),
   );
   const n = sessions.length;
-  return `${n} named session${n === 1 ? "" : "s"} on ${where}:\n${lines.join("\n")}\n`;
+  return `${pluralBare(n, "named session")} on ${where}:\n${lines.join("\n")}\n`;
 }
 
 function asJson(s: NamedSessionInfo, gateway: string) {

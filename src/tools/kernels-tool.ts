@@ -10,7 +10,7 @@ import { isAbsolute, relative, resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import type { KeptSessionState, KernelListing, Runtime, SessionKey } from "../runtime/index.js";
 import { keyText } from "../runtime/index.js";
-import { bytesIec, plural } from "../sys/units.js";
+import { bytesIec, plural, pluralBare } from "../sys/units.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { describeFailure } from "./failure-text.js";
 import { minutes } from "./kernel-text.js";
@@ -490,7 +490,7 @@ class KernelsView {
       );
     else
       lines.push(
-        `${plural(sessions.length, "live kernel")} (at most ${maxSessions} kept; ${free} ${free === 1 ? "slot" : "slots"} free; a new one beyond that replaces the least recently used idle one; one unused for ${minutes(idleTimeoutMs)} is shut down):`,
+        `${plural(sessions.length, "live kernel")} (at most ${maxSessions} kept; ${pluralBare(free, "slot")} free; a new one beyond that replaces the least recently used idle one; one unused for ${minutes(idleTimeoutMs)} is shut down):`,
         ...sessions.map((s) => this.kernelLine(s)),
       );
     lines.push(runLines.length ? "Background runs:" : "No background runs.", ...runLines);

@@ -20,7 +20,7 @@ import {
 } from "../notebook/index.js";
 import type { KernelRecordEvent, RecordEntry, SessionRecord } from "../runtime/session-record.js";
 import { checkWithin, OutsideRootsError } from "../sys/confined-path.js";
-import { inUnit } from "../sys/units.js";
+import { inUnit, pluralBare } from "../sys/units.js";
 import { fileErrorText, outsideRootsText } from "./sandbox-paths.js";
 
 /** What an export wrote. */
@@ -184,7 +184,7 @@ export async function exportSessionNotebook(
 
 /** The result line of an export. */
 export function exportText(e: SessionExport, of?: string): string {
-  const cells = `${e.cells} cell${e.cells === 1 ? "" : "s"}`;
+  const cells = `${pluralBare(e.cells, "cell")}`;
   const what = of ? `the ${cells} of ${of}` : `this session's ${cells}`;
   const parts = [`Exported ${what} to ${e.path} (with their outputs).`];
   if (e.stateLost)
