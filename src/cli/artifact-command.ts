@@ -4,8 +4,14 @@
  */
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { ArtifactReadError, ArtifactStore, parseArtifactId } from "../output/index.js";
-import { pluralBare } from "../sys/units.js";
+import {
+  ARTIFACT_PAGE_BYTES,
+  ARTIFACT_PAGE_LINES,
+  ArtifactReadError,
+  ArtifactStore,
+  parseArtifactId,
+} from "../output/index.js";
+import { inUnit, pluralBare } from "../sys/units.js";
 import { refusedText } from "../tools/artifact.js";
 import { saveFailure } from "../tools/output-text.js";
 import { errorText } from "../tools/types.js";
@@ -16,7 +22,7 @@ const HELP = `nbagent artifact — print a full output kept as artifact://<id>, 
 usage: nbagent artifact <id|artifact://id> [--offset LINE] [--column BYTE] [--limit LINES] [--json]
 
 Without --offset, --column, --limit or --json the whole artifact goes to stdout as it is. Otherwise
-one page: from line --offset (1-based, default 1) at most --limit lines (default 2000) and 50 KB.
+one page: from line --offset (1-based, default 1) at most --limit lines (default ${ARTIFACT_PAGE_LINES}) and ${inUnit(ARTIFACT_PAGE_BYTES, "KB")}.
 A line longer than the page is cut inside; when more follows, the exact command for the next page
 is printed on stderr ("Next: nbagent artifact …"), with --column (the 1-based byte in that line
 where the next page starts). Paging that way returns every byte exactly once.

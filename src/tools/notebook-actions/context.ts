@@ -13,11 +13,11 @@ import {
   saveNotebook,
   supportsCellIds,
 } from "../../notebook/index.js";
+import type { ImageBudget } from "../../output/model-budgets.js";
 import { pluralBare } from "../../sys/units.js";
 import type { NotebookParams } from "../notebook-params.js";
 import { firstLine } from "../notebook-seen.js";
 import type { NotebookDetails, NotebookExecutor } from "../notebook-types.js";
-import type { ImageBudget } from "../python-images.js";
 import { fileErrorText } from "../sandbox-paths.js";
 import type { ToolResult, ToolUpdate } from "../types.js";
 
