@@ -4,7 +4,14 @@
  */
 import { pipeline } from "node:stream/promises";
 import { parseArgs } from "node:util";
-import { ArtifactReadError, ArtifactStore, parseArtifactId } from "../output/index.js";
+import {
+  ARTIFACT_PAGE_BYTES,
+  ARTIFACT_PAGE_LINES,
+  ArtifactReadError,
+  ArtifactStore,
+  parseArtifactId,
+} from "../output/index.js";
+import { inUnit, pluralBare } from "../sys/units.js";
 import { refusedText } from "../tools/artifact.js";
 import { saveFailure } from "../tools/output-text.js";
 import { errorText } from "../tools/types.js";
@@ -15,7 +22,7 @@ const HELP = `nbagent artifact — print a full output kept as artifact://<id>, 
 usage: nbagent artifact <id|artifact://id> [--offset LINE] [--column BYTE] [--limit LINES] [--json]
 
 Without --offset, --column, --limit or --json the whole artifact goes to stdout as it is. Otherwise
-one page: from line --offset (1-based, default 1) at most --limit lines (default 2000) and 50 KB.
+one page: from line --offset (1-based, default 1) at most --limit lines (default ${ARTIFACT_PAGE_LINES}) and ${inUnit(ARTIFACT_PAGE_BYTES, "KB")}.
 A line longer than the page is cut inside; when more follows, the exact command for the next page
 is printed on stderr ("Next: nbagent artifact …"), with --column (the 1-based byte in that line
 where the next page starts). Paging that way returns every byte exactly once.
@@ -137,10 +144,10 @@ function describeError(err: unknown, ref: string, root: string): string {
         : "";
       return f.lines === 0
         ? `--offset ${f.offset} is past the end: ${ref} is empty${cut}.`
-        : `--offset ${f.offset} is past the end: ${ref} has ${f.lines} line${f.lines === 1 ? "" : "s"}${ends}${cut}.`;
+        : `--offset ${f.offset} is past the end: ${ref} has ${pluralBare(f.lines ?? 0, "line")}${ends}${cut}.`;
     }
     case "column_past_end":
-      return `--column ${f.column} is past the end of line ${f.line}, which has ${f.lineBytes} byte${f.lineBytes === 1 ? "" : "s"}.`;
+      return `--column ${f.column} is past the end of line ${f.line}, which has ${pluralBare(f.lineBytes ?? 0, "byte")}.`;
     case "refused":
       return refusedText(parseArtifactId(ref) ?? ref, f);
     default:

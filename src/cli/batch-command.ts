@@ -9,6 +9,7 @@
 import { resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { pluralBare } from "../sys/units.js";
 import { createToolbox } from "../tools/index.js";
 import { serveViewSocket } from "../view/host.js";
 import type { Command } from "./command.js";
@@ -180,7 +181,7 @@ export const batchCommand: Command = {
     if (interrupted === OUTPUT_CLOSED_EXIT) return interrupted;
     if (interrupted !== undefined) {
       process.stderr.write(
-        `nbagent batch: interrupted; ${answered} line${answered === 1 ? "" : "s"} answered, the rest not read\n`,
+        `nbagent batch: interrupted; ${pluralBare(answered, "line")} answered, the rest not read\n`,
       );
       return interrupted;
     }

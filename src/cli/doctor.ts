@@ -10,7 +10,7 @@ import { type AppliedLimits, probeLimits } from "../kernel/local/limits.js";
 import { bwrapSizesTmpfs, probeIsolation } from "../kernel/local/sandbox.js";
 import type { KernelIsolation, KernelLimits } from "../kernel/types.js";
 import type { Settings } from "../runtime/settings.js";
-import { bytesText, plural } from "../tools/kernel-text.js";
+import { bytesIec, plural } from "../sys/units.js";
 import type { DoctorCheck } from "./doctor-check.js";
 import { kernelChecks } from "./doctor-kernels.js";
 
@@ -172,9 +172,9 @@ export function limitsCheck(
     parts.push("no memory limit (--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one)");
   else if (got.memoryBytes && got.memoryVia)
     parts.push(
-      `at most ${bytesText(got.memoryBytes)} of memory (${MECHANISM[got.memoryVia]}${got.memoryVia === "rlimit" ? ", per process" : ""})`,
+      `at most ${bytesIec(got.memoryBytes)} of memory (${MECHANISM[got.memoryVia]}${got.memoryVia === "rlimit" ? ", per process" : ""})`,
     );
-  else missing.push(bytesText(asked.memoryBytes));
+  else missing.push(bytesIec(asked.memoryBytes));
   if (!asked.cpus) {
     parts.push(
       got.cpusVia
@@ -191,7 +191,7 @@ export function limitsCheck(
         ? "half the memory limit, and counted in it"
         : "half the memory limit, not counted in it (no memory cgroup)"
       : "an eighth of the RAM";
-    parts.push(`${where}: ${bytesText(got.tmpfsBytes)}${sandboxTmp ? " each" : ""} (tmpfs, ${how})`);
+    parts.push(`${where}: ${bytesIec(got.tmpfsBytes)}${sandboxTmp ? " each" : ""} (tmpfs, ${how})`);
     if (!sandboxTmp) parts.push("the sandbox's /tmp unsized (this bubblewrap has no --size)");
   }
   const why = reason ? ` — ${reason}` : "";

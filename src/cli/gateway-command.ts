@@ -13,6 +13,7 @@ import {
 import { findInterpreter } from "../kernel/interpreter.js";
 import { filterSecrets } from "../runtime/env.js";
 import type { Settings } from "../runtime/settings.js";
+import { pluralBare } from "../sys/units.js";
 import { failureText } from "../tools/types.js";
 import type { Command } from "./command.js";
 
@@ -187,8 +188,7 @@ async function stop(python: string, values: Values, settings: Settings): Promise
       `${JSON.stringify({ stopped, python, ...(before ? { pid: before.pid, url: before.url, kernels: kernels ?? null } : {}) })}\n`,
     );
   } else if (stopped) {
-    const ended =
-      kernels === undefined ? "" : `; ${kernels} kernel${kernels === 1 ? "" : "s"} shut down with it`;
+    const ended = kernels === undefined ? "" : `; ${pluralBare(kernels, "kernel")} shut down with it`;
     process.stdout.write(
       `Stopped the shared local gateway for ${python}${before ? ` (pid ${before.pid}, ${before.url})` : ""}${ended}.\n`,
     );

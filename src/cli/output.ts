@@ -1,4 +1,5 @@
 /** Turns a tool result into what the CLI prints. */
+import { inUnit } from "../sys/units.js";
 import type { ToolResult } from "../tools/types.js";
 
 /** `--json`: exactly one object, the result as an agent would receive it. */
@@ -15,7 +16,7 @@ export function resultText(result: ToolResult): string {
   const parts: string[] = [];
   for (const c of result.content) {
     if (c.type === "text") parts.push(c.text);
-    else parts.push(`[${c.mimeType} image, ${Math.round((c.data.length * 3) / 4 / 1024)} KiB]`);
+    else parts.push(`[${c.mimeType} image, ${inUnit((c.data.length * 3) / 4, "KiB")}]`);
   }
   return parts.join("\n");
 }

@@ -11,6 +11,7 @@ import { localGatewayStatus } from "../kernel/gateway/local-server.js";
 import { createRuntime, type Runtime, type Settings } from "../runtime/index.js";
 import type { NamedSessionInfo } from "../runtime/named-sessions.js";
 import { namedRecordPath, SessionRecord } from "../runtime/session-record.js";
+import { inUnit, pluralBare } from "../sys/units.js";
 import { exportSessionNotebook, exportText, SessionExportError } from "../tools/session-notebook.js";
 import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./command.js";
@@ -160,7 +161,7 @@ function listText(sessions: NamedSessionInfo[], where: string): string {
       s.kernelId,
       s.state,
       duration(s.idleMs),
-      s.memoryBytes === undefined ? "-" : mib(s.memoryBytes),
+      s.memoryBytes === undefined ? "-" : inUnit(s.memoryBytes, "MiB", 1),
       s.cwd,
     ]),
   ];
@@ -172,7 +173,7 @@ function listText(sessions: NamedSessionInfo[], where: string): string {
       .trimEnd(),
   );
   const n = sessions.length;
-  return `${n} named session${n === 1 ? "" : "s"} on ${where}:\n${lines.join("\n")}\n`;
+  return `${pluralBare(n, "named session")} on ${where}:\n${lines.join("\n")}\n`;
 }
 
 function asJson(s: NamedSessionInfo, gateway: string) {
@@ -195,10 +196,6 @@ export function duration(ms: number): string {
   const m = Math.floor(s / 60);
   if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
   return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
-}
-
-function mib(bytes: number): string {
-  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 }
 
 function parse(args: string[]) {

@@ -1,5 +1,5 @@
 /** The texts of the HTTP server's session limits (docs/mcp.md): refusals and operator lines. */
-import { plural } from "../tools/kernel-text.js";
+import { plural } from "../sys/units.js";
 
 /** "30 minutes", "1.5 minutes", "0.6 seconds". */
 export function span(ms: number): string {

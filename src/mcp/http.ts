@@ -16,8 +16,8 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { packageRoot } from "../assets.js";
 import type { Settings } from "../runtime/settings.js";
 import { hostRule, isLoopbackAddress, type Refusal, refusal } from "../sys/http-guard.js";
+import { plural } from "../sys/units.js";
 import { createToolbox, type Toolbox } from "../tools/index.js";
-import { plural } from "../tools/kernel-text.js";
 import { viewSocketDir, withViewSocket } from "../view/host.js";
 import { ViewHub } from "../view/hub.js";
 import { underPrefix, viewHandler } from "../view/server.js";

@@ -11,14 +11,17 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { ArtifactReadError } from "../output/artifact-pages.js";
 import { ARTIFACT_SCHEME, type ArtifactStore, parseArtifactId } from "../output/artifacts.js";
+import {
+  ARTIFACT_PAGE_BYTES,
+  ARTIFACT_PAGE_LINES,
+  ARTIFACT_PAGE_MAX_BYTES,
+} from "../output/model-budgets.js";
+import { inUnit } from "../sys/units.js";
 import { refusedText } from "../tools/artifact.js";
 import { protocolError } from "./errors.js";
 
 /** MCP's "resource not found" error code. */
 export const RESOURCE_NOT_FOUND = -32002;
-export const DEFAULT_PAGE_LINES = 2000;
-export const DEFAULT_PAGE_BYTES = 50 * 1024;
-export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
 const MAX_LISTED = 100;
 
 export const ARTIFACT_TEMPLATE: ResourceTemplate = {
@@ -27,8 +30,8 @@ export const ARTIFACT_TEMPLATE: ResourceTemplate = {
   title: "Full output of a tool call",
   description:
     "The whole output a tool result cut short (it names artifact://<id>). Read in pages: " +
-    `artifact://<id>?offset=LINE&limit=LINES (column=BYTE continues a cut line; 1-based line, default ${DEFAULT_PAGE_LINES} lines, at most ` +
-    `${DEFAULT_PAGE_BYTES / 1024} KiB unless max_bytes=N, up to ${MAX_PAGE_BYTES / 1024 / 1024} MiB).`,
+    `artifact://<id>?offset=LINE&limit=LINES (column=BYTE continues a cut line; 1-based line, default ${ARTIFACT_PAGE_LINES} lines, at most ` +
+    `${inUnit(ARTIFACT_PAGE_BYTES, "KiB")} unless max_bytes=N, up to ${inUnit(ARTIFACT_PAGE_MAX_BYTES, "MiB")}).`,
   mimeType: "text/plain",
 };
 
@@ -82,7 +85,7 @@ export function parseArtifactUri(uri: string): PageRequest {
     if (key === "offset") page.offset = count(key, value);
     else if (key === "column") page.column = count(key, value);
     else if (key === "limit") page.limit = count(key, value);
-    else if (key === "max_bytes") page.maxBytes = count(key, value, MAX_PAGE_BYTES);
+    else if (key === "max_bytes") page.maxBytes = count(key, value, ARTIFACT_PAGE_MAX_BYTES);
     else throw invalid(`Unknown parameter '${key}' in ${uri}: use offset, column, limit and max_bytes.`);
   }
   return page;
@@ -94,8 +97,8 @@ export function parseArtifactUri(uri: string): PageRequest {
  */
 export async function readArtifact(store: ArtifactStore, uri: string): Promise<ReadResourceResult> {
   const page = parseArtifactUri(uri);
-  const limit = page.limit ?? DEFAULT_PAGE_LINES;
-  const maxBytes = page.maxBytes ?? DEFAULT_PAGE_BYTES;
+  const limit = page.limit ?? ARTIFACT_PAGE_LINES;
+  const maxBytes = page.maxBytes ?? ARTIFACT_PAGE_BYTES;
   let slice: Awaited<ReturnType<ArtifactStore["read"]>>;
   try {
     slice = await store.read(page.id, { offset: page.offset, column: page.column, limit, maxBytes });

@@ -3,6 +3,7 @@
  * plus the few operations nbagent performs on it. No kernel knowledge lives here.
  */
 import { randomBytes } from "node:crypto";
+import { pluralBare } from "../sys/units.js";
 import type { JsonObject, JsonValue } from "./json.js";
 import { RawNumber } from "./json.js";
 import { joinLines, splitLines } from "./lines.js";
@@ -203,14 +204,14 @@ export function setCellType(cell: Cell, cellType: CellType): string[] {
   if (cellType === "code") {
     if (cell.attachments !== undefined) {
       const n = isObject(cell.attachments) ? Object.keys(cell.attachments).length : 0;
-      if (n > 0) dropped.push(`${n} attachment${n === 1 ? "" : "s"}`);
+      if (n > 0) dropped.push(`${pluralBare(n, "attachment")}`);
       delete cell.attachments;
     }
     cell.execution_count = null;
     cell.outputs = [];
   } else {
     const outputs = Array.isArray(cell.outputs) ? cell.outputs.length : 0;
-    if (outputs > 0) dropped.push(`${outputs} output${outputs === 1 ? "" : "s"}`);
+    if (outputs > 0) dropped.push(`${pluralBare(outputs, "output")}`);
     const count = cell.execution_count;
     if (count !== undefined && count !== null) dropped.push(`execution count ${String(count)}`);
     delete cell.outputs;

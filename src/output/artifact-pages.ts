@@ -6,6 +6,7 @@
  * where every long line starts) lets a page start anywhere without scanning from the top.
  */
 import type { FileHandle } from "node:fs/promises";
+import { pluralBare } from "../sys/units.js";
 
 const MARK_STEP = 1024;
 /** Lines at least this long are listed in the index with their start and length. */
@@ -180,7 +181,7 @@ export function charBoundary(b: Buffer, n: number): number {
 function pastEnd(index: LineIndex, offset: number): ArtifactReadError {
   return new ArtifactReadError(
     "past_end",
-    `offset ${offset} is past the end: the artifact has ${index.lines} line${index.lines === 1 ? "" : "s"}`,
+    `offset ${offset} is past the end: the artifact has ${pluralBare(index.lines, "line")}`,
     { lines: index.lines, offset },
   );
 }
@@ -188,7 +189,7 @@ function pastEnd(index: LineIndex, offset: number): ArtifactReadError {
 function columnPastEnd(line: number, lineBytes: number, column: number): ArtifactReadError {
   return new ArtifactReadError(
     "column_past_end",
-    `column ${column} is past the end of line ${line} (${lineBytes} byte${lineBytes === 1 ? "" : "s"})`,
+    `column ${column} is past the end of line ${line} (${pluralBare(lineBytes, "byte")})`,
     { line, lineBytes, column },
   );
 }

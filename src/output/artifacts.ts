@@ -29,10 +29,8 @@ import {
   readPage,
   searchLines,
 } from "./artifact-pages.js";
+import { ARTIFACT_PAGE_BYTES, ARTIFACT_PAGE_LINES, ARTIFACT_TOOL_LINES } from "./model-budgets.js";
 import { checkOwnedFileSync, isOwnDir, openOwnedFile, ownedByMe, RefusedFileError } from "./safe-file.js";
-
-/** Bytes one page holds at most (newlines not counted). */
-export const DEFAULT_PAGE_BYTES = 50 * 1024;
 
 export const ARTIFACT_SCHEME = "artifact://";
 const ID_RE = /^[A-Za-z0-9_-]{1,80}$/;
@@ -62,9 +60,9 @@ export interface ArtifactReadOptions {
   offset?: number;
   /** 1-based byte in that line to start at (default 1): continues a line cut by the previous page. */
   column?: number;
-  /** Lines to return at most (default 2000). */
+  /** Lines to return at most (default ARTIFACT_PAGE_LINES: 2000). */
   limit?: number;
-  /** Bytes to return at most (default 50 KiB, newlines not counted); a longer first line is cut. */
+  /** Bytes to return at most (default ARTIFACT_PAGE_BYTES: 50 KiB, newlines not counted); a longer first line is cut. */
   maxBytes?: number;
 }
 
@@ -89,9 +87,9 @@ export interface ArtifactSlice extends ArtifactPage {
 export interface ArtifactSearchOptions {
   /** 1-based line to list matches from (default 1). */
   offset?: number;
-  /** Matching lines to list at most (default 200). */
+  /** Matching lines to list at most (default ARTIFACT_TOOL_LINES: 200). */
   limit?: number;
-  /** Bytes of listed text at most (default 50 KiB). */
+  /** Bytes of listed text at most (default ARTIFACT_PAGE_BYTES: 50 KiB). */
   maxBytes?: number;
 }
 
@@ -249,8 +247,8 @@ export class ArtifactStore {
       page = await readPage(handle, index, {
         offset: whole(options.offset, 1),
         column: whole(options.column, 1),
-        limit: whole(options.limit, 2000),
-        maxBytes: whole(options.maxBytes, DEFAULT_PAGE_BYTES),
+        limit: whole(options.limit, ARTIFACT_PAGE_LINES),
+        maxBytes: whole(options.maxBytes, ARTIFACT_PAGE_BYTES),
       });
     } catch (err) {
       if (err instanceof ArtifactReadError && err.code === "past_end") {
@@ -292,8 +290,8 @@ export class ArtifactStore {
     try {
       const found = await searchLines(handle, index, spec, {
         offset: whole(options.offset, 1),
-        limit: whole(options.limit, 200),
-        maxBytes: whole(options.maxBytes, DEFAULT_PAGE_BYTES),
+        limit: whole(options.limit, ARTIFACT_TOOL_LINES),
+        maxBytes: whole(options.maxBytes, ARTIFACT_PAGE_BYTES),
       });
       return { ...found, id, path, pattern: spec };
     } finally {

@@ -6,6 +6,8 @@ export {
   type LineMatch,
   type PatternSpec,
   parsePattern,
+  SEARCH_OVERLAP,
+  SEARCH_WINDOW,
 } from "./artifact-pages.js";
 export {
   ARTIFACT_SCHEME,
@@ -16,11 +18,20 @@ export {
   type ArtifactSlice,
   ArtifactStore,
   type ArtifactStoreOptions,
-  DEFAULT_PAGE_BYTES,
   parseArtifactId,
   type StoredIncomplete,
   sessionDirName,
 } from "./artifacts.js";
+export {
+  ARTIFACT_PAGE_BYTES,
+  ARTIFACT_PAGE_LINES,
+  ARTIFACT_PAGE_MAX_BYTES,
+  ARTIFACT_TOOL_LINES,
+  CALL_OUTPUT_BYTES,
+  DEFAULT_IMAGE_BUDGET,
+  type ImageBudget,
+  READ_CHARS,
+} from "./model-budgets.js";
 export { applyOverwrites, sanitise, stripAnsi } from "./sanitise.js";
 export { type ShownLine, shownRanges } from "./select.js";
 export {
@@ -29,7 +40,6 @@ export {
   type ChunkKind,
   DEFAULT_CLEAR_MARKER,
   DEFAULT_CUT_OVERHEAD,
-  DEFAULT_MAX_BYTES,
   type OutputDump,
   OutputSink,
   type OutputSinkOptions,

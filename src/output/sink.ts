@@ -8,12 +8,12 @@
 import { type ArtifactIncomplete, ArtifactLog, type SinkArtifact } from "./artifact-log.js";
 import { allocate } from "./budget.js";
 import { type CellRender, CellView, type ChunkKind, MAX_DISPLAY_SLOTS } from "./cell-view.js";
+import { CALL_OUTPUT_BYTES } from "./model-budgets.js";
 
 export type { ArtifactIncomplete, SinkArtifact } from "./artifact-log.js";
 export type { ChunkKind } from "./cell-view.js";
 export { MAX_DISPLAY_SLOTS };
 
-export const DEFAULT_MAX_BYTES = 50 * 1024;
 /** What the notice and gap markers of one cut cell take, about (kept out of the budget). */
 export const DEFAULT_CUT_OVERHEAD = 384;
 /** The artifact's line where a cell's output was cleared (clear_output). */
@@ -30,7 +30,7 @@ export const DEFAULT_UPDATE_MARKER = "[display updated]";
 export type DisplayUpdate = "replaced" | "gone" | "unknown" | "untracked";
 
 export interface OutputSinkOptions {
-  /** Bytes of output text shown to the model for the whole call (default 50 KiB). */
+  /** Bytes of output text shown to the model for the whole call (default CALL_OUTPUT_BYTES: 50 KiB). */
   maxBytes?: number;
   /** Where the whole output goes once anything is cut (created lazily). */
   artifact?: SinkArtifact;
@@ -82,7 +82,7 @@ export class OutputSink {
   private ended = false;
 
   constructor(options: OutputSinkOptions = {}) {
-    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.maxBytes = options.maxBytes ?? CALL_OUTPUT_BYTES;
     this.clearMarker = options.clearMarker ?? DEFAULT_CLEAR_MARKER;
     this.updateMarker = options.updateMarker ?? DEFAULT_UPDATE_MARKER;
     this.cutOverhead = options.cutOverhead ?? DEFAULT_CUT_OVERHEAD;

@@ -3,7 +3,7 @@
  * honest `… N more lines` note, and the final fit of every line to the width.
  */
 
-import { thousands } from "../sys/thousands.js";
+import { plural } from "../sys/units.js";
 import type { RenderTheme } from "./theme.js";
 import { truncateToWidth, visibleWidth, wrapLines } from "./width.js";
 
@@ -39,10 +39,6 @@ export function duration(ms: number): string {
   const s = Math.round(ms / 1000);
   if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, "0")}s`;
   return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
-}
-
-export function plural(n: number, word: string): string {
-  return `${thousands(n)} ${word}${n === 1 ? "" : "s"}`;
 }
 
 /**

@@ -3,7 +3,8 @@
  * entries per container; expanded, everything, paginated at PAGE_LINES lines. Whatever is not drawn
  * is counted on a line of its own, never dropped silently.
  */
-import { COLLAPSED, plural, type RenderOptions } from "./format.js";
+import { plural } from "../sys/units.js";
+import { COLLAPSED, type RenderOptions } from "./format.js";
 import type { RenderTheme } from "./theme.js";
 
 /** Lines of one JSON value drawn when expanded; the rest is counted. */

@@ -2,6 +2,7 @@
  * Views of the artifact and runs tools, and the plain view any other tool gets: the call's
  * parameters on one line, the result's text (a few lines collapsed, all expanded).
  */
+import { pluralBare } from "../sys/units.js";
 import { artifactDescriptor } from "../tools/artifact.js";
 import { runsDescriptor } from "../tools/runs-tool.js";
 import { block, COLLAPSED, isObject, type RenderOptions } from "./format.js";
@@ -58,7 +59,7 @@ export function textResultLines(content: Content, isError: boolean, o: RenderOpt
   const lines = cleanText(text).split("\n");
   const out = block(lines, o, COLLAPSED.output);
   const images = content.filter((c) => c.type === "image").length;
-  if (images) out.push(t.fg("accent", `[${images} image${images === 1 ? "" : "s"}]`));
+  if (images) out.push(t.fg("accent", `[${pluralBare(images, "image")}]`));
   return out;
 }
 

@@ -6,11 +6,12 @@
  * drawn as an error block naming the notebook.
  */
 
+import { plural } from "../sys/units.js";
 import { notebookDescriptor } from "../tools/notebook-descriptor.js";
 import type { ReadCell } from "../tools/notebook-read.js";
 import type { NotebookDetails } from "../tools/notebook-types.js";
 import { isErrorText } from "../tools/types.js";
-import { block, COLLAPSED, isObject, plural, type RenderOptions } from "./format.js";
+import { block, COLLAPSED, isObject, type RenderOptions } from "./format.js";
 import { cellLanguage, highlightLines } from "./highlight.js";
 import { isPythonDetails, pythonResultLines } from "./python-view.js";
 import { cleanText, wrapLine } from "./width.js";

@@ -8,6 +8,7 @@
  */
 
 import { thousands } from "../sys/thousands.js";
+import { plural } from "../sys/units.js";
 import { deathReasonText } from "../tools/kernel-text.js";
 import { pythonDescriptor } from "../tools/python.js";
 import {
@@ -17,7 +18,7 @@ import {
   type PythonToolDetails,
   summaryLines,
 } from "../tools/python-result.js";
-import { block, COLLAPSED, duration, isObject, plural, type RenderOptions, spinner } from "./format.js";
+import { block, COLLAPSED, duration, isObject, type RenderOptions, spinner } from "./format.js";
 import { highlightLines } from "./highlight.js";
 import { imageLines } from "./images.js";
 import { jsonTreeLines } from "./json-tree.js";

@@ -8,6 +8,7 @@
  */
 
 import type { DisplayOutput, JupyterMessage } from "../kernel/types.js";
+import { mibOrKib } from "../sys/units.js";
 import { type CellOutput, type DisplayNbOutput, mimeValueSize, type OmittedMime } from "./events.js";
 
 /** Most bytes (UTF-16 units, a close stand-in) of MIME values one output carries in an event. */
@@ -15,8 +16,7 @@ export const MAX_EVENT_MIME_BYTES = 2 * 2 ** 20;
 
 /** "image/png (3.1 MiB)". */
 function sizeText(o: OmittedMime): string {
-  const mib = o.bytes / 2 ** 20;
-  return `${o.mime} (${mib >= 0.1 ? `${mib.toFixed(1)} MiB` : `${Math.ceil(o.bytes / 1024)} KiB`})`;
+  return `${o.mime} (${mibOrKib(o.bytes)})`;
 }
 
 /**

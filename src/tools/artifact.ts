@@ -5,22 +5,24 @@
  */
 import type { Static } from "@sinclair/typebox";
 import {
+  ARTIFACT_PAGE_BYTES,
   ARTIFACT_SCHEME,
+  ARTIFACT_TOOL_LINES,
   ArtifactReadError,
   type ArtifactSearchResult,
   type ArtifactSlice,
   type ArtifactStore,
-  DEFAULT_PAGE_BYTES,
   parseArtifactId,
+  SEARCH_OVERLAP,
+  SEARCH_WINDOW,
 } from "../output/index.js";
 import { thousands } from "../sys/thousands.js";
+import { bytesTenthKB, inUnit, plural } from "../sys/units.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { saveFailure } from "./output-text.js";
 import { type ParamWords, paramProblem } from "./param-problem.js";
 import { Type } from "./schema.js";
 import { errorResult, type Tool, type ToolResult } from "./types.js";
-
-export const DEFAULT_ARTIFACT_LINES = 200;
 
 export const artifactSchema = Type.Object(
   {
@@ -43,7 +45,7 @@ export const artifactSchema = Type.Object(
     limit: Type.Optional(
       Type.Integer({
         minimum: 1,
-        description: `Lines per page (default ${DEFAULT_ARTIFACT_LINES}); a page also stops at ${DEFAULT_PAGE_BYTES / 1024} KB`,
+        description: `Lines per page (default ${ARTIFACT_TOOL_LINES}); a page also stops at ${inUnit(ARTIFACT_PAGE_BYTES, "KB")}`,
       }),
     ),
     pattern: Type.Optional(
@@ -85,7 +87,7 @@ export interface ArtifactToolDetails {
 
 export interface ArtifactToolOptions {
   artifacts: ArtifactStore;
-  /** Bytes one page or match list holds at most (default 50 KiB). */
+  /** Bytes one page or match list holds at most (default ARTIFACT_PAGE_BYTES: 50 KiB). */
   maxBytes?: number;
 }
 
@@ -119,8 +121,8 @@ const ARTIFACT_WORDS: ParamWords = {
 const DESCRIPTION = [
   "Read a full output that a result cut short and kept as artifact://<id> (python and notebook results",
   'point to it: "Read it with the artifact tool: {"id":"<id>","offset":<line>}"). Read-only.',
-  `Returns numbered lines: from line offset (1-based, default 1), at most limit lines (default ${DEFAULT_ARTIFACT_LINES})`,
-  `and ${DEFAULT_PAGE_BYTES / 1024} KB. Every result says which lines of how many it shows and ends with the exact next call`,
+  `Returns numbered lines: from line offset (1-based, default 1), at most limit lines (default ${ARTIFACT_TOOL_LINES})`,
+  `and ${inUnit(ARTIFACT_PAGE_BYTES, "KB")}. Every result says which lines of how many it shows and ends with the exact next call`,
   '("Next: {…}"). A line longer than a page is cut and continues from byte column of that line: copy the Next call.',
   "pattern (a JavaScript regular expression, case-sensitive; start it with (?i) to ignore case) lists the matching",
   "lines with their numbers and how many match in all, from line offset on; then read around a match with offset.",
@@ -128,14 +130,7 @@ const DESCRIPTION = [
 ].join("\n");
 
 const n = (x: number) => thousands(x);
-const plural = (count: number, word: string) => `${n(count)} ${word}${count === 1 ? "" : "s"}`;
 const call = (c: ArtifactCall) => JSON.stringify(c);
-
-function size(bytes: number): string {
-  if (bytes < 1024) return plural(bytes, "byte");
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
-}
 
 function range(a: number, b: number, word = "line"): string {
   return a === b ? `${word} ${n(a)}` : `${word}s ${n(a)}-${n(b)}`;
@@ -189,7 +184,7 @@ function pageResult(page: ArtifactSlice, given: ArtifactParams): ToolResult<Arti
     return { content: [{ type: "text", text: `${uri} is empty (0 lines).` }], details };
   }
   const limit = given.limit !== undefined ? { limit: given.limit } : {};
-  const lines = [`${shownRange(page)} of ${uri} (${size(page.sizeBytes)}):`, numbered(page)];
+  const lines = [`${shownRange(page)} of ${uri} (${bytesTenthKB(page.sizeBytes)}):`, numbered(page)];
   if (page.next) {
     details.next = { id: page.id, ...page.next, ...limit };
     let nextLine = `Next: ${call(details.next)}`;
@@ -251,8 +246,10 @@ function searchResult(found: ArtifactSearchResult, offset: number): ToolResult<A
     } else out.push("No more matches.");
   }
   if (found.windowed > 0) {
+    const window = inUnit(SEARCH_WINDOW, "MB");
+    const overlap = inUnit(SEARCH_OVERLAP, "KB");
     out.push(
-      `(${plural(found.windowed, "line")} longer than 1 MB ${found.windowed === 1 ? "was" : "were"} searched in 1 MB windows overlapping by 4 KB: a match longer than 4 KB across a window edge would not be found.)`,
+      `(${plural(found.windowed, "line")} longer than ${window} ${found.windowed === 1 ? "was" : "were"} searched in ${window} windows overlapping by ${overlap}: a match longer than ${overlap} across a window edge would not be found.)`,
     );
   }
   return { content: [{ type: "text", text: out.join("\n") }], details };
@@ -289,7 +286,7 @@ function readError(err: ArtifactReadError, params: ArtifactParams, id: string): 
         ? `; the rest of the output was not saved (${saveFailure(undefined, f.incomplete.reason)})`
         : "";
       if (!f.lines) return `offset ${n(params.offset ?? 1)} is past the end: ${uri} is empty${cut}.`;
-      const last = Math.max(1, f.lines - DEFAULT_ARTIFACT_LINES + 1);
+      const last = Math.max(1, f.lines - ARTIFACT_TOOL_LINES + 1);
       const again =
         params.pattern === undefined ? { id, offset: last } : { id, pattern: params.pattern, offset: 1 };
       return `offset ${n(params.offset ?? 1)} is past the end: ${uri} has ${plural(f.lines, "line")}${f.sizeBytes === undefined ? "" : ` (${plural(f.sizeBytes, "byte")})`}${cut}. ${params.pattern === undefined ? "Its last page" : "Search from the top"}: ${call(again)}`;
@@ -314,7 +311,7 @@ export const artifactDescriptor: ToolDescriptor<ArtifactParams, ArtifactToolDeta
 };
 
 export function createArtifactTool(options: ArtifactToolOptions): Tool<ArtifactParams, ArtifactToolDetails> {
-  const maxBytes = options.maxBytes ?? DEFAULT_PAGE_BYTES;
+  const maxBytes = options.maxBytes ?? ARTIFACT_PAGE_BYTES;
   return {
     name: artifactDescriptor.name,
     label: artifactDescriptor.label,
@@ -340,7 +337,7 @@ export function createArtifactTool(options: ArtifactToolOptions): Tool<ArtifactP
         if (params.pattern !== undefined) {
           const found = await options.artifacts.search(id, params.pattern, {
             offset: params.offset,
-            limit: params.limit ?? DEFAULT_ARTIFACT_LINES,
+            limit: params.limit ?? ARTIFACT_TOOL_LINES,
             maxBytes,
           });
           return searchResult(found, params.offset ?? 1);
@@ -348,7 +345,7 @@ export function createArtifactTool(options: ArtifactToolOptions): Tool<ArtifactP
         const page = await options.artifacts.read(id, {
           offset: params.offset,
           column: params.column,
-          limit: params.limit ?? DEFAULT_ARTIFACT_LINES,
+          limit: params.limit ?? ARTIFACT_TOOL_LINES,
           maxBytes,
         });
         return pageResult(page, params);

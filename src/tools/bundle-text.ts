@@ -6,7 +6,7 @@
  * carries handed to `embedded` and a placeholder at their place; then a line per output it cannot see.
  */
 import { displayTextMime, displayTextSource, IMAGE_MIMES, unseenOutputs } from "../kernel/display.js";
-import { size } from "./byte-size.js";
+import { bytesWholeKB } from "../sys/units.js";
 import { replaceDataImages } from "./cell-images.js";
 
 export interface BundleImageHooks {
@@ -46,6 +46,7 @@ export function bundleModelText(
   if (hooks.embedded && (mimeType === "text/html" || mimeType === "text/markdown"))
     text = replaceDataImages(text, hooks.embedded);
   if (text) lines.push(text);
-  for (const u of unseenOutputs(data, mimeType)) lines.push(`[${u.mimeType}, ${size(u.bytes)}, not shown]`);
+  for (const u of unseenOutputs(data, mimeType))
+    lines.push(`[${u.mimeType}, ${bytesWholeKB(u.bytes)}, not shown]`);
   return lines.join("\n");
 }

@@ -7,12 +7,12 @@
  * sends and the words of its result.
  */
 
+import type { ImageBudget } from "../output/model-budgets.js";
 import { Deadline } from "../runtime/deadline.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { SessionSpec } from "../runtime/session.js";
 import type { SessionLease, SessionMode } from "../runtime/sessions.js";
 import { CellRunRecorder } from "./cell-run.js";
-import type { ImageBudget } from "./python-images.js";
 import type { PythonToolDetails } from "./python-result.js";
 import { CellCallTag } from "./queue-holder.js";
 import type { RunRegistry } from "./runs.js";

@@ -7,8 +7,9 @@
  * third image; the artifact keeps it so). When the text is built, `label` turns each into what the
  * model reads: `[image 1 · cell 2 · 640×480]`, tied to the image contents by their order.
  */
+import type { ImageBudget } from "../output/model-budgets.js";
 import { imageLabel } from "./image-label.js";
-import { type ImageBudget, prepareImage } from "./python-images.js";
+import { prepareImage } from "./python-images.js";
 import type { PythonToolDetails } from "./python-result.js";
 import type { ImageContent } from "./types.js";
 

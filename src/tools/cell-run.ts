@@ -8,6 +8,7 @@
  */
 import type { ExecuteOptions } from "../kernel/types.js";
 import type { ArtifactStore } from "../output/artifacts.js";
+import type { ImageBudget } from "../output/model-budgets.js";
 import { sanitise } from "../output/sanitise.js";
 import { MAX_DISPLAY_SLOTS, type OutputDump, OutputSink } from "../output/sink.js";
 import { CallAbortedError, CallTimeoutError, type Deadline } from "../runtime/deadline.js";
@@ -25,7 +26,6 @@ import { LatestImages } from "./cell-images.js";
 import { describeFailure } from "./failure-text.js";
 import { type CellAbort, inlineNotice, stdinTracebackText } from "./kernel-text.js";
 import { displayModelText, type OutputTextCell, outputText } from "./output-text.js";
-import type { ImageBudget } from "./python-images.js";
 import {
   cellHeader,
   cellOutputDetails,

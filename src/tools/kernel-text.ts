@@ -9,7 +9,7 @@ import { stripAnsi } from "../output/sanitise.js";
 import type { DeadKernelNotRestartedError, KernelUnreachableError, SlotHolder } from "../runtime/errors.js";
 import type { NamedSessionStart, SessionEvent, SessionKey } from "../runtime/session.js";
 import type { RetiredSession, StateLoss } from "../runtime/sessions.js";
-import { thousands } from "../sys/thousands.js";
+import { bytesIec, plural } from "../sys/units.js";
 import { failureWords, gatewayFailureText, hubServerGoneText } from "./failure-text.js";
 
 /** The no-stdin notice (docs/python-tool.md), written into the output where the kernel asked. */
@@ -108,19 +108,6 @@ export function isolationNote(isolation: KernelIsolation | undefined): string | 
   return `Note: this kernel can see the other processes of this user, the host's included, and could read their environment (/proc/<pid>/environ) with its API keys and tokens${why}. Do not read other processes' /proc entries; \`nbagent doctor\` says how to isolate kernels on this machine.`;
 }
 
-/** "2 GiB", "512 MiB", "1.5 GiB". */
-export function bytesText(n: number): string {
-  for (const [unit, size] of [
-    ["TiB", 2 ** 40],
-    ["GiB", 2 ** 30],
-    ["MiB", 2 ** 20],
-    ["KiB", 2 ** 10],
-  ] as const) {
-    if (n >= size) return `${Number((n / size).toFixed(1))} ${unit}`;
-  }
-  return plural(n, "byte");
-}
-
 /**
  * Why the kernel died, for "the kernel died (…)" sentences: the reason, and the limit it hit when a
  * limit is known (docs/isolation.md, "Limits"), with what to do about it.
@@ -134,7 +121,7 @@ export function deathText(
   if (!limit) return { why: `(${reason})`, advice: "" };
   if (limit.kind === "memory-limit")
     return {
-      why: `(${reason}): it hit its memory limit of ${bytesText(limit.limitBytes)} and the out-of-memory killer ended it`,
+      why: `(${reason}): it hit its memory limit of ${bytesIec(limit.limitBytes)} and the out-of-memory killer ended it`,
       advice: ` Use less memory at once (load or process the data in smaller pieces, \`del\` large objects you no longer need), or ask the user to raise the limit (\`--memory-limit\` or NBAGENT_MEMORY_LIMIT).`,
     };
   return {
@@ -179,10 +166,6 @@ export function processLimitText(cell: number, hit: { maxProcesses: number; refu
 /** The text written into the output stream for a notice, or undefined when the summary says it. */
 export function inlineNotice(n: ExecutionNotice): string | undefined {
   return n.kind === "stdin-refused" ? STDIN_NOTICE : undefined;
-}
-
-export function plural(n: number, one: string, many = `${one}s`): string {
-  return `${thousands(n)} ${n === 1 ? one : many}`;
 }
 
 /** "cell 3", "cells 1-2", "cells 1, 3 and 5-6" from sorted labels (numbers). */

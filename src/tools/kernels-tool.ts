@@ -10,9 +10,10 @@ import { isAbsolute, relative, resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import type { KeptSessionState, KernelListing, Runtime, SessionKey } from "../runtime/index.js";
 import { keyText } from "../runtime/index.js";
+import { bytesIec, plural, pluralBare } from "../sys/units.js";
 import type { ToolDescriptor } from "./descriptor.js";
 import { describeFailure } from "./failure-text.js";
-import { bytesText, minutes, plural } from "./kernel-text.js";
+import { minutes } from "./kernel-text.js";
 import { paramProblem } from "./param-problem.js";
 import { CellCallTag, queueHolderFacts } from "./queue-holder.js";
 import type { Run, RunRegistry } from "./runs.js";
@@ -258,7 +259,7 @@ async function restart(
     );
   }
   const memory =
-    done.state.memoryBytes !== undefined ? ` Its memory now: ${bytesText(done.state.memoryBytes)}.` : "";
+    done.state.memoryBytes !== undefined ? ` Its memory now: ${bytesIec(done.state.memoryBytes)}.` : "";
   const after =
     done.state.key.kind === "notebook"
       ? "none of the notebook's cells have run in it (run them with the notebook tool, action run)."
@@ -457,7 +458,7 @@ class KernelsView {
       );
     }
     if (state.started && state.alive) {
-      if (state.memoryBytes !== undefined) parts.push(`memory ${bytesText(state.memoryBytes)}`);
+      if (state.memoryBytes !== undefined) parts.push(`memory ${bytesIec(state.memoryBytes)}`);
       else if (!this.listing.facts.memory) parts.push("memory not known (the kernel runs on the gateway)");
       else parts.push("memory could not be read");
     }
@@ -489,7 +490,7 @@ class KernelsView {
       );
     else
       lines.push(
-        `${plural(sessions.length, "live kernel")} (at most ${maxSessions} kept; ${free} ${free === 1 ? "slot" : "slots"} free; a new one beyond that replaces the least recently used idle one; one unused for ${minutes(idleTimeoutMs)} is shut down):`,
+        `${plural(sessions.length, "live kernel")} (at most ${maxSessions} kept; ${pluralBare(free, "slot")} free; a new one beyond that replaces the least recently used idle one; one unused for ${minutes(idleTimeoutMs)} is shut down):`,
         ...sessions.map((s) => this.kernelLine(s)),
       );
     lines.push(runLines.length ? "Background runs:" : "No background runs.", ...runLines);

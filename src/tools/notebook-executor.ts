@@ -11,6 +11,7 @@ import {
   NotebookFileError,
   repairDuplicateIds,
 } from "../notebook/index.js";
+import { CALL_OUTPUT_BYTES, DEFAULT_IMAGE_BUDGET, type ImageBudget } from "../output/model-budgets.js";
 import { KernelUnreachableError } from "../runtime/errors.js";
 import {
   type CellRunReport,
@@ -22,12 +23,12 @@ import {
 import { DisplayRegistries, notebookSession } from "../runtime/notebook-session.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { StateLoss } from "../runtime/sessions.js";
+import { plural } from "../sys/units.js";
 import { CellCall, callDeadline } from "./cell-call.js";
 import { describeFailure } from "./failure-text.js";
-import { cellList, plural, unreachableKernelText } from "./kernel-text.js";
+import { cellList, unreachableKernelText } from "./kernel-text.js";
 import { repairedIdsText } from "./notebook-problems.js";
 import type { NotebookExecutor, NotebookRunRequest } from "./notebook-types.js";
-import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { cellRan, emptyDetails, type PythonToolDetails } from "./python-result.js";
 import { recordStateLoss } from "./queue-holder.js";
 import type { RunRegistry } from "./runs.js";
@@ -142,7 +143,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
   registries: DisplayRegistries;
 } {
   const registries = new DisplayRegistries();
-  const maxBytes = options.maxOutputBytes ?? 50 * 1024;
+  const maxBytes = options.maxOutputBytes ?? CALL_OUTPUT_BYTES;
   const images = { ...DEFAULT_IMAGE_BUDGET, ...options.images };
   const session = options.sessionId ?? options.runtime.defaultSessionId;
   // Where runs go on in the background, one without a timeout has no time limit (docs/runs.md).
@@ -361,6 +362,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
     registries,
     limits: { idleTimeoutMs, maxSessions },
     background,
+    maxOutputBytes: maxBytes,
   };
 }
 

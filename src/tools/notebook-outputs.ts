@@ -7,6 +7,7 @@
  */
 import { joinLines } from "../notebook/index.js";
 import { thousands } from "../sys/thousands.js";
+import { pluralBare } from "../sys/units.js";
 import { bundleImage, bundleModelText } from "./bundle-text.js";
 import { errorHeadline, foldTraceback } from "./traceback-text.js";
 
@@ -194,7 +195,7 @@ export function summariseOutputs(outputs: unknown[], images?: ReadImages, cellIn
     shortened ||= r.shortened;
   });
   if (hidden > 0) {
-    lines.push(`… ${hidden} more output${hidden === 1 ? "" : "s"}`);
+    lines.push(`… ${pluralBare(hidden, "more output")}`);
     shortened = true;
   }
   return { counts, lines, shortened };
@@ -296,7 +297,7 @@ export function wholeOutputs(
   if (shown < outputs.length) {
     const rest = outputs.length - shown;
     lines.push(
-      `[… ${rest} more output${rest === 1 ? "" : "s"} (${shown}-${outputs.length - 1}) not shown to fit the read budget; cells[${cellIndex}].outputs in the file holds them]`,
+      `[… ${pluralBare(rest, "more output")} (${shown}-${outputs.length - 1}) not shown to fit the read budget; cells[${cellIndex}].outputs in the file holds them]`,
     );
   }
   return lines;

@@ -11,6 +11,7 @@ import {
   type NotebookProblem,
   type RepairedCellId,
 } from "../notebook/index.js";
+import { pluralBare } from "../sys/units.js";
 
 /** Files up to this size have every output parsed and checked; larger ones only what a call reads. */
 const BULK_CHECK_BYTES = 2_000_000;
@@ -50,7 +51,7 @@ export function problemLine(p: NotebookProblem, schema: string): string {
   switch (p.kind) {
     case "not_json":
       return p.count !== undefined
-        ? `${p.count} NaN/Infinity value${p.count === 1 ? "" : "s"} in outputs: not JSON`
+        ? `${pluralBare(p.count, "NaN/Infinity value")} in outputs: not JSON`
         : `${where(p)} is ${p.value}: not JSON`;
     case "duplicate_id":
       return `cells ${indexList(p.cells ?? [])} share id ${JSON.stringify(p.value)}`;

@@ -4,6 +4,7 @@
  * read budget) when one cell is asked for (notebook-outputs.ts; docs/notebook-tool.md).
  */
 import { type Cell, cellSource, cellTags, formatVersion, type Notebook } from "../notebook/index.js";
+import { pluralBare } from "../sys/units.js";
 import {
   type OutputSummary,
   type ReadImageRef,
@@ -96,7 +97,7 @@ export function renderRead(
   const lang = (nb.metadata as Record<string, { name?: unknown }> | undefined)?.language_info?.name;
   const total = nb.cells.length;
   const head = [
-    `${shownPath}: ${total} cell${total === 1 ? "" : "s"}, nbformat ${major}.${minor}${typeof lang === "string" ? `, ${lang}` : ""}`,
+    `${shownPath}: ${pluralBare(total, "cell")}, nbformat ${major}.${minor}${typeof lang === "string" ? `, ${lang}` : ""}`,
   ];
   head.push(...notices);
   let text = head.join("\n");

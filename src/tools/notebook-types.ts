@@ -64,4 +64,6 @@ export interface NotebookExecutor {
   limits?: KeptKernelLimits;
   /** Runs still going after their wait go on in the background (docs/runs.md): no default timeout. */
   background?: boolean;
+  /** Bytes of output text a run shows the model, for the tool's description (default CALL_OUTPUT_BYTES). */
+  maxOutputBytes?: number;
 }

@@ -19,6 +19,7 @@ import {
   NotebookFileError,
   type NotebookKernelSpec,
 } from "../notebook/index.js";
+import { type ImageBudget, READ_CHARS } from "../output/model-budgets.js";
 import type { EventBus } from "../runtime/events.js";
 import type { ToolDescriptor, ToolFacts } from "./descriptor.js";
 import { createWithCell, HANDLERS, ToolError, withSaveNotes } from "./notebook-actions/index.js";
@@ -27,7 +28,6 @@ import { type NotebookParams, notebookSchema, validateNotebookParams } from "./n
 import { checkLoaded, invalidNote } from "./notebook-problems.js";
 import { type SeenCells, type Staleness, seenCells, staleness } from "./notebook-seen.js";
 import type { NotebookDetails, NotebookExecutor } from "./notebook-types.js";
-import type { ImageBudget } from "./python-images.js";
 import { cellRunRefs } from "./result-refs.js";
 import { fileErrorText, PATH_ERRORS, pathWhere, withWhere } from "./sandbox-paths.js";
 import { errorResult, type Tool, type ToolResult, type ToolUpdate } from "./types.js";
@@ -40,7 +40,7 @@ export interface NotebookToolOptions {
   cwd: string;
   /** Runs cells; without it `run` and `execute: true` answer with an Error. */
   executor?: NotebookExecutor;
-  /** Character budget of a `read` result (default 40,000). */
+  /** Character budget of a `read` result (default READ_CHARS: 40,000). */
   readBudget?: number;
   /** Image budget of a `read` result (default: the python tool's, DEFAULT_IMAGE_BUDGET). */
   images?: ImageBudget;
@@ -84,7 +84,7 @@ export const notebookToolInfo = {
 
 export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookParams, NotebookDetails> {
   const { cwd, executor, roots, events } = options;
-  const readBudget = options.readBudget ?? 40_000;
+  const readBudget = options.readBudget ?? READ_CHARS;
   const withRun = Boolean(executor);
   // Per file (real path): the cells as this host's last call on it left them (notebook-seen.ts).
   const seen = new Map<string, SeenCells>();
@@ -92,7 +92,10 @@ export function createNotebookTool(options: NotebookToolOptions): Tool<NotebookP
   return {
     name: notebookToolInfo.name,
     label: notebookToolInfo.label,
-    description: notebookDescription(withRun, executor?.limits, executor?.background === true),
+    description: notebookDescription(withRun, executor?.limits, executor?.background === true, {
+      outputBytes: executor?.maxOutputBytes,
+      images: options.images?.maxImages,
+    }),
     parameters: notebookSchema(withRun),
 
     async execute(_toolCallId, raw, signal, onUpdate) {

@@ -7,17 +7,9 @@
 import type { DisplayOutput } from "../kernel/types.js";
 import { shownRanges } from "../output/select.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
-import { thousands } from "../sys/thousands.js";
+import { thousands as count } from "../sys/thousands.js";
+import { bytesWholeKB, plural } from "../sys/units.js";
 import { type BundleImageHooks, bundleModelText } from "./bundle-text.js";
-import { size } from "./byte-size.js";
-
-export function count(n: number): string {
-  return thousands(n);
-}
-
-function plural(n: number, word: string): string {
-  return `${count(n)} ${word}${n === 1 ? "" : "s"}`;
-}
 
 function rangeList(ranges: [number, number][]): string {
   const parts = ranges.map(([a, b]) => (a === b ? count(a) : `${count(a)}-${count(b)}`));
@@ -38,7 +30,7 @@ export function cutNotice(cell: CellDump, name: string, dump: OutputDump): strin
   const ranges = shownRanges(cell.shown);
   const cutLines = cell.shown.filter((l) => l.cutChars > 0);
   const allShown = cell.shown.length === cell.lines;
-  const parts = [`[${name}${since}: ${plural(cell.lines, "line")} (${size(cell.bytes)})`];
+  const parts = [`[${name}${since}: ${plural(cell.lines, "line")} (${bytesWholeKB(cell.bytes)})`];
   if (!allShown) parts.push(`; showing ${rangeList(ranges)}`);
   if (cutLines.length) parts.push(`; ${plural(cutLines.length, "long line")} cut`);
   parts.push(".");

@@ -3,6 +3,8 @@
  * and byte budget. An image that cannot be brought within budget is reported, never dropped silently.
  */
 import type { Sharp, SharpOptions } from "sharp";
+import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "../output/model-budgets.js";
+import { inUnit } from "../sys/units.js";
 
 type SharpFactory = (input?: Buffer, options?: SharpOptions) => Sharp;
 let sharpModule: Promise<SharpFactory> | undefined;
@@ -11,24 +13,6 @@ function loadSharp(): Promise<SharpFactory> {
   sharpModule ??= import("sharp").then((m) => (m.default ?? m) as unknown as SharpFactory);
   return sharpModule;
 }
-
-export interface ImageBudget {
-  /** Longest edge in pixels (default 1568). */
-  maxDimension?: number;
-  /** Pixels in total (default 1.15 MP). */
-  maxPixels?: number;
-  /** Encoded bytes (default 750 KiB). */
-  maxBytes?: number;
-  /** Images per call sent to the model (default 8). */
-  maxImages?: number;
-}
-
-export const DEFAULT_IMAGE_BUDGET: Required<ImageBudget> = {
-  maxDimension: 1568,
-  maxPixels: 1_150_000,
-  maxBytes: 750 * 1024,
-  maxImages: 8,
-};
 
 /** What a result's details say of one image it named: its sizes, and whether it was sent or why not. */
 export interface ImageDetails {
@@ -134,7 +118,7 @@ export async function prepareImage(
       }
       scale *= 0.7;
     }
-    return { ...out, error: `still larger than ${Math.round(b.maxBytes / 1024)} KB after downscaling` };
+    return { ...out, error: `still larger than ${inUnit(b.maxBytes, "KB")} after downscaling` };
   } catch (err) {
     return { ...out, error: (err as Error).message };
   }

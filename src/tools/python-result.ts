@@ -9,6 +9,7 @@ import { shownRanges } from "../output/select.js";
 import type { ArtifactIncomplete, CellDump, OutputDump } from "../output/sink.js";
 import type { SessionEvent } from "../runtime/session.js";
 import type { RetiredSession, SessionMode, StateLoss } from "../runtime/sessions.js";
+import { pluralBare } from "../sys/units.js";
 import {
   abortText,
   type CellAbort,
@@ -277,5 +278,5 @@ export function resultText(body: string, d: PythonToolDetails): string {
 function droppedImagesNotice(d: PythonToolDetails): string {
   const n = d.droppedImages ?? 0;
   const kept = d.images.length;
-  return `[${n} earlier image${n === 1 ? "" : "s"} not included (limit: ${kept} image${kept === 1 ? "" : "s"} per call; the latest are kept)]`;
+  return `[${pluralBare(n, "earlier image")} not included (limit: ${pluralBare(kept, "image")} per call; the latest are kept)]`;
 }

@@ -9,6 +9,7 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { loadNotebook, NotebookFileError } from "../notebook/index.js";
+import { CALL_OUTPUT_BYTES, DEFAULT_IMAGE_BUDGET, type ImageBudget } from "../output/model-budgets.js";
 import { DeadKernelNotRestartedError, KernelUnreachableError } from "../runtime/errors.js";
 import { notebookSession } from "../runtime/notebook-session.js";
 import { preludeHelpers } from "../runtime/prelude.js";
@@ -21,6 +22,7 @@ import {
   type SessionRecord,
 } from "../runtime/session-record.js";
 import type { SessionMode } from "../runtime/sessions.js";
+import { inUnit } from "../sys/units.js";
 import { CellCall, callDeadline } from "./cell-call.js";
 import { factsOf, type ToolDescriptor, type ToolFacts } from "./descriptor.js";
 import { describeFailure } from "./failure-text.js";
@@ -32,7 +34,6 @@ import {
   unreachableKernelText,
 } from "./kernel-text.js";
 import { paramProblem } from "./param-problem.js";
-import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "./python-images.js";
 import { emptyDetails as emptyPythonDetails, type PythonToolDetails } from "./python-result.js";
 import { recordStateLoss } from "./queue-holder.js";
 import { cellRunRefs } from "./result-refs.js";
@@ -118,7 +119,7 @@ export interface PythonToolOptions {
   /** Session id for calls that name none (default: the runtime's). */
   sessionId?: string;
   defaultMode?: SessionMode;
-  /** Bytes of text shown to the model (default 50 KiB). */
+  /** Bytes of text shown to the model (default CALL_OUTPUT_BYTES: 50 KiB). */
   maxOutputBytes?: number;
   images?: ImageBudget;
   /** Minimum interval between onUpdate calls while output streams (default 250 ms). */
@@ -142,7 +143,7 @@ function describe(maxBytes: number, facts: ToolFacts): string {
     "interrupt (timeout, cancel) so the kernel is restarted, or the kernels tool restarts it, or you pass reset.",
     "The next result then says so at the top; a cell that killed the kernel is never run again automatically.",
     "IPython syntax works (%magics, !shell). stdout/stderr, results and displays are returned as text, at most",
-    `${Math.round(maxBytes / 1024)}KB per call: a cell that does not fit shows its head and tail (errors always) and the whole output is saved as artifact://<id> (read it with the artifact tool). Plots and images`,
+    `${inUnit(maxBytes, "KB", 0, "")} per call: a cell that does not fit shows its head and tail (errors always) and the whole output is saved as artifact://<id> (read it with the artifact tool). Plots and images`,
     "(matplotlib, PIL, IPython.display) come back as images. There is no stdin: input() returns '' once, then raises EOFError.",
     ...(background
       ? [
@@ -210,22 +211,19 @@ function validate(params: unknown): string | undefined {
   return undefined;
 }
 
-/** Bytes of text a call shows the model by default. */
-const DEFAULT_MAX_OUTPUT_BYTES = 50 * 1024;
-
 /** The python tool's descriptor (tools/descriptor.ts): what every surface lists and draws it by. */
 export const pythonDescriptor: ToolDescriptor<PythonParams, PythonToolDetails> = {
   name: "python",
   label: "Python",
   parameters: pythonSchema,
   hints: { readOnlyHint: false, openWorldHint: false },
-  describe: (facts) => describe(DEFAULT_MAX_OUTPUT_BYTES, facts),
+  describe: (facts) => describe(CALL_OUTPUT_BYTES, facts),
   refs: cellRunRefs,
   create: ({ cwd, runtime, runs }) => createPythonTool({ cwd, runtime, runs }),
 };
 
 export function createPythonTool(options: PythonToolOptions): Tool<PythonParams, PythonToolDetails> {
-  const maxBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const maxBytes = options.maxOutputBytes ?? CALL_OUTPUT_BYTES;
   const imageBudget = { ...DEFAULT_IMAGE_BUDGET, ...options.images };
   const updateEvery = options.updateIntervalMs ?? 250;
   // Where calls go on in the background, one without a timeout has no time limit (docs/runs.md).

@@ -20,6 +20,7 @@ import {
 } from "../notebook/index.js";
 import type { KernelRecordEvent, RecordEntry, SessionRecord } from "../runtime/session-record.js";
 import { checkWithin, OutsideRootsError } from "../sys/confined-path.js";
+import { inUnit, pluralBare } from "../sys/units.js";
 import { fileErrorText, outsideRootsText } from "./sandbox-paths.js";
 
 /** What an export wrote. */
@@ -57,10 +58,6 @@ function kernelNote(event: KernelRecordEvent, cellsBefore: number): string | und
     case "interrupt":
       return `**Kernel restarted here**: the cell above did not stop when interrupted; ${gone}`;
   }
-}
-
-function mb(bytes: number): string {
-  return `${(bytes / 2 ** 20).toFixed(1)} MB`;
 }
 
 /** The notebook of a record's entries, with what went into it. */
@@ -116,14 +113,14 @@ export function sessionNotebook(entries: readonly RecordEntry[]): {
       omitted.push({ cell: cells, bytes: e.omitted.bytes });
       const why =
         e.omitted.why === "record-full"
-          ? `the session's record had reached its ${mb(e.omitted.limit)}`
-          : `over the ${mb(e.omitted.limit)} one cell's outputs may take in the record`;
+          ? `the session's record had reached its ${inUnit(e.omitted.limit, "MB", 1)}`
+          : `over the ${inUnit(e.omitted.limit, "MB", 1)} one cell's outputs may take in the record`;
       const where = e.omitted.artifact
         ? ` Its text output is in ${e.omitted.artifact} (nbagent artifact).`
         : "";
       add(
         "markdown",
-        `*The outputs of the cell above (${mb(e.omitted.bytes)}) are not saved here: ${why}.${where}*`,
+        `*The outputs of the cell above (${inUnit(e.omitted.bytes, "MB", 1)}) are not saved here: ${why}.${where}*`,
       );
     }
   }
@@ -187,7 +184,7 @@ export async function exportSessionNotebook(
 
 /** The result line of an export. */
 export function exportText(e: SessionExport, of?: string): string {
-  const cells = `${e.cells} cell${e.cells === 1 ? "" : "s"}`;
+  const cells = `${pluralBare(e.cells, "cell")}`;
   const what = of ? `the ${cells} of ${of}` : `this session's ${cells}`;
   const parts = [`Exported ${what} to ${e.path} (with their outputs).`];
   if (e.stateLost)

@@ -6,6 +6,7 @@
  * kernel's own prefix not doubled (IRkernel's `ERROR` + `Error in …`), IPython's temporary file
  * name replaced by the cell (`(3159153472.py, line 2)` → `(line 2 of the cell)`).
  */
+import { pluralBare } from "../sys/units.js";
 
 /** A frame's first line: IPython 8 (`Cell In [3], line 2`, `File /p/x.py:110, in f(…)`), IPython 7, plain Python. */
 const FRAME_HEADS: { re: RegExp; user?: true }[] = [
@@ -132,7 +133,7 @@ function foldLine(run: Frame[], where: string): string {
       ? `${files.slice(0, FILES_NAMED).join(", ")} and ${files.length - FILES_NAMED} more`
       : files.join(", ");
   const n = run.length;
-  return `… [${n} library frame${n === 1 ? "" : "s"} folded (${named}); the whole traceback: ${where}]`;
+  return `… [${pluralBare(n, "library frame")} folded (${named}); the whole traceback: ${where}]`;
 }
 
 /**

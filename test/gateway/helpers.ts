@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { GatewayBackend, type KernelBackend } from "../../src/kernel/index.js";
+import { freePort } from "../../src/sys/free-ports.js";
 import { TEST_PYTHON } from "../python.js";
 
 export const SERVER_PYTHON = TEST_PYTHON;
@@ -51,18 +52,6 @@ export interface JupyterServerOptions {
     string,
     { argv: string[]; display_name: string; language: string; env?: Record<string, string> }
   >;
-}
-
-/** A port nobody listens on right now (the server may still lose a race for it: then we retry). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts `python3 -m jupyter_server` and waits until GET /api/status answers with the token. */

@@ -24,7 +24,7 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort } from "./helpers.js";
+import { freePorts } from "../../src/sys/free-ports.js";
 
 const LIFELINE = fileURLToPath(new URL("../lifeline.mjs", import.meta.url));
 const PROXY = fileURLToPath(
@@ -86,7 +86,7 @@ export async function startHub(options: HubOptions = {}): Promise<HubHandle> {
   const found = findHub();
   if (!found) throw new Error("jupyterhub or configurable-http-proxy is not installed");
   const home = mkdtempSync(join(tmpdir(), "nbagent-hub-"));
-  const [port, apiPort, hubPort] = [await freePort(), await freePort(), await freePort()];
+  const [port, apiPort, hubPort] = await freePorts(3);
   const serviceToken = randomBytes(16).toString("hex");
   const user = "alice";
   const go = join(home, "go");

@@ -21,7 +21,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { OPEN_FILES, tmpfsBytes } from "../../src/kernel/local/limit-values.js";
 import { LIMITS_ON_GATEWAY } from "../../src/runtime/kernel-provider.js";
-import { bytesText } from "../../src/tools/kernel-text.js";
+import { bytesIec } from "../../src/sys/units.js";
 import { cliEntry } from "../cli.js";
 import { asWho, nbagent, newPlace, PRINCIPALS, setUp, withHost } from "../security/harness.js";
 
@@ -276,7 +276,7 @@ describe("CPU, open files and the sandbox's tmpfs through the CLI", { concurrenc
       assert.match(
         sizes.text,
         new RegExp(`tmp \\S+ ${want} shm ${want}`),
-        `${bytesText(want)}: ${sizes.text}`,
+        `${bytesIec(want)}: ${sizes.text}`,
       );
     });
   });

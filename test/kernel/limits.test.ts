@@ -28,7 +28,8 @@ import {
 } from "../../src/kernel/local/limit-values.js";
 import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "../../src/kernel/local/limits.js";
 import { resolveSettings, type SettingsFlags } from "../../src/runtime/settings.js";
-import { abortText, bytesText, eventText } from "../../src/tools/kernel-text.js";
+import { bytesIec } from "../../src/sys/units.js";
+import { abortText, eventText } from "../../src/tools/kernel-text.js";
 import { TEST_PYTHON } from "../python.js";
 
 const PYTHON = TEST_PYTHON;
@@ -417,7 +418,7 @@ describe("doctor's limits line", () => {
     assert.match(
       check.detail,
       new RegExp(
-        `^each kernel: at most 1,024 processes and threads \\(cgroup v[12]\\), no memory limit \\(--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one\\), no CPU limit \\(--cpus N or NBAGENT_CPUS sets one, by cgroup v[12] here\\), ${EACH}${bytesText(tmpfsBytes(0)).replace(".", "\\.")} each \\(tmpfs, an eighth of the RAM\\)$`,
+        `^each kernel: at most 1,024 processes and threads \\(cgroup v[12]\\), no memory limit \\(--memory-limit SIZE or NBAGENT_MEMORY_LIMIT sets one\\), no CPU limit \\(--cpus N or NBAGENT_CPUS sets one, by cgroup v[12] here\\), ${EACH}${bytesIec(tmpfsBytes(0)).replace(".", "\\.")} each \\(tmpfs, an eighth of the RAM\\)$`,
       ),
     );
     // The CPU limit doctor only probed is not in its answer (nbagent doctor --json).

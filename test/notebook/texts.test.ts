@@ -165,6 +165,20 @@ describe("texts: numbering, plurals, no notice twice", () => {
     assert.match(without, /0-based everywhere in this tool/);
   });
 
+  test("the description names the budgets the tool keeps: the defaults, or its options'", () => {
+    const run = async () => ({ content: [], details: {} });
+    const plain = createNotebookTool({ cwd: "/", executor: { run } }).description;
+    assert.match(plain, /within 50KB per call/);
+    assert.match(plain, /read returns saved images \(first 8\)/);
+    const set = createNotebookTool({
+      cwd: "/",
+      executor: { run, maxOutputBytes: 20 * 1024 },
+      images: { maxImages: 3 },
+    }).description;
+    assert.match(set, /within 20KB per call/);
+    assert.match(set, /read returns saved images \(first 3\)/);
+  });
+
   test("1 cell / 2 cells in every count", async () => {
     const dir = await tempDir();
     await writeNotebook(join(dir, "one.ipynb"), [{ source: "a", execution_count: 2 }]);

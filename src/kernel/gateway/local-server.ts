@@ -36,9 +36,9 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createServer } from "node:net";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { writeFileAtomicSync } from "../../sys/atomic-write.js";
+import { freePort } from "../../sys/free-ports.js";
 import { processAlive, processArgs } from "../../sys/proc.js";
 import { stateDir } from "../../sys/state-dir.js";
 import { findInterpreter } from "../interpreter.js";
@@ -328,18 +328,6 @@ async function healthy(info: LocalGatewayInfo | undefined, dir: string, key: str
   if (interpreterKey(info.python) !== key) return false;
   if (isOurServer(info.pid, dir) === false) return false;
   return answers(info);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.unref();
-    server.once("error", fail);
-    server.listen(0, "127.0.0.1", () => {
-      const addr = server.address();
-      server.close(() => (addr && typeof addr === "object" ? done(addr.port) : fail(new Error("no port"))));
-    });
-  });
 }
 
 function logTail(file: string, lines = 15): string {

@@ -14,31 +14,19 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { lstatSync, mkdirSync } from "node:fs";
 import { chmod, mkdir, readdir, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:net";
 import { basename, dirname, join } from "node:path";
+import { freePorts, NoFreePortError } from "../../sys/free-ports.js";
 import { processAlive } from "../../sys/proc.js";
 import { type StateDirEnv, stateDir } from "../../sys/state-dir.js";
 import { KernelStartError } from "../errors.js";
 import type { ConnectionInfo } from "../zmq/connection.js";
 
-async function freePorts(count: number, host: string): Promise<number[]> {
-  const servers: Server[] = [];
+/** Five free ports on `host` for a kernel's channels (sys/free-ports.ts), a KernelStartError when the OS gives none. */
+async function channelPorts(host: string): Promise<number[]> {
   try {
-    const ports: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const server = createServer();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once("error", reject);
-        server.listen(0, host, () => resolve());
-      });
-      const addr = server.address();
-      if (!addr || typeof addr === "string") throw new KernelStartError({ kind: "no-port" });
-      ports.push(addr.port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(servers.map((s) => new Promise((r) => s.close(() => r(undefined)))));
+    return await freePorts(5, host);
+  } catch (err) {
+    throw err instanceof NoFreePortError ? new KernelStartError({ kind: "no-port" }) : err;
   }
 }
 
@@ -92,7 +80,7 @@ export async function createConnectionInfo(
   transport: "tcp" | "ipc" = "tcp",
 ): Promise<ConnectionInfo> {
   // ipc: `ip` is the socket path prefix and the "ports" only tell the five sockets apart.
-  const [shell, iopub, stdin, control, hb] = transport === "ipc" ? [1, 2, 3, 4, 5] : await freePorts(5, ip);
+  const [shell, iopub, stdin, control, hb] = transport === "ipc" ? [1, 2, 3, 4, 5] : await channelPorts(ip);
   return {
     transport,
     ip,

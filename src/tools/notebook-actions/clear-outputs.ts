@@ -1,6 +1,7 @@
 /** clear_outputs: empties the outputs and execution count of one code cell, or of every cell. */
 import { clearCellOutputs, thawCell } from "../../notebook/index.js";
-import { type ActionHandler, cells, cellTag, ok, save, targetIndex } from "./context.js";
+import { pluralBare } from "../../sys/units.js";
+import { type ActionHandler, cellTag, ok, save, targetIndex } from "./context.js";
 
 export const clearOutputs: ActionHandler = async (ctx) => {
   const nb = ctx.loaded.notebook;
@@ -23,7 +24,7 @@ export const clearOutputs: ActionHandler = async (ctx) => {
       : `Cell ${index} (${cellTag(cell)}) has no outputs or execution count; nothing changed.`;
   } else {
     text = cleared
-      ? `Cleared the outputs and execution counts of ${cells(cleared)} (of ${nb.cells.length}).`
+      ? `Cleared the outputs and execution counts of ${pluralBare(cleared, "cell")} (of ${nb.cells.length}).`
       : `No cell of ${ctx.shownPath} has outputs or an execution count; nothing changed.`;
   }
   return ok(text, {

@@ -13,10 +13,11 @@ import {
   saveNotebook,
   supportsCellIds,
 } from "../../notebook/index.js";
+import type { ImageBudget } from "../../output/model-budgets.js";
+import { pluralBare } from "../../sys/units.js";
 import type { NotebookParams } from "../notebook-params.js";
 import { firstLine } from "../notebook-seen.js";
 import type { NotebookDetails, NotebookExecutor } from "../notebook-types.js";
-import type { ImageBudget } from "../python-images.js";
 import { fileErrorText } from "../sandbox-paths.js";
 import type { ToolResult, ToolUpdate } from "../types.js";
 
@@ -71,11 +72,6 @@ export function cellDetails(
   };
 }
 
-/** "1 cell", "2 cells". */
-export function cells(n: number): string {
-  return `${n} cell${n === 1 ? "" : "s"}`;
-}
-
 /** "code, id 1a2b3c4d" (the id only when the cell has one). */
 export function cellTag(cell: Cell): string {
   return typeof cell.id === "string" ? `${cell.cell_type}, id ${cell.id}` : cell.cell_type;
@@ -93,7 +89,7 @@ export function sourceHead(source: string): string {
 
 /** "Notebook now has 3 cells." */
 export function nowHas(ctx: ActionContext): string {
-  return `Notebook now has ${cells(ctx.loaded.notebook.cells.length)}.`;
+  return `Notebook now has ${pluralBare(ctx.loaded.notebook.cells.length, "cell")}.`;
 }
 
 /**
@@ -153,7 +149,7 @@ export function saveNotes(result: SaveResult, shownPath: string): string[] {
   if (result.otherLinks > 0) {
     const n = result.otherLinks;
     notes.push(
-      `Note: ${shownPath} had ${n} other hard link${n === 1 ? "" : "s"}; the save wrote a new file, so ${n === 1 ? "that name still shows" : "those names still show"} the old version.`,
+      `Note: ${shownPath} had ${pluralBare(n, "other hard link")}; the save wrote a new file, so ${n === 1 ? "that name still shows" : "those names still show"} the old version.`,
     );
   }
   const { uid, gid, mode } = result.notKept;

@@ -14,11 +14,12 @@ import {
   type NotebookKernelSpec,
   newNotebook,
 } from "../../notebook/index.js";
+import { pluralBare } from "../../sys/units.js";
 import { describeFailure } from "../failure-text.js";
 import type { NotebookDetails } from "../notebook-types.js";
 import { fileErrorText } from "../sandbox-paths.js";
 import { errorResult, type ToolResult } from "../types.js";
-import { type ActionContext, cells, ok, thenRun } from "./context.js";
+import { type ActionContext, ok, thenRun } from "./context.js";
 
 export interface CreateOptions extends Omit<ActionContext, "loaded"> {
   /** Absolute path of the file to create. */
@@ -82,7 +83,7 @@ export async function createWithCell(options: CreateOptions): Promise<ToolResult
     `Created ${shownPath} (nbformat 4.5, kernel ${kernel.name}: ${kernel.display_name}). ` +
     `Inserted ${cell.cell_type} cell at position 0 (id ${cell.id}).` +
     (cellTags(cell).length ? ` Tags: ${cellTags(cell).join(", ")}.` : "") +
-    ` Notebook now has ${cells(1)}.`;
+    ` Notebook now has ${pluralBare(1, "cell")}.`;
   const result = ok(text, {
     ...details,
     created: true,

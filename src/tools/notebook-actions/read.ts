@@ -1,10 +1,11 @@
 /** read: a page of cells with short output summaries, or one cell with its saved outputs whole. */
+import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "../../output/model-budgets.js";
 import { imageLabel } from "../image-label.js";
 import type { ReadImageRef } from "../notebook-outputs.js";
 import { invalidReadLines, problemLine } from "../notebook-problems.js";
 import { renderRead } from "../notebook-read.js";
 import type { ReadImageDetails } from "../notebook-types.js";
-import { DEFAULT_IMAGE_BUDGET, type ImageBudget, prepareImage } from "../python-images.js";
+import { prepareImage } from "../python-images.js";
 import type { ImageContent } from "../types.js";
 import { type ActionHandler, ok, ToolError, targetIndex } from "./context.js";
 

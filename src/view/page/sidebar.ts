@@ -5,10 +5,11 @@
  * Drawn whole from the model (a few dozen elements), and only when what it shows changed: a button
  * is not replaced under a person's pointer while a cell prints.
  */
+import { bytesRough, pluralBare } from "../../sys/units.js";
 import type { Action, Key, Session } from "./api.js";
 import { button, el } from "./dom.js";
 import { type Host, type HostsModel, keyId } from "./hosts-model.js";
-import { bytes, clock, duration, hostTitle, keyTitle, plural } from "./words.js";
+import { clock, duration, hostTitle, keyTitle } from "./words.js";
 
 export interface SidebarHandlers {
   selectHost(hostId: string): void;
@@ -108,7 +109,7 @@ function drawSession(
     "nb-session-head",
     el(doc, "span", `nb-badge nb-${state}`, state),
     name,
-    s.memoryBytes !== undefined && el(doc, "span", "nb-session-mem", bytes(s.memoryBytes)),
+    s.memoryBytes !== undefined && el(doc, "span", "nb-session-mem", bytesRough(s.memoryBytes)),
   );
   const li = el(doc, "li", `nb-session nb-session-${state}`, head);
   li.dataset.key = keyId(s.key);
@@ -120,7 +121,7 @@ function drawSession(
     li.append(el(doc, "div", "nb-running", "running ", code, " for ", elapsed(doc, cell.startedAt)));
   } else if (s.busy) li.append(el(doc, "div", "nb-running", "a call holds it"));
   const notes: string[] = [];
-  if (s.waiting) notes.push(`${plural(s.waiting, "call")} waiting`);
+  if (s.waiting) notes.push(`${pluralBare(s.waiting, "call")} waiting`);
   if (s.runId) notes.push(`held by run ${s.runId}`);
   if (notes.length) li.append(el(doc, "div", "nb-session-notes", notes.join(" · ")));
   const actions = el(doc, "div", "nb-session-actions");

@@ -5,11 +5,12 @@
  * all there, one click away. A call appears when it starts; its result when it ends. Only the calls a
  * change names are redrawn; a folded text a person opened stays open.
  */
+import { pluralBare } from "../../sys/units.js";
 import type { Call } from "./api.js";
 import { button, el } from "./dom.js";
 import type { CellRun, Host } from "./hosts-model.js";
 import { elapsed } from "./sidebar.js";
-import { clock, duration, hostTitle, plural } from "./words.js";
+import { clock, duration, hostTitle } from "./words.js";
 
 /** Texts longer than this (lines or characters) are folded. */
 const FOLD_LINES = 30;
@@ -130,7 +131,8 @@ export class Timeline {
         result.append(this.verbatim(t, i, opened.has(i)));
       });
       if (end.texts.length === 0) result.append(el(d, "div", "nb-result-none", "(no text)"));
-      if (end.images) result.append(el(d, "div", "nb-result-images", `and ${plural(end.images, "image")}`));
+      if (end.images)
+        result.append(el(d, "div", "nb-result-images", `and ${pluralBare(end.images, "image")}`));
       item.append(result);
     }
     return item;
@@ -172,7 +174,7 @@ export class Timeline {
     const label = () =>
       pre.classList.contains("nb-unfolded")
         ? "fold"
-        : `show all ${plural(lines, "line")} (${text.length.toLocaleString("en")} characters)`;
+        : `show all ${pluralBare(lines, "line")} (${text.length.toLocaleString("en")} characters)`;
     const toggle: HTMLButtonElement = button(d, "nb-unfold", label(), () => {
       pre.classList.toggle("nb-unfolded");
       toggle.textContent = label();

@@ -32,16 +32,6 @@ export function clock(at: number): string {
   return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, "0")).join(":");
 }
 
-export function bytes(n: number): string {
-  if (n < 1024 * 1024) return `${Math.round(n / 1024)} KB`;
-  if (n < 1024 ** 3) return `${Math.round(n / 1024 / 1024)} MB`;
-  return `${(n / 1024 ** 3).toFixed(1)} GB`;
-}
-
-export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
 /** What an action was, for the line that gives its answer. */
 export function actionTitle(a: Action, host: HostInfo | undefined): string {
   const where = host ? ` (${hostTitle(host)})` : "";
