@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
-import { createNotebookTool } from "../src/tools/notebook.js";
+import { createNotebookTool } from "../src/tools/notebook/notebook.js";
 import { type BenchSection, median, row } from "./types.js";
 
 const exec = promisify(execFile);

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRuntime, PRELUDE_PATH } from "../src/runtime/index.js";
 import { resolveSettings } from "../src/runtime/settings.js";
-import { createPythonTool } from "../src/tools/python.js";
+import { createPythonTool } from "../src/tools/python/python.js";
 import { jupyterClientBench } from "./anchors.js";
 import { type BenchSection, median, row } from "./types.js";
 

@@ -17,7 +17,7 @@ export {
   type ArtifactToolOptions,
   artifactDescriptor,
   createArtifactTool,
-} from "./tools/artifact.js";
+} from "./tools/artifact/artifact.js";
 export {
   type AnyTool,
   type AnyToolDescriptor,
@@ -35,7 +35,14 @@ export {
   type KernelsDetails,
   type KernelsParams,
   kernelsDescriptor,
-} from "./tools/kernels-tool.js";
+} from "./tools/kernels/kernels.js";
+export { notebookDescriptor } from "./tools/notebook/descriptor.js";
+export {
+  createNotebookExecutor,
+  type NotebookExecutorOptions,
+  type NotebookRunCellDetails,
+  type NotebookRunDetails,
+} from "./tools/notebook/executor.js";
 export {
   createNotebookTool,
   type NotebookDetails,
@@ -43,20 +50,13 @@ export {
   type NotebookParams,
   type NotebookRunRequest,
   type NotebookToolOptions,
-} from "./tools/notebook.js";
-export { notebookDescriptor } from "./tools/notebook-descriptor.js";
-export {
-  createNotebookExecutor,
-  type NotebookExecutorOptions,
-  type NotebookRunCellDetails,
-  type NotebookRunDetails,
-} from "./tools/notebook-executor.js";
+} from "./tools/notebook/notebook.js";
 export {
   createPythonTool,
   type PythonParams,
   type PythonToolOptions,
   pythonDescriptor,
-} from "./tools/python.js";
+} from "./tools/python/python.js";
 export type {
   CellStatus,
   PythonCellDetails,
@@ -64,7 +64,7 @@ export type {
   PythonImageDetails,
   PythonOutputDetails,
   PythonToolDetails,
-} from "./tools/python-result.js";
-export { type Run, type RunInfo, RunRegistry } from "./tools/runs.js";
-export { createRunsTool, type RunsParams, runsDescriptor } from "./tools/runs-tool.js";
+} from "./tools/python/result.js";
+export { type Run, type RunInfo, RunRegistry } from "./tools/runs/registry.js";
+export { createRunsTool, type RunsParams, runsDescriptor } from "./tools/runs/runs.js";
 export type { ImageContent, TextContent, Tool, ToolContent, ToolResult, ToolUpdate } from "./tools/types.js";

@@ -12,7 +12,7 @@ import {
   parseArtifactId,
 } from "../output/index.js";
 import { inUnit, pluralBare } from "../sys/units.js";
-import { refusedText } from "../tools/artifact.js";
+import { refusedText } from "../tools/artifact/artifact.js";
 import { saveFailure } from "../tools/output-text.js";
 import { errorText } from "../tools/types.js";
 import type { Command } from "./command.js";

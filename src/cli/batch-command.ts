@@ -15,7 +15,7 @@ import { serveViewSocket } from "../view/host.js";
 import type { Command } from "./command.js";
 import { resultJson } from "./output.js";
 import { sessionName } from "./params.js";
-import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./signals.js";
+import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./posix-signals.js";
 
 const HELP = `nbagent batch — run tool calls from stdin, one JSON object per line, in one process
 

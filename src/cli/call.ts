@@ -10,7 +10,7 @@ import { serveViewSocket } from "../view/host.js";
 import type { Command } from "./command.js";
 import { resultJson, resultText } from "./output.js";
 import { readParams, sessionName, UsageError } from "./params.js";
-import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./signals.js";
+import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./posix-signals.js";
 import { parsedOrUsage } from "./usage.js";
 
 const USAGE =

@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { createNotebookTool, notebookToolInfo } from "../tools/notebook.js";
+import { createNotebookTool, notebookToolInfo } from "../tools/notebook/notebook.js";
 import { sandboxRoots } from "../tools/sandbox-paths.js";
 import type { Command } from "./command.js";
 import { NO_BOUND_SECONDS, UsageError } from "./params.js";
@@ -79,7 +79,7 @@ export const notebookCommand: Command = {
     }
     const [{ createToolbox }, { notebookDescriptor }] = await Promise.all([
       import("../tools/index.js"),
-      import("../tools/notebook-descriptor.js"),
+      import("../tools/notebook/descriptor.js"),
     ]);
     const toolbox = createToolbox({ cwd: parsed.cwd, settings, background: false });
     try {

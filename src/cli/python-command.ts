@@ -8,7 +8,7 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createToolbox } from "../tools/index.js";
-import { pythonDescriptor } from "../tools/python.js";
+import { pythonDescriptor } from "../tools/python/python.js";
 import type { Command } from "./command.js";
 import { NO_BOUND_SECONDS, sessionName, UsageError } from "./params.js";
 import { runRepl } from "./repl.js";

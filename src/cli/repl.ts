@@ -6,7 +6,7 @@
  */
 import { createInterface } from "node:readline";
 import type { ToolEntry } from "../tools/index.js";
-import { InterruptError } from "./signals.js";
+import { InterruptError } from "./posix-signals.js";
 import { executeShown, type StreamView } from "./tool-view.js";
 
 export interface ReplOptions {

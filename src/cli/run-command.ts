@@ -14,12 +14,12 @@ import { createKernelProvider } from "../runtime/kernel-provider.js";
 import { type CellRunReport, cellRanInRun } from "../runtime/notebook-run.js";
 import { type NotebookJob, runNotebooks } from "../runtime/run-notebooks.js";
 import { describeFailure } from "../tools/failure-text.js";
-import { repairedIdsText } from "../tools/notebook-problems.js";
+import { repairedIdsText } from "../tools/notebook/problems.js";
 import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./command.js";
+import { interruptExitCode, withInterruptSignal } from "./posix-signals.js";
 import { formatCellFailure, NO_REPLY, wentIdleWithoutReply } from "./run-failure.js";
 import { RunProgress } from "./run-progress.js";
-import { interruptExitCode, withInterruptSignal } from "./signals.js";
 import { parsedOrUsage } from "./usage.js";
 
 const USAGE =

@@ -12,7 +12,7 @@ import { createRuntime, type Runtime, type Settings } from "../runtime/index.js"
 import type { NamedSessionInfo } from "../runtime/named-sessions.js";
 import { namedRecordPath, SessionRecord } from "../runtime/session-record.js";
 import { inUnit, pluralBare } from "../sys/units.js";
-import { exportSessionNotebook, exportText, SessionExportError } from "../tools/session-notebook.js";
+import { exportSessionNotebook, exportText, SessionExportError } from "../tools/python/session-notebook.js";
 import { errorText, failureText } from "../tools/types.js";
 import type { Command } from "./command.js";
 import { UsageError } from "./params.js";

@@ -13,7 +13,7 @@ import { plainTheme, type RenderTheme, themeFromEnv } from "../render/theme.js";
 import type { ToolEntry } from "../tools/index.js";
 import type { ToolResult } from "../tools/types.js";
 import { resultJson, resultText } from "./output.js";
-import { interruptExitCode, withInterruptSignal } from "./signals.js";
+import { interruptExitCode, withInterruptSignal } from "./posix-signals.js";
 
 export interface ViewOptions {
   /** Terminal columns (default 80). */

@@ -3,14 +3,14 @@
  * (by parent_header.msg_id), tracks the kernel's execution_state, and waits for readiness.
  * Messages whose parent is not a live request of ours are dropped (counted), so one request's
  * output never leaks into another's. A request and its completion (reply + idle) are a
- * RequestFuture (future.ts); time limits are AbortSignals (signals.ts).
+ * RequestFuture (future.ts); time limits are AbortSignals (time-limits.ts).
  */
 
 import { KernelStartError } from "./errors.js";
 import { type FutureHooks, type FutureRouter, RequestFuture } from "./future.js";
 import type { MessageFactory } from "./messages.js";
 import { isMessageType } from "./messages.js";
-import { anySignal, deadlineSignal, TimeoutError } from "./signals.js";
+import { anySignal, deadlineSignal, TimeoutError } from "./time-limits.js";
 import type { KernelTransport, OutgoingChannel } from "./transport.js";
 import type { JupyterMessage, KernelInfo } from "./types.js";
 

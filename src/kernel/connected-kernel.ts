@@ -10,7 +10,7 @@ import { type DeathCause, type KernelDeath, KernelStartError, restartFailedDeath
 import { type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
-import { abortable, anySignal, deadlineSignal, TimeoutError } from "./signals.js";
+import { abortable, anySignal, deadlineSignal, TimeoutError } from "./time-limits.js";
 import type { TransportStats } from "./transport.js";
 import type {
   ExecuteOptions,

@@ -4,7 +4,7 @@
  * words every kind, and only tools/ (errorResult, errorText) turns a failure into an Error: text.
  * A gateway's own failures are a GatewayFailure, carried by GatewayUnreachableError and
  * GatewayHttpError (gateway/rest.ts) and KernelGoneError (gateway/provisioner.ts); time limits are
- * TimeoutError (signals.ts).
+ * TimeoutError (time-limits.ts).
  */
 
 export type KernelStartFailure =

@@ -2,7 +2,7 @@
  * One execution's lifecycle — the only place it lives; every backend runs executions through it.
  * Sends execute_request as a RequestFuture (future.ts: it routes this request's IOPub/shell/stdin
  * messages, and nothing else, here, and is done when both execute_reply and IOPub `status: idle`
- * for it arrived). Abort and the time limit (a signal, signals.ts) interrupt the
+ * for it arrived). Abort and the time limit (a signal, time-limits.ts) interrupt the
  * kernel, wait a bounded grace for idle, and restart the kernel if it stays busy; a kernel death
  * ends the execution promptly. Rules: docs/python-tool.md.
  */
@@ -11,7 +11,7 @@ import { convertDisplay } from "./display.js";
 import { type DeathCause, type KernelDeath, restartFailedDeath } from "./errors.js";
 import type { RequestFuture } from "./future.js";
 import { type ExecuteReplyContent, isMessageType } from "./messages.js";
-import { deadlineSignal, type ScopedDeadline, TimeoutError } from "./signals.js";
+import { deadlineSignal, type ScopedDeadline, TimeoutError } from "./time-limits.js";
 import type {
   ExecuteOptions,
   ExecuteResult,

@@ -40,7 +40,7 @@ export { probeIsolation } from "./local/sandbox.js";
 export type * from "./messages.js";
 export { MessageFactory } from "./messages.js";
 export type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
-export { abortable, anySignal, deadlineSignal, type ScopedDeadline, TimeoutError } from "./signals.js";
+export { abortable, anySignal, deadlineSignal, type ScopedDeadline, TimeoutError } from "./time-limits.js";
 export type { KernelTransport, OutgoingChannel, TransportStats } from "./transport.js";
 export * from "./types.js";
 export { WireCodec } from "./wire.js";

@@ -17,7 +17,7 @@ import {
   ARTIFACT_PAGE_MAX_BYTES,
 } from "../output/model-budgets.js";
 import { inUnit } from "../sys/units.js";
-import { refusedText } from "../tools/artifact.js";
+import { refusedText } from "../tools/artifact/artifact.js";
 import { protocolError } from "./errors.js";
 
 /** MCP's "resource not found" error code. */

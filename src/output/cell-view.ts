@@ -21,7 +21,7 @@ import {
   runLines,
   splitRuns,
   textRuns,
-} from "./runs.js";
+} from "./line-runs.js";
 import { sanitise } from "./sanitise.js";
 import { type ShownLine, selectLines, type ViewLine } from "./select.js";
 

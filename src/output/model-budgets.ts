@@ -27,7 +27,7 @@ export const ARTIFACT_TOOL_LINES = 200;
 /** Characters of a notebook tool `read` result (the source of a single cell read may take four times as many). */
 export const READ_CHARS = 40_000;
 
-/** What images one result sends the model (python-images.ts brings each within it, or says why not). */
+/** What images one result sends the model (python/images.ts brings each within it, or says why not). */
 export interface ImageBudget {
   /** Longest edge in pixels (default 1568). */
   maxDimension?: number;

@@ -4,11 +4,11 @@
  * CLI and the pi extension. Each tool's view is registered by its descriptor (tools/descriptor.ts):
  * descriptors live a floor below, so the table that joins them to their views lives here.
  */
-import { artifactDescriptor } from "../tools/artifact.js";
+import { artifactDescriptor } from "../tools/artifact/artifact.js";
 import type { AnyToolDescriptor } from "../tools/descriptor.js";
-import { notebookDescriptor } from "../tools/notebook-descriptor.js";
-import { pythonDescriptor } from "../tools/python.js";
-import { runsDescriptor } from "../tools/runs-tool.js";
+import { notebookDescriptor } from "../tools/notebook/descriptor.js";
+import { pythonDescriptor } from "../tools/python/python.js";
+import { runsDescriptor } from "../tools/runs/runs.js";
 import { isErrorText, type ToolContent } from "../tools/types.js";
 import { fit, type RenderOptions } from "./format.js";
 import {

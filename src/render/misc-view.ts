@@ -3,8 +3,8 @@
  * parameters on one line, the result's text (a few lines collapsed, all expanded).
  */
 import { pluralBare } from "../sys/units.js";
-import { artifactDescriptor } from "../tools/artifact.js";
-import { runsDescriptor } from "../tools/runs-tool.js";
+import { artifactDescriptor } from "../tools/artifact/artifact.js";
+import { runsDescriptor } from "../tools/runs/runs.js";
 import { block, COLLAPSED, isObject, type RenderOptions } from "./format.js";
 import { errorBlock } from "./notebook-view.js";
 import { isPythonDetails, pythonResultLines } from "./python-view.js";

@@ -7,9 +7,9 @@
  */
 
 import { plural } from "../sys/units.js";
-import { notebookDescriptor } from "../tools/notebook-descriptor.js";
-import type { ReadCell } from "../tools/notebook-read.js";
-import type { NotebookDetails } from "../tools/notebook-types.js";
+import { notebookDescriptor } from "../tools/notebook/descriptor.js";
+import type { ReadCell } from "../tools/notebook/read.js";
+import type { NotebookDetails } from "../tools/notebook/types.js";
 import { isErrorText } from "../tools/types.js";
 import { block, COLLAPSED, isObject, type RenderOptions } from "./format.js";
 import { cellLanguage, highlightLines } from "./highlight.js";

@@ -10,14 +10,14 @@
 import { thousands } from "../sys/thousands.js";
 import { plural } from "../sys/units.js";
 import { deathReasonText } from "../tools/kernel-text.js";
-import { pythonDescriptor } from "../tools/python.js";
+import { pythonDescriptor } from "../tools/python/python.js";
 import {
   cellHeader,
   leadingNotes,
   type PythonCellDetails,
   type PythonToolDetails,
   summaryLines,
-} from "../tools/python-result.js";
+} from "../tools/python/result.js";
 import { block, COLLAPSED, duration, isObject, type RenderOptions, spinner } from "./format.js";
 import { highlightLines } from "./highlight.js";
 import { imageLines } from "./images.js";

@@ -2,11 +2,11 @@
  * One deadline per call (docs/python-tool.md): it covers the queue wait, kernel start, init and every cell.
  * Errors raised when it passes or when the caller aborts are typed (CallTimeoutError's seconds);
  * tools/failure-text.ts words them.
- * A deadline is expressed as an AbortSignal like every other time limit (src/kernel/signals.ts):
+ * A deadline is expressed as an AbortSignal like every other time limit (src/kernel/time-limits.ts):
  * `deadline.signal` fires with its CallTimeoutError; waits compose it with the caller's signal.
  * remainingMs() stays for what takes a number (a kernel start's or an execution's own limit).
  */
-import { abortable, deadlineSignal } from "../kernel/signals.js";
+import { abortable, deadlineSignal } from "../kernel/time-limits.js";
 
 /** The call's deadline passed; `message` is for logs (tools/failure-text.ts words it). */
 export class CallTimeoutError extends Error {

@@ -12,10 +12,10 @@ import { Deadline } from "../runtime/deadline.js";
 import type { Runtime } from "../runtime/runtime.js";
 import type { SessionSpec } from "../runtime/session.js";
 import type { SessionLease, SessionMode } from "../runtime/sessions.js";
-import { CellRunRecorder } from "./cell-run.js";
-import type { PythonToolDetails } from "./python-result.js";
+import { CellRunRecorder } from "./cell-recorder.js";
+import type { PythonToolDetails } from "./python/result.js";
 import { CellCallTag } from "./queue-holder.js";
-import type { RunRegistry } from "./runs.js";
+import type { RunRegistry } from "./runs/registry.js";
 import type { ToolResult, ToolUpdate } from "./types.js";
 
 /**

@@ -9,8 +9,8 @@
  */
 import type { ImageBudget } from "../output/model-budgets.js";
 import { imageLabel } from "./image-label.js";
-import { prepareImage } from "./python-images.js";
-import type { PythonToolDetails } from "./python-result.js";
+import { prepareImage } from "./python/images.js";
+import type { PythonToolDetails } from "./python/result.js";
 import type { ImageContent } from "./types.js";
 
 interface KeptImage {

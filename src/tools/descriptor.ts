@@ -9,7 +9,7 @@ import type { TSchema } from "@sinclair/typebox";
 import type { Runtime } from "../runtime/runtime.js";
 import type { KeptKernelLimits } from "./kernel-text.js";
 import type { ToolRefs } from "./result-refs.js";
-import type { RunRegistry } from "./runs.js";
+import type { RunRegistry } from "./runs/registry.js";
 import type { Tool } from "./types.js";
 
 /**

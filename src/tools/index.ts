@@ -4,7 +4,7 @@
  * describeTools() gives the same names, schemas and descriptions without building a runtime.
  */
 import { createRuntime, type RuntimeOptions, runtimeFacts, type Settings } from "../runtime/index.js";
-import { artifactDescriptor } from "./artifact.js";
+import { artifactDescriptor } from "./artifact/artifact.js";
 import {
   type AnyToolDescriptor,
   factsOf,
@@ -12,12 +12,12 @@ import {
   type ToolFacts,
   type ToolHints,
 } from "./descriptor.js";
-import { kernelsDescriptor } from "./kernels-tool.js";
-import { notebookDescriptor } from "./notebook-descriptor.js";
+import { kernelsDescriptor } from "./kernels/kernels.js";
+import { notebookDescriptor } from "./notebook/descriptor.js";
 import { observedTool } from "./observed-tool.js";
-import { pythonDescriptor } from "./python.js";
-import { RunRegistry } from "./runs.js";
-import { runsDescriptor } from "./runs-tool.js";
+import { pythonDescriptor } from "./python/python.js";
+import { RunRegistry } from "./runs/registry.js";
+import { runsDescriptor } from "./runs/runs.js";
 import type { Tool } from "./types.js";
 
 export type { AnyToolDescriptor, ToolDeps, ToolDescriptor, ToolFacts, ToolHints } from "./descriptor.js";

@@ -1,12 +1,12 @@
 /**
  * The first thing wrong with a tool call's parameters, in words a model can act on: the field at
  * fault (`cells[0].code`), what it must be and what was given, and for a name that is not a
- * parameter, the one it most likely meant (notebook-near-miss.ts `nearest`). The notebook tool has
- * its own richer check (notebook-params.ts); the python, runs and kernels tools use this one.
+ * parameter, the one it most likely meant (notebook/near-miss.ts `nearest`). The notebook tool has
+ * its own richer check (notebook/params.ts); the python, runs and kernels tools use this one.
  */
 import type { TSchema } from "@sinclair/typebox";
 import type { ValueError } from "@sinclair/typebox/errors";
-import { nearest } from "./notebook-near-miss.js";
+import { nearest } from "./notebook/near-miss.js";
 import { schemaErrors } from "./schema.js";
 
 export interface ParamWords {

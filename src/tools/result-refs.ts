@@ -3,7 +3,7 @@
  * `artifact://<id>` a cut notice gives, and the run id of a call that goes on in the background.
  * Hosts hand them on as data (MCP `_meta`: docs/mcp.md); the text the model reads is unchanged.
  */
-import type { RunInfo } from "./runs.js";
+import type { RunInfo } from "./runs/registry.js";
 
 export interface ToolRefs {
   /** Artifact ids the text names (as artifact://<id>), in the order first named. */

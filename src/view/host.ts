@@ -16,8 +16,8 @@ import { boundBundle } from "../runtime/event-output.js";
 import type { StampedEvent } from "../runtime/events.js";
 import { keyText, type SessionKey } from "../runtime/session.js";
 import type { Toolbox } from "../tools/index.js";
+import { sessionNotebook } from "../tools/python/session-notebook.js";
 import { CellCallTag } from "../tools/queue-holder.js";
-import { sessionNotebook } from "../tools/session-notebook.js";
 import {
   type ActionRequest,
   type ActionResult,
@@ -288,7 +288,7 @@ async function act(toolbox: Toolbox, request: ActionRequest): Promise<ActionResu
 }
 
 /**
- * A python session's record as the notebook export_notebook writes (tools/session-notebook.ts), as
+ * A python session's record as the notebook export_notebook writes (tools/python/session-notebook.ts), as
  * JSON rather than a file. A session that has run nothing yet exports an empty notebook.
  */
 async function exportSession(toolbox: Toolbox, key: SessionKey): Promise<ActionResult> {

@@ -420,7 +420,7 @@ export class NotebookFeed {
     } else if (key.kind === "python" || key.kind === "named") {
       const s = this.session(hostId, key);
       s.started++;
-      // The id export_notebook gives the cell at this place (tools/session-notebook.ts).
+      // The id export_notebook gives the cell at this place (tools/python/session-notebook.ts).
       const cell: ViewCell = {
         id: `cell-${s.model.cells.length + 1}`,
         cell_type: "code",

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { findBwrap } from "../../src/kernel/index.js";
 import { createRuntime, type Runtime } from "../../src/runtime/index.js";
-import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
+import { createPythonTool, type PythonParams } from "../../src/tools/python/python.js";
 import { testSettings } from "../settings.js";
 import { type JupyterServerHandle, startJupyterServer } from "./helpers.js";
 

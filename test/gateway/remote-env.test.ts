@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { createRuntime, type Runtime } from "../../src/runtime/index.js";
-import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
+import { createPythonTool, type PythonParams } from "../../src/tools/python/python.js";
 import { testSettings } from "../settings.js";
 import { type JupyterServerHandle, startJupyterServer } from "./helpers.js";
 

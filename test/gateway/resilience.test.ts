@@ -9,7 +9,7 @@ import { GatewayBackend, GatewayHttpError } from "../../src/kernel/index.js";
 import { createRuntime } from "../../src/runtime/index.js";
 import { describeFailure } from "../../src/tools/failure-text.js";
 import { deathReasonText } from "../../src/tools/kernel-text.js";
-import { createPythonTool } from "../../src/tools/python.js";
+import { createPythonTool } from "../../src/tools/python/python.js";
 import { nbagent, waitFor } from "../run/helpers.js";
 import { testSettings } from "../settings.js";
 import { type JupyterServerHandle, type ProxyHandle, startJupyterServer, startProxy } from "./helpers.js";

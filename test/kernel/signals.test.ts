@@ -1,4 +1,4 @@
-// Time limits as AbortSignals (src/kernel/signals.ts) and a call's Deadline built on them: the
+// Time limits as AbortSignals (src/kernel/time-limits.ts) and a call's Deadline built on them: the
 // reason of whichever fires first is what the waiter sees. Events and order only, no wall-clock bounds.
 import assert from "node:assert/strict";
 import { once } from "node:events";

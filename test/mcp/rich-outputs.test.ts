@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { imageSize } from "../../src/tools/notebook-outputs.js";
+import { imageSize } from "../../src/tools/notebook/outputs.js";
 import { type StdioServer, stdioServer, tempDir } from "./helpers.js";
 
 let server: StdioServer;

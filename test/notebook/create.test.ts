@@ -9,7 +9,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createToolbox } from "../../src/tools/index.js";
-import { createNotebookTool } from "../../src/tools/notebook.js";
+import { createNotebookTool } from "../../src/tools/notebook/notebook.js";
 import { batch, resultText } from "../run/helpers.js";
 import { testSettings } from "../settings.js";
 import { call, Oracle, PYTHON, readJson, tempDir, text } from "./helpers.js";

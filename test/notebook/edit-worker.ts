@@ -4,7 +4,7 @@
  * argv: notebookPath name count
  */
 import { createInterface } from "node:readline";
-import { createNotebookTool } from "../../src/tools/notebook.js";
+import { createNotebookTool } from "../../src/tools/notebook/notebook.js";
 
 const [path, name, count] = process.argv.slice(2);
 const tool = createNotebookTool({ cwd: "/" });

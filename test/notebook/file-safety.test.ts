@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { after, describe, test } from "node:test";
 import { lockPathFor, withFileLock } from "../../src/notebook/lock.js";
-import { createNotebookTool, type NotebookParams } from "../../src/tools/notebook.js";
+import { createNotebookTool, type NotebookParams } from "../../src/tools/notebook/notebook.js";
 import { readJson, tempDir, writeNotebook } from "./helpers.js";
 
 const CHILD = new URL("./tool-child.ts", import.meta.url).pathname;

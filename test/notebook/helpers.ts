@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { serializeNotebook } from "../../src/notebook/index.js";
-import { createNotebookTool, type NotebookDetails } from "../../src/tools/notebook.js";
+import { createNotebookTool, type NotebookDetails } from "../../src/tools/notebook/notebook.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { TEST_PYTHON } from "../python.js";
 

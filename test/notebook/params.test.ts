@@ -9,7 +9,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
-import { createNotebookTool } from "../../src/tools/notebook.js";
+import { createNotebookTool } from "../../src/tools/notebook/notebook.js";
 import { batch, resultText } from "../run/helpers.js";
 import { testSettings } from "../settings.js";
 import { tempDir, text, writeNotebook } from "./helpers.js";

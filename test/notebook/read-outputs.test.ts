@@ -9,7 +9,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import sharp from "sharp";
-import { createNotebookTool } from "../../src/tools/notebook.js";
+import { createNotebookTool } from "../../src/tools/notebook/notebook.js";
 import { batch, resultText } from "../run/helpers.js";
 import { call, tempDir, text, writeNotebook } from "./helpers.js";
 

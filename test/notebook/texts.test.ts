@@ -11,7 +11,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { promisify } from "node:util";
-import { createNotebookTool } from "../../src/tools/notebook.js";
+import { createNotebookTool } from "../../src/tools/notebook/notebook.js";
 import { nbagent } from "../run/helpers.js";
 import { call, PYTHON, readJson, tempDir, text, writeNotebook } from "./helpers.js";
 

@@ -5,7 +5,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { promisify } from "node:util";
-import { createNotebookTool, type NotebookRunRequest } from "../../src/tools/notebook.js";
+import { createNotebookTool, type NotebookRunRequest } from "../../src/tools/notebook/notebook.js";
 import { call, Oracle, PYTHON, readJson, tempDir, text, writeNotebook } from "./helpers.js";
 
 const run = promisify(execFile);

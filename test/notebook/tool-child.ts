@@ -5,7 +5,7 @@
  * handler, which waits for the file-system threads: a thread blocked on a FIFO would hang it).
  * argv: cwd paramsJson [stay]
  */
-import { createNotebookTool } from "../../src/tools/notebook.js";
+import { createNotebookTool } from "../../src/tools/notebook/notebook.js";
 
 const [cwd, params, stay] = process.argv.slice(2);
 process.on("SIGTERM", () => process.exit(143));

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { createNotebookTool } from "../../src/tools/notebook.js";
+import { createNotebookTool } from "../../src/tools/notebook/notebook.js";
 import { batch, type Json, readNb, resultText, tempDir, validate, writeNb } from "./helpers.js";
 
 const nbCall = (params: Record<string, unknown>) => ({ tool: "notebook", params });

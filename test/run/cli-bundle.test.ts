@@ -101,7 +101,7 @@ async function loadedBy(
 }
 
 /**
- * The source files the loaded bundle chunks were built from, as repo paths ("src/tools/notebook.ts"),
+ * The source files the loaded bundle chunks were built from, as repo paths ("src/tools/notebook/notebook.ts"),
  * read from each chunk's source map (the chunks are minified: the map is what names their sources).
  */
 async function sourcesOf(urls: string[]): Promise<string[]> {
@@ -135,7 +135,7 @@ test("--version and notebook read load no gateway code and no ws; a gateway call
   assert.match(read.stdout, /^a\.ipynb: 1 cells?, nbformat 4\.\d/);
   assert.deepEqual(await gatewayLoaded(read.urls), { gatewayCode: false, ws: false }, "notebook read");
   // A read is the notebook tool alone: no executor, no kernel client (a toolbox would load both).
-  assert.equal(await chunkHolds(read.urls, "src/tools/notebook-executor.ts"), false, "read: executor");
+  assert.equal(await chunkHolds(read.urls, "src/tools/notebook/executor.ts"), false, "read: executor");
   assert.equal(await chunkHolds(read.urls, "src/kernel/client.ts"), false, "read: kernel client");
   // Nor the session machinery (wording a failure needs only its error types: runtime/errors.ts), nor
   // the TypeBox functions the parameter checks do not use (tools/schema.ts imports them by name).
@@ -151,7 +151,7 @@ test("--version and notebook read load no gateway code and no ws; a gateway call
     dir,
   );
   assert.equal(edit.code, 0, edit.stdout);
-  assert.equal(await chunkHolds(edit.urls, "src/tools/notebook-executor.ts"), true, "edit: the toolbox");
+  assert.equal(await chunkHolds(edit.urls, "src/tools/notebook/executor.ts"), true, "edit: the toolbox");
   // The split still works in the bundle: a gateway (none listens on port 1) loads its code on demand.
   const call = await loadedBy(
     ["call", "python", JSON.stringify({ cells: [{ code: "1" }] }), "--gateway", "http://127.0.0.1:1"],

@@ -18,7 +18,7 @@ import {
 } from "../../src/runtime/index.js";
 import { runNotebooks } from "../../src/runtime/run-notebooks.js";
 import { localBackendOptions } from "../../src/runtime/settings.js";
-import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
+import { createPythonTool, type PythonParams } from "../../src/tools/python/python.js";
 import { stdioServer, textOf } from "../mcp/helpers.js";
 import { nbagent } from "../run/helpers.js";
 import { testSettings } from "../settings.js";

@@ -13,7 +13,7 @@ import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createRuntime, Deadline, type Runtime } from "../../src/runtime/index.js";
-import { createPythonTool } from "../../src/tools/python.js";
+import { createPythonTool } from "../../src/tools/python/python.js";
 import { type JupyterServerHandle, startJupyterServer } from "../gateway/helpers.js";
 import { testSettings } from "../settings.js";
 

@@ -27,9 +27,9 @@ import { after, before, describe, test } from "node:test";
 import { ArtifactStore } from "../../src/output/artifacts.js";
 import { OutputSink } from "../../src/output/sink.js";
 import { createRuntime, type Runtime } from "../../src/runtime/index.js";
-import { createArtifactTool } from "../../src/tools/artifact.js";
+import { createArtifactTool } from "../../src/tools/artifact/artifact.js";
 import { outputText } from "../../src/tools/output-text.js";
-import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
+import { createPythonTool, type PythonParams } from "../../src/tools/python/python.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { testSettings } from "../settings.js";
 

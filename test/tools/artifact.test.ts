@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { ArtifactStore } from "../../src/output/index.js";
-import { type ArtifactToolDetails, createArtifactTool } from "../../src/tools/artifact.js";
+import { type ArtifactToolDetails, createArtifactTool } from "../../src/tools/artifact/artifact.js";
 import { createToolbox } from "../../src/tools/index.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { testSettings } from "../settings.js";

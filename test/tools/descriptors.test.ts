@@ -21,8 +21,8 @@ import {
   TOOL_DESCRIPTORS,
   type ToolboxOptions,
 } from "../../src/tools/index.js";
-import { notebookDescriptor } from "../../src/tools/notebook-descriptor.js";
-import { pythonDescriptor } from "../../src/tools/python.js";
+import { notebookDescriptor } from "../../src/tools/notebook/descriptor.js";
+import { pythonDescriptor } from "../../src/tools/python/python.js";
 import { testSettings } from "../settings.js";
 import { ECHO_NAME, echoDescriptor } from "./echo-descriptor.js";
 

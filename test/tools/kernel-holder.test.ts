@@ -16,7 +16,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { createRuntime } from "../../src/runtime/index.js";
 import { createToolbox, type Toolbox } from "../../src/tools/index.js";
-import { createPythonTool, type PythonParams } from "../../src/tools/python.js";
+import { createPythonTool, type PythonParams } from "../../src/tools/python/python.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { type Json, resultText, writeNb } from "../run/helpers.js";
 import { testSettings } from "../settings.js";

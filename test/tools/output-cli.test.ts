@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { rm } from "node:fs/promises";
 import { after, before, test } from "node:test";
-import { imageSize } from "../../src/tools/notebook-outputs.js";
+import { imageSize } from "../../src/tools/notebook/outputs.js";
 import { batch, type Json, nbagent, resultText, tempDir } from "../run/helpers.js";
 
 let dir: string;

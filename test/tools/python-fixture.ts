@@ -5,7 +5,7 @@
 import { join } from "node:path";
 import { after, before } from "node:test";
 import { createRuntime, type Runtime } from "../../src/runtime/index.js";
-import { createPythonTool } from "../../src/tools/python.js";
+import { createPythonTool } from "../../src/tools/python/python.js";
 import type { BackendCase } from "../backends.js";
 import { testSettings } from "../settings.js";
 

@@ -1,5 +1,5 @@
 /**
- * The notebook tool on the event stream (src/tools/notebook.ts, docs/view.md "Events"): every file it
+ * The notebook tool on the event stream (src/tools/notebook/notebook.ts, docs/view.md "Events"): every file it
  * loads is `notebook-opened`, every write of its own `notebook-saved` with the cells the write
  * changed, by the file's real path; a refused call writes nothing and says nothing was saved.
  */
@@ -8,7 +8,7 @@ import { readFile, realpath, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { test } from "node:test";
 import { EventBus, type RuntimeEvent } from "../../src/runtime/events.js";
-import { createNotebookTool } from "../../src/tools/notebook.js";
+import { createNotebookTool } from "../../src/tools/notebook/notebook.js";
 import { tempDir, text, writeNotebook } from "../notebook/helpers.js";
 
 test("reads say notebook-opened, writes notebook-saved with the cells they changed, by real path", async () => {
