@@ -171,7 +171,7 @@ export async function run(): Promise<BenchSection> {
       rows,
       notes: [
         `${execs} executes per round, ${rounds} rounds alternating; medians. nbagent: gateway backend → jupyter_server (REST + WebSocket); reference: jupyter_client BlockingKernelClient → ipykernel (ZeroMQ), both in the namespace, over relays with the same latency.`,
-        "A warm call is one message up and the cell's messages down (test/gateway/network.test.ts counts them): the floor is one round trip.",
+        "A warm call is one message up and the cell's messages down (test/gateway/network.stress.test.ts counts them): the floor is one round trip.",
         "The cuts: all 40 lines arrive every time (none lost, none twice). A cut the cell outlasts costs nothing: the server holds what the kernel printed and TCP delivers it when the link is back. A cut over the cell's end delays its result by the rest of the cut plus TCP's retransmission back-off.",
       ],
     };

@@ -78,7 +78,7 @@ if (only !== "pi") {
     // Code only some commands load (the MCP server and its SDK, ~850 KB; the gateway backend and
     // `ws`, imported only when a gateway is used; the renderers, only on a terminal) goes to chunks
     // that commands import when they need them, so every other command starts as fast as before
-    // (test/run/cli-bundle.test.ts checks what `--version` and `notebook read` load).
+    // (test/run/cli-bundle.stress.test.ts checks what `--version` and `notebook read` load).
     splitting: true,
     chunkNames: "nbagent-[name]-[hash]",
     bundle: true,

@@ -6,7 +6,7 @@
 // nbformat validates a cell against the definition its cell_type names. `future` is 4.5 relaxed the
 // way nbformat reads a notebook newer than it knows (any extra key, unknown cell and output types).
 // Run after changing the schema files or upgrading ajv: node scripts/gen-nbformat-validators.mjs
-// (`--check` exits 1 when a generated file is stale; test/notebook/invalid.test.ts runs it).
+// (`--check` exits 1 when a generated file is stale; test/notebook/invalid.unit.test.ts runs it).
 import { readFileSync, writeFileSync } from "node:fs";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import Ajv from "ajv-draft-04";

@@ -23,7 +23,7 @@ KERNEL_PKGS="r-cran-irkernel octave python3-octave-kernel gnuplot-nox python3-ip
 # chromium: the `nbagent view` page's tests run in it (test/view/page.test.ts, driven by playwright-core,
 # which never downloads a browser of its own); skipped without it, except under CI.
 BROWSER_PKGS="chromium"
-# jupyterhub: the JupyterHub backend's tests start a real hub on loopback (test/gateway/hub.test.ts),
+# jupyterhub: the JupyterHub backend's tests start a real hub on loopback (test/gateway/hub.stress.test.ts),
 # with npm's configurable-http-proxy (a devDependency; Debian's own proxy misses a module).
 HUB_PKGS="jupyterhub"
 # iproute2 + iptables: the network tests put the server in a network namespace of its own (ip netns,

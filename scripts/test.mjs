@@ -1,14 +1,13 @@
 #!/usr/bin/env node
 // Runs the test files (test/**/*.test.ts) with node's own test runner through tsx, in tiers
-// (test/tiers.mjs says which file is in which; README "Development"):
+// (a file's tier is in its name: `*.unit.test.ts`, `*.stress.test.ts`, else kernel; README "Tests"):
 //
 //   node scripts/test.mjs [--tier unit|kernel|stress|all] [--list] [substring…]
 //
 // --tier picks the tiers (comma-separated; default all), substrings keep only the files whose path
 // contains one of them. The tiers run one after the other (unit first), each with its files in
 // parallel and its own bound on every test and every file (a test that hangs fails at that bound
-// instead of holding the run). --list prints each file's tier and runs nothing. A test file that no
-// tier holds stops the run before anything runs.
+// instead of holding the run). --list prints each file's tier and runs nothing.
 //
 // What every run sets up, so the tests do not depend on the machine or on each other:
 // - one temp directory (TMPDIR) for every file the tests and their kernels make, removed at the end
@@ -31,7 +30,6 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, wr
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
-import { TIERS } from "../test/tiers.mjs";
 
 const ROOT = resolve(new URL("..", import.meta.url).pathname);
 process.chdir(ROOT);
@@ -50,47 +48,14 @@ function collect(dir, out = []) {
   return out;
 }
 
-/** file → tier by the most specific rule of test/tiers.mjs; problems (unplaced, ambiguous, stale rules). */
-function classify(files) {
-  const rules = [];
-  for (const tier of TIER_NAMES) for (const rule of TIERS[tier] ?? []) rules.push({ tier, rule });
-  for (const tier of Object.keys(TIERS))
-    if (!TIER_NAMES.includes(tier)) throw new Error(`test/tiers.mjs: unknown tier "${tier}"`);
-  const problems = [];
-  const used = new Set();
-  const tierOf = new Map();
-  for (const file of files) {
-    let best;
-    let bestRank = -1;
-    let tied = [];
-    for (const r of rules) {
-      const isDir = r.rule.endsWith("/");
-      if (isDir ? !file.startsWith(r.rule) : file !== r.rule) continue;
-      // a file rule beats any folder rule; among folders the deeper one wins
-      const rank = isDir ? r.rule.length : Number.MAX_SAFE_INTEGER;
-      if (rank > bestRank) {
-        best = r;
-        bestRank = rank;
-        tied = [r];
-      } else if (rank === bestRank) tied.push(r);
-    }
-    if (!best) problems.push(`${file}: in no tier (add it, or its folder, to test/tiers.mjs)`);
-    else if (new Set(tied.map((r) => r.tier)).size > 1)
-      problems.push(`${file}: claimed by ${tied.map((r) => `${r.tier} (${r.rule})`).join(" and ")}`);
-    else {
-      tierOf.set(file, best.tier);
-      for (const r of tied) used.add(r);
-    }
-  }
-  for (const r of rules)
-    if (!used.has(r)) {
-      const isDir = r.rule.endsWith("/");
-      const exists = isDir ? files.some((f) => f.startsWith(r.rule)) : files.includes(r.rule);
-      // a folder rule waiting for its first file is fine; a rule for a file that is gone is stale
-      if (!isDir && !exists) problems.push(`test/tiers.mjs: ${r.tier} names ${r.rule}, which does not exist`);
-      else if (!isDir) problems.push(`test/tiers.mjs: ${r.rule} is overruled by another rule`);
-    }
-  return { tierOf, problems };
+/**
+ * A file's tier is in its name: `*.unit.test.ts` unit, `*.stress.test.ts` stress, any other
+ * `*.test.ts` kernel (the default for a test that talks to a real kernel). Nothing to keep in step.
+ */
+function tierOfFile(file) {
+  if (file.endsWith(".unit.test.ts")) return "unit";
+  if (file.endsWith(".stress.test.ts")) return "stress";
+  return "kernel";
 }
 
 // ---- arguments --------------------------------------------------------------------------------
@@ -113,11 +78,7 @@ for (const t of wanted)
   }
 
 const allFiles = collect("test").sort();
-const { tierOf, problems } = classify(allFiles);
-if (problems.length) {
-  console.error(`test tiers (test/tiers.mjs):\n  ${problems.join("\n  ")}`);
-  process.exit(2);
-}
+const tierOf = new Map(allFiles.map((f) => [f, tierOfFile(f)]));
 const files = allFiles.filter(
   (f) => wanted.includes(tierOf.get(f)) && (filters.length === 0 || filters.some((s) => f.includes(s))),
 );

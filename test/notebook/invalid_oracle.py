@@ -1,4 +1,4 @@
-"""Oracle for test/notebook/invalid.test.ts (run with /usr/bin/python3): argv paths; prints one JSON
+"""Oracle for test/notebook/invalid.unit.test.ts (run with /usr/bin/python3): argv paths; prints one JSON
 object {path: {"valid": bool, "errors": [[cell index or null, message], ...]}}. valid is
 nbformat.validate without its repairs (duplicate ids rejected, missing ids not invented); errors are
 jsonschema's findings against nbformat's schema, explained per cell type as nbformat does."""

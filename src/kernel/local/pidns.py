@@ -275,7 +275,7 @@ def setup(libc, confine):
 
 # The seccomp filter, one row a system call: (name, x86_64 number, aarch64 number or None, errno).
 # docs/isolation.md ("The seccomp filter") gives each row's reason and compares it with Docker's
-# default profile; test/kernel/seccomp-table.test.ts checks that the two lists stay the same.
+# default profile; test/kernel/seccomp-table.unit.test.ts checks that the two lists stay the same.
 EPERM, ENOSYS, EAFNOSUPPORT = 1, 38, 97
 SECCOMP_DENIED = (
     # Namespaces and mounts: the view the init made stays as it is.

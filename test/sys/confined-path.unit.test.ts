@@ -1,7 +1,7 @@
 /**
  * src/sys/confined-path.ts on real files: which paths are inside the roots, which link is named as
  * leading out, and that opens check the descriptor (docs/isolation.md, "The notebook and artifact
- * tools under --sandbox"). The attacks from a real sandboxed kernel: test/security/planted-links.test.ts.
+ * tools under --sandbox"). The attacks from a real sandboxed kernel: test/security/planted-links.stress.test.ts.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";

@@ -3,7 +3,7 @@
  * package.json's package, version and command, and every environment variable the server reads;
  * CHANGELOG.md's newest section is package.json's version; the README's MCP client set-ups run the
  * command server.json describes. (That the installed command prints this version, and that the
- * packed package loads everywhere, is test/package/install.test.ts.)
+ * packed package loads everywhere, is test/package/install.stress.test.ts.)
  */
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";

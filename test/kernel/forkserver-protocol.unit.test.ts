@@ -1,5 +1,5 @@
 // The host trusts no fork-server line it did not ask for (docs/isolation.md, "The fork server's
-// channel"). A kernel can no longer write that channel (test/security/reach.test.ts attacks it), so
+// channel"). A kernel can no longer write that channel (test/security/reach.stress.test.ts attacks it), so
 // what a forged line would do is provoked here with a server that lies: a small Python program in
 // the fork server's place, answering with the lines a kernel once forged. Each lie ends the server
 // with the reason said, and no process the host did not see forked is ever signalled.
