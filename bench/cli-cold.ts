@@ -83,7 +83,7 @@ async function startRows(runs = 21) {
       for (const [key, step] of steps) t[key].push(step());
     }
     return [
-      row("nbagent --version vs node -e 0", median(t.version), median(t.node), "ms", "≤ 2×"),
+      row("nbagent --version vs node -e 0", median(t.version), median(t.node), "ms", "≤ 1.15×"),
       row(
         "nbagent notebook read (small, piped) vs nbformat.read",
         median(t.read),

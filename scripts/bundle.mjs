@@ -4,7 +4,15 @@
 // reads a few modules instead of ~300 (@sinclair/typebox alone is 266 files, ~120 ms to load on this
 // machine), so every short `nbagent call` starts faster. Native and lazily loaded packages stay
 // outside (resolved from node_modules as usual); the .py assets are found by src/assets.ts.
-import { copyFileSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { basename, dirname } from "node:path";
 import { build } from "esbuild";
 
@@ -88,6 +96,9 @@ if (only !== "pi") {
     // sixel is sloppy-mode CommonJS (assigns an undeclared global): bundled into ESM it throws.
     external: ["zeromq", "sharp", "turndown", "ws", "sixel"],
     banner: { js: REQUIRE_BANNER },
+    // `nbagent --version` prints this and loads nothing else (src/cli/main.ts); run from source, it
+    // reads package.json.
+    define: { __NBAGENT_VERSION__: JSON.stringify(JSON.parse(readFileSync("package.json", "utf8")).version) },
     // Minified: node 20 parses every byte of a module before it runs it, and a small `notebook read`
     // spends more time there than in the read (~5 ms of ~130 on this machine, npm run bench cli-cold).
     // The source maps next to the chunks give the TypeScript names back (node --enable-source-maps).
