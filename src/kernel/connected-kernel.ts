@@ -4,6 +4,7 @@
  * dead/restarting), serialises executions, restarts in place and shuts down in bounded steps.
  */
 import { randomUUID } from "node:crypto";
+import { debugLog } from "../sys/debug-log.js";
 import { within } from "../sys/wait.js";
 import { KernelClient, StartStalledError, toKernelInfo } from "./client.js";
 import { type DeathCause, type KernelDeath, KernelStartError, restartFailedDeath } from "./errors.js";
@@ -176,9 +177,22 @@ export class ConnectedKernel implements Kernel {
     signal?.addEventListener("abort", onCancel, { once: true });
     const deadline = deadlineSignal(timeoutMs, () => new TimeoutError(timeoutMs), [cancelled.signal]);
     try {
+      const what = restart ? "restart" : owned ? "start" : "attach";
       for (let attempt = 1; ; attempt++) {
         signal?.throwIfAborted();
+        const t0 = performance.now();
+        debugLog(`kernel-${what}`, { backend: this.backend, attempt, timeoutMs });
         const launched = await launch(attempt > 1);
+        const launchedMs = Math.round(performance.now() - t0);
+        // A forked kernel's pid may change once it reports itself (the fork server's relay in a PID namespace).
+        const launchedPid = launched.pid;
+        debugLog(`kernel-${what}-launched`, {
+          backend: this.backend,
+          attempt,
+          pid: launched.pid,
+          kernelId: launched.kernelId,
+          launchedMs,
+        });
         const client = new KernelClient(launched.transport, new MessageFactory());
         const exited = new AbortController();
         launched.exited.then((reason) => {
@@ -203,6 +217,14 @@ export class ConnectedKernel implements Kernel {
           if (channels) await abortable(channels, anySignal([deadline.signal, exited.signal]));
         } catch (caught) {
           const err = caught as Error;
+          debugLog(`kernel-${what}-failed`, {
+            backend: this.backend,
+            attempt,
+            pid: launched.pid,
+            running: launched.isRunning(),
+            afterMs: Math.round(performance.now() - t0),
+            error: err.message,
+          });
           if (launched.isRunning()) {
             // Still running, so its output is not in the error yet: add it (before cleanup removes it).
             const tail = launched.stderrTail?.().trim();
@@ -225,6 +247,15 @@ export class ConnectedKernel implements Kernel {
           throw err;
         }
         await settle(launched, client, deadline.signal);
+        debugLog(`kernel-${what}-ready`, {
+          backend: this.backend,
+          attempt,
+          pid: launched.pid,
+          ...(launchedPid !== launched.pid ? { launchedPid } : {}),
+          kernelId: launched.kernelId,
+          launchedMs,
+          readyMs: Math.round(performance.now() - t0),
+        });
         this.startAttempts = attempt;
         // Reported before the kernel could answer (or resolved by its exit): never waits long.
         this.isolation = await launched.isolation;
@@ -364,6 +395,13 @@ export class ConnectedKernel implements Kernel {
     if (this.dead || this.launched !== launched) return;
     this.dead = reason;
     this.deadCause = cause;
+    debugLog("kernel-dead", {
+      backend: this.backend,
+      pid: launched.pid,
+      kernelId: launched.kernelId,
+      reason,
+      expected: this.expectingExit || this.closed,
+    });
     for (const l of [...this.executionListeners]) l(reason, limit, cause);
     if (this.expectingExit || this.closed) return;
     for (const l of [...this.deathListeners]) {
@@ -522,6 +560,7 @@ export class ConnectedKernel implements Kernel {
   private async stop(graceMs: number, why: string): Promise<void> {
     const launched = this.launched;
     if (!launched) return;
+    const t0 = performance.now();
     // A busy kernel cannot finish a graceful shutdown (its main thread is running user code): SIGTERM.
     if (graceMs > 0 && launched.isRunning() && !this.dead && this.client.executionState !== "busy") {
       this.client.send("control", this.client.factory.shutdownRequest(false));
@@ -531,6 +570,12 @@ export class ConnectedKernel implements Kernel {
     await launched.kill(graceMs > 0 ? TERM_GRACE_MS : 0);
     await launched.transport.close();
     await launched.cleanup();
+    debugLog("kernel-stopped", {
+      backend: this.backend,
+      pid: launched.pid,
+      why,
+      ms: Math.round(performance.now() - t0),
+    });
   }
 
   shutdown(): Promise<void> {

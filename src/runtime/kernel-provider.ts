@@ -20,6 +20,7 @@ import type {
   KernelSandbox,
   KernelStartOptions,
 } from "../kernel/types.js";
+import { configureDebugLog } from "../sys/debug-log.js";
 import { BACKENDS, backendOf, buildKernelBackend, type KernelsPlace } from "./backends.js";
 import { CallAbortedError } from "./deadline.js";
 import { buildKernelEnv, type KernelEnv, type SecretFilterOptions, splitSecrets } from "./env.js";
@@ -168,6 +169,8 @@ export function factsFor(choice: KernelChoice, backend: KernelBackend | undefine
 export function createKernelProvider(options: KernelProviderOptions): KernelProvider {
   const { settings } = options;
   const hostEnv = settings.env;
+  // Every road to a kernel comes here: the debug log (NBAGENT_LOG) is turned on once it is set.
+  if (settings.logFile) configureDebugLog(settings.logFile);
   // A bad gateway URL given as an option is an Error: now (the settings were checked at the edge).
   const choice = planKernelChoice({
     gateway: options.gateway,

@@ -8,7 +8,7 @@
  * the kernel choice, the local backend's options) can take it; the resolver lives beside it and reads
  * only the environment record it is given, which the edges capture from their process.
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { LocalBackendOptions } from "../kernel/local/backend.js";
 import { findBwrap } from "../kernel/local/bwrap.js";
 import { resolveLimits } from "../kernel/local/limit-values.js";
@@ -95,6 +95,8 @@ export interface Settings {
    * schedules a pod per kernel may need longer. A call's own timeout still bounds its start.
    */
   startTimeoutMs: number;
+  /** The debug log's file (NBAGENT_LOG; sys/debug-log.ts): kernels' lifecycle events, one JSON line each. */
+  logFile?: string;
   /** A remote gateway (--gateway / NBAGENT_GATEWAY_URL, token --gateway-token-file / NBAGENT_GATEWAY_TOKEN). */
   gateway?: GatewayConnection;
   /** The sandbox for local kernels (--sandbox / NBAGENT_SANDBOX); undefined: none. */
@@ -230,6 +232,7 @@ export function resolveSettings(flags: SettingsFlags, env: HostEnv): Settings {
     python: env.NBAGENT_PYTHON?.trim() || undefined,
     ...(kernelName !== undefined ? { kernelName } : {}),
     startTimeoutMs: (startSeconds ?? DEFAULT_START_SECONDS) * 1000,
+    ...(nonEmpty(env.NBAGENT_LOG) ? { logFile: resolve(env.NBAGENT_LOG!.trim()) } : {}),
     gateway,
     sandbox,
     limits,

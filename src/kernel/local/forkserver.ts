@@ -25,6 +25,7 @@ import { rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { assetPath } from "../../assets.js";
+import { debugLog } from "../../sys/debug-log.js";
 import { readProcStat } from "../../sys/proc.js";
 import { within } from "../../sys/wait.js";
 import { KernelStartError } from "../errors.js";
@@ -329,11 +330,19 @@ export class ForkServer {
     if (this.state !== "ready") throw new KernelStartError({ kind: "fork-server", what: "not-running" });
     const id = this.nextId++;
     this.setHold(1);
+    const t0 = performance.now();
+    // The request as the log shows it: no environment (it may hold what the kernel was given).
+    debugLog("fork-request", { server: this.child.pid, id, module: request.module, cwd: request.cwd });
     try {
-      return await new Promise<number>((resolve, reject) => {
+      const pid = await new Promise<number>((resolve, reject) => {
         this.pending.set(id, { resolve, reject });
         this.child.stdin?.write(`${JSON.stringify({ id, ...request })}\n`);
       });
+      debugLog("fork-reply", { server: this.child.pid, id, pid, tookMs: Math.round(performance.now() - t0) });
+      return pid;
+    } catch (err) {
+      debugLog("fork-failed", { server: this.child.pid, id, error: (err as Error).message });
+      throw err;
     } finally {
       this.setHold(-1);
     }
