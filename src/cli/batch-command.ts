@@ -21,7 +21,7 @@ const HELP = `nbagent batch — run tool calls from stdin, one JSON object per l
 
 usage: nbagent batch [--session NAME] [--gateway URL] [--cwd DIR]
 
-Each line is a call: {"tool":"notebook"|"python"|"artifact"|"runs","params":{…}}. Calls run one after the
+Each line is a call: {"tool":"notebook"|"python"|"kernels"|"artifact"|"runs","params":{…}}. Calls run one after the
 other in one process, so they share kernels: run a notebook, then inspect its kernel's variables
 with python {"notebook_path":…}; python sessions keep their state from line to line. Each call's
 result is printed on its own line as {"content":[…],"details":{…},"isError":bool} (the shape of

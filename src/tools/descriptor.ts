@@ -2,7 +2,7 @@
  * A tool's descriptor: what every surface (MCP, pi, the CLI, the renderers) knows about a tool
  * without running it — its name, label, parameter schema, hints and description — and how a
  * toolbox makes it. Surfaces iterate descriptors and find a tool by its descriptor (object
- * identity), never by a name written out elsewhere. Renderers join in one floor up (render/views.ts
+ * identity), never by a name written out elsewhere. Renderers join in one floor up (render/index.ts
  * keys them by descriptor), so this module stays plain data a tool can own.
  */
 import type { TSchema } from "@sinclair/typebox";
