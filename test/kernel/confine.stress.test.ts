@@ -85,5 +85,35 @@ for (const forkServer of [false, true]) {
         }
       }
     });
+
+    test("a cwd that is the hidden folder itself: the kernel starts (it sees its connection file) and works there; the folders hidden inside stay hidden", async () => {
+      // The state directory as the working directory (NBAGENT_STATE_DIR=. in a project): putting the
+      // whole folder back once brought its cover along, so the kernel saw no connection file, picked
+      // ports of its own and never answered (a 40 s stall, then a failed start).
+      const state = mkdtempSync(join(root, "state-"));
+      mkdirSync(join(state, "inner"));
+      writeFileSync(join(state, "inner", "hidden.txt"), "hidden inside the cwd");
+      writeFileSync(join(state, "mine.txt"), "the user's file");
+      const confinement = { hide: [state, join(state, "inner")], expose: [] };
+      for (let i = 0; i < 2; i++) {
+        const kernel = await backend.startKernel({ cwd: state, confinement, startTimeoutMs: 60_000 });
+        try {
+          const r = await kernel.execute(PROBE.replace("STATE", JSON.stringify(state)));
+          assert.equal(r.status, "ok", r.text);
+          if (!kernel.isolation?.confined) {
+            assert.ok(kernel.isolation?.reason, "a kernel that is not confined says why");
+            continue;
+          }
+          const seen = JSON.parse(r.text);
+          assert.equal(seen.cwd, state);
+          assert.deepEqual(seen.here, ["inner", "made-by-kernel.txt", "mine.txt"]);
+          assert.deepEqual(seen.inner, [], "a hidden folder inside the cwd stays hidden");
+          assert.equal(readFileSync(join(state, "made-by-kernel.txt"), "utf8"), "relative");
+          rmSync(join(state, "made-by-kernel.txt"));
+        } finally {
+          await kernel.shutdown();
+        }
+      }
+    });
   });
 }

@@ -272,6 +272,9 @@ class Server:
         os.dup2(null, 0)
         os.close(null)
         confine = req.get("confine")
+        # In the kernel's working directory before its view of the filesystem is made: the view puts
+        # the working directory back when it lies in (or is) a hidden folder, and reads it from here.
+        os.chdir(req["cwd"])
         if direct:
             me = int(os.readlink("/proc/self"))  # the host's pid for it (before /proc is its own)
 

@@ -219,6 +219,12 @@ def _hide(libc, hide, expose):
         real = os.path.realpath(path)
         if real not in shown and any(_within(real, h) for h in hidden):
             shown.append(real)
+    # A hidden folder that is put back whole (the working directory is the state directory) is not
+    # covered at all: a recursive bind of it would bring the cover along (the cover is a mount at
+    # that very path of the tree the bind copies), and the kernel would see an empty folder — no
+    # connection file, so ipykernel picked ports of its own and never answered. The folders hidden
+    # inside it are covered as usual.
+    hidden = [h for h in hidden if h not in shown]
     # One pass from the top down: at equal depth a cover comes before a putting back.
     steps = sorted([(h.count("/"), 0, h) for h in hidden] + [(e.count("/"), 1, e) for e in shown])
     fds = {}
