@@ -48,15 +48,16 @@ for (const forkServer of [false, true]) {
     const backend = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer });
     after(() => backend.dispose());
 
-    test("a cwd inside a hidden folder stays the kernel's; '..' and a hidden folder inside it do not show what is hidden", async () => {
-      const state = mkdtempSync(join(root, "state-"));
-      const cwd = join(state, "work");
-      mkdirSync(join(cwd, "inner"), { recursive: true });
-      writeFileSync(join(state, "secret.txt"), "the state's secret");
-      writeFileSync(join(cwd, "mine.txt"), "the user's file");
-      writeFileSync(join(cwd, "inner", "hidden.txt"), "hidden inside the cwd");
-      const confinement = { hide: [state, join(cwd, "inner")], expose: [] };
-      // The fork server forks after its second kernel: start two, look at both.
+    /**
+     * Starts two kernels in `cwd` (the fork server forks from its second one), runs PROBE in each and
+     * hands what a confined one saw to `check`; the file the probe wrote is removed after each.
+     */
+    async function probeTwice(
+      cwd: string,
+      state: string,
+      confinement: { hide: string[]; expose: string[] },
+      check: (seen: Record<string, unknown>) => void,
+    ): Promise<void> {
       for (let i = 0; i < 2; i++) {
         const kernel = await backend.startKernel({ cwd, confinement });
         try {
@@ -66,14 +67,7 @@ for (const forkServer of [false, true]) {
             assert.ok(kernel.isolation?.reason, "a kernel that is not confined says why");
             continue;
           }
-          const seen = JSON.parse(r.text);
-          assert.equal(seen.cwd, cwd);
-          assert.deepEqual(seen.here, ["inner", "made-by-kernel.txt", "mine.txt"]);
-          assert.equal(seen.absolute, "relative", "relative and absolute paths reach the same file");
-          assert.deepEqual(seen.up, ["work"], "'..' shows only the way back to the cwd");
-          assert.equal(seen.upSecret, "error 2");
-          assert.deepEqual(seen.state, ["work"]);
-          assert.deepEqual(seen.inner, []);
+          check(JSON.parse(r.text));
           assert.equal(
             readFileSync(join(cwd, "made-by-kernel.txt"), "utf8"),
             "relative",
@@ -84,6 +78,25 @@ for (const forkServer of [false, true]) {
           await kernel.shutdown();
         }
       }
+    }
+
+    test("a cwd inside a hidden folder stays the kernel's; '..' and a hidden folder inside it do not show what is hidden", async () => {
+      const state = mkdtempSync(join(root, "state-"));
+      const cwd = join(state, "work");
+      mkdirSync(join(cwd, "inner"), { recursive: true });
+      writeFileSync(join(state, "secret.txt"), "the state's secret");
+      writeFileSync(join(cwd, "mine.txt"), "the user's file");
+      writeFileSync(join(cwd, "inner", "hidden.txt"), "hidden inside the cwd");
+      const confinement = { hide: [state, join(cwd, "inner")], expose: [] };
+      await probeTwice(cwd, state, confinement, (seen) => {
+        assert.equal(seen.cwd, cwd);
+        assert.deepEqual(seen.here, ["inner", "made-by-kernel.txt", "mine.txt"]);
+        assert.equal(seen.absolute, "relative", "relative and absolute paths reach the same file");
+        assert.deepEqual(seen.up, ["work"], "'..' shows only the way back to the cwd");
+        assert.equal(seen.upSecret, "error 2");
+        assert.deepEqual(seen.state, ["work"]);
+        assert.deepEqual(seen.inner, []);
+      });
     });
 
     test("a cwd that is the hidden folder itself: the kernel starts (it sees its connection file) and works there; the folders hidden inside stay hidden", async () => {
@@ -95,25 +108,11 @@ for (const forkServer of [false, true]) {
       writeFileSync(join(state, "inner", "hidden.txt"), "hidden inside the cwd");
       writeFileSync(join(state, "mine.txt"), "the user's file");
       const confinement = { hide: [state, join(state, "inner")], expose: [] };
-      for (let i = 0; i < 2; i++) {
-        const kernel = await backend.startKernel({ cwd: state, confinement, startTimeoutMs: 60_000 });
-        try {
-          const r = await kernel.execute(PROBE.replace("STATE", JSON.stringify(state)));
-          assert.equal(r.status, "ok", r.text);
-          if (!kernel.isolation?.confined) {
-            assert.ok(kernel.isolation?.reason, "a kernel that is not confined says why");
-            continue;
-          }
-          const seen = JSON.parse(r.text);
-          assert.equal(seen.cwd, state);
-          assert.deepEqual(seen.here, ["inner", "made-by-kernel.txt", "mine.txt"]);
-          assert.deepEqual(seen.inner, [], "a hidden folder inside the cwd stays hidden");
-          assert.equal(readFileSync(join(state, "made-by-kernel.txt"), "utf8"), "relative");
-          rmSync(join(state, "made-by-kernel.txt"));
-        } finally {
-          await kernel.shutdown();
-        }
-      }
+      await probeTwice(state, state, confinement, (seen) => {
+        assert.equal(seen.cwd, state);
+        assert.deepEqual(seen.here, ["inner", "made-by-kernel.txt", "mine.txt"]);
+        assert.deepEqual(seen.inner, [], "a hidden folder inside the cwd stays hidden");
+      });
     });
   });
 }
