@@ -88,3 +88,16 @@ test("NBAGENT_START_SECONDS bounds a kernel's start on a gateway: a shorter one 
   const text = resultText(results[0]);
   assert.match(text, /^Error: could not start the Python kernel: .* within 2000 ms$/, text);
 });
+
+test("a kernelspec the user named that the server lacks: the Error lists the server's and says only the user can change it", async () => {
+  const { results, stderr } = await batch(dir, [{ tool: "python", params: { cells: [{ code: "1" }] } }], {
+    NBAGENT_GATEWAY_URL: server.url,
+    NBAGENT_GATEWAY_TOKEN: server.token,
+    NBAGENT_KERNEL: "python_gpu",
+  });
+  assert.equal(results.length, 1, stderr);
+  assert.match(
+    resultText(results[0]),
+    /^Error: could not start the Python kernel: the gateway at \S+ has no kernelspec "python_gpu" \(it has: [^)]*python_cluster[^)]*\)\. The python tool starts the kernelspec "python_gpu", which is set where nbagent runs \(NBAGENT_KERNEL, or the host's kernelName option; default python3\): a call cannot choose another\.$/,
+  );
+});

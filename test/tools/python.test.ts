@@ -405,10 +405,13 @@ for (const backend of backendCases())
         const r = await createPythonTool({ cwd, runtime: bad }).execute("t", { cells: [{ code: "1" }] });
         assert.equal(r.isError, true);
         assert.match(text(r), /^Error: could not start the Python kernel: .*no-such-kernel-nbagent/);
+        // The kernelspec is the host's setting, not the call's: the text says so, and not "use another".
+        assert.doesNotMatch(text(r), /Use one of these names/);
+        assert.match(text(r), /a call cannot choose another\.$/);
         if (backend.name === "gateway")
           assert.match(
             text(r),
-            /^Error: could not start the Python kernel: the gateway at http:\/\/127\.0\.0\.1:\d+ has no kernelspec "no-such-kernel-nbagent" \(it has: (?:[\w.-]+, )*python3(?:, [\w.-]+)*\)$/,
+            /^Error: could not start the Python kernel: the gateway at http:\/\/127\.0\.0\.1:\d+ has no kernelspec "no-such-kernel-nbagent" \(it has: (?:[\w.-]+, )*python3(?:, [\w.-]+)*\)\. The python tool starts the kernelspec "no-such-kernel-nbagent", which is set where nbagent runs \(NBAGENT_KERNEL, or the host's kernelName option; default python3\): a call cannot choose another\.$/,
           );
       } finally {
         await bad.dispose();

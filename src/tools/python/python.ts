@@ -8,6 +8,7 @@ import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
+import { KernelStartError } from "../../kernel/errors.js";
 import { loadNotebook, NotebookFileError } from "../../notebook/index.js";
 import { CALL_OUTPUT_BYTES, DEFAULT_IMAGE_BUDGET, type ImageBudget } from "../../output/model-budgets.js";
 import { DeadKernelNotRestartedError, KernelUnreachableError } from "../../runtime/errors.js";
@@ -397,7 +398,19 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
               details,
             );
           if (startError !== undefined) {
-            return errorResult(`could not start the Python kernel: ${describeFailure(startError)}`, details);
+            // A session's kernelspec is the host's setting, not a parameter: say who can change it.
+            const setting =
+              startError instanceof KernelStartError &&
+              startError.kind === "no-such-kernelspec" &&
+              params.notebook_path === undefined
+                ? ` The python tool starts the kernelspec "${spec.kernelName ?? options.runtime.choice.kernelName}", which is set where nbagent runs (NBAGENT_KERNEL, or the host's kernelName option; default python3): a call cannot choose another.`
+                : "";
+            // (the generic advice to use another name is for a caller who chose it: not this one)
+            const why = describeFailure(startError);
+            return errorResult(
+              `could not start the Python kernel: ${setting ? `${why.replace(/ Use one of these names\.$/, "").replace(/\.$/, "")}.${setting}` : why}`,
+              details,
+            );
           }
           if (record && exportTo) await exportAfterRun(result, record, exportTo, writes.failure);
           return result;
