@@ -15,10 +15,6 @@ export function configureDebugLog(file: string | undefined): void {
   target = file;
 }
 
-export function debugLogEnabled(): boolean {
-  return target !== undefined;
-}
-
 /** Appends one event; a log that cannot be written never fails the work it describes. */
 export function debugLog(event: string, fields: Record<string, unknown> = {}): void {
   if (target === undefined) return;

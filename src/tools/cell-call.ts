@@ -70,10 +70,6 @@ export class CellCall<D extends PythonToolDetails> {
     this.tag = new CellCallTag(options.what, this.recorder, options.runs);
   }
 
-  get details(): D {
-    return this.options.details;
-  }
-
   /** Cell `i` (1-based, as details.cells lists them) starts; `label` heads its output. */
   startCell(i: number, label?: string): void {
     this.current = i;

@@ -22,6 +22,20 @@ export function startFailureText(f: KernelStartFailure, output?: string): string
   return `${startFailureSentence(f)}${said}`;
 }
 
+/**
+ * A kernelspec the backend does not have, with what it has. `advise`: the caller chose the name, so
+ * it is told to pick another (local kernels; a gateway's list says the same by itself). A name the
+ * caller cannot choose (the python tool's, set by the host) gets no advice: its caller says who can.
+ */
+export function noKernelspecText(
+  f: Extract<KernelStartFailure, { kind: "no-such-kernelspec" }>,
+  advise: boolean,
+): string {
+  if (f.gateway)
+    return `the gateway at ${f.gateway} has no kernelspec "${f.name}" (it has: ${f.available.join(", ") || "none"})`;
+  return `no kernelspec named "${f.name}". Available: ${f.available.join(", ")}${advise ? ". Use one of these names." : ""}`;
+}
+
 function startFailureSentence(f: KernelStartFailure): string {
   switch (f.kind) {
     case "exited":
@@ -31,9 +45,7 @@ function startFailureSentence(f: KernelStartFailure): string {
     case "stalled":
       return `the kernel said nothing within ${f.ms} ms of its start`;
     case "no-such-kernelspec":
-      return f.gateway
-        ? `the gateway at ${f.gateway} has no kernelspec "${f.name}" (it has: ${f.available.join(", ") || "none"})`
-        : `no kernelspec named "${f.name}". Available: ${f.available.join(", ")}. Use one of these names.`;
+      return noKernelspecText(f, true);
     case "cancelled":
       return "kernel start was cancelled";
     case "shut-down":

@@ -8,7 +8,7 @@ import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
-import { KernelStartError } from "../../kernel/errors.js";
+import { failureReport } from "../../kernel/errors.js";
 import { loadNotebook, NotebookFileError } from "../../notebook/index.js";
 import { CALL_OUTPUT_BYTES, DEFAULT_IMAGE_BUDGET, type ImageBudget } from "../../output/model-budgets.js";
 import { DeadKernelNotRestartedError, KernelUnreachableError } from "../../runtime/errors.js";
@@ -26,7 +26,7 @@ import type { SessionMode } from "../../runtime/sessions.js";
 import { inUnit } from "../../sys/units.js";
 import { CellCall, callDeadline } from "../cell-call.js";
 import { factsOf, type ToolDescriptor, type ToolFacts } from "../descriptor.js";
-import { describeFailure } from "../failure-text.js";
+import { describeFailure, noKernelspecText } from "../failure-text.js";
 import {
   deadNotRestartedText,
   isolationNote,
@@ -399,18 +399,13 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
             );
           if (startError !== undefined) {
             // A session's kernelspec is the host's setting, not a parameter: say who can change it.
-            const setting =
-              startError instanceof KernelStartError &&
-              startError.kind === "no-such-kernelspec" &&
-              params.notebook_path === undefined
-                ? ` The python tool starts the kernelspec "${spec.kernelName ?? options.runtime.choice.kernelName}", which is set where nbagent runs (NBAGENT_KERNEL, or the host's kernelName option; default python3): a call cannot choose another.`
-                : "";
-            // (the generic advice to use another name is for a caller who chose it: not this one)
-            const why = describeFailure(startError);
-            return errorResult(
-              `could not start the Python kernel: ${setting ? `${why.replace(/ Use one of these names\.$/, "").replace(/\.$/, "")}.${setting}` : why}`,
-              details,
-            );
+            const failure = failureReport(startError)?.failure;
+            if (failure?.kind === "no-such-kernelspec" && params.notebook_path === undefined)
+              return errorResult(
+                `could not start the Python kernel: ${noKernelspecText(failure, false)}. The python tool starts the kernelspec "${failure.name}", which is set where nbagent runs (NBAGENT_KERNEL, or the host's kernelName option; default python3): a call cannot choose another.`,
+                details,
+              );
+            return errorResult(`could not start the Python kernel: ${describeFailure(startError)}`, details);
           }
           if (record && exportTo) await exportAfterRun(result, record, exportTo, writes.failure);
           return result;
