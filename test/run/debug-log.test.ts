@@ -5,7 +5,8 @@
  * environment. Without it, no file.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { test } from "node:test";
 import { nbagent, tempDir, writeNb } from "./helpers.js";
@@ -58,4 +59,20 @@ test("NBAGENT_LOG: each kernel's start, fork and stop as JSON lines, no environm
   const r2 = await nbagent(["run", "--quiet", "--inplace", inputs[0]!], { cwd: dir });
   assert.equal(r2.code, 0, r2.stderr);
   assert.equal(readFileSync(log, "utf8"), text);
+});
+
+test("NBAGENT_LOG at a link or a FIFO a kernel planted: not followed, never blocks, the run goes on", async () => {
+  const dir = await tempDir();
+  const nb = await writeNb(join(dir, "a.ipynb"), [["code", "print(1)"]]);
+  const victim = join(dir, "victim.txt");
+  writeFileSync(victim, "untouched\n");
+  const link = join(dir, "log-link.jsonl");
+  symlinkSync(victim, link);
+  const fifo = join(dir, "log-fifo.jsonl");
+  execFileSync("mkfifo", [fifo]);
+  for (const log of [link, fifo]) {
+    const r = await nbagent(["run", "--quiet", "--inplace", nb], { cwd: dir, env: { NBAGENT_LOG: log } });
+    assert.equal(r.code, 0, r.stderr);
+  }
+  assert.equal(readFileSync(victim, "utf8"), "untouched\n");
 });
