@@ -10,7 +10,7 @@
  */
 
 import { mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import type {
   BackendFacts,
   Kernel,
@@ -156,6 +156,15 @@ function sandboxSetting(option: KernelProviderOptions["sandbox"], settings: Sett
   return option || undefined;
 }
 
+/**
+ * The folders nbagent keeps in the state root (connection files, sessions' outputs and artifacts, the
+ * shared gateway's token and log, the named-session registries, the view's sockets). Hidden with the
+ * root, they change nothing while the root is covered; they matter when a kernel's working directory
+ * is the state root itself, which is then put back whole (docs/isolation.md, "nbagent's state
+ * hidden"): these stay covered. A new folder in the state root belongs here.
+ */
+const STATE_FOLDERS = ["kernels", "sessions", "gateway", "named-sessions", "view"];
+
 /** The host's `KERNEL_*` variables: what a kernel on another machine's server is given of them. */
 function kernelVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([name]) => name.startsWith("KERNEL_")));
@@ -262,7 +271,10 @@ export function createKernelProvider(options: KernelProviderOptions): KernelProv
         ? { writable: artifactsDir ? [artifactsDir] : [], network: sandbox.network }
         : undefined;
     const confinement: KernelConfinement | undefined = facts.confinement
-      ? { hide: [stateRoot], expose: artifactsDir ? [artifactsDir] : [] }
+      ? {
+          hide: [stateRoot, ...STATE_FOLDERS.map((f) => join(stateRoot, f))],
+          expose: artifactsDir ? [artifactsDir] : [],
+        }
       : undefined;
     const timeout = request.startTimeoutMs;
     return {
