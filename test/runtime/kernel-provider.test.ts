@@ -5,9 +5,9 @@
  * gateway, no kernel); the confinement and the limits reach the backend's startKernel.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { after, test } from "node:test";
 import { createLocalBackend, type KernelBackend, type KernelStartOptions } from "../../src/kernel/index.js";
 import {
@@ -121,6 +121,20 @@ test("the python tool through the runtime: the refusal is its Error: result, and
   assert.equal(existsSync(join(stateRoot, "gateway")), false, "no shared gateway was started");
 });
 
+/**
+ * The state root is hidden first, then each folder nbagent keeps in it, so that a kernel whose working
+ * directory is the root itself (which is then put back whole) still cannot see them: every folder
+ * that exists there after the run must be in the list, and nothing outside the root.
+ */
+function assertStateHidden(hide: string[] | undefined, root: string): void {
+  assert.ok(hide, "a confinement was given");
+  assert.equal(hide[0], root);
+  for (const p of hide.slice(1)) assert.equal(dirname(p), root, `${p} is a folder of the state root`);
+  const made = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory());
+  for (const e of made)
+    assert.ok(hide.includes(join(root, e.name)), `the state folder ${e.name} is hidden too`);
+}
+
 test("every local kernel gets the confinement (state root hidden, its session's artifacts back) and the limits", async () => {
   const stateRoot = dir("state");
   const { backend, starts } = recording();
@@ -137,10 +151,8 @@ test("every local kernel gets the confinement (state root hidden, its session's 
     const result = await tool.execute("t", { cells: [{ code: "print(6 * 7)" }] } as PythonParams);
     assert.notEqual(result.isError, true, (result.content[0] as { text: string }).text);
     assert.equal(starts.length, 1);
-    assert.deepEqual(starts[0].confinement, {
-      hide: [rt.artifacts.root],
-      expose: [rt.artifacts.artifactsDir(rt.defaultSessionId)],
-    });
+    assert.deepEqual(starts[0].confinement?.expose, [rt.artifacts.artifactsDir(rt.defaultSessionId)]);
+    assertStateHidden(starts[0].confinement?.hide, rt.artifacts.root);
     assert.deepEqual(starts[0].limits, { ...limits, cpus: 0 });
     assert.equal(starts[0].sandbox, undefined);
   } finally {
@@ -164,7 +176,8 @@ test("every local kernel gets the confinement (state root hidden, its session's 
       kernels,
     });
     assert.equal(r.error, undefined);
-    assert.deepEqual(rec.starts[0].confinement, { hide: [stateRoot], expose: [] });
+    assert.deepEqual(rec.starts[0].confinement?.expose, []);
+    assertStateHidden(rec.starts[0].confinement?.hide, stateRoot);
     assert.deepEqual(rec.starts[0].limits, { ...limits, cpus: 0 });
     assert.equal(rec.starts[0].cwd, nbDir);
   } finally {
