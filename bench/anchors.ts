@@ -44,3 +44,24 @@ export async function nbclientRun(
   });
   return JSON.parse(stdout.trim().split("\n").pop()!);
 }
+
+export interface DrainFigures {
+  max_rss_bytes: number;
+  received_bytes: number;
+  seconds: number;
+}
+
+/**
+ * jupyter_client running one cell that prints `bytes` and draining IOPub, keeping the text as
+ * nbclient keeps a cell's outputs (bench/reference/print_drain.py): the memory a Python client pays.
+ */
+export async function jupyterClientDrain(bytes: number): Promise<DrainFigures> {
+  const py = await findInterpreter();
+  const script = resolve(import.meta.dirname, "reference", "print_drain.py");
+  const { stdout } = await run(py.path, [script, String(bytes), "keep"], {
+    maxBuffer: 1 << 24,
+    timeout: 900_000,
+    env: { ...process.env, PYDEVD_DISABLE_FILE_VALIDATION: "1" },
+  });
+  return JSON.parse(stdout.trim().split("\n").pop()!);
+}
