@@ -7,6 +7,9 @@
  *    reader takes arrival − print on the same wall clock (one machine). Readers: the view's SSE
  *    stream (the page's path: host socket → nbagent view → HTTP), and a raw reader of the host's own
  *    socket (the first hop alone), both during the same cell.
+ *    And the page drawn: the same lines, run as a notebook cell the page shows, timed in headless
+ *    Chromium (Debian's) when each line's text is in the page's DOM (a MutationObserver on the
+ *    notebook: after the page's own once-a-frame redraw, before the paint).
  * 2. A 200-cell notebook run (the notebook tool's run, small printing cells) with a viewer connected
  *    (nbagent view + an SSE reader consuming) vs no view process vs a host with NBAGENT_VIEW=0;
  *    interleaved rounds, order flipped each round, medians.
@@ -41,6 +44,7 @@ import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { viewSocketDir } from "../src/view/host.js";
+import { launchChromium } from "../test/view/browser.js";
 import { arg, type BenchRow, type BenchSection, median, row } from "./types.js";
 
 const MAIN = "dist/cli/nbagent.js";
@@ -310,6 +314,81 @@ async function latency(root: string, lines: number): Promise<{ rows: BenchRow[];
   };
 }
 
+/**
+ * Output → the page's DOM: a notebook cell printing `L <ns>` lines, the notebook shown in Chromium,
+ * each line timed when its text is first in the page (the page's clock and python's are the same
+ * wall clock, one machine).
+ */
+async function pageLatency(root: string, lines: number): Promise<{ rows: BenchRow[]; notes: string[] }> {
+  const host = await startHost(root);
+  const view = await startView();
+  const browser = await launchChromium();
+  const path = join(root, "latency.ipynb");
+  const code = `import time\nfor _ in range(${lines}):\n    print(f"L {time.time_ns()}", flush=True)\n    time.sleep(0.005)`;
+  const nb = {
+    nbformat: 4,
+    nbformat_minor: 5,
+    metadata: { kernelspec: { name: "python3", display_name: "Python 3", language: "python" } },
+    cells: [{ cell_type: "code", id: "lat", metadata: {}, execution_count: null, outputs: [], source: code }],
+  };
+  writeFileSync(path, `${JSON.stringify(nb, null, 1)}\n`);
+  let drawn: number[] = [];
+  const viaSse: number[] = [];
+  try {
+    await host.call("notebook", { action: "run", notebook_path: "latency.ipynb" }); // kernel start, listed
+    const page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
+    await page.goto(`http://127.0.0.1:${view.port}/?token=${view.token}`);
+    const button = page.locator(`#nb-list button[data-path=${JSON.stringify(path)}]`);
+    await button.click();
+    await page.locator("#nb-main .nb-cell[data-id=lat]").waitFor();
+    await page.evaluate(() => {
+      const seen = new Set<string>();
+      const times: number[] = [];
+      (window as unknown as { nbLatency: number[] }).nbLatency = times;
+      new MutationObserver(() => {
+        const at = performance.timeOrigin + performance.now();
+        for (const el of Array.from(document.querySelectorAll("#nb-main .nb-stream-stdout")))
+          for (const m of (el.textContent ?? "").matchAll(/L (\d+)/g))
+            if (!seen.has(m[1])) {
+              seen.add(m[1]);
+              times.push(at - Number(m[1].slice(0, -3)) / 1000);
+            }
+      }).observe(document.getElementById("nb-main")!, {
+        subtree: true,
+        childList: true,
+        characterData: true,
+      });
+    });
+    const reader = await sse(view, latencies(viaSse, host.hostId));
+    await reader.until((m) => m.type === "snapshot" && m.hostId === host.hostId);
+    const seenEnd = reader.until(
+      (m) => m.hostId === host.hostId && m.type === "event" && m.event?.type === "call-ended",
+    );
+    await host.call("notebook", { action: "run", notebook_path: "latency.ipynb" });
+    await seenEnd;
+    reader.close();
+    // The page may draw the last lines after the tool's result: wait until it has them all.
+    await page.waitForFunction(
+      (n) => (window as unknown as { nbLatency: number[] }).nbLatency.length >= n,
+      lines,
+    );
+    drawn = await page.evaluate(() => (window as unknown as { nbLatency: number[] }).nbLatency);
+  } finally {
+    await browser.close();
+    await view.stop();
+    await host.close();
+  }
+  return {
+    rows: [
+      row("output → the page's DOM (Chromium), median", median(drawn), median(viaSse), "ms", "info"),
+      row("output → the page's DOM, p99", quantile(drawn, 0.99), quantile(viaSse, 0.99), "ms", "info"),
+    ],
+    notes: [
+      `page: ${drawn.length} lines of a notebook cell run by the notebook tool, printed 5 ms apart, timed in headless Chromium by a MutationObserver on the shown notebook (the page redraws a running cell once a frame); reference = an SSE reader of the same view, same cell`,
+    ],
+  };
+}
+
 /** A notebook of `n` small printing cells. */
 function writeNotebook(path: string, n: number): void {
   const cells = Array.from({ length: n }, (_, i) => ({
@@ -544,10 +623,11 @@ export async function run(): Promise<BenchSection> {
   const rounds = arg("rounds", 5);
   const lines = arg("lines", 400);
   const root = mkdtempSync(join(tmpdir(), "nbagent-bench-view-"));
-  const only = (process.env.NBAGENT_BENCH_VIEW ?? "latency,run,memory").split(",");
+  const only = (process.env.NBAGENT_BENCH_VIEW ?? "latency,page,run,memory").split(",");
   try {
     const parts: { rows: BenchRow[]; notes: string[] }[] = [];
     if (only.includes("latency")) parts.push(await latency(join(root, "lat"), lines));
+    if (only.includes("page")) parts.push(await pageLatency(join(root, "page"), lines));
     if (only.includes("run")) parts.push(await runCost(root, rounds));
     if (only.includes("memory")) parts.push(await memory(root));
     return {
