@@ -54,10 +54,28 @@ export interface HubServerState {
  * its URL as shown (no token); `request` what was asked ("POST /api/kernels").
  */
 export type GatewayFailure =
-  /** No HTTP answer at all: the connection failed (`cause`: the network error's message and code). */
-  | { kind: "unreachable"; gateway: string; request: string; why: "network"; cause: string; code?: string }
+  /**
+   * No HTTP answer at all: the connection failed (`cause`: the network error's message and code);
+   * `websocket`: it was a kernel's WebSocket that could not be opened.
+   */
+  | {
+      kind: "unreachable";
+      gateway: string;
+      request: string;
+      why: "network";
+      cause: string;
+      code?: string;
+      websocket?: boolean;
+    }
   /** No answer to the request within `ms`, or no connection within `ms` ("connect-timeout"). */
-  | { kind: "unreachable"; gateway: string; request: string; why: "timeout" | "connect-timeout"; ms: number }
+  | {
+      kind: "unreachable";
+      gateway: string;
+      request: string;
+      why: "timeout" | "connect-timeout";
+      ms: number;
+      websocket?: boolean;
+    }
   /** The caller gave up on the request. */
   | { kind: "unreachable"; gateway: string; request: string; why: "cancelled" }
   /**

@@ -102,11 +102,13 @@ export function gatewayFailureText(f: GatewayFailure): string {
         case "cancelled":
           return `${f.request} to the gateway at ${f.gateway} was cancelled`;
         case "timeout":
-          return `the gateway at ${f.gateway} did not answer ${f.request} within ${f.ms} ms`;
+          return f.websocket
+            ? `the gateway at ${f.gateway} did not open the kernel's WebSocket (${f.request}) within ${f.ms} ms`
+            : `the gateway at ${f.gateway} did not answer ${f.request} within ${f.ms} ms`;
         case "connect-timeout":
           return `could not connect to the gateway at ${f.gateway} within ${f.ms} ms`;
         case "network":
-          return `could not reach the gateway at ${f.gateway} (${f.request}): ${f.cause}${
+          return `could not ${f.websocket ? "open the kernel's WebSocket on" : "reach"} the gateway at ${f.gateway} (${f.request}): ${f.cause}${
             f.code && !f.cause.includes(f.code) ? ` (${f.code})` : ""
           }`;
         default:

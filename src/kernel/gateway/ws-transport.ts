@@ -16,7 +16,7 @@ import { type DeathCause, type GatewayFailure, isGatewayFailure, KernelFailureEr
 import type { KernelTransport, OutgoingChannel, TransportStats } from "../transport.js";
 import type { JupyterMessage } from "../types.js";
 import { HUB_HEADER } from "./hub.js";
-import { GatewayHttpError, type GatewayRest } from "./rest.js";
+import { GatewayHttpError, type GatewayRest, GatewayUnreachableError } from "./rest.js";
 import { channelsPath, kernelPath } from "./restapi.js";
 import { decodeMessage, encodeMessage, V1_PROTOCOL, type WsProtocol } from "./ws-codec.js";
 
@@ -174,16 +174,25 @@ export class GatewayWsTransport implements KernelTransport {
       });
       ws.on("error", (err) => {
         // The server's answer (above) says more than the error terminate() makes ws report.
-        if (!opened && !answered)
+        if (!opened && !answered) {
+          const where = { kind: "unreachable", gateway: this.rest.display, request: path } as const;
+          const code = (err as NodeJS.ErrnoException).code;
           reject(
-            new Error(
-              `could not open the kernel's WebSocket at ${this.rest.display} (${path}): ${
-                /handshake has timed out/i.test(err.message)
-                  ? `no answer within ${handshakeMs} ms`
-                  : err.message
-              }`,
+            new GatewayUnreachableError(
+              /handshake has timed out/i.test(err.message)
+                ? { ...where, why: "timeout", ms: handshakeMs, websocket: true }
+                : {
+                    ...where,
+                    why: "network",
+                    cause: err.message,
+                    ...(code ? { code } : {}),
+                    websocket: true,
+                  },
+              "GET",
+              path.slice(4),
             ),
           );
+        }
       });
       ws.on("open", () => {
         opened = true;
