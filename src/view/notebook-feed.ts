@@ -27,6 +27,9 @@ import type { ActionRequest, ActionResult, WireCall, WireRun, WireSession } from
 const STREAM_CAP = 1024 * 1024;
 const STREAM_KEEP = 256 * 1024;
 
+/** Session changes that leave the kernel's state as it was (the session's notebook stays as shown). */
+const QUEUE_CHANGES = new Set(["busy", "idle", "queued", "unqueued"]);
+
 export interface NotebookFeedOptions {
   /** Where the patches and snapshots go (the hub's listeners). */
   tell(message: ViewMessage): void;
@@ -155,7 +158,8 @@ export class NotebookFeed {
         }
         if (k.kind !== "python" && k.kind !== "named") return;
         const s = this.session(hostId, k);
-        if (e.change !== "busy" && e.change !== "idle") s.stale = true;
+        // A call's turn and its queue change nothing in the kernel: the cells come by their events.
+        if (!QUEUE_CHANGES.has(e.change)) s.stale = true;
         this.sync(hostId);
         return;
       }
