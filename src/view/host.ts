@@ -25,8 +25,10 @@ import {
   type HostKind,
   type HostMessage,
   noteCall,
+  noteCell,
   RECENT_CALLS,
   type WireCall,
+  type WireCell,
   type WireRun,
   type WireSession,
 } from "./wire.js";
@@ -133,9 +135,10 @@ export async function serveViewSocket(
   };
 }
 
-/** What a new viewer's snapshot needs besides the live listing: the latest calls. */
+/** What a new viewer's snapshot needs besides the live listing: the latest calls and their cells. */
 class HostState {
   private readonly calls: WireCall[] = [];
+  private readonly cells: WireCell[] = [];
   private readonly stop: () => void;
 
   constructor(
@@ -147,6 +150,7 @@ class HostState {
 
   private note(e: StampedEvent): void {
     noteCall(this.calls, e, RECENT_CALLS);
+    noteCell(this.cells, this.calls, e);
   }
 
   snapshot(): HostMessage {
@@ -156,6 +160,7 @@ class HostState {
       sessions: this.sessions(),
       runs: this.runs(),
       calls: this.calls.map((c) => ({ ...c })),
+      cells: this.cells.map((c) => ({ ...c })),
     };
   }
 
