@@ -166,7 +166,13 @@ export class ViewHub {
       if (added) this.tell({ type: "host-added", host: msg.host });
       this.tell({ hostId: msg.host.id, ...msg });
       this.fed(() =>
-        this.feed.hostSnapshot(msg.host.id, msg.sessions ?? [], msg.calls ?? [], msg.runs ?? []),
+        this.feed.hostSnapshot(
+          msg.host.id,
+          msg.sessions ?? [],
+          msg.calls ?? [],
+          msg.runs ?? [],
+          msg.cells ?? [],
+        ),
       );
       return;
     }
