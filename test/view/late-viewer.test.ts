@@ -16,7 +16,14 @@ import { createInterface } from "node:readline";
 import { after, test } from "node:test";
 import { createToolbox } from "../../src/tools/index.js";
 import { serveViewSocket } from "../../src/view/host.js";
-import type { HostMessage, WireCell } from "../../src/view/wire.js";
+import {
+  type HostMessage,
+  noteCall,
+  noteCell,
+  RECENT_CALLS,
+  type WireCall,
+  type WireCell,
+} from "../../src/view/wire.js";
 import { type Json, resultText } from "../run/helpers.js";
 import { testSettings } from "../settings.js";
 
@@ -137,6 +144,70 @@ test("a queued call shows in the listing as it queues; late viewers get the call
       [
         [calls[0].callId, "ok", "in first\n"],
         [calls[1].callId, "ok", "second ran\n"],
+      ],
+    );
+  } finally {
+    await host.close();
+  }
+});
+
+test("a viewer that falls behind gets a fresh snapshot after the events it still had: nothing is applied twice", {
+  timeout: 120_000,
+}, async () => {
+  const host = await serveViewSocket(box, "batch", cwd);
+  assert.ok(host, "the host has a view socket");
+  try {
+    const slow = viewer(host.path);
+    await slow.waitFor(isSnapshot);
+    // It stops reading: the socket's buffers fill, then its queue (2,000 events) overflows.
+    const socket = sockets.at(-1)!;
+    socket.pause();
+    const r = await py({
+      cells: [
+        { code: "from IPython.display import display\nfor i in range(4000): display(i)" },
+        { code: "print('second')" },
+      ],
+    });
+    assert.doesNotMatch(resultText(r), /^Error/);
+    socket.resume();
+    // What the hub keeps from the messages, as it keeps it (hub.ts handle()).
+    let calls: WireCall[] = [];
+    let cells: WireCell[] = [];
+    let snapshots = 0;
+    let at = 0;
+    const take = async (until: () => boolean) => {
+      while (!until()) {
+        const m =
+          at < slow.got.length ? slow.got[at] : await slow.waitFor((_m): _m is HostMessage => true, at);
+        at++;
+        if (m.type === "snapshot") {
+          snapshots++;
+          calls = m.calls.map((c) => ({ ...c }));
+          cells = (m.cells ?? []).map((c) => ({ ...c }));
+        } else if (m.type === "event") {
+          noteCall(calls, m.event, RECENT_CALLS);
+          noteCell(cells, calls, m.event);
+        }
+      }
+    };
+    await take(() => snapshots >= 2);
+    // One more call: once its end is read, so is everything sent before it.
+    await py({ cells: [{ code: "'marker'" }] });
+    await take(
+      () =>
+        calls.filter((c) => c.tool === "python" && c.ended).length >= 2 &&
+        cells.some((c) => c.code === "'marker'" && c.endedAt),
+    );
+    cells = cells.filter((c) => c.code !== "'marker'");
+    assert.equal(snapshots, 2, "events were dropped, and a fresh snapshot said what they did");
+    const runs = cells.map((c) => c.cellRun);
+    assert.deepEqual(runs, [...new Set(runs)], `no cell twice: ${JSON.stringify(runs)}`);
+    // Both cells, ended, each with the end of what it showed (display texts follow one another).
+    assert.deepEqual(
+      cells.slice(-2).map((c) => [c.status, c.tail.slice(-7)]),
+      [
+        ["ok", "9983999"],
+        ["ok", "second\n"],
       ],
     );
   } finally {
