@@ -16,7 +16,11 @@ import type { SessionKey } from "./session.js";
 export type SessionChange =
   /** Its kernel started (a new session, or a new kernel after its last one was shut down). */
   | "started"
-  /** A call has its turn on the kernel. */
+  /** A call waits in its queue behind the call that holds it (the listing's `waiting` counts it). */
+  | "queued"
+  /** A waiting call left the queue without its turn (its deadline passed, it was cancelled). */
+  | "unqueued"
+  /** A call has its turn on the kernel (a call that waited leaves the queue so). */
   | "busy"
   /** That call ended: no call holds it. */
   | "idle"

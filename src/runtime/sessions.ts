@@ -244,10 +244,17 @@ export class KernelSessions {
     let release: (() => void) | undefined;
     try {
       options.onQueue?.(() => session.lock.holder);
+      // A call that must wait is told to the bus once it is in the line (so a listing then counts
+      // it), and again if it leaves the line without its turn; one that gets its turn is "busy".
+      const queued = session.lock.busy;
+      const turn = session.lock.acquire(ctx.deadline, ctx.signal, options.tag);
+      if (queued) this.tell(session, "queued");
       try {
-        release = await session.lock.acquire(ctx.deadline, ctx.signal, options.tag);
+        release = await turn;
       } finally {
         options.onQueue?.(undefined);
+        if (queued && !release && this.sessions.get(keyText(session.key)) === session)
+          this.tell(session, "unqueued");
       }
       this.tell(session, "busy");
       return await this.run(session, mode, options, ctx, fn);

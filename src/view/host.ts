@@ -25,8 +25,10 @@ import {
   type HostKind,
   type HostMessage,
   noteCall,
+  noteCell,
   RECENT_CALLS,
   type WireCall,
+  type WireCell,
   type WireRun,
   type WireSession,
 } from "./wire.js";
@@ -133,9 +135,10 @@ export async function serveViewSocket(
   };
 }
 
-/** What a new viewer's snapshot needs besides the live listing: the latest calls. */
+/** What a new viewer's snapshot needs besides the live listing: the latest calls and their cells. */
 class HostState {
   private readonly calls: WireCall[] = [];
+  private readonly cells: WireCell[] = [];
   private readonly stop: () => void;
 
   constructor(
@@ -147,6 +150,7 @@ class HostState {
 
   private note(e: StampedEvent): void {
     noteCall(this.calls, e, RECENT_CALLS);
+    noteCell(this.cells, this.calls, e);
   }
 
   snapshot(): HostMessage {
@@ -156,6 +160,7 @@ class HostState {
       sessions: this.sessions(),
       runs: this.runs(),
       calls: this.calls.map((c) => ({ ...c })),
+      cells: this.cells.map((c) => ({ ...c })),
     };
   }
 
@@ -219,8 +224,10 @@ function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
       await sub.next();
       if (!open) break;
       const { events, dropped } = sub.take();
-      // Events were dropped for this slow viewer: what they changed is in a fresh snapshot.
-      if (dropped > 0) await write(state.snapshot());
+      // Events were dropped for this slow viewer: what they changed is in a fresh snapshot, taken
+      // now, with these events (it holds what they did), and sent after them — sent before, the
+      // viewer would apply them twice (a cell that started among them listed twice).
+      const snapshot = dropped > 0 ? state.snapshot() : undefined;
       let sessions = false;
       let runs = false;
       for (const event of events) {
@@ -228,8 +235,11 @@ function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
         if (event.type === "session") sessions = true;
         if (event.type === "run-backgrounded" || event.type === "run-ended") runs = true;
       }
-      if (sessions) await write({ type: "sessions", sessions: state.sessions() });
-      if (runs) await write({ type: "runs", runs: state.runs() });
+      if (snapshot) await write(snapshot);
+      else {
+        if (sessions) await write({ type: "sessions", sessions: state.sessions() });
+        if (runs) await write({ type: "runs", runs: state.runs() });
+      }
     }
   })().catch(() => socket.destroy());
   const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY });

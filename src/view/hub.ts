@@ -17,8 +17,10 @@ import {
   type HostInfo,
   type HostMessage,
   noteCall,
+  noteCell,
   RECENT_CALLS,
   type WireCall,
+  type WireCell,
   type WireRun,
   type WireSession,
 } from "./wire.js";
@@ -31,6 +33,8 @@ export interface HostView {
   sessions: WireSession[];
   runs: WireRun[];
   calls: WireCall[];
+  /** The cells of those calls (empty from a host that does not send them). */
+  cells: WireCell[];
 }
 
 /** What the page is told: a host came or went, or one of its messages (events, listings). */
@@ -152,11 +156,23 @@ export class ViewHub {
     if (msg.type === "snapshot") {
       const added = !conn.view;
       this.tries.delete(conn.file);
-      conn.view = { host: msg.host, sessions: msg.sessions, runs: msg.runs, calls: msg.calls };
+      conn.view = {
+        host: msg.host,
+        sessions: msg.sessions,
+        runs: msg.runs,
+        calls: msg.calls,
+        cells: msg.cells ?? [],
+      };
       if (added) this.tell({ type: "host-added", host: msg.host });
       this.tell({ hostId: msg.host.id, ...msg });
       this.fed(() =>
-        this.feed.hostSnapshot(msg.host.id, msg.sessions ?? [], msg.calls ?? [], msg.runs ?? []),
+        this.feed.hostSnapshot(
+          msg.host.id,
+          msg.sessions ?? [],
+          msg.calls ?? [],
+          msg.runs ?? [],
+          msg.cells ?? [],
+        ),
       );
       return;
     }
@@ -164,7 +180,10 @@ export class ViewHub {
     if (!view) return;
     if (msg.type === "sessions") view.sessions = msg.sessions;
     else if (msg.type === "runs") view.runs = msg.runs;
-    else if (msg.type === "event") noteCall(view.calls, msg.event, RECENT_CALLS);
+    else if (msg.type === "event") {
+      noteCall(view.calls, msg.event, RECENT_CALLS);
+      noteCell(view.cells, view.calls, msg.event);
+    }
     this.tell({ hostId: view.host.id, ...msg });
     if (msg.type === "event") this.fed(() => this.feed.event(view.host.id, msg.event));
     else if (msg.type === "sessions") this.fed(() => this.feed.sessionList(view.host.id, msg.sessions ?? []));

@@ -21,11 +21,14 @@ import { OutsideRootsError, openFileWithin } from "../sys/confined-path.js";
 import { canonicalOutput, cellsOfFile, diffCells, parseNotebook } from "./notebook-diff.js";
 import { type ModelCell, NotebookModel } from "./notebook-model.js";
 import { joinSource, type SessionRef, type ViewCell, type ViewMessage, type ViewOutput } from "./protocol.js";
-import type { ActionRequest, ActionResult, WireCall, WireRun, WireSession } from "./wire.js";
+import type { ActionRequest, ActionResult, WireCall, WireCell, WireRun, WireSession } from "./wire.js";
 
 /** A live stream output past this many characters is cut to its last STREAM_KEEP (said in its text). */
 const STREAM_CAP = 1024 * 1024;
 const STREAM_KEEP = 256 * 1024;
+
+/** Session changes that leave the kernel's state as it was (the session's notebook stays as shown). */
+const QUEUE_CHANGES = new Set(["busy", "idle", "queued", "unqueued"]);
 
 export interface NotebookFeedOptions {
   /** Where the patches and snapshots go (the hub's listeners). */
@@ -96,10 +99,17 @@ export class NotebookFeed {
   }
 
   /**
-   * A host's snapshot: its sessions, calls and runs as they are. A second one for the same host
-   * means events were dropped for the hub (it fell behind).
+   * A host's snapshot: its sessions, calls, runs and its calls' cells as they are. A second one for
+   * the same host means events were dropped for the hub (it fell behind). The cells it says run now
+   * are marked running, whether the hub saw them start or not (it connected while they ran).
    */
-  hostSnapshot(hostId: string, sessions: WireSession[], calls: WireCall[], runs: WireRun[]): void {
+  hostSnapshot(
+    hostId: string,
+    sessions: WireSession[],
+    calls: WireCall[],
+    runs: WireRun[],
+    cells: WireCell[] = [],
+  ): void {
     const known = this.hosts.get(hostId);
     const host: HostState = {
       calls: new Set(calls.filter((c) => c.tool === "python" && !c.ended).map((c) => c.callId)),
@@ -107,18 +117,34 @@ export class NotebookFeed {
       cellRuns: known?.cellRuns ?? new Map(),
     };
     this.hosts.set(hostId, host);
+    const running = new Map(cells.filter((c) => c.endedAt === undefined).map((c) => [c.cellRun, c]));
     if (known) {
-      // Events were dropped: what ran is unknown. Cells marked running go idle, files are read again,
-      // sessions asked again.
-      for (const run of host.cellRuns.values()) this.ended(run, undefined);
-      host.cellRuns.clear();
+      // Events were dropped: what ran is unknown, but for the cells the host says still run. The
+      // others marked running go idle, files are read again, sessions asked again.
+      for (const [n, run] of host.cellRuns)
+        if (!running.has(n)) {
+          this.ended(run, undefined);
+          host.cellRuns.delete(n);
+        }
       for (const f of this.files.values())
         if (f.hosts.has(hostId)) {
           f.live.clear();
+          for (const id of this.runningIn(f)) f.live.add(id);
           this.schedule(f);
         }
       for (const s of this.sessions.values()) if (s.hostId === hostId) s.stale = true;
     }
+    for (const c of running.values())
+      if (!host.cellRuns.has(c.cellRun))
+        this.started(hostId, host, {
+          type: "cell-started",
+          cellRun: c.cellRun,
+          key: c.key,
+          code: c.code,
+          ...(c.cellId ? { cellId: c.cellId } : {}),
+          seq: 0,
+          at: c.startedAt,
+        });
     this.sessionList(hostId, sessions);
   }
 
@@ -155,7 +181,8 @@ export class NotebookFeed {
         }
         if (k.kind !== "python" && k.kind !== "named") return;
         const s = this.session(hostId, k);
-        if (e.change !== "busy" && e.change !== "idle") s.stale = true;
+        // A call's turn and its queue change nothing in the kernel: the cells come by their events.
+        if (!QUEUE_CHANGES.has(e.change)) s.stale = true;
         this.sync(hostId);
         return;
       }
@@ -568,6 +595,8 @@ export class NotebookFeed {
             key: (t as SessionNotebook).key as unknown as Record<string, unknown>,
           }
         : undefined;
+    const running = t.model.cells.filter((c) => c.state === "running").map((c) => c.id);
+    const queued = t.model.cells.filter((c) => c.state === "queued").map((c) => c.id);
     return {
       kind: "notebook",
       path: t.path,
@@ -575,6 +604,8 @@ export class NotebookFeed {
       language: t.model.language,
       title: t.title,
       ...(session ? { session } : {}),
+      ...(running.length ? { running } : {}),
+      ...(queued.length ? { queued } : {}),
     };
   }
 }

@@ -90,10 +90,16 @@ export class NotebookModel {
   apply(message: ViewMessage): ModelChange {
     if (message.path !== this.path) return { kind: "rejected", reason: `message for ${message.path}` };
     switch (message.kind) {
-      case "notebook":
+      case "notebook": {
         this.cells = message.cells.map(toModelCell);
         if (message.language) this.language = message.language;
+        // Cells that run (or wait to) as the snapshot is taken; an id the notebook lacks marks nothing.
+        const states = new Map<string, RunState>();
+        for (const id of message.queued ?? []) states.set(id, "queued");
+        for (const id of message.running ?? []) states.set(id, "running");
+        if (states.size) for (const c of this.cells) c.state = states.get(c.id) ?? "idle";
         return { kind: "reset" };
+      }
       case "notebook-closed":
         this.cells = [];
         return { kind: "closed" };

@@ -70,6 +70,9 @@ export type ViewMessage =
       language?: string;
       title?: string;
       session?: SessionRef;
+      /** The ids of the cells running now (`[*]`), and of those queued to run (`[ ]`); the rest are idle. */
+      running?: string[];
+      queued?: string[];
     }
   | { kind: "cell-inserted"; path: string; index: number; cell: ViewCell }
   /** New source (and, when given, a new type) for a cell; its outputs stay. */
@@ -158,6 +161,11 @@ export function checkViewMessage(value: unknown): { message: ViewMessage } | { e
     for (const [i, c] of value.cells.entries()) {
       const bad = checkCell(c, `cells[${i}]`);
       if (bad) return { error: `notebook: ${bad}` };
+    }
+    for (const f of ["running", "queued"] as const) {
+      const ids = value[f];
+      if (ids !== undefined && !(Array.isArray(ids) && ids.every((id) => typeof id === "string")))
+        return { error: `notebook: ${f} must be a list of cell ids` };
     }
   }
   if (kind === "cell-inserted") {

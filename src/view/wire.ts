@@ -55,6 +55,26 @@ export interface WireCall {
   ended?: { at: number; durationMs: number; texts: string[]; images: number; isError: boolean };
 }
 
+/**
+ * One execution of a cell (a python cell, a notebook cell) as the view lists it with its call: from
+ * its cell events, its output reduced to the end of what it printed (as the page keeps it).
+ */
+export interface WireCell {
+  /** The events' number for this execution (cell-started … cell-ended). */
+  cellRun: number;
+  key: SessionKey;
+  /** As the cell-started event carries it (cut past 20,000 characters). */
+  code: string;
+  cellId?: string;
+  startedAt: number;
+  endedAt?: number;
+  status?: "ok" | "error" | "aborted";
+  /** The call it ran for (the open call of the tool that runs on its kind of session, latest first). */
+  callId?: string;
+  /** The end of its printed output: its latest CELL_TAIL_CHARS characters. */
+  tail: string;
+}
+
 export type HostMessage =
   | {
       type: "snapshot";
@@ -63,6 +83,11 @@ export type HostMessage =
       runs: WireRun[];
       /** The latest calls, oldest first (at most RECENT_CALLS). */
       calls: WireCall[];
+      /**
+       * The cells those calls ran, oldest first (at most RECENT_CELLS, RECENT_CELL_CHARS of code and
+       * tails): a viewer that connects later shows them, running ones too. Absent from older hosts.
+       */
+      cells?: WireCell[];
     }
   | { type: "event"; event: StampedEvent }
   | { type: "sessions"; sessions: WireSession[] }
@@ -119,4 +144,76 @@ export function noteCall(calls: WireCall[], e: StampedEvent, limit: number): voi
         isError: e.isError,
       };
   }
+}
+
+/** How many cells, and how many characters of their code and tails, a host keeps for a late viewer. */
+export const RECENT_CELLS = 200;
+export const RECENT_CELL_CHARS = 1024 * 1024;
+/** The end of a cell's printed output kept with it (what the page shows of a running cell). */
+export const CELL_TAIL_CHARS = 2000;
+
+/** A cell's weight against RECENT_CELL_CHARS. */
+const cellChars = (c: WireCell) => c.code.length + c.tail.length;
+
+/**
+ * Keeps the cells of a host's latest calls up to date with one event: a cell started (appended, with
+ * the call it ran for; the oldest go past RECENT_CELLS or RECENT_CELL_CHARS, and the cells of calls
+ * no longer in `calls`), printed (its tail), ended. `calls` is as noteCall left it before this event.
+ * The host keeps them for a viewer's snapshot, the hub for the page's; both read the same events,
+ * in the same order, so both match a cell to the same call as a page that saw it start.
+ */
+export function noteCell(cells: WireCell[], calls: readonly WireCall[], e: StampedEvent): void {
+  if (e.type === "cell-started") {
+    cells.push({
+      cellRun: e.cellRun,
+      key: e.key,
+      code: e.code,
+      ...(e.cellId ? { cellId: e.cellId } : {}),
+      startedAt: e.at,
+      ...optional("callId", callFor(calls, e.key)),
+      tail: "",
+    });
+    const kept = new Set(calls.map((c) => c.callId));
+    let chars = 0;
+    let keep = cells.length;
+    // From the newest back: the cells within both bounds whose call is still listed stay.
+    for (let i = cells.length - 1; i >= 0; i--) {
+      chars += cellChars(cells[i]);
+      if (cells.length - i > RECENT_CELLS || (chars > RECENT_CELL_CHARS && i < cells.length - 1)) break;
+      keep = i;
+    }
+    const rest = cells.splice(0, cells.length).slice(keep);
+    for (const c of rest) if (c.callId === undefined || kept.has(c.callId)) cells.push(c);
+    return;
+  }
+  if (e.type !== "cell-output" && e.type !== "cell-ended") return;
+  let cell: WireCell | undefined;
+  for (let i = cells.length - 1; i >= 0 && !cell; i--) if (cells[i].cellRun === e.cellRun) cell = cells[i];
+  if (!cell) return;
+  if (e.type === "cell-ended") {
+    cell.endedAt = e.at;
+    cell.status = e.status;
+    return;
+  }
+  const o = e.output;
+  const text = o.kind === "stream" || o.kind === "display" || o.kind === "error" ? o.text : undefined;
+  if (typeof text === "string" && text) cell.tail = (cell.tail + text).slice(-CELL_TAIL_CHARS);
+}
+
+function optional<K extends string, V>(k: K, v: V | undefined): { [key in K]?: V } {
+  return v === undefined ? {} : ({ [k]: v } as { [key in K]: V });
+}
+
+/** The open call a cell on `key` belongs to: the latest one of the tool that runs on that kind of session. */
+function callFor(calls: readonly WireCall[], key: SessionKey): string | undefined {
+  const base = key.kind === "per-call" ? key.of : key;
+  const tool = base.kind === "notebook" ? "notebook" : base.kind === "python" ? "python" : undefined;
+  let open: string | undefined;
+  for (let i = calls.length - 1; i >= 0; i--) {
+    const c = calls[i];
+    if (c.ended) continue;
+    if (tool === undefined || c.tool === tool) return c.callId;
+    open ??= c.callId;
+  }
+  return open;
 }

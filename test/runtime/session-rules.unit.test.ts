@@ -6,6 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { afterEach, describe, test } from "node:test";
+import { EventBus } from "../../src/runtime/events.js";
 import {
   Deadline,
   KernelSessions,
@@ -14,6 +15,7 @@ import {
   sessionKey,
   TooManyRestartsError,
 } from "../../src/runtime/index.js";
+import { keyText } from "../../src/runtime/session.js";
 import { type FakeKernel, FakeStarter } from "./fake-kernel.js";
 
 let open: KernelSessions[] = [];
@@ -181,6 +183,51 @@ describe("one session's turns", () => {
     starter.release("first");
     await Promise.all([first, next]);
     assert.deepEqual(starter.log, ["k0:q: hold first", "k0:q: next"]);
+  });
+});
+
+describe("the queue on the event stream", () => {
+  test("a call that waits is told when it queues and when it leaves the line; the listing counts it at each", async () => {
+    const starter = new FakeStarter();
+    const bus = new EventBus();
+    const s = new KernelSessions(starter.start, starter.env, {}, bus);
+    open.push(s);
+    // What a listing says at the moment each session event is told (a viewer's listing follows it).
+    const seen: string[] = [];
+    let wake: (() => void) | undefined;
+    bus.listen((e) => {
+      if (e.type !== "session") return;
+      const listed = s.list().find((x) => keyText(x.key) === keyText(e.key));
+      seen.push(`${e.change} waiting=${listed?.waiting.length}`);
+      wake?.();
+    });
+    /** The session events from `from` on, once there are `n` of them. */
+    const told = async (from: number, n: number) => {
+      while (seen.length < from + n) await new Promise<void>((r) => (wake = r));
+      return seen.slice(from);
+    };
+    const first = call(s, "q", "hold first");
+    await starter.whenHolding("first");
+    assert.deepEqual(await told(0, 2), ["busy waiting=0", "started waiting=0"]);
+    const quitter = new AbortController();
+    const gaveUp = call(s, "q", "never", { signal: quitter.signal });
+    assert.deepEqual(
+      await told(2, 1),
+      ["queued waiting=1"],
+      "told once in the line, the listing counting it",
+    );
+    const next = call(s, "q", "next");
+    assert.deepEqual(await told(3, 1), ["queued waiting=2"]);
+    quitter.abort(new Error("gave up"));
+    await assert.rejects(gaveUp);
+    assert.deepEqual(await told(4, 1), ["unqueued waiting=1"]);
+    starter.release("first");
+    await Promise.all([first, next]);
+    // The next call's turn comes as the first one lets go: "idle" already lists it out of the line.
+    assert.deepEqual(await told(5, 3), ["idle waiting=0", "busy waiting=0", "idle waiting=0"]);
+    // A call that finds the session free never queues.
+    await call(s, "q", "alone");
+    assert.deepEqual(await told(8, 2), ["busy waiting=0", "idle waiting=0"]);
   });
 });
 

@@ -314,6 +314,55 @@ describe("an agent's notebooks in the nbagent view page", { skip: SKIP }, () => 
     await row.locator(".nb-act-show").waitFor();
   });
 
+  test("a call that queues shows as waiting at once; a page opened while a cell runs shows it running: its [*], its call's cell, its session's line", async () => {
+    const code = `import os, time\nprint("late line", flush=True)\n${waitForFile("go-late")}`;
+    const first = call("python", { cells: [{ code }], session: "late" });
+    const row = (p: Page) =>
+      p.locator(`.nb-host[data-host-id="${hostId}"] .nb-session`, { hasText: "python session late" });
+    await row(page).locator(".nb-running", { hasText: "running import os, time for" }).waitFor();
+    // A second call on the busy session queues: the page says so as it queues, not at the next turn.
+    const second = call("python", { cells: [{ code: "print('after the wait')" }], session: "late" });
+    await row(page).locator(".nb-session-notes", { hasText: "1 call waiting" }).waitFor();
+
+    // A page that connects now: everything that runs is there from its state, before any new event.
+    const late = await context.newPage();
+    try {
+      await late.goto(`${base}/`);
+      await late.waitForFunction(() => document.body.dataset.states === "1");
+      const lateRow = row(late);
+      await lateRow.locator(".nb-running", { hasText: "running import os, time for" }).waitFor();
+      assert.match((await lateRow.locator(".nb-session-notes").textContent()) ?? "", /1 call waiting/);
+      // Its call in the timeline, with the cell it runs and the line it printed.
+      await late.locator(`.nb-host[data-host-id="${hostId}"] .nb-host-title`).click();
+      const running = late.locator(
+        `#nb-timeline[data-host-id="${hostId}"] .nb-call-open .nb-tl-cell-running`,
+      );
+      await running.waitFor();
+      assert.equal(await running.locator(".nb-tl-code").textContent(), code);
+      assert.equal(await running.locator(".nb-tl-tail").textContent(), "late line");
+      // The session's notebook: the running cell marked [*] at once.
+      const listedLate = late.locator("#nb-list button", { hasText: `python session late (pid ${pid})` });
+      await listedLate.click();
+      const lastOne = late.locator("#nb-main .nb-cell").last();
+      await lastOne.locator(".nb-stream-stdout", { hasText: "late line" }).waitFor();
+      // The second call's cell comes after it: the running one is held by its id.
+      const lastCell = late.locator(
+        `#nb-main .nb-cell[data-id=${quoted((await lastOne.getAttribute("data-id")) ?? "")}]`,
+      );
+      assert.equal(await lastCell.locator(":scope > .nb-input > .nb-prompt").textContent(), "[*]:");
+      assert.equal(await lastCell.evaluate((e) => e.classList.contains("nb-cell-running")), true);
+
+      writeFileSync(join(dir, "go-late"), "");
+      assert.match(textOf(await first), /late line/);
+      assert.match(textOf(await second), /after the wait/);
+      await lastCell.locator(":scope > .nb-input > .nb-prompt").filter({ hasText: "[1]:" }).waitFor();
+      await lateRow.locator(".nb-badge", { hasText: "idle" }).waitFor();
+      assert.equal(await lateRow.locator(".nb-session-notes").count(), 0, "no call waits any more");
+    } finally {
+      await late.close();
+    }
+  });
+
   test("hostile outputs of a real kernel run nothing in the page and cannot reach its API", async () => {
     const path = join(dir, "hostile.ipynb");
     // Each attack first marks, in its own document, that it ran (so the test knows it was tried).

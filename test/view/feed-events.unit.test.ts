@@ -187,3 +187,59 @@ test("a cell that started before the file's first read is shown running with no 
     f.close();
   }
 });
+
+test("the notebooks' snapshots say which cells run now, for a page that connects while they run", () => {
+  const { feed: f, emit } = feed();
+  emit({ type: "cell-started", cellRun: 1, key, code: "work()" });
+  const [running] = f.notebooks();
+  assert.ok(running.kind === "notebook");
+  assert.deepEqual(running.running, ["cell-1"]);
+  emit({ type: "cell-ended", cellRun: 1, status: "ok", executionCount: 1 });
+  const [done] = f.notebooks();
+  assert.ok(done.kind === "notebook");
+  assert.equal(done.running, undefined);
+});
+
+test("a hub that connects while a cell runs marks it from the host's snapshot, and its events go on from there", () => {
+  const told: ViewMessage[] = [];
+  const f = new NotebookFeed({ tell: (m) => told.push(m), act: async () => undefined });
+  const call = { callId: "c1", tool: "python", params: {}, startedAt: 0 };
+  const cell = { cellRun: 7, key, code: "work()", startedAt: 0, callId: "c1", tail: "so far\n" };
+  const ended = { ...cell, cellRun: 6, code: "setup()", endedAt: 0, status: "ok" as const };
+  f.hostSnapshot("h1", [], [call], [], [ended, cell]);
+  const [snap] = f.notebooks();
+  assert.ok(snap.kind === "notebook");
+  assert.deepEqual(
+    snap.cells.map((c) => [c.id, c.source]),
+    [["cell-1", "work()"]],
+    "the running cell only: the ended one comes with the session's export",
+  );
+  assert.deepEqual(snap.running, ["cell-1"]);
+  // Its output and end, as events, land on that cell.
+  f.event("h1", {
+    type: "cell-output",
+    cellRun: 7,
+    output: { kind: "stream", name: "stdout", text: "more\n", skippedLines: 0 },
+    seq: 1,
+    at: 0,
+  });
+  f.event("h1", { type: "cell-ended", cellRun: 7, status: "ok", executionCount: 2, seq: 2, at: 0 });
+  const [after] = f.notebooks();
+  assert.ok(after.kind === "notebook");
+  assert.equal(after.running, undefined);
+  assert.deepEqual(after.cells[0].outputs, [{ output_type: "stream", name: "stdout", text: "more\n" }]);
+  assert.equal(after.cells[0].execution_count, 2);
+  // A second snapshot (events dropped) that still lists it running keeps it so, not marked twice.
+  f.hostSnapshot("h1", [], [call], [], [{ ...cell, cellRun: 8 }]);
+  f.hostSnapshot("h1", [], [call], [], [{ ...cell, cellRun: 8 }]);
+  const [again] = f.notebooks();
+  assert.ok(again.kind === "notebook");
+  assert.deepEqual(again.running, ["cell-2"]);
+  assert.equal(again.cells.length, 2);
+  // One that no longer lists it: it went idle meanwhile.
+  f.hostSnapshot("h1", [], [call], [], []);
+  const [last] = f.notebooks();
+  assert.ok(last.kind === "notebook");
+  assert.equal(last.running, undefined);
+  f.close();
+});

@@ -106,3 +106,53 @@ test("a snapshot keeps the cells and ends those whose session no call holds; a h
   m.reset({ hosts: [{ host: info("k"), sessions: [], runs: [], calls: [] }] });
   assert.deepEqual([...m.hosts.keys()], ["k"]);
 });
+
+test("a page that comes late has the calls' cells from the state, running ones too; a host's snapshot with cells replaces the page's", () => {
+  const m = new HostsModel();
+  const call = { callId: "c1", tool: "python", params: {}, startedAt: 1 };
+  const ran = {
+    cellRun: 3,
+    key: py,
+    code: "x = 1",
+    startedAt: 2,
+    endedAt: 3,
+    status: "ok" as const,
+    callId: "c1",
+    tail: "",
+  };
+  const running = { cellRun: 4, key: py, code: "work()", startedAt: 4, callId: "c1", tail: "so far\n" };
+  m.reset({
+    hosts: [
+      { host: info("h"), sessions: [session(py, true)], runs: [], calls: [call], cells: [ran, running] },
+    ],
+  });
+  const h = m.hosts.get("h")!;
+  assert.deepEqual(
+    h.cells.map((c) => [c.cellRun, c.callId, c.status]),
+    [
+      [3, "c1", "ok"],
+      [4, "c1", undefined],
+    ],
+  );
+  assert.equal(m.running(h, py)?.code, "work()");
+  // Its events go on from there.
+  m.apply(ev("h", { type: "cell-output", cellRun: 4, output: { kind: "stream", text: "more\n" } }));
+  assert.equal(m.hosts.get("h")!.cells[1].tail, "so far\nmore\n");
+  // A snapshot after dropped events carries the host's own list, ends included: it is taken as is.
+  m.apply({
+    hostId: "h",
+    type: "snapshot",
+    host: info("h"),
+    sessions: [session(py, false)],
+    runs: [],
+    calls: [call],
+    cells: [ran, { ...running, endedAt: 9, status: "error" as const }],
+  });
+  assert.deepEqual(
+    m.hosts.get("h")!.cells.map((c) => [c.cellRun, c.status]),
+    [
+      [3, "ok"],
+      [4, "error"],
+    ],
+  );
+});

@@ -120,6 +120,31 @@ test("checkViewMessage says what is wrong with a message off the wire", () => {
     checkViewMessage({ kind: "output-appended", path, id: "a", output: { output_type: "bogus" } }),
     { error: "output-appended: output is not an nbformat output" },
   );
+  assert.deepEqual(checkViewMessage({ kind: "notebook", path, cells: [], running: "a" }), {
+    error: "notebook: running must be a list of cell ids",
+  });
   const ok = { kind: "cell-running", path, id: "a", state: "running" };
   assert.deepEqual(checkViewMessage(ok), { message: ok });
+});
+
+test("a snapshot says which cells run now and which wait: a page that comes late marks them at once", () => {
+  const m = new NotebookModel(path);
+  const cell = (id: string) => ({ id, cell_type: "code" as const, source: id, outputs: [] });
+  m.apply({
+    kind: "notebook",
+    path,
+    cells: [cell("a"), cell("b"), cell("c")],
+    running: ["b", "gone"],
+    queued: ["c"],
+  });
+  assert.deepEqual(
+    m.cells.map((c) => c.state),
+    ["idle", "running", "queued"],
+  );
+  // A snapshot without them: every cell idle.
+  m.apply({ kind: "notebook", path, cells: [cell("a"), cell("b")] });
+  assert.deepEqual(
+    m.cells.map((c) => c.state),
+    ["idle", "idle"],
+  );
 });

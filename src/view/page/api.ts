@@ -55,6 +55,19 @@ export interface Call {
   ended?: CallEnd;
 }
 
+/** A cell a call ran, as a host's snapshot lists it (../wire.ts WireCell). */
+export interface Cell {
+  cellRun: number;
+  key: Key;
+  code: string;
+  cellId?: string;
+  startedAt: number;
+  endedAt?: number;
+  status?: "ok" | "error" | "aborted";
+  callId?: string;
+  tail: string;
+}
+
 /** The events the page uses; it ignores the others. */
 export type Event = { seq: number; at: number } & (
   | { type: "session"; change: string; key: Key }
@@ -78,6 +91,8 @@ export interface HostView {
   sessions: Session[];
   runs: Run[];
   calls: Call[];
+  /** The cells of those calls (absent from an older server). */
+  cells?: Cell[];
 }
 
 /** `/api/state`, and the first (`state`) event of `/api/events`. */
@@ -91,7 +106,7 @@ export type HubMessage =
   | { type: "host-removed"; hostId: string }
   | { type: "notebook"; message: ViewMessage }
   | ({ hostId: string } & (
-      | { type: "snapshot"; host: HostInfo; sessions: Session[]; runs: Run[]; calls: Call[] }
+      | { type: "snapshot"; host: HostInfo; sessions: Session[]; runs: Run[]; calls: Call[]; cells?: Cell[] }
       | { type: "event"; event: Event }
       | { type: "sessions"; sessions: Session[] }
       | { type: "runs"; runs: Run[] }

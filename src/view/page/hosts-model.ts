@@ -3,7 +3,7 @@
  * first, then the hub's messages — with its sessions, runs, latest calls and the cells they ran.
  * Pure data (no DOM), so what the page shows follows from the messages alone.
  */
-import type { Call, Event, HostInfo, HostView, HubMessage, Key, Run, Session, State } from "./api.js";
+import type { Call, Cell, Event, HostInfo, HostView, HubMessage, Key, Run, Session, State } from "./api.js";
 
 /** How many calls, and cells, the page keeps per host (the oldest go first). */
 export const KEPT_CALLS = 200;
@@ -11,20 +11,14 @@ export const KEPT_CELLS = 400;
 /** The latest stream text of a running cell the page keeps. */
 const TAIL_CHARS = 2000;
 
-/** One execution of a cell (a python cell, a notebook cell), from its cell events. */
-export interface CellRun {
-  cellRun: number;
-  key: Key;
-  code: string;
-  cellId?: string;
-  startedAt: number;
-  endedAt?: number;
-  /** ok, error, aborted; "gone" when the page learnt from a listing that it no longer runs. */
-  status?: "ok" | "error" | "aborted" | "gone";
-  /** The call it ran for (matched by its tool and session: the open call that fits, latest first). */
-  callId?: string;
-  /** The end of its printed output (its latest characters). */
-  tail: string;
+/**
+ * One execution of a cell (a python cell, a notebook cell), from its cell events or a host's
+ * snapshot. `status` is "gone" when the page learnt from a listing that it no longer runs; `callId`
+ * the call it ran for (matched by its tool and session: the open call that fits, latest first);
+ * `tail` the end of its printed output (its latest characters).
+ */
+export interface CellRun extends Omit<Cell, "status"> {
+  status?: Cell["status"] | "gone";
 }
 
 export interface Host {
@@ -79,9 +73,13 @@ export class HostsModel {
     if (m.type === "snapshot") {
       const known = this.hosts.get(m.hostId);
       const h = fromView(m);
-      if (known) h.cells = known.cells;
       this.hosts.set(m.hostId, h);
-      settle(h);
+      // The host's own list of its calls' cells is the truth (their ends too); from a host that
+      // sends none, the cells the page saw stay, those whose end was dropped settled.
+      if (!m.cells && known) {
+        h.cells = known.cells;
+        settle(h);
+      }
       return known ? { what: "host", hostId: m.hostId } : { what: "hosts" };
     }
     const h = this.hosts.get(m.hostId);
@@ -164,13 +162,13 @@ export class HostsModel {
   }
 }
 
-function fromView(v: Pick<HostView, "sessions" | "runs" | "calls"> & { host: HostInfo }): Host {
+function fromView(v: Pick<HostView, "sessions" | "runs" | "calls" | "cells"> & { host: HostInfo }): Host {
   return {
     info: v.host,
     sessions: v.sessions ?? [],
     runs: v.runs ?? [],
     calls: (v.calls ?? []).map((c) => ({ ...c })),
-    cells: [],
+    cells: (v.cells ?? []).map((c) => ({ ...c })),
   };
 }
 
