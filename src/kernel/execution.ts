@@ -403,15 +403,26 @@ class Execution {
     });
   }
 
+  /**
+   * An abort or time limit after the reply that let the next request go: this code is over, and an
+   * interrupt would stop the next one's. It ends now as its reply said (output after the reply that
+   * has not come yet is left out); the next execution hears the abort itself.
+   */
+  private endAtReply(): boolean {
+    const reply = this.future?.reply;
+    if (!this.sentBehind || !reply) return false;
+    this.done(reply);
+    return true;
+  }
+
   private readonly onAbort = (): void => {
-    // Ended with its reply, the next request behind it: an interrupt now would stop that one's code.
-    if (this.finished || this.sentBehind) return;
+    if (this.finished || this.endAtReply()) return;
     this.result.cancelled = true;
     this.interrupt();
   };
 
   private readonly onTimeLimit = (): void => {
-    if (this.finished || this.sentBehind) return;
+    if (this.finished || this.endAtReply()) return;
     this.result.timedOut = true;
     this.notice({ kind: "timed-out", afterMs: (this.timeLimit!.signal.reason as TimeoutError).ms });
     this.interrupt();

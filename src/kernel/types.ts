@@ -139,9 +139,9 @@ export interface ExecuteOptions {
    * This request's execute_reply arrived (its code has ended; its idle, and IOPub output that trails
    * the reply, may still come). Called at once, before the execution ends, so a caller can send the
    * next request then (`Kernel.sendAhead`, docs/runs.md "Pipelined cells"): return true when it did.
-   * Then the rest of this execution belongs to its code no more: an interrupt or time limit that
-   * comes now is not sent (it would hit the next request's code), and a kernel death before its idle
-   * is the next request's, not this one's (this one ends as its reply says).
+   * Then the rest of this execution belongs to its code no more: an abort or time limit that comes
+   * now sends no interrupt (it would hit the next request's code) but ends this execution as its
+   * reply says, and a kernel death before its idle is the next request's, not this one's.
    */
   onReply?: (reply: ReplySeen) => boolean | undefined;
   /**

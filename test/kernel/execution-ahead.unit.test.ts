@@ -252,3 +252,22 @@ test("a kernel lost before the take-over: the request counts as started and the 
   assert.equal(res.codeStarted, true);
   assert.equal(kernel.requests().length, 1, "not sent again");
 });
+
+test("a time limit after the reply that let the next request go ends the execution there, with no interrupt", async () => {
+  const { kernel, host, run } = setup();
+  let ahead: AheadRequest | undefined;
+  const first = run("x = 1", {
+    timeoutMs: 5,
+    onReply: () => {
+      ahead = new AheadRequest(host, "y = 2");
+      return true;
+    },
+  });
+  const [r1] = kernel.requests();
+  kernel.reply(r1!); // its idle never comes (lost): the time limit ends it as its reply said
+  const res1 = await first;
+  assert.equal(res1.status, "ok");
+  assert.equal(res1.timedOut, false);
+  assert.equal(kernel.interrupts(), 0);
+  ahead?.release();
+});
