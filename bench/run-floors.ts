@@ -15,6 +15,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { createLocalBackend } from "../src/kernel/index.js";
 import { nbclientRun } from "./anchors.js";
 import { arg, type BenchSection, median, row } from "./types.js";
 
@@ -57,6 +58,46 @@ async function writeNotebooks(dir: string): Promise<{ small: string[]; long: str
   await execFileP("/usr/bin/python3", ["-c", code, dir]);
   const small = Array.from({ length: 40 }, (_, i) => join(dir, `small_${String(i).padStart(2, "0")}.ipynb`));
   return { small, long: join(dir, "cells_200.ipynb"), trivial: join(dir, "cells_1000.ipynb") };
+}
+
+/**
+ * The kernel's own floor under a notebook of trivial cells: 1,000 `x = i` requests through our client
+ * alone (no notebook, no saves), each sent after the previous one's idle (how runs went before issue
+ * 34), each at the previous one's reply (a pipelined run's schedule), and all queued at once (no
+ * host in between at all). Seconds, medians of alternating rounds.
+ */
+async function kernelFloors(rounds: number): Promise<{ idle: number; reply: number; queued: number }> {
+  const backend = await createLocalBackend({});
+  const kernel = await backend.startKernel({ env: process.env as Record<string, string> });
+  const c = kernel.client;
+  const request = (i: number) => c.factory.executeRequest(`x = ${i}`, { stopOnError: false });
+  const modes = {
+    idle: async () => {
+      for (let i = 0; i < 1000; i++) await c.future("shell", request(i)).done;
+    },
+    reply: async () => {
+      for (let i = 0; i < 1000; i++)
+        await new Promise<void>((resolve) => c.future("shell", request(i), { onReply: () => resolve() }));
+    },
+    queued: async () => {
+      await Promise.all(Array.from({ length: 1000 }, (_, i) => c.future("shell", request(i)).done));
+    },
+  };
+  const times = { idle: [] as number[], reply: [] as number[], queued: [] as number[] };
+  try {
+    for (let r = 0; r < rounds; r++) {
+      const order = (["idle", "reply", "queued"] as const).slice();
+      for (let j = 0; j < r % 3; j++) order.push(order.shift()!);
+      for (const mode of order) {
+        const t0 = performance.now();
+        await modes[mode]();
+        times[mode].push((performance.now() - t0) / 1000);
+      }
+    }
+  } finally {
+    await kernel.shutdown();
+  }
+  return { idle: median(times.idle), reply: median(times.reply), queued: median(times.queued) };
 }
 
 export async function run(): Promise<BenchSection> {
@@ -127,6 +168,7 @@ export async function run(): Promise<BenchSection> {
       if (i % 2) steps.reverse();
       for (const step of steps) await step();
     }
+    const floors = await kernelFloors(rounds1000);
     const wall = (xs: { wall: number }[]) => median(xs.map((x) => x.wall));
     const cpu = (xs: { cpu: number }[]) => median(xs.map((x) => x.cpu));
     return {
@@ -143,6 +185,20 @@ export async function run(): Promise<BenchSection> {
           "≤ 0.8×",
         ),
         row("1,000 trivial cells: nbagent run vs nbclient", median(ours1000), median(ref1000), "s", "≤ 0.6×"),
+        row(
+          "… kernel floor: 1,000 requests, each at the reply vs after idle",
+          floors.reply,
+          floors.idle,
+          "s",
+          "info",
+        ),
+        row(
+          "… kernel floor: all 1,000 queued at once vs after idle",
+          floors.queued,
+          floors.idle,
+          "s",
+          "info",
+        ),
       ],
       notes: [
         `${rounds} alternating rounds of the 40 notebooks, ${rounds200} of the 200-cell notebook, ${rounds1000} of the 1,000-cell one; medians. Wall time of the whole command (process start to exit), each writing every notebook to its own folder (-o).`,
