@@ -256,7 +256,8 @@ class Execution {
     result.codeStarted = true;
     const lost: AheadRequest["lost"] =
       ahead.lost ?? (ahead.client !== host.client || !host.isAlive() ? host.death() : undefined);
-    if (lost) {
+    // A request that ended (reply and idle kept) before the kernel was lost is not the loss's.
+    if (lost && !ahead.future.isDone) {
       ahead.release();
       this.died(lost.reason, false, lost.limit, lost.cause);
       return;

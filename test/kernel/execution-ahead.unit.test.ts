@@ -271,3 +271,16 @@ test("a time limit after the reply that let the next request go ends the executi
   assert.equal(kernel.interrupts(), 0);
   ahead?.release();
 });
+
+test("a request sent ahead that ended before the kernel was lost ends as its reply said", async () => {
+  const { kernel, host, die, run } = setup();
+  const ahead = new AheadRequest(host, "z = 3");
+  const [r] = kernel.requests();
+  kernel.reply(r!, "ok", 4);
+  kernel.idle(r!);
+  die("killed from outside");
+  const res = await run("z = 3", { ahead });
+  assert.equal(res.status, "ok");
+  assert.equal(res.kernelDied, false);
+  assert.equal(res.executionCount, 4);
+});
