@@ -8,12 +8,13 @@ import { debugLog } from "../sys/debug-log.js";
 import { within } from "../sys/wait.js";
 import { KernelClient, StartStalledError, toKernelInfo } from "./client.js";
 import { type DeathCause, type KernelDeath, KernelStartError, restartFailedDeath } from "./errors.js";
-import { type ExecutionHost, runExecution } from "./execution.js";
+import { AheadRequest, type ExecutionHost, runExecution } from "./execution.js";
 import { MessageFactory } from "./messages.js";
 import type { KernelProvisioner, LaunchedKernel } from "./provisioner.js";
 import { abortable, anySignal, deadlineSignal, TimeoutError } from "./time-limits.js";
 import type { TransportStats } from "./transport.js";
 import type {
+  AheadRequestOptions,
   ExecuteOptions,
   ExecuteResult,
   Kernel,
@@ -22,6 +23,7 @@ import type {
   KernelIsolation,
   KernelLimitHit,
   Reconnection,
+  SentAhead,
 } from "./types.js";
 
 export interface ConnectedKernelOptions {
@@ -471,6 +473,17 @@ export class ConnectedKernel implements Kernel {
     return p.finally(() => {
       this.pending--;
     });
+  }
+
+  /**
+   * Sends an execute_request now, beside the execution that runs (the kernel queues it behind that
+   * one), for a later `execute(code, { ahead })` to take over (docs/runs.md, "Pipelined cells").
+   * Not while the kernel is not running or a start, restart or shutdown is under way, nor when
+   * another execution waits its turn here (the request would go before it).
+   */
+  sendAhead(code: string, options: AheadRequestOptions = {}): SentAhead | undefined {
+    if (!this.isAlive() || this.shuttingDown || this.expectingExit || this.pending > 1) return undefined;
+    return new AheadRequest(this.executionHost, code, options);
   }
 
   async interrupt(): Promise<void> {

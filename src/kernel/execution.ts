@@ -13,12 +13,14 @@ import type { RequestFuture } from "./future.js";
 import { type ExecuteReplyContent, isMessageType } from "./messages.js";
 import { deadlineSignal, type ScopedDeadline, TimeoutError } from "./time-limits.js";
 import type {
+  AheadRequestOptions,
   ExecuteOptions,
   ExecuteResult,
   ExecutionNotice,
   JupyterMessage,
   KernelErrorInfo,
   KernelLimitHit,
+  SentAhead,
 } from "./types.js";
 
 /**
@@ -43,6 +45,90 @@ export interface ExecutionHost {
   forceRestart(): Promise<void>;
   /** Unexpected death of the kernel; returns an unsubscribe function. */
   onDeath(listener: (reason: string, limit?: KernelLimitHit, cause?: DeathCause) => void): () => void;
+}
+
+/** The execute_request an execution sends (stop_on_error: see the comment inside). */
+function executeRequest(host: ExecutionHost, code: string, options: AheadRequestOptions): JupyterMessage {
+  return host.client.factory.executeRequest(code, {
+    silent: options.silent,
+    storeHistory: options.storeHistory,
+    allowStdin: options.stdinDisabled !== true,
+    // nbagent never leaves a request queued behind one that may fail: a pipelined run sends the next
+    // cell only once the reply of the one before says it may run (AheadRequest). So there is never a
+    // queue worth aborting after an error; with stop_on_error the kernel would instead abort whatever
+    // request arrives before its next loop turn (ipykernel's stop_on_error_timeout is 0 s) — under
+    // load, the innocent next cell.
+    stopOnError: false,
+  });
+}
+
+/** Messages of a request sent ahead, kept for the execution that takes it over. */
+type AheadEvent = { kind: "iopub" | "stdin" | "reply" | "done"; msg: JupyterMessage };
+
+/** What an adopting execution hears of its request sent ahead. */
+interface AheadHooks {
+  onIOPub(msg: JupyterMessage): void;
+  onStdin(msg: JupyterMessage): void;
+  onReply(msg: JupyterMessage): void;
+  onDone(reply: JupyterMessage): void;
+}
+
+/**
+ * An execute_request sent ahead (`Kernel.sendAhead`, docs/runs.md "Pipelined cells"): its future
+ * routes its messages (by msg_id, as any request's) into a list until an Execution takes it over
+ * (`adopt`), which hears them in arrival order and then live. A loss of the kernel (death, restart,
+ * shutdown) before that is kept as `lost`.
+ */
+export class AheadRequest implements SentAhead {
+  readonly future: RequestFuture;
+  /** The client it went through: a restart since gives the kernel another. */
+  readonly client: KernelClient;
+  lost: { reason: string; limit?: KernelLimitHit; cause?: DeathCause } | undefined;
+  private readonly kept: AheadEvent[] = [];
+  private hooks: AheadHooks | undefined;
+  private readonly unsubscribeDeath: () => void;
+
+  constructor(
+    host: ExecutionHost,
+    readonly code: string,
+    options: AheadRequestOptions = {},
+  ) {
+    const pass = (kind: AheadEvent["kind"]) => (msg: JupyterMessage) => {
+      if (!this.hooks) this.kept.push({ kind, msg });
+      else if (kind === "iopub") this.hooks.onIOPub(msg);
+      else if (kind === "stdin") this.hooks.onStdin(msg);
+      else if (kind === "reply") this.hooks.onReply(msg);
+      else this.hooks.onDone(msg);
+    };
+    this.client = host.client;
+    this.unsubscribeDeath = host.onDeath((reason, limit, cause) => {
+      this.lost ??= { reason, ...(limit ? { limit } : {}), ...(cause ? { cause } : {}) };
+    });
+    this.future = host.client.future("shell", executeRequest(host, code, options), {
+      onIOPub: pass("iopub"),
+      onStdin: pass("stdin"),
+      onReply: pass("reply"),
+      onDone: pass("done"),
+    });
+  }
+
+  /** Hands the request to `hooks`: what came so far at once, in order, then the rest as it comes. */
+  adopt(hooks: AheadHooks): void {
+    this.unsubscribeDeath();
+    this.hooks = hooks;
+    for (const { kind, msg } of this.kept.splice(0)) {
+      if (kind === "iopub") hooks.onIOPub(msg);
+      else if (kind === "stdin") hooks.onStdin(msg);
+      else if (kind === "reply") hooks.onReply(msg);
+      else hooks.onDone(msg);
+    }
+  }
+
+  release(): void {
+    this.unsubscribeDeath();
+    this.future.dispose();
+    this.kept.length = 0;
+  }
 }
 
 /** An execution that has done nothing yet: ok, no output, its code not started. */
@@ -87,6 +173,8 @@ class Execution {
   private finished = false;
   private future: RequestFuture | undefined;
   private interrupting = false;
+  /** The caller sent the next request once this one's reply came (ExecuteOptions.onReply). */
+  private sentBehind = false;
   private inputRequests = 0;
   private graceTimer: NodeJS.Timeout | undefined;
   private replyTimer: NodeJS.Timeout | undefined;
@@ -116,6 +204,10 @@ class Execution {
   private send(): void {
     const { host, options, result } = this;
     const signal = options.signal;
+    if (options.ahead) {
+      this.adopt(options.ahead as AheadRequest);
+      return;
+    }
     if (!host.isAlive()) {
       const death = host.death();
       this.died(death.reason, true, undefined, death.cause);
@@ -127,8 +219,23 @@ class Execution {
       this.finish();
       return;
     }
+    this.arm();
+    this.future = host.client.future("shell", executeRequest(host, this.code, options), {
+      onIOPub: this.onIOPub,
+      onStdin: this.onStdin,
+      onReply: this.onReply,
+      onDone: this.onDone,
+    });
+    // From here the code may run. A kernel that dies can take its busy/execute_input with it
+    // (os._exit before its IOPub thread sent them), so only "not sent" proves it did not run.
+    result.codeStarted = true;
+  }
+
+  /** Follows the kernel's death, the abort and the time limit (the time limit counts from here). */
+  private arm(): void {
+    const { host, options } = this;
     this.unsubscribeDeath = host.onDeath((reason, limit, cause) => this.died(reason, false, limit, cause));
-    signal?.addEventListener("abort", this.onAbort, { once: true });
+    options.signal?.addEventListener("abort", this.onAbort, { once: true });
     if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
       const ms = options.timeoutMs;
       this.timeLimit = deadlineSignal(
@@ -137,27 +244,46 @@ class Execution {
       );
       this.timeLimit.signal.addEventListener("abort", this.onTimeLimit, { once: true });
     }
-    const request = host.client.factory.executeRequest(this.code, {
-      silent: options.silent,
-      storeHistory: options.storeHistory,
-      allowStdin: options.stdinDisabled !== true,
-      // One request at a time reaches a kernel through nbagent, so there is never a queue worth
-      // aborting after an error; with stop_on_error the kernel would instead abort whatever request
-      // arrives before its next loop turn (ipykernel's stop_on_error_timeout is 0 s) — under load,
-      // the innocent next cell.
-      stopOnError: false,
-    });
-    this.future = host.client.future("shell", request, {
+  }
+
+  /**
+   * Takes over a request sent ahead: it was sent, so its code counts as started, and a kernel lost
+   * since was lost while it could run. Its messages so far are heard first; an abort that came
+   * before interrupts it now (it may be running).
+   */
+  private adopt(ahead: AheadRequest): void {
+    const { host, result } = this;
+    result.codeStarted = true;
+    const lost: AheadRequest["lost"] =
+      ahead.lost ?? (ahead.client !== host.client || !host.isAlive() ? host.death() : undefined);
+    // A request that ended (reply and idle kept) before the kernel was lost is not the loss's.
+    if (lost && !ahead.future.isDone) {
+      ahead.release();
+      this.died(lost.reason, false, lost.limit, lost.cause);
+      return;
+    }
+    this.arm();
+    this.future = ahead.future;
+    ahead.adopt({
       onIOPub: this.onIOPub,
       onStdin: this.onStdin,
-      onDone: (reply) => {
-        if (!this.finished) this.done(reply);
-      },
+      onReply: this.onReply,
+      onDone: this.onDone,
     });
-    // From here the code may run. A kernel that dies can take its busy/execute_input with it
-    // (os._exit before its IOPub thread sent them), so only "not sent" proves it did not run.
-    result.codeStarted = true;
+    if (!this.finished && this.options.signal?.aborted) this.onAbort();
   }
+
+  private readonly onDone = (reply: JupyterMessage): void => {
+    if (!this.finished) this.done(reply);
+  };
+
+  /** The reply came (its idle may not have yet): the caller may send the next request now. */
+  private readonly onReply = (msg: JupyterMessage): void => {
+    if (this.finished || !this.options.onReply) return;
+    const reply = msg.content as ExecuteReplyContent;
+    const status = reply.status === "ok" && this.result.status === "error" ? "error" : reply.status;
+    if (this.options.onReply({ status, interrupted: this.interrupting }) === true) this.sentBehind = true;
+  };
 
   private emit(text: string, kind: "stdout" | "stderr" | "error"): void {
     if (!text) return;
@@ -189,6 +315,9 @@ class Execution {
 
   private died(reason: string, before = false, limit?: KernelLimitHit, cause?: DeathCause): void {
     if (this.finished) return;
+    const reply = this.future?.reply;
+    // This code ended with its reply, and the next request was sent then: it is that one's death.
+    if (reply && this.sentBehind) return this.done(reply);
     const { result } = this;
     result.kernelDied = true;
     result.status = "error";
@@ -275,14 +404,26 @@ class Execution {
     });
   }
 
+  /**
+   * An abort or time limit after the reply that let the next request go: this code is over, and an
+   * interrupt would stop the next one's. It ends now as its reply said (output after the reply that
+   * has not come yet is left out); the next execution hears the abort itself.
+   */
+  private endAtReply(): boolean {
+    const reply = this.future?.reply;
+    if (!this.sentBehind || !reply) return false;
+    this.done(reply);
+    return true;
+  }
+
   private readonly onAbort = (): void => {
-    if (this.finished) return;
+    if (this.finished || this.endAtReply()) return;
     this.result.cancelled = true;
     this.interrupt();
   };
 
   private readonly onTimeLimit = (): void => {
-    if (this.finished) return;
+    if (this.finished || this.endAtReply()) return;
     this.result.timedOut = true;
     this.notice({ kind: "timed-out", afterMs: (this.timeLimit!.signal.reason as TimeoutError).ms });
     this.interrupt();

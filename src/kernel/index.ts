@@ -15,7 +15,7 @@ export {
   KernelStartError,
   type KernelStartFailure,
 } from "./errors.js";
-export { type ExecutionHost, runExecution } from "./execution.js";
+export { AheadRequest, type ExecutionHost, runExecution } from "./execution.js";
 export {
   FutureDisposedError,
   type FutureHooks,

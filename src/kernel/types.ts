@@ -135,6 +135,42 @@ export interface ExecuteOptions {
   onClearOutput?: (wait: boolean) => void;
   /** With allowStdin: answers an input_request (prompt, password) → the value sent back. */
   onInputRequest?: (prompt: string, password: boolean) => string | Promise<string>;
+  /**
+   * This request's execute_reply arrived (its code has ended; its idle, and IOPub output that trails
+   * the reply, may still come). Called at once, before the execution ends, so a caller can send the
+   * next request then (`Kernel.sendAhead`, docs/runs.md "Pipelined cells"): return true when it did.
+   * Then the rest of this execution belongs to its code no more: an abort or time limit that comes
+   * now sends no interrupt (it would hit the next request's code) but ends this execution as its
+   * reply says, and a kernel death before its idle is the next request's, not this one's.
+   */
+  onReply?: (reply: ReplySeen) => boolean | undefined;
+  /**
+   * The request was sent already (`Kernel.sendAhead`): the execution takes it over instead of
+   * sending one — its messages that came meanwhile first, in order. Its code counts as started
+   * (it may have run, and a kernel lost meanwhile was lost while it could run).
+   */
+  ahead?: SentAhead;
+}
+
+/** The request fields of an execute_request sent ahead (as ExecuteOptions gives them). */
+export type AheadRequestOptions = Pick<ExecuteOptions, "silent" | "storeHistory" | "stdinDisabled">;
+
+/** An execute_reply as `ExecuteOptions.onReply` sees it. */
+export interface ReplySeen {
+  /** "error" also when the reply said ok but an error output came before it. */
+  status: "ok" | "error" | "aborted";
+  /** An interrupt (abort or time limit) was sent for this execution before the reply. */
+  interrupted: boolean;
+}
+
+/**
+ * An execute_request sent before its turn, queued in the kernel behind the one that runs (the
+ * kernel runs them in order); its messages wait for the execution that takes it over
+ * (`ExecuteOptions.ahead`). Not taken over: `release()` stops following it.
+ */
+export interface SentAhead {
+  readonly code: string;
+  release(): void;
 }
 
 export interface ExecuteResult {
@@ -299,6 +335,13 @@ export interface Kernel {
    */
   memoryBytes?(): number | undefined;
   execute(code: string, options?: ExecuteOptions): Promise<ExecuteResult>;
+  /**
+   * Sends an execute_request now, while another execution may still be running, for a later
+   * `execute(code, { ahead })` to take over (docs/runs.md, "Pipelined cells"); undefined when the
+   * kernel cannot take one now (not running, restarting). Optional: backends without it run cells one
+   * request at a time.
+   */
+  sendAhead?(code: string, options?: AheadRequestOptions): SentAhead | undefined;
   interrupt(): Promise<void>;
   /** Restart in place (same id); state is lost. */
   restart(): Promise<void>;

@@ -6,7 +6,7 @@
  */
 
 import { isUtf8 } from "node:buffer";
-import { type BigIntStats, constants, renameSync, statSync } from "node:fs";
+import { type BigIntStats, constants, readFileSync, renameSync, statSync } from "node:fs";
 import { access, type FileHandle, open, realpath, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { createTempBeside } from "../sys/atomic-write.js";
@@ -377,6 +377,31 @@ async function changedSince(
 /** Why the file on disk no longer matches what `loaded` was read (or last saved) as; undefined when it does. */
 export function changedOnDisk(loaded: LoadedNotebook): Promise<string | undefined> {
   return changedSince(loaded.path, loaded.fingerprint, loaded.roots);
+}
+
+/** Largest file unchangedNow reads to settle a racy fingerprint (synchronously, on a run's hot path). */
+const QUICK_COMPARE_BYTES = 1 << 20;
+
+/**
+ * True when the file is what `loaded` was read (or last saved) as, checked at once: one stat (same
+ * file, size and times) and, while a write could still hide in the timestamps' tick (racy), its
+ * bytes (files up to 1 MiB; a larger one answers false). False is "look again" (changedOnDisk), not
+ * "changed". Synchronous and microseconds: a pipelined run asks it at each cell's reply, where an
+ * event of a watch could still be on its way (the cell that just replied may have written the file
+ * itself) — docs/runs.md, "Pipelined cells".
+ */
+export function unchangedNow(loaded: LoadedNotebook): boolean {
+  const fp = loaded.fingerprint;
+  const lookedAt = Date.now();
+  try {
+    if (differs(statSync(loaded.path, { bigint: true }), fp)) return false;
+    if (!fp.racy) return true;
+    if (fp.size > QUICK_COMPARE_BYTES || !sameBytes(readFileSync(loaded.path), fp.content)) return false;
+  } catch {
+    return false;
+  }
+  if (lookedAt >= fp.racyEnds) fp.racy = false;
+  return true;
 }
 
 /** What a save did besides writing the notebook, for the user to hear about. */

@@ -13,7 +13,7 @@
  * merges the run's outputs into the file as it is then (docs/notebook-tool.md, "A run merges with
  * other edits").
  */
-import type { ExecuteOptions, ExecuteResult } from "../kernel/types.js";
+import type { ExecuteOptions, ExecuteResult, ReplySeen, SentAhead } from "../kernel/types.js";
 import {
   type CarriedCell,
   type Cell,
@@ -34,6 +34,7 @@ import {
   saveNotebook,
   splitOutputLines,
   thawCell,
+  unchangedNow,
 } from "../notebook/index.js";
 import { CellOutputCollector, type DisplayRegistry, type NbOutput } from "./collector.js";
 import type { Deadline } from "./deadline.js";
@@ -73,6 +74,12 @@ export interface NotebookRunOptions {
   indices: number[];
   /** Runs one cell's code: a kernel's execute, or a session lease's (with its restart rules). */
   execute: (code: string, options: ExecuteOptions & { cellId?: string }) => Promise<ExecuteResult>;
+  /**
+   * Sends the next cell's request at once, as the reply of the cell before it comes (the kernel's
+   * `sendAhead`): cells are pipelined (docs/runs.md, "Pipelined cells"). Absent, or undefined
+   * returned: each cell is sent when the one before it has ended.
+   */
+  sendAhead?: (code: string) => SentAhead | undefined;
   /** Told after each save: the file and the cells whose outputs this run wrote (docs/view.md). */
   onSaved?: (path: string, cellIds: string[]) => void;
   /** Shared ids the caller already made unique in `loaded` (saved and reported with the run's own). */
@@ -194,15 +201,22 @@ export const SAVE_INTERVAL_MS = 1000;
  */
 export async function runNotebookCells(options: NotebookRunOptions): Promise<NotebookRunResult> {
   const run = new NotebookRun(options);
-  await run.saveRepairedIds();
-  for (const planned of run.plan) {
-    if (run.stopped) {
-      run.notRun(planned, "not-run", run.stopReason);
-      continue;
+  try {
+    await run.saveRepairedIds();
+    for (let k = 0; k < run.plan.length; k++) {
+      const planned = run.plan[k];
+      // Sent at the reply of the cell before: it runs (or ran) in the kernel, stopped run or not.
+      const ahead = run.takeAhead(k);
+      if (run.stopped && !ahead) {
+        run.notRun(planned, "not-run", run.stopReason);
+        continue;
+      }
+      const index = ahead ? run.relocate(ahead) : await run.find(planned, k);
+      if (index === undefined) continue;
+      await run.runCell(planned, index, k, ahead);
     }
-    const index = await run.find(planned);
-    if (index === undefined) continue;
-    await run.runCell(planned, index);
+  } finally {
+    run.close();
   }
   return run.finish();
 }
@@ -212,6 +226,20 @@ interface PlannedCell {
   index: number;
   id?: string;
   source: string;
+}
+
+/** Where a planned cell is in the file now, or why it does not run. */
+type Located = { index: number } | { status: CellRunStatus; reason: string; now?: number };
+
+/** The next cell to run, found at the reply of the cell before it, its request sent then. */
+interface Ahead {
+  /** Its place in the plan. */
+  position: number;
+  /** Its index in the file then, the cell as it was and the code sent. */
+  index: number;
+  cell: Cell;
+  code: string;
+  sent: SentAhead;
 }
 
 /** A cell whose outputs this run wrote (ran, or had a display updated), with its report. */
@@ -251,6 +279,10 @@ class NotebookRun {
   /** Something to save that no timed save took (language_info, the last cell). */
   private dirty: boolean;
   private readonly onAbort = () => this.saveSoon(true);
+  /** The next cell's request, sent at the reply of the cell before it (docs/runs.md, "Pipelined cells"). */
+  private ahead: Ahead | undefined;
+  /** What was found at that reply for the planned cells between the two (skipped, deleted). */
+  private readonly decided = new Map<number, Located>();
 
   constructor(private readonly options: NotebookRunOptions) {
     const { loaded } = options;
@@ -271,6 +303,59 @@ class NotebookRun {
     this.cellCount = this.plannedCount;
     options.signal?.addEventListener("abort", this.onAbort, { once: true });
     this.dirty = recordLanguageInfo(loaded.notebook, options.languageInfo);
+  }
+
+  /** The request sent ahead for the planned cell at `position`, if any (taken once). */
+  takeAhead(position: number): Ahead | undefined {
+    const ahead = this.ahead;
+    if (ahead?.position !== position) return undefined;
+    this.ahead = undefined;
+    return ahead;
+  }
+
+  /** Where the cell sent ahead is now (a save's merge may have moved it); -1: deleted since. */
+  relocate(ahead: Ahead): number {
+    const nb = this.loaded.notebook;
+    const id = this.plan[ahead.position].id;
+    if (id !== undefined) return findCellById(nb, id);
+    return nb.cells.length === this.plannedCount ? this.plan[ahead.position].index : -1;
+  }
+
+  /** A request sent ahead and never taken over is let go. */
+  close(): void {
+    this.ahead?.sent.release();
+    this.ahead = undefined;
+  }
+
+  /**
+   * The reply of the cell at plan position `k` came: if the run goes on after it, the next cell to
+   * run is found in the file as the run holds it (no change seen since it was read) and its request
+   * sent now, before this cell's idle and its bookkeeping. True when one was sent.
+   */
+  private replied(k: number, allowsErrors: boolean, reply: ReplySeen): boolean {
+    const send = this.options.sendAhead;
+    if (!send || reply.interrupted || reply.status === "aborted") return false;
+    if (reply.status === "error" && !allowsErrors) return false;
+    if (this.stopped || this.options.signal?.aborted || this.timedError || this.saveError) return false;
+    // The file may have changed (one synchronous stat): the next cell is found after reading it
+    // again, at its turn, as without pipelining.
+    if (!unchangedNow(this.loaded)) return false;
+    const decided: [number, Located][] = [];
+    for (let j = k + 1; j < this.plan.length; j++) {
+      const located = this.locate(this.plan[j]);
+      if (!("index" in located)) {
+        decided.push([j, located]);
+        continue;
+      }
+      const cell = this.loaded.notebook.cells[located.index];
+      const code = cellSource(cell);
+      const sent = send(code);
+      if (!sent) return false;
+      for (const [p, l] of decided) this.decided.set(p, l);
+      this.ahead = { position: j, index: located.index, cell, code, sent };
+      return true;
+    }
+    return false;
   }
 
   /** Ids made unique before the run are saved before any cell runs. */
@@ -304,7 +389,13 @@ class NotebookRun {
    * read again first), or undefined when it does not run — deleted, not findable without ids,
    * skipped, or the file could not be read — with its report made.
    */
-  async find(planned: PlannedCell): Promise<number | undefined> {
+  async find(planned: PlannedCell, position: number): Promise<number | undefined> {
+    const known = this.decided.get(position);
+    if (known) {
+      this.decided.delete(position);
+      if (!("index" in known)) this.notRun(planned, known.status, known.reason, known.now);
+      return undefined;
+    }
     try {
       await this.serial(async () => {
         if (this.timedError) throw this.timedError;
@@ -315,6 +406,14 @@ class NotebookRun {
       this.notRun(planned, "not-run", this.stopReason);
       return undefined;
     }
+    const located = this.locate(planned);
+    if ("index" in located) return located.index;
+    this.notRun(planned, located.status, located.reason, located.now);
+    return undefined;
+  }
+
+  /** Where the planned cell is in the file as the run holds it, or why it does not run. */
+  private locate(planned: PlannedCell): Located {
     const nb = this.loaded.notebook;
     const index =
       planned.id !== undefined
@@ -322,54 +421,64 @@ class NotebookRun {
         : nb.cells.length === this.plannedCount
           ? planned.index
           : -1;
-    if (index < 0) {
-      this.notRun(
-        planned,
-        "deleted",
-        planned.id !== undefined
-          ? "deleted from the notebook before its turn"
-          : "the notebook changed on disk and its cells have no ids, so this cell could not be found again",
-      );
-      return undefined;
-    }
+    if (index < 0)
+      return {
+        status: "deleted",
+        reason:
+          planned.id !== undefined
+            ? "deleted from the notebook before its turn"
+            : "the notebook changed on disk and its cells have no ids, so this cell could not be found again",
+      };
     const skip = skipReason(nb.cells[index]);
-    if (skip) {
-      this.notRun(planned, "skipped", skip, index);
-      return undefined;
-    }
-    return index;
+    if (skip) return { status: "skipped", reason: skip, now: index };
+    return { index };
   }
 
-  /** Runs the cell at `index` (found for `planned`), records its outputs and report, saves or schedules a save. */
-  async runCell(planned: PlannedCell, index: number): Promise<void> {
+  /**
+   * Runs the cell at `index` (found for `planned`, at plan position `position`), records its outputs
+   * and report, saves or schedules a save. `ahead`: its request was sent at the reply of the cell
+   * before, with its source then (`index` -1: the cell was deleted from the file since).
+   */
+  async runCell(planned: PlannedCell, index: number, position: number, ahead?: Ahead): Promise<void> {
     const { options } = this;
     const nb = this.loaded.notebook;
-    let cell = nb.cells[index];
+    const detached = index < 0;
+    let cell = detached ? ahead!.cell : nb.cells[index];
     // What a save while it runs writes for it (the run below changes the thawed cell in place).
     const before = Object.isFrozen(cell)
       ? cell
       : ({ ...cell, metadata: { ...(cell.metadata as Record<string, unknown>) } } as Cell);
-    cell = thawCell(nb, index);
-    options.onCellStart?.(planned.index, cell, index);
+    // A cell deleted after its request went: it runs on a copy that no save writes.
+    cell = detached
+      ? ({ ...cell, metadata: { ...(cell.metadata as Record<string, unknown>) } } as Cell)
+      : thawCell(nb, index);
+    const indexNow = detached ? ahead!.index : index;
+    options.onCellStart?.(planned.index, cell, indexNow);
     const started = performance.now();
     const key = cellKey(cell, index);
     options.registry.clearCell(key);
     const outputs: NbOutput[] = [];
     cell.outputs = outputs as unknown as JsonValue;
     cell.execution_count = null;
-    const code = cellSource(cell);
+    const code = ahead ? ahead.code : cellSource(cell);
     const report: CellRunReport = {
       index: planned.index,
-      ...(index !== planned.index && { indexNow: index }),
+      ...(indexNow !== planned.index && { indexNow }),
       ...(planned.id !== undefined && { id: planned.id }),
       status: "ok",
       executionCount: null,
       durationMs: 0,
       ...(code !== planned.source && { editedBeforeRun: true }),
+      // Changed in the file after its request was sent: the code that runs is the one sent.
+      ...(ahead && cellSource(cell) !== code && { editedWhileRunning: true }),
+      ...(detached && { notSaved: "deleted" as const }),
     };
-    const entry = this.carry(cell, index, code, report);
+    const entry: CarriedEntry = detached
+      ? { id: planned.id, index: -1, source: code, cell, report }
+      : this.carry(cell, index, code, report);
     entry.report = report;
     entry.source = code;
+    const allowsErrors = options.allowErrors === true || tags(cell).includes(RAISES_TAG);
     this.running = { entry, before };
     if (options.recordTiming) (cell.metadata as Record<string, unknown>).execution = {};
     const collector = new CellOutputCollector({
@@ -390,6 +499,8 @@ class NotebookRun {
         signal: options.signal,
         timeoutMs,
         onIOPub: (msg) => collector.handle(msg),
+        ...(ahead && { ahead: ahead.sent }),
+        ...(options.sendAhead && { onReply: (reply) => this.replied(position, allowsErrors, reply) }),
       })
       .catch(async (err: unknown) => {
         // The run ends here: what completed goes into the file (this cell as it was), as before.
@@ -407,7 +518,9 @@ class NotebookRun {
     cell.execution_count = collector.executionCount;
     this.dirty = true;
     this.judge(planned, cell, report, result, started);
-    await this.afterCell();
+    // Sent ahead before a save failed for good: it ran, and nothing more is saved.
+    if (this.saveError) report.notSaved ??= "save-failed";
+    else await this.afterCell();
     this.reports.push(report);
     options.onCellEnd?.(report);
   }
@@ -429,6 +542,8 @@ class NotebookRun {
     report.executionCount = cell.execution_count as number | null;
     report.result = result;
     report.durationMs = performance.now() - started;
+    // A cell sent ahead may end after the run stopped (a save failed): the first reason stays.
+    if (this.stopped) return;
     if (status === "aborted") {
       this.stopped = true;
       this.stopReason = result.kernelDied ? "the kernel died" : result.timedOut ? "timed out" : "cancelled";
@@ -460,6 +575,7 @@ class NotebookRun {
 
   /** The run's end: timers cleared, a save under way waited for, what is left saved. */
   async finish(): Promise<NotebookRunResult> {
+    this.close();
     this.options.signal?.removeEventListener("abort", this.onAbort);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;

@@ -129,6 +129,7 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
         loaded,
         indices,
         execute: (code, opts) => k.execute(code, { ...opts, keepText: false, stdinDisabled: true }),
+        sendAhead: (code) => k.sendAhead?.(code, { stdinDisabled: true }),
         registry: new DisplayRegistry(),
         allowErrors: options.allowErrors,
         languageInfo: kernel.info.languageInfo,

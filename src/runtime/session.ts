@@ -305,7 +305,11 @@ export class KernelSession {
   /** Runs code with the restart/retry rules. Throws TooManyRestartsError, CallTimeoutError, … */
   async execute(code: string, ctx: CallContext, options: ExecuteOptions = {}): Promise<SessionExecuteResult> {
     const events: SessionEvent[] = [];
-    if ((await this.ready(ctx)).restarted || this.restartedUnreported) {
+    // A request sent ahead (docs/runs.md, "Pipelined cells") went to the kernel as it was then: it
+    // is taken over as it is, not sent again to a kernel started in its place (a kernel lost since
+    // is lost while it could run: attempt() says so, as for any code that was sent).
+    const ahead = options.ahead !== undefined && this.kernel !== undefined;
+    if ((!ahead && (await this.ready(ctx)).restarted) || this.restartedUnreported) {
       events.push({ kind: "restarted-dead-kernel", ...(this.reportedDeath ?? {}) });
     }
     if (this.reconnectedUnreported) events.push(this.reconnectedUnreported);
@@ -366,7 +370,9 @@ export class KernelSession {
   }
 
   private async attempt(code: string, ctx: CallContext, options: ExecuteOptions): Promise<ExecuteResult> {
-    ctx.deadline.check(ctx.signal);
+    // A request sent ahead is running or queued: past the deadline it is interrupted (timeoutMs 1),
+    // not left running unwatched.
+    if (!options.ahead) ctx.deadline.check(ctx.signal);
     const result = await this.kernel!.execute(code, {
       ...options,
       signal: ctx.signal,

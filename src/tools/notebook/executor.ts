@@ -270,6 +270,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
             loaded,
             indices: cellIndices,
             execute: (code, opts) => lease.execute(code, opts),
+            sendAhead: (code) => lease.kernel().sendAhead?.(code),
             onSaved: (path, cellIds) =>
               options.runtime.events.emit({ type: "notebook-saved", path, cellIds }),
             registry: registries.get(loaded.path),
