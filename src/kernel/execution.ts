@@ -317,7 +317,10 @@ class Execution {
     if (this.finished) return;
     const reply = this.future?.reply;
     // This code ended with its reply, and the next request was sent then: it is that one's death.
-    if (reply && this.sentBehind) return this.done(reply);
+    if (reply && this.sentBehind) {
+      this.done(reply);
+      return;
+    }
     const { result } = this;
     result.kernelDied = true;
     result.status = "error";
