@@ -20,6 +20,10 @@ export interface CliBundle {
 
 /** Loads and runs the bundle at `file` (an absolute path); answers its exports. */
 export function loadCliBundle(file: string): CliBundle {
+  // node --enable-source-maps maps the stacks of modules its loader compiled, not of a vm.Script:
+  // then the bundle is required as usual (no cache), and traces name the TypeScript sources.
+  if ((process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled)
+    return createRequire(import.meta.url)(file) as CliBundle;
   const source = readFileSync(file, "utf8");
   const cacheFile = `${file}.cache`;
   let cachedData: Buffer | undefined;

@@ -175,4 +175,13 @@ test("the bundle runs from its code cache; a missing or foreign cache is replace
     assert.equal(third.stdout, first.stdout);
     assert.deepEqual(await readFile(cache), fresh, "and used from then on");
   }
+  // With source maps on, the bundle is required as a module (node maps only those): same answer.
+  const mapped = await exec(
+    process.execPath,
+    ["--enable-source-maps", BUNDLE, "notebook", "read", "a.ipynb"],
+    {
+      cwd: dir,
+    },
+  );
+  assert.equal(mapped.stdout, first.stdout);
 });
