@@ -8,8 +8,19 @@
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { copyFile, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import {
+  chmod,
+  chown,
+  copyFile,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rm,
+  stat,
+  writeFile,
+} from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { before, test } from "node:test";
 import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
@@ -184,4 +195,53 @@ test("the bundle runs from its code cache; a missing or foreign cache is replace
     },
   );
   assert.equal(mapped.stdout, first.stdout);
+});
+
+test("as another user, with the package's folder not writable: the cache goes to that user's state directory", async (t) => {
+  if (process.getuid?.() !== 0) return t.skip("needs root, to run the command as nobody");
+  const NOBODY = 65534;
+  const { bundle } = await bundleFiles();
+  // A read-only copy of the built command (under dist/, as installed packages keep it), no cache.
+  const copy = join(ROOT, "dist", `cli-readonly-${process.pid}`);
+  const base = await mkdtemp(join("/tmp", "nbagent-cache-user-"));
+  try {
+    await mkdir(copy);
+    await copyFile(BUNDLE, join(copy, "nbagent.js"));
+    await copyFile(bundle, join(copy, basename(bundle)));
+    await chmod(copy, 0o755);
+    await chmod(base, 0o755);
+    const work = join(base, "work");
+    await mkdir(work, { mode: 0o755 });
+    await writeNb(join(work, "a.ipynb"), [["code", "print('a')"]]);
+    await chmod(join(work, "a.ipynb"), 0o644);
+    const state = join(base, "state");
+    await mkdir(state, { mode: 0o700 });
+    await chown(state, NOBODY, NOBODY);
+    const read = () =>
+      exec(process.execPath, [join(copy, "nbagent.js"), "notebook", "read", "a.ipynb"], {
+        cwd: work,
+        uid: NOBODY,
+        gid: NOBODY,
+        env: { ...process.env, NBAGENT_STATE_DIR: state },
+      });
+    const first = await read();
+    assert.match(first.stdout, /^a\.ipynb: 1 cells?, nbformat 4\.\d/);
+    assert.deepEqual(
+      (await readdir(copy)).filter((f) => f.includes(".cache")),
+      [],
+      "nothing written in the package's folder",
+    );
+    const cache = join(state, "cli-cache", `${basename(bundle)}.cache`);
+    const st = await stat(cache);
+    assert.equal(st.uid, NOBODY);
+    assert.equal(st.mode & 0o777, 0o600);
+    assert.equal((await stat(dirname(cache))).mode & 0o777, 0o700);
+    const written = await readFile(cache);
+    const second = await read();
+    assert.equal(second.stdout, first.stdout);
+    assert.deepEqual(await readFile(cache), written, "used, not written again");
+  } finally {
+    await rm(copy, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true });
+  }
 });
