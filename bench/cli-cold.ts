@@ -66,11 +66,26 @@ async function startRows(runs = 21) {
     processMs(python, ["-c", make, nb]);
     const cli = "dist/cli/nbagent.js";
     const read = "import sys, nbformat\nnbformat.read(sys.argv[1], as_version=4)";
+    // The reference edit: read, change one cell's source, write (nbformat validates on both).
+    const edit =
+      "import sys, nbformat\nnb = nbformat.read(sys.argv[1], as_version=4)\n" +
+      "nb.cells[1].source = sys.argv[2]\nnbformat.write(nb, sys.argv[1])";
+    const editNb = join(dir, "edit.ipynb");
+    const editRef = join(dir, "edit-ref.ipynb");
+    processMs(python, ["-c", make, editNb]);
+    processMs(python, ["-c", make, editRef]);
+    const callRead = JSON.stringify({ action: "read", notebook_path: nb });
+    let n = 0;
+    const callEdit = () =>
+      JSON.stringify({ action: "edit", notebook_path: editNb, cell_index: 1, content: `x = ${++n}` });
     const t = {
       version: [] as number[],
       node: [] as number[],
       read: [] as number[],
       nbformat: [] as number[],
+      callRead: [] as number[],
+      callEdit: [] as number[],
+      nbformatEdit: [] as number[],
     };
     for (let i = 0; i < runs; i++) {
       const steps: [keyof typeof t, () => number][] = [
@@ -78,6 +93,9 @@ async function startRows(runs = 21) {
         ["node", () => processMs(process.execPath, ["-e", "0"])],
         ["read", () => processMs(process.execPath, [cli, "notebook", "read", nb])],
         ["nbformat", () => processMs(python, ["-c", read, nb])],
+        ["callRead", () => processMs(process.execPath, [cli, "call", "notebook", callRead])],
+        ["callEdit", () => processMs(process.execPath, [cli, "call", "notebook", callEdit()])],
+        ["nbformatEdit", () => processMs(python, ["-c", edit, editRef, `x = ${i}`])],
       ];
       if (i % 2) steps.reverse();
       for (const [key, step] of steps) t[key].push(step());
@@ -90,6 +108,20 @@ async function startRows(runs = 21) {
         median(t.nbformat),
         "ms",
         "≤ 0.9×",
+      ),
+      row(
+        "nbagent call notebook read (small) vs nbformat.read",
+        median(t.callRead),
+        median(t.nbformat),
+        "ms",
+        "≤ 0.6×",
+      ),
+      row(
+        "nbagent call notebook edit (small) vs nbformat read+write",
+        median(t.callEdit),
+        median(t.nbformatEdit),
+        "ms",
+        "≤ 0.7×",
       ),
     ];
   } finally {
@@ -118,7 +150,7 @@ export async function run_(): Promise<BenchSection> {
     ],
     notes: [
       "5 alternating runs each; medians. Result = the JSON line on stdout; exit includes the kernel's shutdown.",
-      "--version and notebook read: 21 interleaved runs of each command to its exit; medians. The reference read is `python -c 'import nbformat; nbformat.read(path, as_version=4)'` (it validates, as nbagent's read does).",
+      "--version, notebook read and the call rows: 21 interleaved runs of each command to its exit; medians. The reference read is `python -c 'import nbformat; nbformat.read(path, as_version=4)'` (it validates, as nbagent's read does); the reference edit reads, sets one cell's source and writes with nbformat (validating both ways, as nbagent's edit checks the file and writes it atomically).",
     ],
   };
 }

@@ -1,19 +1,23 @@
 #!/usr/bin/env node
-// Bundles the CLI into one file, dist/cli/nbagent.js (the installed `nbagent` command), plus chunks
-// next to it (dist/cli/nbagent-*.js) holding code only some commands load: node then
-// reads a few modules instead of ~300 (@sinclair/typebox alone is 266 files, ~120 ms to load on this
-// machine), so every short `nbagent call` starts faster. Native and lazily loaded packages stay
+import { spawnSync } from "node:child_process";
+// Bundles the CLI: dist/cli/nbagent.js (the installed `nbagent` command, a small entry) and beside it
+// dist/cli/nbagent-cli-<hash>.cjs, every command in one file, run from a V8 code cache
+// (nbagent-cli-<hash>.cjs.cache, made here): node then reads two files instead of ~300 modules
+// (@sinclair/typebox alone is 266 files, ~120 ms to load on this machine) and compiles almost
+// nothing, so every short `nbagent call` starts faster. Native and lazily loaded packages stay
 // outside (resolved from node_modules as usual); the .py assets are found by src/assets.ts.
 import {
   copyFileSync,
   mkdirSync,
+  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
-import { basename, dirname } from "node:path";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, resolve } from "node:path";
 import { build } from "esbuild";
 
 // `node scripts/bundle.mjs pi` builds only the pi extension (its tests do, leaving the CLI's alone).
@@ -22,6 +26,8 @@ import { build } from "esbuild";
 // `node scripts/bundle.mjs view` builds only the view page (docs/view.md), into dist/view/page.
 const only = process.argv[2];
 const cliDir = only === "cli" && process.argv[3] ? process.argv[3] : "dist/cli";
+/** The CLI's bundle beside its entry, `nbagent-cli-<hash>.cjs` (and its code cache, `….cjs.cache`). */
+const CLI_BUNDLE = "nbagent-cli";
 
 /** Writes each output through a temporary file and a rename: tests build while others load it. */
 function writeAtomically(files) {
@@ -80,40 +86,91 @@ if (only === undefined || only === "view") {
 }
 
 if (only !== "pi") {
-  const cli = await build({
-    entryPoints: { nbagent: "src/cli/main.ts" },
+  const version = JSON.stringify(JSON.parse(readFileSync("package.json", "utf8")).version);
+  // Everything a command runs (dispatch.ts and all it imports) as one CommonJS file: node 20 keeps no
+  // compile cache, and ES modules cannot be given one, but a script can (vm.Script cachedData). With
+  // the cache a short `nbagent call notebook` read spends ~25% less time than with ~50 ES module
+  // chunks loaded, resolved, compiled and linked one by one (npm run bench cli-cold; README). Modules
+  // a command does not import are in the file but never run (esbuild wraps each in a lazy init).
+  // Its name carries a hash of its content, and so does its cache's (`<name>.cache`): V8 checks a
+  // cache against the source's length, not its bytes, so a cache must never meet another build.
+  // Native and lazily loaded packages stay outside (required from node_modules as usual); the .py
+  // assets are found by src/assets.ts, from this file's folder.
+  const bundle = await build({
+    entryPoints: { [CLI_BUNDLE]: "src/cli/dispatch.ts" },
+    entryNames: "[name]-[hash]",
+    outExtension: { ".js": ".cjs" },
     outdir: cliDir,
-    // Code only some commands load (the MCP server and its SDK, ~850 KB; the gateway backend and
-    // `ws`, imported only when a gateway is used; the renderers, only on a terminal) goes to chunks
-    // that commands import when they need them, so every other command starts as fast as before
-    // (test/run/cli-bundle.stress.test.ts checks what `--version` and `notebook read` load).
-    splitting: true,
-    chunkNames: "nbagent-[name]-[hash]",
     bundle: true,
     platform: "node",
-    format: "esm",
+    format: "cjs",
     target: "node20",
-    // sixel is sloppy-mode CommonJS (assigns an undeclared global): bundled into ESM it throws.
+    // sixel is sloppy-mode CommonJS (assigns an undeclared global): bundled it would throw.
     external: ["zeromq", "sharp", "turndown", "ws", "sixel"],
-    banner: { js: REQUIRE_BANNER },
-    // `nbagent --version` prints this and loads nothing else (src/cli/main.ts); run from source, it
-    // reads package.json.
-    define: { __NBAGENT_VERSION__: JSON.stringify(JSON.parse(readFileSync("package.json", "utf8")).version) },
-    // Minified: node 20 parses every byte of a module before it runs it, and a small `notebook read`
-    // spends more time there than in the read (~5 ms of ~130 on this machine, npm run bench cli-cold).
-    // The source maps next to the chunks give the TypeScript names back (node --enable-source-maps).
+    // import.meta.url (assets.ts, createRequire calls) is this file's URL, as it was in the ES modules.
+    define: { "import.meta.url": "__nbagentImportMetaUrl", __NBAGENT_VERSION__: version },
+    banner: { js: 'var __nbagentImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    // Minified: less to read. The source map beside it gives the TypeScript names back
+    // (node --enable-source-maps).
     minify: true,
     sourcemap: true,
     logLevel: "warning",
     write: false,
   });
-  writeAtomically(cli.outputFiles);
-  // Chunk names carry a content hash: remove the earlier builds' chunks (not this one's, which a
-  // running nbagent may be loading) so the package holds only this build.
-  const kept = new Set(cli.outputFiles.map((f) => basename(f.path)));
+  const bundleFile = bundle.outputFiles.find((f) => f.path.endsWith(".cjs"));
+  const bundleName = basename(bundleFile.path);
+  // A script run from a code cache has no import() in node 20 ("A dynamic import callback was not
+  // specified"): a package left outside is required (createRequire), never import()ed.
+  const dynamic = /\bimport\(\s*["'`]([^"'`]+)/.exec(bundleFile.text);
+  if (dynamic) throw new Error(`the CLI bundle keeps import("${dynamic[1]}"): require it instead`);
+  // The entry, dist/cli/nbagent.js: `nbagent --version` prints the version written in here and
+  // loads nothing else; every other command runs the bundle through its code cache
+  // (src/cli/main.ts, src/cli/code-cache.ts).
+  const entry = await build({
+    entryPoints: { nbagent: "src/cli/main.ts" },
+    outdir: cliDir,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    define: { __NBAGENT_VERSION__: version, __NBAGENT_CLI_BUNDLE__: JSON.stringify(`./${bundleName}`) },
+    minify: true,
+    logLevel: "warning",
+    write: false,
+  });
+  // The bundle (with its map) before the entry that names it: a command started meanwhile finds it.
+  writeAtomically(bundle.outputFiles);
+  writeAtomically(entry.outputFiles);
+  // Earlier builds' files go (not this one's, which a running nbagent may be loading): the ES module
+  // chunks of builds before the bundle, other bundles and their caches.
   for (const name of readdirSync(cliDir, { withFileTypes: true })) {
-    if (name.isFile() && /^nbagent-.+\.js(\.map)?$/.test(name.name) && !kept.has(name.name))
-      rmSync(`${cliDir}/${name.name}`);
+    const file = name.name;
+    const ours = file === bundleName || file === `${bundleName}.map` || file === `${bundleName}.cache`;
+    if (name.isFile() && !ours && /^nbagent-.+\.(js|cjs)(\.map|\.cache|\.\d+\.tmp)?$/.test(file))
+      rmSync(`${cliDir}/${file}`);
+  }
+  rmSync(`${cliDir}/nbagent.js.map`, { force: true }); // the entry of chunked builds had one
+  // The code cache, made by one real short command (a `call notebook` read of the demo notebook, in
+  // a state folder of its own, no view socket): V8 writes the functions that ran, which are most of
+  // what short commands run. Written when that process exits (src/cli/code-cache.ts).
+  const state = mkdtempSync(join(tmpdir(), "nbagent-build-"));
+  try {
+    const warm = spawnSync(
+      process.execPath,
+      [
+        `${cliDir}/nbagent.js`,
+        "call",
+        "notebook",
+        JSON.stringify({ action: "read", notebook_path: resolve("examples/demo.ipynb") }),
+      ],
+      {
+        env: { ...process.env, NBAGENT_STATE_DIR: state, NBAGENT_VIEW: "0" },
+        stdio: ["ignore", "ignore", "pipe"],
+      },
+    );
+    if (warm.status !== 0) throw new Error(`the CLI's warm-up run failed: ${warm.stderr}`);
+  } finally {
+    rmSync(state, { recursive: true, force: true });
   }
 }
 

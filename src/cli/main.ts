@@ -3,11 +3,14 @@
  * The nbagent command line: a thin adapter over the tool objects. Subcommands are registered in
  * commands.ts; `nbagent --help` lists them and `nbagent <command> --help` describes one. This entry
  * imports nothing up front: `--version` reads the package's version and ends, every other call
- * loads the dispatcher (dispatch.ts) — a short command pays only for the modules it uses.
+ * loads the dispatcher (dispatch.ts) — built, from the CommonJS bundle beside this file and its V8
+ * code cache (code-cache.ts), so a short command compiles almost nothing.
  */
 
 /** The package's version, written in by the bundle (scripts/bundle.mjs); undefined run from source. */
 declare const __NBAGENT_VERSION__: string | undefined;
+/** The CommonJS bundle of dispatch.ts beside the built entry (scripts/bundle.mjs); undefined run from source. */
+declare const __NBAGENT_CLI_BUNDLE__: string | undefined;
 
 async function main(argv: string[]): Promise<number> {
   if (argv[0] === "--version" || argv[0] === "-V") {
@@ -15,7 +18,12 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${built ?? (await import("./version.js")).version()}\n`);
     return 0;
   }
-  const { dispatch } = await import("./dispatch.js");
+  const { dispatch } =
+    typeof __NBAGENT_CLI_BUNDLE__ === "string"
+      ? (await import("./code-cache.js")).loadCliBundle(
+          (await import("node:url")).fileURLToPath(new URL(__NBAGENT_CLI_BUNDLE__, import.meta.url)),
+        )
+      : await import("./dispatch.js");
   return dispatch(argv);
 }
 

@@ -108,6 +108,8 @@ export class ArtifactStore {
   readonly root: string;
   /** Line indexes of recently read artifacts, by path (most recent last). */
   private readonly indexes = new Map<string, LineIndex>();
+  /** The outputs folders create() has made. */
+  private readonly madeDirs = new Set<string>();
 
   constructor(options: ArtifactStoreOptions = {}) {
     this.root = options.root ?? stateDir({});
@@ -134,10 +136,15 @@ export class ArtifactStore {
    */
   create(sessionId: string): ArtifactRef {
     const dir = this.outputsDir(sessionId);
-    try {
-      mkdirSync(dir, { recursive: true, mode: 0o700 });
-    } catch {
-      /* the writer fails to create the file and says why */
+    // Made once per folder: the writer makes (and checks) it again before it creates a file, so a
+    // folder removed since is made anew by whoever writes there.
+    if (!this.madeDirs.has(dir)) {
+      try {
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        this.madeDirs.add(dir);
+      } catch {
+        /* the writer fails to create the file and says why */
+      }
     }
     const id = `${Date.now().toString(36)}-${randomBytes(5).toString("hex")}`;
     return { id, path: join(dir, `${id}.log`), uri: `${ARTIFACT_SCHEME}${id}` };

@@ -10,7 +10,6 @@
  */
 
 import { GATEWAY_FACTS } from "../kernel/gateway/facts.js";
-import { createLocalBackend } from "../kernel/local/backend.js";
 import { LOCAL_FACTS } from "../kernel/local/facts.js";
 import type { BackendFacts } from "../kernel/types.js";
 import { filterSecrets, type SecretFilterOptions } from "./env.js";
@@ -62,9 +61,11 @@ export const BACKENDS: { readonly [K in KernelChoice["kind"]]: KindOf<K> } = {
   local: {
     facts: LOCAL_FACTS,
     refusals: NONE,
+    // Loaded with the first kernel: a call that starts none (a notebook read or edit) does not pay
+    // for the kernel code and what it imports (child_process, the fork server).
     build: async (choice, { settings }) => ({
       choice,
-      backend: createLocalBackend(localBackendOptions(settings)),
+      backend: (await import("../kernel/local/backend.js")).createLocalBackend(localBackendOptions(settings)),
       identity: "local",
       owned: true,
     }),

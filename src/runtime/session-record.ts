@@ -16,9 +16,9 @@
  * words them.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, statSync } from "node:fs";
-import { appendFile, lstat, readdir, readFile, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { closeSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import { lstat, readdir, readFile, unlink } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { JupyterMessage } from "../kernel/types.js";
 import { sessionDirName } from "../output/artifacts.js";
 import { CellOutputCollector, DisplayRegistry, type NbOutput } from "./collector.js";
@@ -142,16 +142,28 @@ function messageBytes(msg: JupyterMessage): number {
   return n;
 }
 
-/** Where a session's record is and what can be done with it. */
+/**
+ * Where a session's record is and what can be done with it. Appends go through one descriptor,
+ * opened (and its folder made) at the first append and kept: each entry is one synchronous
+ * `write` of one line with O_APPEND, so it is in the file before `append` returns and stays there
+ * when the process is killed, and processes appending to a named session's record do not
+ * interleave. A record whose file was removed meanwhile (pruned by another process) is opened anew.
+ */
 export class SessionRecord {
+  private fd?: number;
+
   constructor(
     readonly path: string,
     /** Removed on dispose (an in-process or per-call session's). */
     readonly transient: boolean,
+    /** Told when the descriptor is opened (SessionRecords bounds how many stay open). */
+    private readonly onOpen?: (record: SessionRecord) => void,
   ) {}
 
   /** Nothing recorded yet. */
   isEmpty(): boolean {
+    const held = this.held();
+    if (held) return held.size === 0;
     try {
       return statSync(this.path).size === 0;
     } catch {
@@ -160,14 +172,16 @@ export class SessionRecord {
   }
 
   async append(entry: RecordEntry): Promise<void> {
+    const size = this.open();
     let e = entry;
-    if (e.type === "cell" && e.outputs.length > 0 && this.size() > MAX_RECORD_BYTES) {
+    if (e.type === "cell" && e.outputs.length > 0 && size > MAX_RECORD_BYTES) {
       const bytes = JSON.stringify(e.outputs).length;
       e = { ...e, outputs: [], omitted: { bytes, why: "record-full", limit: MAX_RECORD_BYTES } };
     }
-    mkdirSync(join(this.path, ".."), { recursive: true, mode: 0o700 });
-    // One write per line (O_APPEND): processes appending to a named session's record do not interleave.
-    await appendFile(this.path, `${JSON.stringify(e)}\n`, { mode: 0o600 });
+    const line = Buffer.from(`${JSON.stringify(e)}\n`, "utf8");
+    // One write per line (O_APPEND); a short write (a full disk) is finished, or leaves a torn
+    // last line, which read() skips.
+    for (let at = 0; at < line.length; ) at += writeSync(this.fd as number, line, at);
   }
 
   /** The entries in order (a line that does not parse, e.g. one cut by a crash, is skipped). */
@@ -191,23 +205,57 @@ export class SessionRecord {
     return out;
   }
 
-  private size(): number {
+  /** Closes the descriptor (the next append opens the file again). */
+  close(): void {
+    const fd = this.fd;
+    this.fd = undefined;
+    if (fd !== undefined)
+      try {
+        closeSync(fd);
+      } catch {
+        /* closed already */
+      }
+  }
+
+  /** The open file's stats while its descriptor still names the file at `path` (not removed). */
+  private held(): { size: number } | undefined {
+    if (this.fd === undefined) return undefined;
     try {
-      return statSync(this.path).size;
+      const st = fstatSync(this.fd);
+      if (st.nlink > 0) return st;
     } catch {
-      return 0;
+      /* closed underneath */
     }
+    this.close();
+    return undefined;
+  }
+
+  /** Opens the file for appending if it is not open; answers its size. */
+  private open(): number {
+    const held = this.held();
+    if (held) return held.size;
+    mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });
+    this.fd = openSync(this.path, "a", 0o600);
+    this.onOpen?.(this);
+    return fstatSync(this.fd).size;
   }
 }
 
 const hash = (text: string) => createHash("sha256").update(text).digest("hex").slice(0, 16);
 const RECORD_FILE_RE = /^(python|named)-[0-9a-z-]+\.jsonl$/;
 
+/** Descriptors of records kept open at once; past it the least recently opened is closed. */
+const MAX_OPEN_RECORDS = 16;
+
 /** The records of one runtime's sessions (see the module comment for the layout). */
 export class SessionRecords {
   /** This process's part of in-process records' names. */
   private readonly token = `${Date.now().toString(36)}-${process.pid}-${randomBytes(3).toString("hex")}`;
   private readonly transient = new Set<string>();
+  /** One SessionRecord per path, so its descriptor serves every call of the session. */
+  private readonly known = new Map<string, SessionRecord>();
+  /** Records with an open descriptor, least recently opened first. */
+  private readonly opened = new Set<SessionRecord>();
 
   constructor(private readonly root: string) {}
 
@@ -215,38 +263,62 @@ export class SessionRecords {
     return join(this.root, "sessions", sessionDirName(sessionId), "records");
   }
 
+  private readonly onOpen = (record: SessionRecord): void => {
+    this.opened.delete(record);
+    this.opened.add(record);
+    for (const r of this.opened) {
+      if (this.opened.size <= MAX_OPEN_RECORDS) break;
+      this.opened.delete(r);
+      r.close();
+    }
+  };
+
+  private record(path: string, transient: boolean, keep: boolean): SessionRecord {
+    let record = this.known.get(path);
+    if (!record) {
+      record = new SessionRecord(path, transient, this.onOpen);
+      if (keep) this.known.set(path, record);
+    }
+    if (transient) this.transient.add(path);
+    return record;
+  }
+
   /** The record of an in-process python session (session id in a working directory). */
   python(sessionId: string, cwd: string): SessionRecord {
-    const path = join(
-      this.dir(sessionId),
-      `python-${this.token}-${hash(JSON.stringify([sessionId, cwd]))}.jsonl`,
-    );
-    this.transient.add(path);
-    return new SessionRecord(path, true);
+    const name = `python-${this.token}-${hash(JSON.stringify([sessionId, cwd]))}.jsonl`;
+    return this.record(join(this.dir(sessionId), name), true, true);
   }
 
   /** A record for one per-call kernel (removed when the call is done with it: `discard`). */
   perCall(sessionId: string): SessionRecord {
-    const path = join(this.dir(sessionId), `python-${this.token}-${randomBytes(8).toString("hex")}.jsonl`);
-    this.transient.add(path);
-    return new SessionRecord(path, true);
+    const name = `python-${this.token}-${randomBytes(8).toString("hex")}.jsonl`;
+    return this.record(join(this.dir(sessionId), name), true, false);
   }
 
   /** The record of a named session (any process's, past and present). */
   named(name: string): SessionRecord {
-    return new SessionRecord(namedRecordPath(this.root, name), false);
+    return this.record(namedRecordPath(this.root, name), false, true);
   }
 
   async discard(record: SessionRecord): Promise<void> {
     if (!record.transient) return;
+    this.forget(record);
     this.transient.delete(record.path);
     await unlink(record.path).catch(() => {});
   }
 
   /** Removes this process's in-process records. */
   async dispose(): Promise<void> {
+    for (const record of this.known.values()) this.forget(record);
+    for (const record of this.opened) this.forget(record);
     await Promise.allSettled([...this.transient].map((p) => unlink(p)));
     this.transient.clear();
+  }
+
+  private forget(record: SessionRecord): void {
+    record.close();
+    this.opened.delete(record);
+    if (this.known.get(record.path) === record) this.known.delete(record.path);
   }
 
   /** Removes record files last written more than maxAgeMs ago (any process's). */

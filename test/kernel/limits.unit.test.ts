@@ -26,7 +26,13 @@ import {
   resolveLimits,
   tmpfsBytes,
 } from "../../src/kernel/local/limit-values.js";
-import { type AppliedLimits, readLimitHit, removeLimitCgroups } from "../../src/kernel/local/limits.js";
+import {
+  type AppliedLimits,
+  ProcessRefusalReader,
+  readLimitHit,
+  readProcessRefusals,
+  removeLimitCgroups,
+} from "../../src/kernel/local/limits.js";
 import { resolveSettings, type SettingsFlags } from "../../src/runtime/settings.js";
 import { bytesIec } from "../../src/sys/units.js";
 import { abortText, eventText } from "../../src/tools/kernel-text.js";
@@ -153,8 +159,18 @@ describe("limits.py under a real kernel init", { concurrency: false }, () => {
       hit.kind === "process-limit" && hit.maxProcesses === 32 && hit.refused > 0,
       JSON.stringify(hit),
     );
+    // The kept descriptor (read at each execution's start and end) reads what a fresh open reads,
+    // again and again; the group is removed with it open, and then it reads as a missing group does.
+    const reader = new ProcessRefusalReader();
+    const counted = readProcessRefusals(r.applied);
+    assert.ok(counted && counted.refused > 0, JSON.stringify(counted));
+    assert.deepEqual(reader.read(r.applied), counted);
+    assert.deepEqual(reader.read(r.applied), counted);
     assert.deepEqual(removeLimitCgroups(r.applied), []);
     assert.equal(existsSync(dir ?? ""), false);
+    assert.deepEqual(reader.read(r.applied), readProcessRefusals(r.applied));
+    assert.deepEqual(reader.read(r.applied), { maxProcesses: 32, refused: 0 });
+    reader.close();
     // The host is fine: it still starts processes.
     assert.equal(spawnSync("/bin/sh", ["-c", "exit 7"]).status, 7);
   });

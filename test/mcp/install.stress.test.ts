@@ -1,7 +1,7 @@
 /**
  * nbagent installed as users install it: `npm pack`, then `npm install -g` of the tarball into a
  * clean prefix, then `<prefix>/bin/nbagent mcp` driven by the SDK client. The package must hold the
- * bundled command and its chunks, the kernel prelude and the fork server (the second kernel forks).
+ * bundled command (its entry, its bundle and the bundle's code cache), the kernel prelude and the fork server (the second kernel forks).
  */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
@@ -30,9 +30,14 @@ test("the packed tarball installs globally and `nbagent mcp` serves the tools", 
     "dist/runtime/prelude.py",
     "dist/kernel/local/forkserver.py",
   ]);
+  // The bundle of every command (the MCP server among them) and its code cache, beside the entry.
   assert.ok(
-    files.some((f) => /^dist\/cli\/nbagent-stdio-.+\.js$/.test(f)),
-    "the MCP chunk is missing",
+    files.some((f) => /^dist\/cli\/nbagent-cli-.+\.cjs$/.test(f)),
+    "the CLI bundle is missing",
+  );
+  assert.ok(
+    files.some((f) => /^dist\/cli\/nbagent-cli-.+\.cjs\.cache$/.test(f)),
+    "the bundle's code cache is missing",
   );
 
   const prefix = join(work, "prefix");

@@ -24,9 +24,9 @@ import {
 } from "./launcher.js";
 import {
   type AppliedLimits,
+  ProcessRefusalReader,
   readLimitHit,
   readMemoryCurrent,
-  readProcessRefusals,
   removeLimitCgroupsWhenEmpty,
 } from "./limits.js";
 
@@ -41,6 +41,8 @@ export class ForkedKernelProcess implements LaunchedKernel {
   private reported?: KernelIsolation;
   /** The limits its init put in force (limits.py), read when it dies and removed after. */
   private applied?: AppliedLimits;
+  /** pids.events of the kernel's group, read at each execution's start and end. */
+  private readonly refusals = new ProcessRefusalReader();
   /** The leader is a relay: the kernel is two levels down (relay → init → kernel). */
   private relay = false;
   /** The leader is the kernel's init (pid 1 of its namespace); the kernel is its child. */
@@ -112,12 +114,13 @@ export class ForkedKernelProcess implements LaunchedKernel {
   }
 
   processStartsRefused(): { maxProcesses: number; refused: number } | undefined {
-    return readProcessRefusals(this.applied);
+    return this.refusals.read(this.applied);
   }
 
   async cleanup(): Promise<void> {
     await removeConnectionFile(this.connectionFile, this.connection);
     await rm(this.logFile, { force: true });
+    this.refusals.close();
     await removeLimitCgroupsWhenEmpty(this.applied);
   }
 

@@ -37,9 +37,9 @@ import {
 import type { KernelSpec } from "./kernelspec.js";
 import {
   type AppliedLimits,
+  ProcessRefusalReader,
   readLimitHit,
   readMemoryCurrent,
-  readProcessRefusals,
   removeLimitCgroupsWhenEmpty,
 } from "./limits.js";
 import { bwrapArgs, bwrapSizesTmpfs, writablePaths } from "./sandbox.js";
@@ -236,6 +236,8 @@ export class LocalKernelProcess implements LaunchedKernel {
   private kernelItself?: number;
   /** The limits its init put in force (limits.py), read when it dies and removed after. */
   private applied?: AppliedLimits;
+  /** pids.events of the kernel's group, read at each execution's start and end. */
+  private readonly refusals = new ProcessRefusalReader();
 
   private constructor(spec: KernelSpec, info: ConnectionInfo, file: string, options: LaunchOptions) {
     this.connection = info;
@@ -429,11 +431,12 @@ export class LocalKernelProcess implements LaunchedKernel {
   }
 
   processStartsRefused(): { maxProcesses: number; refused: number } | undefined {
-    return readProcessRefusals(this.applied);
+    return this.refusals.read(this.applied);
   }
 
   async cleanup(): Promise<void> {
     await removeConnectionFile(this.connectionFile, this.connection);
+    this.refusals.close();
     await removeLimitCgroupsWhenEmpty(this.applied);
   }
 

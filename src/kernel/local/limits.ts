@@ -5,7 +5,7 @@
  * the kernel's namespace by limits.py (`apply_limits`), which answers with an `AppliedLimits`.
  */
 import { spawn } from "node:child_process";
-import { readFileSync, rmdirSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync, rmdirSync } from "node:fs";
 import { basename } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { assetPath } from "../../assets.js";
@@ -85,6 +85,56 @@ export function readProcessRefusals(
   const pids = applied?.cgroups.pids;
   if (!pids || !applied.maxProcesses) return undefined;
   return { maxProcesses: applied.maxProcesses, refused: keyed(readText(`${pids}/pids.events`)).max ?? 0 };
+}
+
+/**
+ * readProcessRefusals through one descriptor, kept open: a cgroup file is generated anew by every
+ * read from offset 0, so the two reads of each execution (connected-kernel.ts) cost one `pread`
+ * each instead of an open, two reads and a close. Answers as readProcessRefusals does; `close()`
+ * when the kernel is cleaned up (an open descriptor does not keep its group from being removed).
+ */
+export class ProcessRefusalReader {
+  private fd?: number;
+  private path?: string;
+  private readonly buf = Buffer.alloc(4096);
+
+  read(applied: AppliedLimits | undefined): { maxProcesses: number; refused: number } | undefined {
+    const pids = applied?.cgroups.pids;
+    if (!pids || !applied.maxProcesses) return undefined;
+    return { maxProcesses: applied.maxProcesses, refused: keyed(this.text(`${pids}/pids.events`)).max ?? 0 };
+  }
+
+  close(): void {
+    const fd = this.fd;
+    this.fd = undefined;
+    this.path = undefined;
+    if (fd !== undefined)
+      try {
+        closeSync(fd);
+      } catch {
+        /* closed already */
+      }
+  }
+
+  private text(path: string): string | undefined {
+    if (this.path !== path) {
+      this.close();
+      try {
+        this.fd = openSync(path, "r");
+        this.path = path;
+      } catch {
+        return undefined;
+      }
+    }
+    try {
+      const n = readSync(this.fd as number, this.buf, 0, this.buf.length, 0);
+      if (n < this.buf.length) return this.buf.toString("utf8", 0, n);
+    } catch {
+      /* the group is gone (ENODEV): read by path, as readProcessRefusals does */
+    }
+    this.close();
+    return readText(path);
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
  * Images for the model (docs/output.md): PNG/JPEG (and SVG rasterised to PNG) downscaled with sharp to a pixel
  * and byte budget. An image that cannot be brought within budget is reported, never dropped silently.
  */
+import { createRequire } from "node:module";
 import type { Sharp, SharpOptions } from "sharp";
 import { DEFAULT_IMAGE_BUDGET, type ImageBudget } from "../../output/model-budgets.js";
 import { inUnit } from "../../sys/units.js";
@@ -10,7 +11,11 @@ type SharpFactory = (input?: Buffer, options?: SharpOptions) => Sharp;
 let sharpModule: Promise<SharpFactory> | undefined;
 /** sharp (libvips) is loaded on the first image only: ~35 MB of RSS a text-only host never pays. */
 function loadSharp(): Promise<SharpFactory> {
-  sharpModule ??= import("sharp").then((m) => (m.default ?? m) as unknown as SharpFactory);
+  // Required (its CommonJS build), not import()ed: the CLI's bundle is a script, which has no dynamic
+  // import (src/cli/code-cache.ts).
+  sharpModule ??= Promise.resolve().then(
+    () => createRequire(import.meta.url)("sharp") as unknown as SharpFactory,
+  );
   return sharpModule;
 }
 
