@@ -120,7 +120,17 @@ export type RuntimeEvent =
    */
   | { type: "notebook-saved"; path: string; cellIds: string[] }
   /** The notebook tool read a notebook file (its real path): the agent looked at it. */
-  | { type: "notebook-opened"; path: string };
+  | { type: "notebook-opened"; path: string }
+  /**
+   * A notebook run's plan (docs/view.md, "Events"): the ids of the cells it is to run in the file at
+   * `path` (its real path), in order, when it starts or waits for its kernel; `[]` when it ends, so
+   * cells it did not reach are no longer waiting. A cell leaves the plan as its `cell-started` comes.
+   * At most MAX_QUEUED_IDS ids (the first ones).
+   */
+  | { type: "cells-queued"; path: string; cellIds: string[] };
+
+/** Most cell ids a `cells-queued` event carries: a 20,000-cell run tells its first 2,000. */
+export const MAX_QUEUED_IDS = 2_000;
 
 /** An event as delivered: numbered in the host (gapless per bus) and timed (ms since the epoch). */
 export type StampedEvent = RuntimeEvent & { seq: number; at: number };
@@ -309,6 +319,8 @@ export function eventBytes(e: StampedEvent): number {
       return base + paramsBytes(e.params);
     case "call-ended":
       return base + e.texts.reduce((n, t) => n + t.length, 0);
+    case "cells-queued":
+      return base + e.cellIds.reduce((n, id) => n + id.length + 3, 0);
     default:
       return base;
   }

@@ -58,6 +58,8 @@ interface FileNotebook extends Tracked {
   again: boolean;
   /** Why the file could not be read the last time (kept for the docs' sake: nothing is guessed). */
   problem?: string;
+  /** Cells a run of a host plans to run and has not started (`cells-queued`): id → that host. */
+  queued: Map<string, string>;
 }
 
 interface SessionNotebook extends Tracked {
@@ -128,6 +130,8 @@ export class NotebookFeed {
         }
       for (const f of this.files.values())
         if (f.hosts.has(hostId)) {
+          // A plan's end may be among the dropped events: its cells are no longer marked waiting.
+          this.plan(hostId, f, []);
           f.live.clear();
           for (const id of this.runningIn(f)) f.live.add(id);
           this.schedule(f);
@@ -161,6 +165,9 @@ export class NotebookFeed {
     switch (e.type) {
       case "notebook-opened":
         this.file(hostId, e.path);
+        return;
+      case "cells-queued":
+        this.plan(hostId, this.file(hostId, e.path), e.cellIds);
         return;
       case "notebook-saved": {
         const f = this.file(hostId, e.path);
@@ -222,6 +229,7 @@ export class NotebookFeed {
     const host = this.hosts.get(hostId);
     this.hosts.delete(hostId);
     if (host) for (const run of host.cellRuns.values()) this.ended(run, undefined);
+    for (const f of this.files.values()) this.plan(hostId, f, []);
     for (const [k, s] of this.sessions)
       if (s.hostId === hostId) {
         this.sessions.delete(k);
@@ -259,6 +267,7 @@ export class NotebookFeed {
         displays: new Map(),
         hosts: new Set(),
         live: new Set(),
+        queued: new Map(),
         again: false,
       };
       this.files.set(path, f);
@@ -359,9 +368,31 @@ export class NotebookFeed {
       const cells = parsed.cells.map((c) => (running.has(c.id) ? { ...c, outputs: [] } : c));
       this.show(f, cells, parsed.language);
       for (const id of running) this.send(f, { kind: "cell-running", path: f.path, id, state: "running" });
+      for (const id of f.queued.keys())
+        if (!running.has(id)) this.send(f, { kind: "cell-running", path: f.path, id, state: "queued" });
       return;
     }
     for (const m of diffCells(f.path, f.model.cells, parsed.cells, f.live)) this.send(f, m);
+  }
+
+  /**
+   * A host's run plans `cellIds` in this file (replacing what that host planned there): those not
+   * running are marked waiting, and the host's earlier ones that are neither planned nor running go
+   * back to idle (a run that stopped before them).
+   */
+  private plan(hostId: string, f: FileNotebook, cellIds: string[]): void {
+    const running = this.runningIn(f);
+    const next = new Set(cellIds);
+    for (const [id, by] of f.queued)
+      if (by === hostId && !next.has(id)) {
+        f.queued.delete(id);
+        if (!running.has(id)) this.send(f, { kind: "cell-running", path: f.path, id, state: "idle" });
+      }
+    for (const id of next)
+      if (!running.has(id) && !f.queued.has(id)) {
+        f.queued.set(id, hostId);
+        this.send(f, { kind: "cell-running", path: f.path, id, state: "queued" });
+      }
   }
 
   /** The ids of the notebook's cells that run now (any host). */
@@ -440,6 +471,7 @@ export class NotebookFeed {
     let run: Run | undefined;
     if (key.kind === "notebook" && e.cellId) {
       const f = this.file(hostId, key.path);
+      f.queued.delete(e.cellId);
       f.live.add(e.cellId);
       run = { notebook: f, cellId: e.cellId };
       // A run starts a cell with no outputs (Jupyter clears them), then marks it running.

@@ -243,3 +243,55 @@ test("a hub that connects while a cell runs marks it from the host's snapshot, a
   assert.equal(last.running, undefined);
   f.close();
 });
+
+test("a run's plan marks its cells waiting until each starts; its end, or its host's, clears the rest", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "nbagent-feed-"));
+  const file = join(await realpath(dir), "plan.ipynb");
+  const code = (id: string) => ({
+    id,
+    cell_type: "code",
+    source: `${id}()`,
+    metadata: {},
+    execution_count: null,
+    outputs: [],
+  });
+  await writeFile(
+    file,
+    JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: ["a", "b", "c"].map(code) }),
+  );
+  let shown: (() => void) | undefined;
+  const f = new NotebookFeed({ tell: (m) => m.kind === "notebook" && shown?.(), act: async () => undefined });
+  const states = () => {
+    const [nb] = f.notebooks();
+    assert.ok(nb.kind === "notebook");
+    return { running: nb.running ?? [], queued: nb.queued ?? [] };
+  };
+  const nbKey = { kind: "notebook" as const, path: file };
+  let seq = 0;
+  const emit = (host: string, e: RuntimeEvent) => f.event(host, { ...e, seq: ++seq, at: 0 } as StampedEvent);
+  try {
+    f.hostSnapshot("h1", [], [], []);
+    f.hostSnapshot("h2", [], [], []);
+    // The plan comes before the file's first read: the page gets the marks with the notebook.
+    emit("h1", { type: "cells-queued", path: file, cellIds: ["a", "b", "c"] });
+    await new Promise<void>((resolve) => {
+      shown = resolve;
+    });
+    assert.deepEqual(states(), { running: [], queued: ["a", "b", "c"] });
+    emit("h1", { type: "cell-started", cellRun: 1, key: nbKey, code: "a()", cellId: "a" });
+    assert.deepEqual(states(), { running: ["a"], queued: ["b", "c"] });
+    emit("h1", { type: "cell-ended", cellRun: 1, status: "error", executionCount: 1 });
+    // The run stopped at its error: its end takes b and c off the list.
+    emit("h1", { type: "cells-queued", path: file, cellIds: [] });
+    assert.deepEqual(states(), { running: [], queued: [] });
+    // Another host's plan is its own; that host going away clears it.
+    emit("h2", { type: "cells-queued", path: file, cellIds: ["c"] });
+    emit("h1", { type: "cells-queued", path: file, cellIds: [] });
+    assert.deepEqual(states(), { running: [], queued: ["c"] });
+    f.hostRemoved("h2");
+    f.hostSnapshot("h1", [], [], []);
+    assert.deepEqual(states(), { running: [], queued: [] });
+  } finally {
+    f.close();
+  }
+});

@@ -13,6 +13,7 @@ import {
 } from "../../notebook/index.js";
 import { CALL_OUTPUT_BYTES, DEFAULT_IMAGE_BUDGET, type ImageBudget } from "../../output/model-budgets.js";
 import { KernelUnreachableError } from "../../runtime/errors.js";
+import { MAX_QUEUED_IDS } from "../../runtime/events.js";
 import {
   type CellRunReport,
   type NotebookRunResult,
@@ -242,89 +243,99 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
         details: base,
       };
     }
+    // The page marks the planned cells waiting ([ ]) until each starts; the plan ends with the run.
+    const planned = runnable
+      .map((i) => nb.cells[i].id)
+      .filter((id): id is string => typeof id === "string" && id !== "")
+      .slice(0, MAX_QUEUED_IDS);
+    const tellPlan = (cellIds: string[]) =>
+      planned.length > 0 && options.runtime.events.emit({ type: "cells-queued", path: loaded.path, cellIds });
     const work = async (runSignal: AbortSignal): Promise<ToolResult<NotebookRunDetails>> => {
       let outcome: NotebookRunResult | undefined;
-      const failure = await call.inSession(
-        spec,
-        { mode: "session", signal: runSignal },
-        async (lease) => {
-          // The code cells above the selection that have not run in this kernel since it started
-          // (whoever started it); unknown for a re-attached named kernel, which says nothing.
-          const cellsRun = lease.cellsRun();
-          const earlier = cellsRun
-            ? codeCellsBefore(nb, runnable[0]).filter((i) => !cellsRun.has(cellKey(nb.cells[i], i)))
-            : [];
-          if (earlier.length > 0) {
-            base.notes = [
-              ...(base.notes ?? []),
-              aboveNote(earlier, {
-                path: request.shownPath,
-                last: cellIndices[cellIndices.length - 1],
-                first: cellIndices[0],
-                started: lease.kernelStarted,
-                culprit: culpritOf(lease.lastLoss, earlier, (i) => cellKey(nb.cells[i], i)),
-              }),
-            ];
-          }
-          const result = await runNotebookCells({
-            loaded,
-            indices: cellIndices,
-            execute: (code, opts) => lease.execute(code, opts),
-            sendAhead: (code) => lease.kernel().sendAhead?.(code),
-            onSaved: (path, cellIds) =>
-              options.runtime.events.emit({ type: "notebook-saved", path, cellIds }),
-            registry: registries.get(loaded.path),
-            repaired: repairedIds,
-            widgets: lease.widgets(),
-            allowErrors,
-            languageInfo: lease.kernel().info.languageInfo,
-            recordTiming: options.recordTiming === true,
-            deadline,
-            signal: runSignal,
-            executeHooks: (cellIndex) => recorder.hooks(position.get(cellIndex) ?? 0),
-            onCellStart: (cellIndex, cell, indexNow) => {
-              const current = position.get(cellIndex) ?? 0;
-              const entry = base.cells[current - 1];
-              if (entry && indexNow !== cellIndex) {
-                // Moved by other edits: the text names it by where it is now (the merge lines say
-                // "now at index N" once; every other mention uses N).
-                entry.index = indexNow;
-                entry.title = `cell ${indexNow}${typeof cell.id === "string" ? ` (id ${cell.id})` : ""}`;
-              }
-              call.startCell(current, `[${entry?.title}]`); // notebook indices only: one numbering scheme
-            },
-            onCellEnd: (report) => {
-              // Ran in the current kernel, unless it died or was restarted under the cell (state gone).
-              const r = report.result;
-              if (r && !r.kernelDied && !r.kernelRestarted)
-                lease.cellsRun()?.add(cellKey(nb.cells[report.index], report.index));
-              if (report.result) {
-                const k = position.get(report.index) ?? 0;
-                const tags = (nb.cells[report.index].metadata as { tags?: unknown }).tags;
-                const raises = Array.isArray(tags) && tags.includes(RAISES_TAG);
-                recorder.finishCell(k, report.result, deadline, allowErrors || raises, runSignal);
-                if (typeof report.id === "string") base.updatedCellIds.push(report.id);
-              }
-              base.ranCells.push({
-                index: report.index,
-                ...(report.indexNow !== undefined && { indexNow: report.indexNow }),
-                id: report.id,
-                status: report.status,
-                executionCount: report.executionCount,
-                reason: report.reason,
-                expectedError: report.expectedError,
-              });
-            },
-          });
-          base.saved = !result.saveError;
-          outcome = result;
-          recordStateLoss(lease, tag, request.signal, runSignal, (i) =>
-            nb.cells[i] ? cellKey(nb.cells[i], i) : undefined,
-          );
-        },
-        // A file error (the notebook went away or became unreadable mid-run) is said as one.
-        (err) => err instanceof NotebookFileError,
-      );
+      tellPlan(planned);
+      const failure = await call
+        .inSession(
+          spec,
+          { mode: "session", signal: runSignal },
+          async (lease) => {
+            // The code cells above the selection that have not run in this kernel since it started
+            // (whoever started it); unknown for a re-attached named kernel, which says nothing.
+            const cellsRun = lease.cellsRun();
+            const earlier = cellsRun
+              ? codeCellsBefore(nb, runnable[0]).filter((i) => !cellsRun.has(cellKey(nb.cells[i], i)))
+              : [];
+            if (earlier.length > 0) {
+              base.notes = [
+                ...(base.notes ?? []),
+                aboveNote(earlier, {
+                  path: request.shownPath,
+                  last: cellIndices[cellIndices.length - 1],
+                  first: cellIndices[0],
+                  started: lease.kernelStarted,
+                  culprit: culpritOf(lease.lastLoss, earlier, (i) => cellKey(nb.cells[i], i)),
+                }),
+              ];
+            }
+            const result = await runNotebookCells({
+              loaded,
+              indices: cellIndices,
+              execute: (code, opts) => lease.execute(code, opts),
+              sendAhead: (code) => lease.kernel().sendAhead?.(code),
+              onSaved: (path, cellIds) =>
+                options.runtime.events.emit({ type: "notebook-saved", path, cellIds }),
+              registry: registries.get(loaded.path),
+              repaired: repairedIds,
+              widgets: lease.widgets(),
+              allowErrors,
+              languageInfo: lease.kernel().info.languageInfo,
+              recordTiming: options.recordTiming === true,
+              deadline,
+              signal: runSignal,
+              executeHooks: (cellIndex) => recorder.hooks(position.get(cellIndex) ?? 0),
+              onCellStart: (cellIndex, cell, indexNow) => {
+                const current = position.get(cellIndex) ?? 0;
+                const entry = base.cells[current - 1];
+                if (entry && indexNow !== cellIndex) {
+                  // Moved by other edits: the text names it by where it is now (the merge lines say
+                  // "now at index N" once; every other mention uses N).
+                  entry.index = indexNow;
+                  entry.title = `cell ${indexNow}${typeof cell.id === "string" ? ` (id ${cell.id})` : ""}`;
+                }
+                call.startCell(current, `[${entry?.title}]`); // notebook indices only: one numbering scheme
+              },
+              onCellEnd: (report) => {
+                // Ran in the current kernel, unless it died or was restarted under the cell (state gone).
+                const r = report.result;
+                if (r && !r.kernelDied && !r.kernelRestarted)
+                  lease.cellsRun()?.add(cellKey(nb.cells[report.index], report.index));
+                if (report.result) {
+                  const k = position.get(report.index) ?? 0;
+                  const tags = (nb.cells[report.index].metadata as { tags?: unknown }).tags;
+                  const raises = Array.isArray(tags) && tags.includes(RAISES_TAG);
+                  recorder.finishCell(k, report.result, deadline, allowErrors || raises, runSignal);
+                  if (typeof report.id === "string") base.updatedCellIds.push(report.id);
+                }
+                base.ranCells.push({
+                  index: report.index,
+                  ...(report.indexNow !== undefined && { indexNow: report.indexNow }),
+                  id: report.id,
+                  status: report.status,
+                  executionCount: report.executionCount,
+                  reason: report.reason,
+                  expectedError: report.expectedError,
+                });
+              },
+            });
+            base.saved = !result.saveError;
+            outcome = result;
+            recordStateLoss(lease, tag, request.signal, runSignal, (i) =>
+              nb.cells[i] ? cellKey(nb.cells[i], i) : undefined,
+            );
+          },
+          // A file error (the notebook went away or became unreadable mid-run) is said as one.
+          (err) => err instanceof NotebookFileError,
+        )
+        .finally(() => tellPlan([]));
       // Cells that did not start are named where they are in the file as the run last read it (other
       // edits may have moved them), as the cells that ran are: one numbering in the whole text.
       const indexNow = (planned: number): number => {

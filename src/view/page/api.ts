@@ -84,6 +84,7 @@ export type Event = { seq: number; at: number } & (
   | { type: "run-ended"; runId: string; what: string; isError: boolean }
   | { type: "notebook-saved"; path: string; cellIds: string[] }
   | { type: "notebook-opened"; path: string }
+  | { type: "cells-queued"; path: string; cellIds: string[] }
 );
 
 export interface HostView {
