@@ -20,74 +20,7 @@ import {
   type OutgoingChannel,
   runExecution,
 } from "../../src/kernel/index.js";
-
-type Sent = { channel: OutgoingChannel; msg: JupyterMessage };
-
-/** The test plays the kernel: it sees what is sent and answers, by hand, as each parent's child messages. */
-class ScriptedKernel implements KernelTransport {
-  readonly sent: Sent[] = [];
-  private deliver: (msg: JupyterMessage) => void = () => {};
-  onSend: (s: Sent) => void = () => {};
-  send(channel: OutgoingChannel, msg: JupyterMessage): void {
-    const s = { channel, msg };
-    this.sent.push(s);
-    this.onSend(s);
-  }
-  onMessage(handler: (msg: JupyterMessage) => void): void {
-    this.deliver = handler;
-  }
-  onLost(): void {}
-  stats() {
-    return { invalidSignatures: 0, malformed: 0 };
-  }
-  async close(): Promise<void> {}
-  answer(
-    parent: JupyterMessage,
-    channel: "shell" | "iopub",
-    msgType: string,
-    content: Record<string, unknown>,
-  ) {
-    this.deliver({
-      header: {
-        msg_id: `k-${Math.random()}`,
-        msg_type: msgType,
-        session: "kernel",
-        username: "k",
-        date: new Date().toISOString(),
-        version: "5.3",
-      },
-      parent_header: parent.header,
-      metadata: {},
-      content,
-      channel,
-    });
-  }
-  busy(p: JupyterMessage) {
-    this.answer(p, "iopub", "status", { execution_state: "busy" });
-  }
-  idle(p: JupyterMessage) {
-    this.answer(p, "iopub", "status", { execution_state: "idle" });
-  }
-  print(p: JupyterMessage, text: string) {
-    this.answer(p, "iopub", "stream", { name: "stdout", text });
-  }
-  reply(p: JupyterMessage, status: "ok" | "error" = "ok", count = 1) {
-    this.answer(
-      p,
-      "shell",
-      "execute_reply",
-      status === "ok"
-        ? { status, execution_count: count }
-        : { status, execution_count: count, ename: "E", evalue: "bad", traceback: [] },
-    );
-  }
-  requests(): JupyterMessage[] {
-    return this.sent.filter((s) => s.msg.header.msg_type === "execute_request").map((s) => s.msg);
-  }
-  interrupts(): number {
-    return this.sent.filter((s) => s.msg.header.msg_type === "interrupt_request").length;
-  }
-}
+import { ScriptedKernel } from "./scripted-kernel.js";
 
 function setup() {
   const kernel = new ScriptedKernel();
@@ -147,7 +80,7 @@ test("the next request goes at the reply; its messages before the take-over are 
   const chunks2: string[] = [];
   const second = run("print(2)", { ahead, onChunk: (t) => chunks2.push(t) });
   kernel.print(r2, "two, live\n");
-  kernel.reply(r2, "ok", 2);
+  kernel.reply(r2, { status: "ok", execution_count: 2 });
   kernel.idle(r2);
   const res2 = await second;
   assert.equal(res2.status, "ok");
@@ -168,7 +101,7 @@ test("a reply whose code raised says error (the caller sends nothing after it un
   });
   const [r1] = kernel.requests();
   kernel.answer(r1!, "iopub", "error", { ename: "E", evalue: "bad", traceback: [] });
-  kernel.reply(r1!, "error");
+  kernel.replyError(r1!);
   kernel.idle(r1!);
   assert.equal((await p).status, "error");
   assert.deepEqual(seen, [{ status: "error", interrupted: false }]);
@@ -224,7 +157,7 @@ test("after a reply that let the next request go: a death is the next one's, an 
     const second = run("y = 2", { ahead, signal: abort.signal });
     assert.equal(kernel.interrupts(), 1, "the running next request is interrupted");
     kernel.answer(r2, "iopub", "error", { ename: "KeyboardInterrupt", evalue: "", traceback: [] });
-    kernel.reply(r2, "error");
+    kernel.replyError(r2);
     kernel.idle(r2);
     const res2 = await second;
     assert.equal(res2.cancelled, true);
@@ -276,7 +209,7 @@ test("a request sent ahead that ended before the kernel was lost ends as its rep
   const { kernel, host, die, run } = setup();
   const ahead = new AheadRequest(host, "z = 3");
   const [r] = kernel.requests();
-  kernel.reply(r!, "ok", 4);
+  kernel.reply(r!, { status: "ok", execution_count: 4 });
   kernel.idle(r!);
   die("killed from outside");
   const res = await run("z = 3", { ahead });

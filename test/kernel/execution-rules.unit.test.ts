@@ -19,61 +19,7 @@ import {
   type OutgoingChannel,
   runExecution,
 } from "../../src/kernel/index.js";
-
-type Sent = { channel: OutgoingChannel; msg: JupyterMessage };
-
-/** The test plays the kernel: it sees what is sent and answers as a parent's child messages. */
-class ScriptedKernel implements KernelTransport {
-  readonly sent: Sent[] = [];
-  private deliver: (msg: JupyterMessage) => void = () => {};
-  /** Called on each message sent, with a way to answer it. */
-  onSend: (s: Sent) => void = () => {};
-  send(channel: OutgoingChannel, msg: JupyterMessage): void {
-    const s = { channel, msg };
-    this.sent.push(s);
-    queueMicrotask(() => this.onSend(s));
-  }
-  onMessage(handler: (msg: JupyterMessage) => void): void {
-    this.deliver = handler;
-  }
-  onLost(): void {}
-  stats() {
-    return { invalidSignatures: 0, malformed: 0 };
-  }
-  async close(): Promise<void> {}
-
-  /** A message from the kernel on `channel`, child of `parent`. */
-  answer(
-    parent: JupyterMessage,
-    channel: "shell" | "iopub" | "stdin" | "control",
-    msgType: string,
-    content: Record<string, unknown>,
-  ): void {
-    this.deliver({
-      header: {
-        msg_id: `k-${Math.random()}`,
-        msg_type: msgType,
-        session: "kernel",
-        username: "k",
-        date: new Date().toISOString(),
-        version: "5.3",
-      },
-      parent_header: parent.header,
-      metadata: {},
-      content,
-      channel,
-    });
-  }
-  idle(parent: JupyterMessage): void {
-    this.answer(parent, "iopub", "status", { execution_state: "idle" });
-  }
-  reply(
-    parent: JupyterMessage,
-    content: Record<string, unknown> = { status: "ok", execution_count: 1 },
-  ): void {
-    this.answer(parent, "shell", "execute_reply", content);
-  }
-}
+import { ScriptedKernel } from "./scripted-kernel.js";
 
 interface Host {
   kernel: ScriptedKernel;
@@ -84,7 +30,7 @@ interface Host {
 }
 
 function host(opts: { alive?: boolean; restart?: () => Promise<void> } = {}): Host {
-  const kernel = new ScriptedKernel();
+  const kernel = new ScriptedKernel({ answerLater: true });
   const client = new KernelClient(kernel, new MessageFactory());
   let alive = opts.alive ?? true;
   const listeners = new Set<(reason: string, limit?: undefined, cause?: DeathCause) => void>();
