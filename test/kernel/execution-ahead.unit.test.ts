@@ -12,12 +12,9 @@ import {
   type DeathCause,
   type ExecuteOptions,
   type ExecutionHost,
-  type JupyterMessage,
   KernelClient,
   type KernelDeath,
-  type KernelTransport,
   MessageFactory,
-  type OutgoingChannel,
   runExecution,
 } from "../../src/kernel/index.js";
 import { ScriptedKernel } from "./scripted-kernel.js";

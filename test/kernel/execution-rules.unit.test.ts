@@ -14,9 +14,7 @@ import {
   type JupyterMessage,
   KernelClient,
   type KernelDeath,
-  type KernelTransport,
   MessageFactory,
-  type OutgoingChannel,
   runExecution,
 } from "../../src/kernel/index.js";
 import { ScriptedKernel } from "./scripted-kernel.js";
