@@ -341,24 +341,26 @@ async function pageLatency(root: string, lines: number): Promise<{ rows: BenchRo
     const button = page.locator(`#nb-list button[data-path=${JSON.stringify(path)}]`);
     await button.click();
     await page.locator("#nb-main .nb-cell[data-id=lat]").waitFor();
-    await page.evaluate(() => {
-      const seen = new Set<string>();
-      const times: number[] = [];
-      (window as unknown as { nbLatency: number[] }).nbLatency = times;
+    // As a string: tsx would wrap a named function in a helper the page does not have.
+    await page.evaluate(`(() => {
+      const seen = new Set();
+      const times = [];
+      window.nbLatency = times;
+      const lines = () =>
+        Array.from(document.querySelectorAll("#nb-main .nb-stream-stdout")).flatMap((el) =>
+          Array.from((el.textContent || "").matchAll(/L (\\d+)/g), (m) => m[1]),
+        );
+      // The warm-up run's lines, shown from the file until the run clears them, are not timed.
+      for (const ns of lines()) seen.add(ns);
       new MutationObserver(() => {
         const at = performance.timeOrigin + performance.now();
-        for (const el of Array.from(document.querySelectorAll("#nb-main .nb-stream-stdout")))
-          for (const m of (el.textContent ?? "").matchAll(/L (\d+)/g))
-            if (!seen.has(m[1])) {
-              seen.add(m[1]);
-              times.push(at - Number(m[1].slice(0, -3)) / 1000);
-            }
-      }).observe(document.getElementById("nb-main")!, {
-        subtree: true,
-        childList: true,
-        characterData: true,
-      });
-    });
+        for (const ns of lines())
+          if (!seen.has(ns)) {
+            seen.add(ns);
+            times.push(at - Number(ns.slice(0, -3)) / 1000);
+          }
+      }).observe(document.getElementById("nb-main"), { subtree: true, childList: true, characterData: true });
+    })()`);
     const reader = await sse(view, latencies(viaSse, host.hostId));
     await reader.until((m) => m.type === "snapshot" && m.hostId === host.hostId);
     const seenEnd = reader.until(
