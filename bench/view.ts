@@ -82,6 +82,36 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
+/** CPU time (ms) of Chromium's processes by --type (browser, renderer, gpu-process, utility). */
+export function chromiumCpuByType(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== "chromium") continue;
+      const type = /--type=([\w-]+)/.exec(readFileSync(`/proc/${pid}/cmdline`, "utf8"))?.[1] ?? "browser";
+      out[type] = (out[type] ?? 0) + cpuMs(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** CPU time (ms) of every process named `comm` (e.g. Chromium's browser, renderer and GPU processes). */
+function commCpuMs(comm: string): number {
+  let total = 0;
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === comm) total += cpuMs(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
 interface Host {
   client: Client;
   pid: number;
@@ -386,7 +416,7 @@ async function pageLatency(root: string, lines: number): Promise<{ rows: BenchRo
       row("output → the page's DOM, p99", quantile(drawn, 0.99), quantile(viaSse, 0.99), "ms", "info"),
     ],
     notes: [
-      `page: ${drawn.length} lines of a notebook cell run by the notebook tool, printed 5 ms apart, timed in headless Chromium by a MutationObserver on the shown notebook (the page redraws a running cell once a frame); reference = an SSE reader of the same view, same cell`,
+      `page: ${drawn.length} lines of a notebook cell run by the notebook tool, printed 5 ms apart, timed in headless Chromium by a MutationObserver on the shown notebook (the page draws what messages changed at most every 50 ms, src/view/page/draw-tick.ts); reference = an SSE reader of the same view, same cell`,
     ],
   };
 }
@@ -426,6 +456,10 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   /** nbagent view's CPU per watched run, and this process's (the SSE reader, the MCP client). */
   const viewCpu: number[] = [];
   const readerCpu: number[] = [];
+  /** The same run watched by the real page in Chromium, the notebook shown (the issue's "page open"). */
+  const paged: number[] = [];
+  const pageCpu: number[] = [];
+  const browser = await launchChromium();
   try {
     if (!on.socket) throw new Error("the host has no view socket");
     for (const [h, dir] of [
@@ -469,6 +503,45 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
         await view.stop();
       },
       async () => {
+        const view = await startView();
+        const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+        try {
+          const page = await context.newPage();
+          await page.goto(`http://127.0.0.1:${view.port}/?token=${view.token}`);
+          // A view lists the notebooks its hosts touch from when it came: this read lists it.
+          await on.call("notebook", { action: "read", notebook_path: "run.ipynb", cell_index: 0 });
+          await page
+            .locator(`#nb-list button[data-path=${JSON.stringify(join(root, "on", "run.ipynb"))}]`)
+            .click();
+          await page.locator("#nb-main .nb-cell[data-id=c0]").waitFor();
+          // NBAGENT_BENCH_PAGE_PROFILE=FILE: the page's JavaScript profile of the run (DevTools' format).
+          const profileTo = process.env.NBAGENT_BENCH_PAGE_PROFILE;
+          const cdp = profileTo ? await context.newCDPSession(page) : undefined;
+          if (cdp) {
+            await cdp.send("Profiler.enable");
+            await cdp.send("Profiler.start");
+          }
+          const c0 = commCpuMs("chromium");
+          const t0 = chromiumCpuByType();
+          paged.push(await timed(on, []));
+          pageCpu.push(commCpuMs("chromium") - c0);
+          const t1 = chromiumCpuByType();
+          if (process.env.NBAGENT_BENCH_PAGE_PROFILE)
+            console.error(
+              Object.entries(t1)
+                .map(([k, v]) => `${k} ${v - (t0[k] ?? 0)} ms`)
+                .join(", "),
+            );
+          if (cdp && profileTo) {
+            const { profile } = await cdp.send("Profiler.stop");
+            writeFileSync(profileTo, JSON.stringify(profile));
+          }
+        } finally {
+          await context.close();
+          await view.stop();
+        }
+      },
+      async () => {
         strangers.push(otherViewers(on.socket!));
         closed.push(await timed(on, cpuClosed));
       },
@@ -481,11 +554,13 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
       for (const step of order) await step();
     }
   } finally {
+    await browser.close();
     await on.close();
     await off.close();
   }
   const notes = [
     `run: ${rounds} rounds of a ${CELLS}-cell notebook (x = i*2; print; 3 prints) through the notebook tool's run (MCP), each host's kernel warm; order flipped each round; medians`,
+    `Chromium's CPU (all its processes) per run with the page open: ${median(pageCpu)} ms`,
     `the SSE reader got ${median(seen)} messages of the host per run (median); CPU per watched run: nbagent view ${median(viewCpu)} ms, the bench process (SSE reader + MCP client) ${median(readerCpu).toFixed(0)} ms`,
   ];
   const stray = strangers.filter((x) => x > 0).length;
@@ -495,6 +570,7 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
     );
   return {
     rows: [
+      row("200-cell run, page open (Chromium) vs no view", median(paged), median(closed), "s", "≤ 1.05×"),
       row("200-cell run, viewer open vs no view", median(open), median(closed), "s", "≤ 1.05×"),
       row("200-cell run, viewer open vs NBAGENT_VIEW=0", median(open), median(disabled), "s", "≤ 1.05×"),
       row("200-cell run, no view vs NBAGENT_VIEW=0", median(closed), median(disabled), "s", "info"),

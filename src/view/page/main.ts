@@ -6,12 +6,14 @@
  * NotebookView per notebook; draws the sidebar (hosts, sessions, notebooks), the chosen notebook
  * and the chosen host's call timeline; sends the person's actions (./actions.ts) and says the
  * host's answer as it is. A message that does not fit is shown in the status line, never guessed
- * at. After each message, body's `data-applied` counts the messages taken (tests wait on it).
+ * at. Body's `data-applied` counts the messages taken and drawn (written at the frame that draws
+ * them; tests wait on it).
  */
 import { checkViewMessage, type ViewMessage } from "../protocol.js";
 import { act, download } from "./actions.js";
 import type { Action, HubMessage, Key, State } from "./api.js";
 import { button, el } from "./dom.js";
+import { atNextDraw } from "./draw-tick.js";
 import { HostsModel, keyId } from "./hosts-model.js";
 import { NotebookView } from "./notebook-view.js";
 import { drawHosts, tick } from "./sidebar.js";
@@ -150,11 +152,11 @@ function drawSidebar(): void {
     showNotebook: show,
   });
 }
-/** Redraws the sidebar once per frame at most, however many messages came. */
+/** Redraws the sidebar once per draw at most (draw-tick.ts), however many messages came. */
 function drawSidebarSoon(): void {
   if (drawQueued) return;
   drawQueued = true;
-  requestAnimationFrame(() => {
+  atNextDraw(() => {
     drawQueued = false;
     drawSidebar();
   });
@@ -166,7 +168,7 @@ function redrawCallsSoon(ids: string[]): void {
   const first = callsToRedraw.size === 0;
   for (const id of ids) callsToRedraw.add(id);
   if (!first) return;
-  requestAnimationFrame(() => {
+  atNextDraw(() => {
     const h = timeline.host ? model.hosts.get(timeline.host) : undefined;
     const ids = [...callsToRedraw];
     callsToRedraw.clear();
@@ -232,9 +234,19 @@ function handle(m: HubMessage): void {
   drawSidebarSoon();
 }
 
+let countQueued = false;
+/**
+ * Counts a message taken. The count is written at the next draw, after the notebook views have
+ * drawn theirs (they asked first): `data-applied` says the messages are on screen.
+ */
 function count(): void {
   applied++;
-  doc.body.dataset.applied = String(applied);
+  if (countQueued) return;
+  countQueued = true;
+  atNextDraw(() => {
+    countQueued = false;
+    doc.body.dataset.applied = String(applied);
+  });
 }
 
 function connect(): void {

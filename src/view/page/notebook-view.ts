@@ -10,6 +10,7 @@
 import { type ModelCell, NotebookModel } from "../notebook-model.js";
 import type { ViewMessage, ViewOutput } from "../protocol.js";
 import { promptText, renderCell } from "./cell.js";
+import { atNextDraw } from "./draw-tick.js";
 import { releaseFrames } from "./frame.js";
 import { Heights } from "./heights.js";
 import { highlightHtml } from "./highlight.js";
@@ -41,6 +42,9 @@ export class NotebookView {
   private readonly resize: ResizeObserver;
   private atEnd = false;
   private frame = 0;
+  private drawAsked = false;
+  /** Cells changed since the last draw: patched, if drawn, when it draws. */
+  private readonly dirty = new Set<string>();
 
   constructor(
     private readonly doc: Document,
@@ -97,14 +101,19 @@ export class NotebookView {
         if (el) el.remove();
         break;
       }
-      case "changed": {
-        const cell = cells[change.index];
-        const el = this.drawn.get(cell.id);
-        if (el) this.patch(el, cell);
+      case "changed":
+        this.dirty.add(cells[change.index].id);
         break;
-      }
     }
-    this.render();
+    // Drawn at the next draw (draw-tick.ts), with every message that came before it: a run's
+    // hundreds of messages a second cost one patch per changed cell and one layout per draw.
+    if (!this.drawAsked) {
+      this.drawAsked = true;
+      atNextDraw(() => {
+        this.drawAsked = false;
+        this.render();
+      });
+    }
     return undefined;
   }
 
@@ -119,12 +128,18 @@ export class NotebookView {
   /** Draws the cells the viewport (and the overscan) shows, and sizes the spacers for the rest. */
   render(): void {
     // a notebook not shown draws nothing (its cells could not be measured); show() draws it
+    const cells = this.model.cells;
+    for (const id of this.dirty) {
+      const el = this.drawn.get(id);
+      const index = el ? this.model.indexOf(id) : -1;
+      if (el && index >= 0) this.patch(el, cells[index]);
+    }
+    this.dirty.clear();
     if (!this.element.isConnected) {
       for (const el of this.drawn.values()) this.drop(el);
       this.drawn.clear();
       return;
     }
-    const cells = this.model.cells;
     const h = this.heights;
     const top = this.element.scrollTop;
     const view = this.element.clientHeight || 800;

@@ -16,9 +16,18 @@ import { clock, duration, hostTitle } from "./words.js";
 const FOLD_LINES = 30;
 const FOLD_CHARS = 4000;
 
+/** What a drawn cell of the timeline showed: redrawn only when this changes. */
+function cellSignature(c: CellRun): string {
+  return `${c.endedAt ?? ""}|${c.status ?? ""}|${c.tail?.length ?? 0}|${c.tail?.slice(-64) ?? ""}`;
+}
+
 export class Timeline {
   private hostId?: string;
   private readonly items = new Map<string, HTMLElement>();
+  /** An open call's drawn cells (by cellRun) and what each showed: patched, not redrawn whole. */
+  private readonly drawnCells = new Map<string, Map<number, { li: HTMLElement; signature: string }>>();
+  /** Scrolled to the end (kept from scroll events: reading the layout at each update costs a reflow). */
+  private atEnd = true;
   private readonly list: HTMLOListElement;
   private readonly title: HTMLElement;
 
@@ -29,6 +38,9 @@ export class Timeline {
     this.title = el(doc, "h2", "nb-timeline-title", "Tool calls");
     this.list = el(doc, "ol", "nb-calls");
     root.replaceChildren(this.title, this.list);
+    root.addEventListener("scroll", () => {
+      this.atEnd = root.scrollTop + root.clientHeight >= root.scrollHeight - 4;
+    });
   }
 
   get host(): string | undefined {
@@ -39,6 +51,7 @@ export class Timeline {
   show(h: Host | undefined): void {
     this.hostId = h?.info.id;
     this.items.clear();
+    this.drawnCells.clear();
     this.title.textContent = h ? `Tool calls · ${hostTitle(h.info)}` : "Tool calls";
     this.root.dataset.hostId = h?.info.id ?? "";
     if (!h) {
@@ -50,6 +63,7 @@ export class Timeline {
     for (const c of h.calls) this.update(h, c.callId);
     // The latest call is what a person came for.
     this.root.scrollTop = this.root.scrollHeight;
+    this.atEnd = true;
   }
 
   /** Redraws the calls a change named (a new one is added at the end; one the host forgot goes). */
@@ -65,6 +79,7 @@ export class Timeline {
       if (!kept.has(id)) {
         e.remove();
         this.items.delete(id);
+        this.drawnCells.delete(id);
       }
   }
 
@@ -72,18 +87,24 @@ export class Timeline {
     const call = h.calls.find((c) => c.callId === callId);
     if (!call) return;
     const scroller = this.root;
-    const atEnd = scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 4;
+    const atEnd = this.atEnd;
     const old = this.items.get(callId);
+    const cells = h.cells.filter((c) => c.callId === callId);
+    // A call still running: only its cells that changed are drawn again (a run of hundreds of cells
+    // would otherwise be rebuilt whole at every frame it prints in).
+    if (old && !call.ended && old.classList.contains("nb-call-open")) {
+      this.patchCells(old, callId, cells);
+      if (atEnd) scroller.scrollTop = scroller.scrollHeight;
+      return;
+    }
     const opened = new Set<number>();
     if (old)
       old.querySelectorAll<HTMLElement>(".nb-result-text.nb-unfolded").forEach((e) => {
         opened.add(Number(e.dataset.index));
       });
-    const fresh = this.drawCall(
-      call,
-      h.cells.filter((c) => c.callId === callId),
-      opened,
-    );
+    this.drawnCells.delete(callId);
+    const fresh = this.drawCall(call, cells, opened);
+    if (!call.ended) this.patchCells(fresh, callId, cells);
     if (old) old.replaceWith(fresh);
     else {
       this.list.querySelector(":scope > .nb-empty")?.remove();
@@ -124,7 +145,8 @@ export class Timeline {
       paramsBox,
     );
     item.dataset.callId = call.callId;
-    if (cells.length) item.append(el(d, "ol", "nb-tl-cells", ...cells.map((c) => this.drawCell(c))));
+    // An open call's cells are drawn by patchCells.
+    if (cells.length && end) item.append(el(d, "ol", "nb-tl-cells", ...cells.map((c) => this.drawCell(c))));
     if (end) {
       const result = el(d, "div", "nb-call-result", el(d, "div", "nb-result-label", "the model read:"));
       end.texts.forEach((t, i) => {
@@ -136,6 +158,36 @@ export class Timeline {
       item.append(result);
     }
     return item;
+  }
+
+  /** Brings an open call's cell list up to `cells`: new ones appended, changed ones redrawn, gone ones out. */
+  private patchCells(item: HTMLElement, callId: string, cells: CellRun[]): void {
+    let drawn = this.drawnCells.get(callId);
+    if (!drawn) {
+      drawn = new Map();
+      this.drawnCells.set(callId, drawn);
+    }
+    let list = item.querySelector<HTMLElement>(":scope > .nb-tl-cells");
+    if (!list && cells.length) {
+      list = el(this.doc, "ol", "nb-tl-cells");
+      item.append(list);
+    }
+    const keep = new Set<number>();
+    for (const c of cells) {
+      keep.add(c.cellRun);
+      const signature = cellSignature(c);
+      const had = drawn.get(c.cellRun);
+      if (had?.signature === signature) continue;
+      const li = this.drawCell(c);
+      if (had) had.li.replaceWith(li);
+      else list?.append(li);
+      drawn.set(c.cellRun, { li, signature });
+    }
+    for (const [run, { li }] of drawn)
+      if (!keep.has(run)) {
+        li.remove();
+        drawn.delete(run);
+      }
   }
 
   private drawCell(c: CellRun): HTMLElement {
