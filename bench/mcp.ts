@@ -76,10 +76,17 @@ export async function run(): Promise<BenchSection> {
   return {
     title: "MCP server over stdio (vs the tool object, same run)",
     rows: [
-      row("trivial cell: MCP round trip − tool call, median", +overhead.toFixed(3), 2, "ms", "≤ 1.0×"),
-      row("trivial cell: MCP round trip vs tool call, median", median(viaMcp), median(direct), "ms", "info"),
+      // The goal bounds the difference (issue 34: ≤ +0.5 ms a call), against the call measured here.
+      row(
+        "trivial cell: MCP round trip vs tool call, median",
+        median(viaMcp),
+        median(direct),
+        "ms",
+        "≤ +0.5 ms",
+      ),
     ],
     notes: [
+      `MCP overhead per call: ${overhead.toFixed(3)} ms (median MCP round trip − median tool call)`,
       `${ROUNDS} alternating rounds of ${CALLS} calls each side after 20 warm-up calls; each side has its own warm kernel`,
       "server: node dist/cli/nbagent.js mcp (the built command); client: the official SDK client, no progress token",
     ],

@@ -4,7 +4,7 @@
  * bench/out/results.json. Machines are noisy: compare ratios, not absolute times.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import type { BenchSection } from "./types.js";
+import type { BenchRow, BenchSection } from "./types.js";
 
 const SECTIONS: Record<string, string> = {
   "notebook-edit": "./notebook-edit.js",
@@ -31,7 +31,7 @@ function print(section: BenchSection): void {
     `${"measure".padEnd(44)} ${"ours".padStart(10)} ${"reference".padStart(10)} unit   ratio   goal`,
   );
   for (const r of section.rows) {
-    const ok = goalMet(r.ratio, r.goal) ? "ok" : "MISSED";
+    const ok = goalMet(r) ? "ok" : "MISSED";
     console.log(
       `${r.name.padEnd(44)} ${fmt(r.ours).padStart(10)} ${fmt(r.reference).padStart(10)} ${r.unit.padEnd(6)} ${(fmt(r.ratio) + "×").padStart(7)}  ${r.goal} ${ok}`,
     );
@@ -39,7 +39,11 @@ function print(section: BenchSection): void {
   for (const n of section.notes ?? []) console.log(`  - ${n}`);
 }
 
-function goalMet(ratio: number, goal: string): boolean {
+function goalMet(r: BenchRow): boolean {
+  const { ratio, goal } = r;
+  // "≤ +0.5 ms": a bound on the difference from the reference measured in the same run.
+  const diff = /^≤ \+([\d.]+)/.exec(goal);
+  if (diff) return r.ours - r.reference <= Number(diff[1]);
   const m = /([≤<>≥])\s*([\d.]+)/.exec(goal);
   if (!m) return true;
   const v = Number(m[2]);
