@@ -508,8 +508,6 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
         try {
           const page = await context.newPage();
           await page.goto(`http://127.0.0.1:${view.port}/?token=${view.token}`);
-          // A view lists the notebooks its hosts touch from when it came: this read lists it.
-          await on.call("notebook", { action: "read", notebook_path: "run.ipynb", cell_index: 0 });
           await page
             .locator(`#nb-list button[data-path=${JSON.stringify(join(root, "on", "run.ipynb"))}]`)
             .click();

@@ -26,6 +26,7 @@ import {
   type HostMessage,
   noteCall,
   noteCell,
+  noteNotebook,
   RECENT_CALLS,
   type WireCall,
   type WireCell,
@@ -135,10 +136,11 @@ export async function serveViewSocket(
   };
 }
 
-/** What a new viewer's snapshot needs besides the live listing: the latest calls and their cells. */
+/** What a new viewer's snapshot needs besides the live listing: the latest calls, their cells, the notebooks touched. */
 class HostState {
   private readonly calls: WireCall[] = [];
   private readonly cells: WireCell[] = [];
+  private readonly notebooks: string[] = [];
   private readonly stop: () => void;
 
   constructor(
@@ -151,6 +153,7 @@ class HostState {
   private note(e: StampedEvent): void {
     noteCall(this.calls, e, RECENT_CALLS);
     noteCell(this.cells, this.calls, e);
+    noteNotebook(this.notebooks, e);
   }
 
   snapshot(): HostMessage {
@@ -161,6 +164,7 @@ class HostState {
       runs: this.runs(),
       calls: this.calls.map((c) => ({ ...c })),
       cells: this.cells.map((c) => ({ ...c })),
+      notebooks: [...this.notebooks],
     };
   }
 

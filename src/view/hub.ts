@@ -172,6 +172,7 @@ export class ViewHub {
           msg.calls ?? [],
           msg.runs ?? [],
           msg.cells ?? [],
+          msg.notebooks ?? [],
         ),
       );
       return;

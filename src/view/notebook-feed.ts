@@ -111,6 +111,7 @@ export class NotebookFeed {
     calls: WireCall[],
     runs: WireRun[],
     cells: WireCell[] = [],
+    notebooks: string[] = [],
   ): void {
     const known = this.hosts.get(hostId);
     const host: HostState = {
@@ -119,6 +120,8 @@ export class NotebookFeed {
       cellRuns: known?.cellRuns ?? new Map(),
     };
     this.hosts.set(hostId, host);
+    // The files it touched before this hub came: listed as if their events had been seen.
+    for (const path of notebooks) this.file(hostId, path);
     const running = new Map(cells.filter((c) => c.endedAt === undefined).map((c) => [c.cellRun, c]));
     if (known) {
       // Events were dropped: what ran is unknown, but for the cells the host says still run. The

@@ -88,6 +88,8 @@ export type HostMessage =
        * tails): a viewer that connects later shows them, running ones too. Absent from older hosts.
        */
       cells?: WireCell[];
+      /** The notebook files it touched lately, oldest first (noteNotebook). Absent from older hosts. */
+      notebooks?: string[];
     }
   | { type: "event"; event: StampedEvent }
   | { type: "sessions"; sessions: WireSession[] }
@@ -123,6 +125,28 @@ export type ActionResult =
   | { kind: "failed"; message: string };
 
 export const RECENT_CALLS = 50;
+
+/** Most notebook files a host's snapshot names as touched lately. */
+export const RECENT_NOTEBOOKS = 50;
+
+/**
+ * Keeps the notebook files a host touched lately, most recent last (at most RECENT_NOTEBOOKS): a
+ * file the notebook tool read or wrote, a run planned or ran cells in. A viewer that connects later
+ * lists them, as one that saw the events does.
+ */
+export function noteNotebook(paths: string[], e: StampedEvent): void {
+  const path =
+    e.type === "notebook-opened" || e.type === "notebook-saved" || e.type === "cells-queued"
+      ? e.path
+      : e.type === "cell-started" && e.key.kind === "notebook"
+        ? e.key.path
+        : undefined;
+  if (path === undefined || paths.at(-1) === path) return;
+  const at = paths.indexOf(path);
+  if (at >= 0) paths.splice(at, 1);
+  paths.push(path);
+  if (paths.length > RECENT_NOTEBOOKS) paths.shift();
+}
 
 /**
  * Keeps a host's latest calls up to date with one event (a call started: appended, the oldest past

@@ -295,3 +295,25 @@ test("a run's plan marks its cells waiting until each starts; its end, or its ho
     f.close();
   }
 });
+
+test("a hub that comes after a host touched notebooks lists them from the host's snapshot", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "nbagent-feed-"));
+  const file = join(await realpath(dir), "earlier.ipynb");
+  const cell = { id: "e", cell_type: "code", source: "1", metadata: {}, execution_count: 1, outputs: [] };
+  await writeFile(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: {}, cells: [cell] }));
+  let shown: (() => void) | undefined;
+  const f = new NotebookFeed({ tell: (m) => m.kind === "notebook" && shown?.(), act: async () => undefined });
+  try {
+    const read = new Promise<void>((resolve) => {
+      shown = resolve;
+    });
+    f.hostSnapshot("h1", [], [], [], [], [file]);
+    await read;
+    assert.deepEqual(
+      f.notebooks().map((m) => m.kind === "notebook" && m.path),
+      [file],
+    );
+  } finally {
+    f.close();
+  }
+});

@@ -214,3 +214,21 @@ test("a viewer that falls behind gets a fresh snapshot after the events it still
     await host.close();
   }
 });
+
+test("a viewer that connects after the agent touched notebooks gets them in the snapshot, latest last, each once", async () => {
+  const host = await serveViewSocket(box, "batch", cwd);
+  assert.ok(host, "the host has a view socket");
+  const nb = tool("notebook");
+  try {
+    for (const name of ["a.ipynb", "b.ipynb"]) {
+      const r = await nb({ action: "insert", notebook_path: name, cell_index: 0, content: "1" });
+      assert.notEqual(r.isError, true, resultText(r));
+    }
+    await nb({ action: "read", notebook_path: "a.ipynb" });
+    const late = viewer(host.path);
+    const snap = await late.waitFor(isSnapshot);
+    assert.deepEqual(snap.notebooks, [join(cwd, "b.ipynb"), join(cwd, "a.ipynb")]);
+  } finally {
+    await host.close();
+  }
+});

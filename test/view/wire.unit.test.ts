@@ -10,8 +10,10 @@ import {
   CELL_TAIL_CHARS,
   noteCall,
   noteCell,
+  noteNotebook,
   RECENT_CELL_CHARS,
   RECENT_CELLS,
+  RECENT_NOTEBOOKS,
   type WireCall,
   type WireCell,
 } from "../../src/view/wire.js";
@@ -101,4 +103,19 @@ test("the cells are bounded: in number, in characters, and to the calls still ke
     cells.map((c) => [c.cellRun, c.callId]),
     [[2000, "c3"]],
   );
+});
+
+test("the notebooks a host touched: latest last, each once, bounded, from the events that name a file", () => {
+  const paths: string[] = [];
+  let seq = 0;
+  const note = (e: RuntimeEvent) => noteNotebook(paths, { ...e, seq: ++seq, at: 0 } as StampedEvent);
+  note({ type: "notebook-opened", path: "/a.ipynb" });
+  note({ type: "notebook-saved", path: "/b.ipynb", cellIds: [] });
+  note({ type: "cells-queued", path: "/a.ipynb", cellIds: ["x"] });
+  note({ type: "cell-started", cellRun: 1, key: { kind: "notebook", path: "/c.ipynb" }, code: "1" });
+  note({ type: "cell-started", cellRun: 2, key: { kind: "python", sessionId: "s", cwd: "/" }, code: "1" });
+  assert.deepEqual(paths, ["/b.ipynb", "/a.ipynb", "/c.ipynb"]);
+  for (let i = 0; i < RECENT_NOTEBOOKS + 5; i++) note({ type: "notebook-opened", path: `/n${i}.ipynb` });
+  assert.equal(paths.length, RECENT_NOTEBOOKS);
+  assert.equal(paths.at(-1), `/n${RECENT_NOTEBOOKS + 4}.ipynb`);
 });
