@@ -83,7 +83,7 @@ function cpuMs(pid: number): number {
 }
 
 /** CPU time (ms) of Chromium's processes by --type (browser, renderer, gpu-process, utility). */
-export function chromiumCpuByType(): Record<string, number> {
+function chromiumCpuByType(): Record<string, number> {
   const out: Record<string, number> = {};
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
@@ -96,20 +96,6 @@ export function chromiumCpuByType(): Record<string, number> {
     }
   }
   return out;
-}
-
-/** CPU time (ms) of every process named `comm` (e.g. Chromium's browser, renderer and GPU processes). */
-function commCpuMs(comm: string): number {
-  let total = 0;
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() === comm) total += cpuMs(Number(pid));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
 }
 
 interface Host {
@@ -519,11 +505,10 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
             await cdp.send("Profiler.enable");
             await cdp.send("Profiler.start");
           }
-          const c0 = commCpuMs("chromium");
           const t0 = chromiumCpuByType();
           paged.push(await timed(on, []));
-          pageCpu.push(commCpuMs("chromium") - c0);
           const t1 = chromiumCpuByType();
+          pageCpu.push(Object.entries(t1).reduce((n, [k, v]) => n + v - (t0[k] ?? 0), 0));
           if (process.env.NBAGENT_BENCH_PAGE_PROFILE)
             console.error(
               Object.entries(t1)
