@@ -16,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createLocalBackend } from "../src/kernel/index.js";
+import { streamGuardScript } from "../src/runtime/init.js";
 import { nbclientRun } from "./anchors.js";
 import { arg, type BenchSection, median, row } from "./types.js";
 
@@ -62,13 +63,16 @@ async function writeNotebooks(dir: string): Promise<{ small: string[]; long: str
 
 /**
  * The kernel's own floor under a notebook of trivial cells: 1,000 `x = i` requests through our client
- * alone (no notebook, no saves), each sent after the previous one's idle (how runs went before issue
+ * alone (no notebook, no saves; the kernel set up as a run sets it up), each sent after the previous one's idle (how runs went before issue
  * 34), each at the previous one's reply (a pipelined run's schedule), and all queued at once (no
  * host in between at all). Seconds, medians of alternating rounds.
  */
 async function kernelFloors(rounds: number): Promise<{ idle: number; reply: number; queued: number }> {
   const backend = await createLocalBackend({});
   const kernel = await backend.startKernel({ env: process.env as Record<string, string> });
+  // The kernel as a run has it: the init code's output guards and quicker cell ends (docs/runs.md,
+  // "Between cells").
+  await kernel.execute(streamGuardScript(), { silent: true, storeHistory: false, keepText: false });
   const c = kernel.client;
   const request = (i: number) => c.factory.executeRequest(`x = ${i}`, { stopOnError: false });
   const modes = {

@@ -54,6 +54,58 @@ function streamGuardLines(): string[] {
     "        io.schedule(lambda: io.socket.setsockopt(zmq.XPUB_NODROP, 1))",
     "    except Exception:",
     "        pass",
+    ...quickCellEndLines(),
+  ];
+}
+
+/**
+ * The guard lines that end a cell sooner (docs/runs.md, "Between cells"): ipykernel sleeps 0.5 ms
+ * before each reply (`_execute_sleep`, for clients that stop reading at the reply; nbagent reads
+ * to the idle status, which follows the cell's last output on IOPub), and flushes stdout and
+ * stderr four times a cell, each flush a round trip to its IO thread even with nothing written.
+ * An empty stream's flush is skipped (nothing buffered and no flush pending: there is nothing it
+ * could send, and what the IO thread is sending goes before the idle status all the same). And it
+ * reads the signature of the same two methods twice a cell (`_accepts_cell_id`): the answer is kept
+ * per function. Only where ipykernel has these attributes; another kernel or version is left as it is.
+ */
+function quickCellEndLines(): string[] {
+  return [
+    "    try:",
+    "        kernel = get_ipython().kernel",
+    "        if isinstance(getattr(kernel, '_execute_sleep', None), float):",
+    "            kernel._execute_sleep = 0.0",
+    "    except Exception:",
+    "        pass",
+    "    import io as _io",
+    "    for stream in (sys.stdout, sys.stderr):",
+    "        if getattr(stream, '_nbagent_quick_flush', False) or getattr(stream, 'echo', None) is not None:",
+    "            continue",
+    "        if not isinstance(getattr(stream, '_buffer', None), _io.StringIO) or not isinstance(getattr(stream, '_flush_pending', None), bool):",
+    "            continue",
+    "        def flush(_s=stream, _flush=stream.flush):",
+    "            if _s._flush_pending or _s._buffer.tell():",
+    "                _flush()",
+    "        try:",
+    "            stream.flush = flush",
+    "            stream._nbagent_quick_flush = True",
+    "        except (AttributeError, TypeError):",
+    "            pass",
+    "    try:",
+    "        import ipykernel.kernelbase as _kb, ipykernel.ipkernel as _ik",
+    "        accepts = _kb._accepts_cell_id",
+    "        if not getattr(accepts, '_nbagent_cached', False):",
+    "            known = {}",
+    "            def cached(meth, _accepts=accepts, _known=known):",
+    "                key = getattr(meth, '__func__', meth)",
+    "                if key not in _known:",
+    "                    _known[key] = _accepts(meth)",
+    "                return _known[key]",
+    "            cached._nbagent_cached = True",
+    "            _kb._accepts_cell_id = cached",
+    "            if getattr(_ik, '_accepts_cell_id', None) is accepts:",
+    "                _ik._accepts_cell_id = cached",
+    "    except Exception:",
+    "        pass",
   ];
 }
 

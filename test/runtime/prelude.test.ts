@@ -150,6 +150,31 @@ for (const backend of backendCases())
       assert.ok(Math.max(...sizes) <= 2 * STREAM_FLUSH_CHARS, `largest message ${Math.max(...sizes)}`);
     });
 
+    test("a cell ends without ipykernel's sleep and empty flushes, and each cell's output stays its own", async () => {
+      // docs/runs.md "Between cells": where ipykernel has these attributes, they are changed.
+      const setup = await py(
+        [
+          "import io, sys",
+          "k = get_ipython().kernel",
+          "print(getattr(k, '_execute_sleep', 0.0))",
+          "def quick(s):",
+          "    has = isinstance(getattr(s, '_buffer', None), io.StringIO) and isinstance(getattr(s, '_flush_pending', None), bool)",
+          "    return getattr(s, '_nbagent_quick_flush', False) == has",
+          "print(quick(sys.stdout), quick(sys.stderr))",
+        ].join("\n"),
+      );
+      assert.equal(setup.text, "0.0\nTrue True\n");
+      // Output written last, unterminated, from the cell and from a thread it joins, lands in its cell.
+      for (let i = 0; i < 30; i++) {
+        const r = await py(
+          `import sys, threading\nt = threading.Thread(target=lambda: sys.stderr.write('e${i}'))\nt.start(); t.join()\nprint('o${i}', end='')`,
+        );
+        assert.equal(r.status, "ok");
+        // stdout and stderr are two streams: either may be flushed first at the cell's end.
+        assert.ok([`e${i}o${i}`, `o${i}e${i}`].includes(r.text), `cell ${i}: ${JSON.stringify(r.text)}`);
+      }
+    });
+
     test("a host that reads slower than the kernel prints loses nothing (IOPub backpressure, no drops)", async () => {
       let received = 0;
       let messages = 0;
