@@ -125,21 +125,30 @@ if (only !== "pi") {
   if (dynamic) throw new Error(`the CLI bundle keeps import("${dynamic[1]}"): require it instead`);
   // The entry, dist/cli/nbagent.js: `nbagent --version` prints the version written in here and
   // loads nothing else; every other command runs the bundle through its code cache
-  // (src/cli/main.ts, src/cli/code-cache.ts).
+  // (src/cli/main.ts, src/cli/code-cache.ts). A CommonJS file, as the bundle is (dist/cli has its own
+  // package.json saying so, and no ES module of tsc's): node loads a CommonJS main without its ES
+  // module loader, whose start (the loader, node:fs's ES facade, which loads node:stream) was a
+  // tenth of a short command (docs/architecture.md, "How the built command starts").
   const entry = await build({
     entryPoints: { nbagent: "src/cli/main.ts" },
     outdir: cliDir,
     bundle: true,
     platform: "node",
-    format: "esm",
+    format: "cjs",
     target: "node20",
-    define: { __NBAGENT_VERSION__: version, __NBAGENT_CLI_BUNDLE__: JSON.stringify(`./${bundleName}`) },
+    define: {
+      __NBAGENT_VERSION__: version,
+      __NBAGENT_CLI_BUNDLE__: JSON.stringify(`./${bundleName}`),
+      "import.meta.url": "__nbagentImportMetaUrl",
+    },
+    banner: { js: 'var __nbagentImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
     minify: true,
     logLevel: "warning",
     write: false,
   });
   // The bundle (with its map) before the entry that names it: a command started meanwhile finds it.
   writeAtomically(bundle.outputFiles);
+  writeAtomically([{ path: `${cliDir}/package.json`, contents: '{ "type": "commonjs" }\n' }]);
   writeAtomically(entry.outputFiles);
   // Earlier builds' files go (not this one's, which a running nbagent may be loading): the ES module
   // chunks of builds before the bundle, other bundles and their caches.
@@ -147,6 +156,10 @@ if (only !== "pi") {
     const file = name.name;
     const ours = file === bundleName || file === `${bundleName}.map` || file === `${bundleName}.cache`;
     if (name.isFile() && !ours && /^nbagent-.+\.(js|cjs)(\.map|\.cache|\.\d+\.tmp)?$/.test(file))
+      rmSync(`${cliDir}/${file}`);
+    // tsc's ES modules of src/cli from builds before it left src/cli out (tsconfig.build.json):
+    // CommonJS by this folder's package.json now, and never loaded.
+    else if (name.isFile() && file !== "nbagent.js" && /\.(js|js\.map|d\.ts)$/.test(file))
       rmSync(`${cliDir}/${file}`);
   }
   rmSync(`${cliDir}/nbagent.js.map`, { force: true }); // the entry of chunked builds had one

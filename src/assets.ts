@@ -4,21 +4,34 @@
  * (dist/cli/nbagent.js, the installed command): paths are given relative to src/, which dist/
  * mirrors, and resolved from the package root.
  */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-/** The nearest folder at or above this file's that holds a package.json (the package's root). */
+/**
+ * The nearest folder at or above this file's that holds a package's package.json (one with a name:
+ * the package's root). dist/cli holds one with only `"type": "commonjs"` (scripts/bundle.mjs): a
+ * folder's module type, not a package.
+ */
 export function packageRoot(): string | undefined {
   let root = HERE;
-  while (!existsSync(join(root, "package.json"))) {
+  while (!namesAPackage(join(root, "package.json"))) {
     const up = dirname(root);
     if (up === root) return undefined;
     root = up;
   }
   return root;
+}
+
+function namesAPackage(file: string): boolean {
+  if (!existsSync(file)) return false;
+  try {
+    return typeof (JSON.parse(readFileSync(file, "utf8")) as { name?: unknown }).name === "string";
+  } catch {
+    return false;
+  }
 }
 
 function findBase(): string {
