@@ -1,0 +1,251 @@
+/**
+ * Pipelined cells in a multi-cell python call, on real kernels (docs/python-tool.md, "Pipelined
+ * cells"): each cell after the first is sent at the reply of the one before when that reply lets
+ * the call go on — and only then, so a failing cell still stops the call before anything after it
+ * runs, a cancel or timeout stops the cell sent ahead, and each output lands in its own cell.
+ * Order and outcomes are asserted, never times.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, afterEach, beforeEach, describe, test } from "node:test";
+import { ConnectedKernel } from "../../src/kernel/index.js";
+import type { AheadRequestOptions, SentAhead } from "../../src/kernel/types.js";
+import type { PythonParams } from "../../src/tools/python/python.js";
+import type { PythonToolDetails } from "../../src/tools/python/result.js";
+import type { ToolResult } from "../../src/tools/types.js";
+import { backendCases } from "../backends.js";
+import { waitFor } from "../run/helpers.js";
+import { pythonToolOn } from "./python-fixture.js";
+
+const root = mkdtempSync(join(tmpdir(), "nbagent-pypipe-"));
+const cwd = mkdtempSync(join(root, "work-"));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+const text = (r: ToolResult<PythonToolDetails>) => (r.content[0] as { text: string }).text;
+const py = (s: string) => JSON.stringify(s);
+let nth = 0;
+const fresh = (name: string) => join(cwd, name.replace(/(\.|$)/, `-${nth++}$1`));
+
+/** The codes the kernels were sent ahead (every backend's kernels are ConnectedKernels). */
+const sentAhead: string[] = [];
+const original = ConnectedKernel.prototype.sendAhead;
+beforeEach(() => {
+  sentAhead.length = 0;
+  ConnectedKernel.prototype.sendAhead = function (code: string, options?: AheadRequestOptions) {
+    const sent: SentAhead | undefined = original.call(this, code, options);
+    if (sent) sentAhead.push(code);
+    return sent;
+  };
+});
+afterEach(() => {
+  ConnectedKernel.prototype.sendAhead = original;
+});
+
+for (const backend of backendCases())
+  describe(backend.name, () => {
+    const fixture = pythonToolOn(backend, { root, cwd });
+    const call = (
+      params: PythonParams,
+      signal?: AbortSignal,
+      onUpdate?: (p: ToolResult<PythonToolDetails>) => void,
+    ) => fixture.tool.execute("t", params, signal, onUpdate);
+
+    test("quick cells: each after the first is sent at the reply before it; outputs, progress and record in order", async () => {
+      const n = 25;
+      const codes = Array.from({ length: n }, (_, i) => `print(${i})`);
+      const running: number[] = [];
+      const r = await call({ cells: codes.map((code) => ({ code })), timeout: 120 }, undefined, (u) => {
+        const cell = u.details.cells.find((c) => c.status === "running");
+        if (cell && running[running.length - 1] !== cell.index) running.push(cell.index);
+      });
+      assert.equal(r.isError, undefined, text(r));
+      assert.deepEqual(sentAhead, codes.slice(1));
+      assert.equal(text(r), codes.map((_, i) => `[${i + 1}/${n}]\n${i}`).join("\n"));
+      assert.deepEqual(
+        r.details.cells.map((c) => c.status),
+        Array(n).fill("ok"),
+      );
+      const counts = r.details.cells.map((c) => c.executionCount as number);
+      assert.deepEqual(
+        counts,
+        counts.map((_, i) => counts[0] + i),
+      );
+      assert.deepEqual(
+        running,
+        codes.map((_, i) => i + 1),
+        "progress names every cell, in order",
+      );
+      // The session's record has the same cells, in order, each with its own output.
+      const out = fresh("session.ipynb");
+      const exported = await call({ export_notebook: out });
+      assert.equal(exported.isError, undefined, text(exported));
+      const nb = JSON.parse(readFileSync(out, "utf8")) as {
+        cells: { source: string | string[]; outputs: { text: string | string[] }[] }[];
+      };
+      const joined = (s: string | string[]) => (Array.isArray(s) ? s.join("") : s);
+      const tail = nb.cells.slice(-n);
+      assert.deepEqual(
+        tail.map((c) => joined(c.source)),
+        codes,
+      );
+      assert.deepEqual(
+        tail.map((c) => c.outputs.map((o) => joined(o.text))),
+        codes.map((_, i) => [`${i}\n`]),
+      );
+    });
+
+    test("the next request reaches the kernel before it publishes the previous cell's idle", async () => {
+      // Cell 1 replaces, for its own request only, ipykernel's step between sending the reply and
+      // publishing idle (dispatch_shell's post_handler_hook): it pushes the reply out and waits there
+      // for the next request to arrive on the shell socket. Sent at the reply, it comes; sent after
+      // the idle, it cannot (the idle is not published until the wait ends), and the wait times out.
+      const seen = fresh("seen");
+      const hold = [
+        "import zmq",
+        "_k = get_ipython().kernel",
+        "_orig = _k.post_handler_hook",
+        "def _hook():",
+        "    _k.post_handler_hook = _orig",
+        "    _k.shell_stream.flush(zmq.POLLOUT)",
+        "    queued = _k.shell_stream.socket.poll(20000, zmq.POLLIN)",
+        `    open(${py(seen)}, 'w').write('queued' if queued else 'not queued')`,
+        "    _orig()",
+        "_k.post_handler_hook = _hook",
+      ].join("\n");
+      const r = await call({ cells: [{ code: hold }, { code: "print('next')" }], timeout: 60 });
+      assert.equal(r.isError, undefined, text(r));
+      assert.equal(readFileSync(seen, "utf8"), "queued");
+      assert.deepEqual(sentAhead, ["print('next')"]);
+      assert.match(text(r), /\[2\/2\]\nnext$/);
+    });
+
+    test("a failing middle cell: nothing is sent after it, the kernel does not run the rest, the text names them", async () => {
+      const marker = fresh("ran");
+      const r = await call({
+        cells: [
+          { code: "before_fail = 1" },
+          { code: "1/0" },
+          { code: `after_fail = 1\nopen(${py(marker)}, 'w').close()` },
+          { code: "print('never')" },
+        ],
+      });
+      assert.deepEqual(sentAhead, ["1/0"]);
+      assert.deepEqual(
+        r.details.cells.map((c) => c.status),
+        ["ok", "error", "skipped", "skipped"],
+      );
+      assert.match(
+        text(r),
+        /\nCell 2 failed: ZeroDivisionError: division by zero\.\nCell 1 ran in this call; its state persists, so only cell 2 onward needs to run again\.\nCells 3-4 did not run\.$/,
+      );
+      assert.equal(existsSync(marker), false);
+      const state = await call({ cells: [{ code: "print('after_fail' in globals(), before_fail)" }] });
+      assert.equal(text(state), "False 1");
+    });
+
+    /**
+     * Cell 1's code, then, after its reply, a hold before its idle (ipykernel's post_handler_hook,
+     * for this request only): the next request is waited for on the shell socket, `held` is
+     * written, and the hold lasts until an interrupt reaches the kernel — while the cell sent ahead
+     * is queued behind it, not running.
+     */
+    const holdUntilInterrupt = (held: string) =>
+      [
+        "queued_kept = 1",
+        "import time, zmq",
+        "_k = get_ipython().kernel",
+        "_orig = _k.post_handler_hook",
+        "def _hook():",
+        "    _k.post_handler_hook = _orig",
+        "    _k.shell_stream.flush(zmq.POLLOUT)",
+        "    queued = _k.shell_stream.socket.poll(20000, zmq.POLLIN)",
+        `    open(${py(held)}, 'w').write('queued' if queued else 'not queued')`,
+        "    try:",
+        "        for _ in range(600): time.sleep(0.05)",
+        "    except KeyboardInterrupt:",
+        `        open(${py(held)}, 'a').write(' interrupted')`,
+        "    _orig()",
+        "_k.post_handler_hook = _hook",
+      ].join("\n");
+
+    test("an interrupt while the cell sent ahead is queued: the kernel does not pass it on, the grace restarts it, nothing after runs", async () => {
+      const held = fresh("held");
+      const started = fresh("started");
+      const marker = fresh("ran");
+      const long = `import time\nopen(${py(started)}, 'w').close()\nwhile True: time.sleep(0.05)`;
+      const abort = new AbortController();
+      const running = call(
+        {
+          cells: [
+            { code: holdUntilInterrupt(held) },
+            { code: long },
+            { code: `open(${py(marker)}, 'w').close()` },
+          ],
+        },
+        abort.signal,
+      );
+      await waitFor("cell 2 queued behind cell 1", () => existsSync(held));
+      abort.abort();
+      const r = await running;
+      assert.deepEqual(sentAhead, [long]);
+      assert.equal(readFileSync(held, "utf8"), "queued interrupted");
+      assert.deepEqual(
+        r.details.cells.map((c) => c.status),
+        ["ok", "aborted", "skipped"],
+      );
+      // The interrupt reached the kernel before cell 2 began, so cell 2 began after it and went on.
+      assert.equal(existsSync(started), true);
+      assert.match(
+        text(r),
+        /\nCell 2 was interrupted: the call was cancelled; it did not stop, so the kernel was restarted and its state is lost\.\nCell 3 did not run\.$/,
+      );
+      assert.equal(existsSync(marker), false);
+    });
+
+    test("a timeout while the cell sent ahead is queued: the same, and the text says timed out", async () => {
+      const held = fresh("held");
+      const marker = fresh("ran");
+      const r = await call({
+        cells: [
+          { code: holdUntilInterrupt(held) },
+          { code: "import time\nwhile True: time.sleep(0.05)" },
+          { code: `open(${py(marker)}, 'w').close()` },
+        ],
+        timeout: 3,
+      });
+      assert.equal(readFileSync(held, "utf8"), "queued interrupted");
+      assert.deepEqual(
+        r.details.cells.map((c) => c.status),
+        ["ok", "aborted", "skipped"],
+      );
+      assert.match(
+        text(r),
+        /\nCell 2 timed out: the call's timeout of 3 seconds ran out and the cell was interrupted; it did not stop, so the kernel was restarted and its state is lost\.[^\n]*\nCell 3 did not run\.$/,
+      );
+      assert.equal(existsSync(marker), false);
+    });
+
+    test("a timeout stops the cell sent ahead: it is interrupted, nothing after it runs", async () => {
+      const marker = fresh("ran");
+      const r = await call({
+        cells: [
+          { code: "kept2 = 2" },
+          { code: "import time\nwhile True: time.sleep(0.05)" },
+          { code: `open(${py(marker)}, 'w').close()` },
+        ],
+        timeout: 3,
+      });
+      assert.deepEqual(sentAhead, ["import time\nwhile True: time.sleep(0.05)"]);
+      assert.deepEqual(
+        r.details.cells.map((c) => c.status),
+        ["ok", "aborted", "skipped"],
+      );
+      assert.match(
+        text(r),
+        /\nCell 2 timed out: the call's timeout of 3 seconds ran out and the cell was interrupted; the kernel keeps its state\. Pass a larger timeout for long work\.\nCell 1 ran in this call; its state persists, so only cell 2 onward needs to run again\.\nCell 3 did not run\.$/,
+      );
+      assert.equal(existsSync(marker), false);
+    });
+  });
