@@ -227,6 +227,52 @@ for (const backend of backendCases())
       assert.equal(existsSync(marker), false);
     });
 
+    test("a cell sent ahead that ends the kernel: its own death, not run again, nothing after it runs", async () => {
+      const r = await call({
+        cells: [{ code: "x = 1" }, { code: "import os; os._exit(1)" }, { code: "print(3)" }],
+      });
+      assert.deepEqual(sentAhead, ["import os; os._exit(1)"]);
+      assert.deepEqual(
+        r.details.cells.map((c) => c.status),
+        ["ok", "aborted", "skipped"],
+      );
+      assert.match(
+        text(r),
+        /\nThe kernel died while cell 2 ran \([^\n]*\)\. It was restarted: all state is gone \(variables, imports\), and cell 2 was not run again; its effects up to the crash may have happened\.\nCell 3 did not run\.$/,
+      );
+      const again = await call({ cells: [{ code: "print('x' in globals())" }] });
+      assert.match(
+        text(again),
+        /^Note: This session's kernel died at [^\n]* while cell 2 of a python call ran [^\n]*\nFalse$/,
+      );
+    });
+
+    test("a kernel that dies while the cell sent ahead is queued: that cell counts as sent (not run again), as any sent request", async () => {
+      const marker = fresh("ran");
+      // Cell 1 replies, waits for cell 2's request to arrive, and then ends the kernel before its idle.
+      const die = [
+        "import os, zmq",
+        "_k = get_ipython().kernel",
+        "def _hook():",
+        "    _k.shell_stream.flush(zmq.POLLOUT)",
+        "    _k.shell_stream.socket.poll(20000, zmq.POLLIN)",
+        "    os._exit(1)",
+        "_k.post_handler_hook = _hook",
+      ].join("\n");
+      const second = `open(${py(marker)}, 'w').close()`;
+      const r = await call({ cells: [{ code: die }, { code: second }, { code: "print(3)" }] });
+      assert.deepEqual(sentAhead, [second]);
+      assert.deepEqual(
+        r.details.cells.map((c) => c.status),
+        ["ok", "aborted", "skipped"],
+      );
+      assert.match(
+        text(r),
+        /\nThe kernel died while cell 2 ran \([^\n]*\)\. It was restarted: all state is gone \(variables, imports\), and cell 2 was not run again; its effects up to the crash may have happened\.\nCell 3 did not run\.$/,
+      );
+      assert.equal(existsSync(marker), false, "cell 2 never began; it was not sent again either");
+    });
+
     test("a timeout stops the cell sent ahead: it is interrupted, nothing after it runs", async () => {
       const marker = fresh("ran");
       const r = await call({
