@@ -121,6 +121,30 @@ for (const backend of backendCases())
       assert.match(text(r), /\[2\/2\]\nnext$/);
     });
 
+    test("stdin in a cell sent ahead: refused as in any cell, in that cell, and the EOFError stops the call", async () => {
+      const notice =
+        "[stdin] Kernel requested input. Interactive stdin is not supported; provide input programmatically.";
+      const asks = "x = input('name? ')\nprint(repr(x))";
+      const twice = "y = input('a? ')\nz = input('b? ')";
+      const r = await call({
+        cells: [{ code: "pass" }, { code: asks }, { code: twice }, { code: "print(1)" }],
+      });
+      assert.deepEqual(sentAhead, [asks, twice]);
+      assert.deepEqual(
+        r.details.cells.map((c) => [c.status, c.stdinRequested]),
+        [
+          ["ok", undefined],
+          ["ok", true],
+          ["error", true],
+          ["skipped", undefined],
+        ],
+      );
+      const t = text(r);
+      assert.ok(t.startsWith(`[1/4]\n(ok)\n[2/4]\n${notice}\n''\n[3/4]\n${notice}\n`), t);
+      assert.match(t, /\nEOFError: stdin is not available in this kernel: input\(\) cannot be answered\./);
+      assert.match(t, /\nCell 4 did not run\.$/);
+    });
+
     test("a failing middle cell: nothing is sent after it, the kernel does not run the rest, the text names them", async () => {
       const marker = fresh("ran");
       const r = await call({
