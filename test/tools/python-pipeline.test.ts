@@ -96,6 +96,32 @@ for (const backend of backendCases())
       );
     });
 
+    test("per-call mode pipelines too, and a call queued behind a pipelined one never runs between its cells", async () => {
+      const perCall = await call({
+        cells: [{ code: "print('a')" }, { code: "print('b')" }, { code: "print('c')" }],
+        mode: "per-call",
+      });
+      assert.equal(text(perCall), "[1/3]\na\n[2/3]\nb\n[3/3]\nc");
+      assert.deepEqual(sentAhead, ["print('b')", "print('c')"]);
+
+      await call({ cells: [{ code: "order = []" }] });
+      const n = 40;
+      const first = call({
+        cells: Array.from({ length: n }, (_, i) => ({ code: `order.append(${i})` })),
+        timeout: 120,
+      });
+      const second = call({ cells: [{ code: "order.append('other')" }], timeout: 120 });
+      await Promise.all([first, second]);
+      const r = await call({ cells: [{ code: "print(order)" }] });
+      const order = JSON.parse(text(r).replace(/'/g, '"')) as (number | string)[];
+      const at = order.indexOf("other");
+      assert.deepEqual(
+        order.filter((x) => x !== "other"),
+        Array.from({ length: n }, (_, i) => i),
+      );
+      assert.ok(at === 0 || at === n, `the other call ran between two cells: ${order.join(",")}`);
+    });
+
     test("the next request reaches the kernel before it publishes the previous cell's idle", async () => {
       // Cell 1 replaces, for its own request only, ipykernel's step between sending the reply and
       // publishing idle (dispatch_shell's post_handler_hook): it pushes the reply out and waits there
