@@ -14,7 +14,7 @@
  * Run alone: node --import tsx bench/python-tool.ts
  */
 import { spawn } from "node:child_process";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, realpathSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -229,7 +229,9 @@ export async function run(): Promise<BenchSection> {
   };
 }
 
-if (process.argv[1] === SELF) {
+// Node runs a main module from its real path: the child bundle under a symlinked node_modules (a
+// worktree sharing the main checkout's) is SELF only once its path is resolved too.
+if (process.argv[1] && realpathSync(process.argv[1]) === SELF) {
   if (process.argv.includes("--child-1gib")) await gibChild();
   else process.stdout.write(`${JSON.stringify(await run(), null, 2)}\n`);
 }
