@@ -123,7 +123,7 @@ for (const backend of backendCases())
     });
 
     test("the next request reaches the kernel before it publishes the previous cell's idle", async () => {
-      // Cell 1 replaces, for its own request only, ipykernel's step between sending the reply and
+      // Cell 1 replaces, for its own request only, ipykernel 6's step between sending the reply and
       // publishing idle (dispatch_shell's post_handler_hook): it pushes the reply out and waits there
       // for the next request to arrive on the shell socket. Sent at the reply, it comes; sent after
       // the idle, it cannot (the idle is not published until the wait ends), and the wait times out.
@@ -255,6 +255,8 @@ for (const backend of backendCases())
     });
 
     test("a timeout while the cell sent ahead is queued: the same, and the text says timed out", async () => {
+      await call({ cells: [{ code: "pass" }] }); // the kernel started: the 3 s are the cells'
+      sentAhead.length = 0;
       const held = fresh("held");
       const marker = fresh("ran");
       const r = await call({
@@ -324,6 +326,8 @@ for (const backend of backendCases())
     });
 
     test("a timeout stops the cell sent ahead: it is interrupted, nothing after it runs", async () => {
+      await call({ cells: [{ code: "pass" }] }); // the kernel started: the 3 s are the cells'
+      sentAhead.length = 0;
       const marker = fresh("ran");
       const r = await call({
         cells: [
