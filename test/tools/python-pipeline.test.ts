@@ -12,11 +12,16 @@ import { join } from "node:path";
 import { after, afterEach, beforeEach, describe, test } from "node:test";
 import { ConnectedKernel } from "../../src/kernel/index.js";
 import type { AheadRequestOptions, SentAhead } from "../../src/kernel/types.js";
-import type { PythonParams } from "../../src/tools/python/python.js";
+import { createRuntime } from "../../src/runtime/index.js";
+import { createToolbox } from "../../src/tools/index.js";
+import { createKernelsTool } from "../../src/tools/kernels/kernels.js";
+import { createPythonTool, type PythonParams } from "../../src/tools/python/python.js";
 import type { PythonToolDetails } from "../../src/tools/python/result.js";
+import { RunRegistry } from "../../src/tools/runs/registry.js";
 import type { ToolResult } from "../../src/tools/types.js";
 import { backendCases } from "../backends.js";
 import { waitFor } from "../run/helpers.js";
+import { testSettings } from "../settings.js";
 import { pythonToolOn } from "./python-fixture.js";
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-pypipe-"));
@@ -349,3 +354,67 @@ for (const backend of backendCases())
       assert.equal(existsSync(marker), false);
     });
   });
+
+describe("the kernels tool's interrupt of a pipelined call", () => {
+  const boxes: { dispose(): Promise<void> }[] = [];
+  after(async () => {
+    await Promise.all(boxes.map((b) => b.dispose()));
+  });
+  const long = (started: string) =>
+    `import time\nopen(${py(started)}, 'w').close()\nwhile True: time.sleep(0.05)`;
+
+  test("of a background run and of a plain call: the cell sent ahead stops, nothing after it runs, the state is kept", async () => {
+    const box = createToolbox({
+      settings: testSettings(),
+      cwd,
+      runtime: { stateRoot: join(root, "state-kernels") },
+      waitSeconds: 1,
+    });
+    boxes.push(box);
+    const tool = (name: string) => (params: unknown) =>
+      box.tools.find((t) => t.name === name)!.execute("t", params as never) as Promise<
+        ToolResult<PythonToolDetails>
+      >;
+    const [python, kernels, runs] = [tool("python"), tool("kernels"), tool("runs")];
+    // A background run: the kernels tool interrupts it by its run id (the run's signal).
+    const started = fresh("started");
+    const marker = fresh("ran");
+    const first = await python({
+      cells: [{ code: "kept = 1" }, { code: long(started) }, { code: `open(${py(marker)}, 'w').close()` }],
+      wait: 0.5,
+    });
+    const id = /run (r\d+)/.exec(text(first))?.[1];
+    assert.ok(id, text(first));
+    await waitFor("cell 2 to run", () => existsSync(started));
+    await kernels({ action: "interrupt", run_id: id });
+    const done = await runs({ run_id: id });
+    assert.match(
+      text(done),
+      /\nCell 2 was interrupted: the call was cancelled \(interrupted through the kernels tool\); the kernel keeps its state\.\nCell 1 ran in this call; its state persists, so only cell 2 onward needs to run again\.\nCell 3 did not run\.$/,
+    );
+    assert.equal(existsSync(marker), false);
+    assert.deepEqual(sentAhead, [long(started)]);
+
+    // A call that is no run (a python tool without the registry): the interrupt goes to the kernel.
+    const runtime = createRuntime({ settings: testSettings(), stateRoot: join(root, "state-plain") });
+    boxes.push(runtime);
+    const plain = createPythonTool({ cwd, runtime });
+    const kernelsTool = createKernelsTool({ cwd, runtime, runs: new RunRegistry() });
+    const started2 = fresh("started");
+    const marker2 = fresh("ran");
+    const call = plain.execute("t", {
+      cells: [{ code: "kept = 2" }, { code: long(started2) }, { code: `open(${py(marker2)}, 'w').close()` }],
+      timeout: 600,
+    });
+    await waitFor("cell 2 to run", () => existsSync(started2));
+    await kernelsTool.execute("t", { action: "interrupt", session_id: "default" });
+    const r = await call;
+    assert.match(
+      text(r),
+      /\nCell 2 failed: KeyboardInterrupt\.\nCell 1 ran in this call; its state persists, so only cell 2 onward needs to run again\.\nCell 3 did not run\.$/,
+    );
+    assert.equal(existsSync(marker2), false);
+    assert.deepEqual(sentAhead, [long(started), long(started2)]);
+    assert.equal(text(await plain.execute("t", { cells: [{ code: "print(kept)" }] })), "2");
+  });
+});
