@@ -95,6 +95,7 @@ export async function jupyterClientCells(): Promise<{
     },
     close: () =>
       new Promise((done) => {
+        if (child.exitCode !== null || child.signalCode !== null) return done();
         child.once("exit", () => done());
         child.stdin!.end();
       }),
