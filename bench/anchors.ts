@@ -1,7 +1,8 @@
 /** Runs the reference clients in ../shared/anchors with the Python that has ipykernel. */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
+import { createInterface } from "node:readline";
 import { promisify } from "node:util";
 import { findInterpreter } from "../src/kernel/interpreter.js";
 
@@ -64,4 +65,39 @@ export async function jupyterClientDrain(bytes: number): Promise<DrainFigures> {
     env: { ...process.env, PYDEVD_DISABLE_FILE_VALIDATION: "1" },
   });
   return JSON.parse(stdout.trim().split("\n").pop()!);
+}
+
+/**
+ * bench/reference/execute_cells.py, started once (its kernel too): `cells(n)` has it run n trivial
+ * cells one after another and gives the milliseconds, so its rounds can alternate with ours.
+ */
+export async function jupyterClientCells(): Promise<{
+  cells(n: number): Promise<number>;
+  close(): Promise<void>;
+}> {
+  const py = await findInterpreter();
+  const script = resolve(import.meta.dirname, "reference", "execute_cells.py");
+  const child = spawn(py.path, [script], {
+    stdio: ["pipe", "pipe", "inherit"],
+    env: { ...process.env, PYDEVD_DISABLE_FILE_VALIDATION: "1" },
+  });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const next = async (): Promise<Record<string, number>> => {
+    const line = await lines.next();
+    if (line.done) throw new Error("execute_cells.py ended early");
+    return JSON.parse(line.value);
+  };
+  await next(); // ready: kernel started, warmed up
+  return {
+    async cells(n) {
+      child.stdin!.write(`run ${n}\n`);
+      return (await next()).ms;
+    },
+    close: () =>
+      new Promise((done) => {
+        if (child.exitCode !== null || child.signalCode !== null) return done();
+        child.once("exit", () => done());
+        child.stdin!.end();
+      }),
+  };
 }

@@ -9,6 +9,7 @@ import { homedir } from "node:os";
 import { isAbsolute, resolve } from "node:path";
 import type { Static } from "@sinclair/typebox";
 import { failureReport } from "../../kernel/errors.js";
+import type { ReplySeen, SentAhead } from "../../kernel/types.js";
 import { loadNotebook, NotebookFileError } from "../../notebook/index.js";
 import { CALL_OUTPUT_BYTES, DEFAULT_IMAGE_BUDGET, type ImageBudget } from "../../output/model-budgets.js";
 import { DeadKernelNotRestartedError, KernelUnreachableError } from "../../runtime/errors.js";
@@ -371,15 +372,36 @@ export function createPythonTool(options: PythonToolOptions): Tool<PythonParams,
                 });
               }
             }
-            for (const [i, cell] of cells.entries()) {
-              call.startCell(i + 1);
-              const recording = record ? new CellRecording(cell.code) : undefined;
-              const r = await lease.execute(cell.code, {
-                ...recorder.hooks(i + 1),
-                ...(recording ? { onIOPub: recording.onIOPub } : {}),
-              });
-              if (recording) writes.cell(recording, r);
-              if (!recorder.finishCell(i + 1, r, deadline, false, runSignal)) break;
+            // Pipelined cells (docs/python-tool.md, "Pipelined cells"): the next cell's request goes
+            // at this one's reply when that reply lets the call go on; it is taken over in its turn.
+            let ahead: SentAhead | undefined;
+            let stopped = false;
+            const sendNext = (next: number, reply: ReplySeen): boolean => {
+              if (reply.status !== "ok" || reply.interrupted) return false;
+              if (stopped || runSignal.aborted || deadline.expired) return false;
+              ahead = lease.kernel().sendAhead?.(cells[next].code);
+              return ahead !== undefined;
+            };
+            try {
+              for (const [i, cell] of cells.entries()) {
+                // A cell sent ahead is in the kernel: it is taken over (and reported) even after a stop.
+                if (stopped && !ahead) break;
+                call.startCell(i + 1);
+                const recording = record ? new CellRecording(cell.code) : undefined;
+                const sent = ahead;
+                ahead = undefined;
+                const r = await lease.execute(cell.code, {
+                  ...recorder.hooks(i + 1),
+                  ...(recording ? { onIOPub: recording.onIOPub } : {}),
+                  ...(sent ? { ahead: sent } : {}),
+                  ...(i + 1 < cells.length ? { onReply: (reply: ReplySeen) => sendNext(i + 1, reply) } : {}),
+                });
+                if (recording) writes.cell(recording, r);
+                if (!recorder.finishCell(i + 1, r, deadline, false, runSignal)) stopped = true;
+              }
+            } finally {
+              // Never left after the loop, unless a cell's execution threw while it was queued.
+              (ahead as SentAhead | undefined)?.release();
             }
             recordStateLoss(lease, tag, signal, runSignal);
           },
