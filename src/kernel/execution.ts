@@ -29,6 +29,15 @@ import type {
  * machine that took over 3 s, and a 3 s grace then threw away a working kernel's state.
  */
 export const DEFAULT_INTERRUPT_GRACE_MS = 10_000;
+
+/**
+ * How long an interrupt waits for the kernel to begin the request (its `execute_input`) before it
+ * is sent anyway (docs/runs.md, "Interrupting a request the kernel has not begun"): an ipykernel
+ * ignores SIGINT between requests, so an interrupt sent while the request is still queued would be
+ * lost and the cell, once begun, would run on until the grace restarts the kernel. A kernel that
+ * announces no `execute_input` gets its interrupt after this long.
+ */
+export const INTERRUPT_BEFORE_BEGIN_MS = 500;
 export const DEFAULT_REPLY_AFTER_IDLE_MS = 5000;
 /** ipykernel's input_reply value for end-of-file: input() raises EOFError. */
 const EOF_REPLY = "\x04";
@@ -173,6 +182,11 @@ class Execution {
   private finished = false;
   private future: RequestFuture | undefined;
   private interrupting = false;
+  /** This request's execute_input was heard: the kernel began it (an ipykernel then takes SIGINT). */
+  private begun = false;
+  /** The interrupt went to the kernel (at once, at the execute_input, or after INTERRUPT_BEFORE_BEGIN_MS). */
+  private interruptSent = false;
+  private interruptTimer: NodeJS.Timeout | undefined;
   /** The caller sent the next request once this one's reply came (ExecuteOptions.onReply). */
   private sentBehind = false;
   private inputRequests = 0;
@@ -305,6 +319,7 @@ class Execution {
     this.unsubscribeDeath();
     clearTimeout(this.graceTimer);
     clearTimeout(this.replyTimer);
+    clearTimeout(this.interruptTimer);
     this.timeLimit?.signal.removeEventListener("abort", this.onTimeLimit);
     this.timeLimit?.dispose();
     this.options.signal?.removeEventListener("abort", this.onAbort);
@@ -402,10 +417,23 @@ class Execution {
       },
     });
     this.probe = Object.assign(asked, { future: ask });
-    host.interrupt().catch(() => {
+    if (this.begun) this.sendInterrupt();
+    else
+      this.interruptTimer = setTimeout(
+        this.sendInterrupt,
+        Math.min(this.options.interruptBeforeBeginMs ?? INTERRUPT_BEFORE_BEGIN_MS, grace / 2),
+      );
+  }
+
+  /** The interrupt itself, once: when the kernel has begun the request, or when waiting for that ends. */
+  private readonly sendInterrupt = (): void => {
+    clearTimeout(this.interruptTimer);
+    if (this.interruptSent || this.finished) return;
+    this.interruptSent = true;
+    this.host.interrupt().catch(() => {
       /* the grace timer restarts the kernel if the interrupt had no effect */
     });
-  }
+  };
 
   /**
    * An abort or time limit after the reply that let the next request go: this code is over, and an
@@ -471,6 +499,8 @@ class Execution {
       options.onClearOutput?.(msg.content.wait);
     } else if (isMessageType(msg, "execute_input")) {
       result.executionCount = msg.content.execution_count ?? result.executionCount;
+      this.begun = true;
+      if (this.interrupting) this.sendInterrupt();
     }
   };
 

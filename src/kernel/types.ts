@@ -120,6 +120,11 @@ export interface ExecuteOptions {
   /** Bounded wait for idle after an interrupt before the kernel is restarted (default 10 s). */
   interruptGraceMs?: number;
   /**
+   * How long an interrupt waits for the kernel to begin the request (its execute_input) before it is
+   * sent anyway (default INTERRUPT_BEFORE_BEGIN_MS, and at most half the grace).
+   */
+  interruptBeforeBeginMs?: number;
+  /**
    * How long after this request's `status: idle` its execute_reply may still arrive (default 5 s).
    * A kernel whose request handler raised (ipykernel logs "Exception in message handler") goes idle
    * and never replies; past this wait the execution ends with an error instead of hanging.

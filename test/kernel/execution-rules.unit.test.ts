@@ -22,6 +22,8 @@ import { ScriptedKernel } from "./scripted-kernel.js";
 interface Host {
   kernel: ScriptedKernel;
   interrupts: number;
+  /** Called at each interrupt (after counting it). */
+  onInterrupt?: () => void;
   restarts: number;
   die(reason: string): void;
   run(code: string, options?: ExecuteOptions): ReturnType<typeof runExecution>;
@@ -48,6 +50,7 @@ function host(opts: { alive?: boolean; restart?: () => Promise<void> } = {}): Ho
           death: (): KernelDeath => ({ reason: "the kernel process ended" }) as KernelDeath,
           interrupt: async () => {
             h.interrupts++;
+            h.onInterrupt?.();
           },
           forceRestart: async () => {
             h.restarts++;
@@ -172,6 +175,7 @@ test("an abort interrupts; a kernel that goes idle within the grace keeps its st
   h.kernel.onSend = ({ channel, msg }) => {
     if (msg.header.msg_type === "execute_request") {
       request = msg;
+      h.kernel.answer(request, "iopub", "execute_input", { code: "while True: pass", execution_count: 1 });
       controller.abort();
     } else if (channel === "control" && msg.header.msg_type === "kernel_info_request") {
       // the interrupt landed: the cell ends with KeyboardInterrupt
@@ -190,7 +194,11 @@ test("an abort interrupts; a kernel that goes idle within the grace keeps its st
 
 test("a time limit the cell ignores: interrupt, then after the grace a restart that loses the state", async () => {
   const h = host();
-  h.kernel.onSend = () => {}; // busy for ever; the interrupt changes nothing
+  // begun and busy for ever; the interrupt changes nothing
+  h.kernel.onSend = ({ msg }) => {
+    if (msg.header.msg_type === "execute_request")
+      h.kernel.answer(msg, "iopub", "execute_input", { code: "deaf()", execution_count: 1 });
+  };
   const r = await h.run("deaf()", { timeoutMs: 1, interruptGraceMs: 1 });
   assert.equal(h.interrupts, 1);
   assert.equal(h.restarts, 1);
@@ -198,6 +206,51 @@ test("a time limit the cell ignores: interrupt, then after the grace a restart t
   assert.equal(r.kernelRestarted, true);
   assert.equal(r.status, "aborted");
   assert.deepEqual(kinds(r.notices), ["timed-out", "restarted-after-interrupt"]);
+});
+
+test("an abort before the kernel begins the request: the interrupt waits for its execute_input (docs/runs.md)", async () => {
+  const h = host();
+  const controller = new AbortController();
+  let request!: JupyterMessage;
+  h.kernel.onSend = ({ msg }) => {
+    if (msg.header.msg_type === "execute_request") {
+      request = msg;
+      controller.abort(); // still queued in the kernel: nothing announced yet
+    }
+  };
+  const running = h.run("while True: pass", { signal: controller.signal, interruptBeforeBeginMs: 60_000 });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(h.interrupts, 0, "not while the kernel has not begun it");
+  h.kernel.answer(request, "iopub", "execute_input", { code: "while True: pass", execution_count: 1 });
+  assert.equal(h.interrupts, 1, "at its execute_input");
+  h.kernel.answer(request, "iopub", "error", { ename: "KeyboardInterrupt", evalue: "", traceback: [] });
+  h.kernel.reply(request, { status: "error", ename: "KeyboardInterrupt", evalue: "", traceback: [] });
+  h.kernel.idle(request);
+  const r = await running;
+  assert.equal(r.cancelled, true);
+  assert.equal(h.interrupts, 1);
+  assert.equal(h.restarts, 0);
+});
+
+test("a kernel that never announces execute_input gets the interrupt after the wait", async () => {
+  const h = host();
+  const controller = new AbortController();
+  let request!: JupyterMessage;
+  h.kernel.onSend = ({ msg }) => {
+    if (msg.header.msg_type === "execute_request") {
+      request = msg;
+      controller.abort();
+    }
+  };
+  // The interrupt lands: the cell ends (without any execute_input).
+  h.onInterrupt = () => {
+    h.kernel.reply(request, { status: "error", ename: "KeyboardInterrupt", evalue: "", traceback: [] });
+    h.kernel.idle(request);
+  };
+  const r = await h.run("x", { signal: controller.signal, interruptBeforeBeginMs: 1 });
+  assert.equal(h.interrupts, 1);
+  assert.equal(h.restarts, 0);
+  assert.equal(r.cancelled, true);
 });
 
 test("a restart after a stuck interrupt that fails ends the execution as a death", async () => {

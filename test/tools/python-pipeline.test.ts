@@ -6,7 +6,7 @@
  * Order and outcomes are asserted, never times.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, afterEach, beforeEach, describe, test } from "node:test";
@@ -277,6 +277,58 @@ for (const backend of backendCases())
         /\nCell 2 was interrupted: the call was cancelled; it did not stop, so the kernel was restarted and its state is lost\.\nCell 3 did not run\.$/,
       );
       assert.equal(existsSync(marker), false);
+    });
+
+    test("a cancel while the cell sent ahead waits where the kernel ignores SIGINT: the interrupt waits for that cell to begin, and the state is kept", async (t) => {
+      if (!(await hasHandlerHook())) return t.skip(NO_HANDLER_HOOK);
+      await call({ cells: [{ code: "pass" }] }); // takes any note of an earlier test's restart
+      sentAhead.length = 0;
+      const held = fresh("held");
+      const cancelled = fresh("cancelled");
+      const marker = fresh("ran");
+      // Cell 1, after its reply: ipykernel's own post_handler_hook first (SIGINT ignored again, as
+      // between any two requests), then a wait there until the next request is queued and the call
+      // was cancelled. An interrupt sent at the cancel would be ignored and cell 2 would run on.
+      const hold = [
+        "kept = 41",
+        "import os, time, zmq",
+        "_k = get_ipython().kernel",
+        "_orig = _k.post_handler_hook",
+        "def _hook():",
+        "    _k.post_handler_hook = _orig",
+        "    _orig()",
+        "    _k.shell_stream.flush(zmq.POLLOUT)",
+        "    _k.shell_stream.socket.poll(20000, zmq.POLLIN)",
+        `    open(${py(held)}, 'w').close()`,
+        "    for _ in range(400):",
+        `        if os.path.exists(${py(cancelled)}): break`,
+        "        time.sleep(0.05)",
+        "_k.post_handler_hook = _hook",
+      ].join("\n");
+      const long = "import time\nwhile True: time.sleep(0.05)";
+      const abort = new AbortController();
+      const running = call(
+        { cells: [{ code: hold }, { code: long }, { code: `open(${py(marker)}, 'w').close()` }] },
+        abort.signal,
+      );
+      await waitFor("cell 2 queued behind cell 1", () => existsSync(held));
+      abort.abort();
+      writeFileSync(cancelled, "");
+      const r = await running;
+      assert.deepEqual(sentAhead, [long]);
+      assert.deepEqual(
+        r.details.cells.map((c) => c.status),
+        ["ok", "aborted", "skipped"],
+      );
+      // The interrupt went at cell 2's execute_input: it stopped cell 2 at its start or in its loop.
+      assert.match(
+        text(r),
+        /\nCell 2 was interrupted: the call was cancelled; the kernel keeps its state\.\n[\s\S]*Cell 3 did not run\.$/,
+      );
+      assert.doesNotMatch(text(r), /restarted|state is lost/);
+      assert.equal(existsSync(marker), false);
+      const after = await call({ cells: [{ code: "print(kept + 1)" }] });
+      assert.equal(text(after), "42", "the kernel kept its state");
     });
 
     test("a timeout while the cell sent ahead is queued: the same, and the text says timed out", async (t) => {
