@@ -7,6 +7,7 @@
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { isPlainJsonRpc } from "./jsonrpc-shape.js";
 
 /** The largest message accepted (as the SDK's HTTP transport: 4 MiB). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -101,6 +102,10 @@ export class LineTransport implements Transport {
     } catch (err) {
       this.onerror?.(new Error(`not JSON: ${(err as Error).message}`));
       this.reply(null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`);
+      return;
+    }
+    if (isPlainJsonRpc(json)) {
+      this.onmessage?.(json);
       return;
     }
     const parsed = JSONRPCMessageSchema.safeParse(json);
