@@ -2,9 +2,11 @@
  * The stdio line transport on real streams: messages split across chunks, a line past the size limit
  * skipped and answered with its request's id (at the line's start or end), lines that are not JSON
  * or not JSON-RPC answered as JSON-RPC asks, and the messages after them still read; the quick
- * JSON-RPC check agrees with the SDK's schema.
+ * JSON-RPC check agrees with the SDK's schema; replies written straight to a descriptor keep their
+ * bytes and order.
  */
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { PassThrough } from "node:stream";
 import { test } from "node:test";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -129,4 +131,31 @@ test("the quick JSON-RPC check accepts only what the SDK's schema accepts, as it
     assert.deepEqual(schema.data, c, JSON.stringify(c));
   }
   assert.equal(quick, 6);
+});
+
+test("replies written straight to a descriptor come out whole and in order when the pipe fills", async () => {
+  // `cat` copies what the transport writes to its stdin (a socket with a descriptor, as the
+  // server's stdout is) back to us: the first reply is far larger than the socket's buffer.
+  const cat = spawn("cat", [], { stdio: ["pipe", "pipe", "inherit"] });
+  // A socket names its descriptor as process.stdout does (the transport writes to `fd`).
+  const fd = (cat.stdin as unknown as { _handle: { fd: number } })._handle.fd;
+  assert.ok(fd > 2);
+  const transport = new LineTransport(new PassThrough(), Object.assign(cat.stdin, { fd }));
+  const big = "x".repeat(3 * 1024 * 1024);
+  const sent = [
+    transport.send({ jsonrpc: "2.0", id: 1, result: { text: big } }),
+    transport.send({ jsonrpc: "2.0", id: 2, result: {} }),
+  ];
+  let out = "";
+  cat.stdout.on("data", (d: Buffer) => {
+    out += d.toString("utf8");
+  });
+  await Promise.all(sent);
+  cat.stdin.end();
+  await new Promise((resolve) => cat.once("close", resolve));
+  const lines = out.split("\n");
+  assert.equal(lines.length, 3);
+  assert.equal(JSON.parse(lines[0]).result.text, big);
+  assert.equal(JSON.parse(lines[1]).id, 2);
+  assert.equal(lines[2], "");
 });
