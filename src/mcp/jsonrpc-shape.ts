@@ -2,8 +2,10 @@
  * A quick check that a parsed line is a JSON-RPC message as the SDK's JSONRPCMessageSchema has it,
  * for what a client sends most (requests and notifications with nothing beyond their own keys and
  * at most a progress token in `_meta`): it says yes only to what that schema accepts as it is, and
- * the caller asks the schema about anything else (responses, other `_meta`, anything odd). The schema's parse, a union of four strict objects, took
- * ~20 µs of a ~4 ms tools/call on the server (bench/mcp.ts); this takes well under 1 µs.
+ * the caller asks the schema about anything else (responses, other `_meta`, anything odd). The
+ * schema's parse (a union of four strict objects) is ~2 µs in a loop and several times that in a
+ * server whose caches went cold while the kernel ran; this is a few property checks
+ * (docs/mcp.md, "Cost per call").
  */
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 
