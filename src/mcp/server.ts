@@ -66,9 +66,10 @@ export function createMcpServer(options: McpServerOptions): Server {
   }));
 
   // tools/call is answered by the fallback handler, which the SDK calls with the request as it came:
-  // registered with setRequestHandler it would be parsed four times with zod (the request three
-  // times, the result once) on the way, each parse costing more than the checks it makes here
-  // (docs/mcp.md, "Cost per call"). Every other method keeps the SDK's own handling.
+  // registered with setRequestHandler, the SDK would parse the request twice with zod on the way
+  // (the handler's schema, then CallToolRequestSchema in the Server's tools/call wrapper) and the
+  // result once more, each parse costing more than the checks made here (docs/mcp.md, "Cost per
+  // call"). Every other method keeps the SDK's own handling.
   server.fallbackRequestHandler = async (request, extra) => {
     if (request.method !== "tools/call") throw protocolError(ErrorCode.MethodNotFound, "Method not found");
     const params = toolCallParams(request.params);
