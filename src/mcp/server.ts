@@ -5,14 +5,14 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CallToolRequestSchema,
+  ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
-  RequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { describeToolbox, type Toolbox } from "../tools/index.js";
+import { protocolError } from "./errors.js";
 import { ARTIFACT_TEMPLATE, readArtifact, SeenArtifacts } from "./resources.js";
 import { callTool, listedTool } from "./tool-adapter.js";
 
@@ -30,11 +30,28 @@ const INSTRUCTIONS = [
   "Outputs cut short name artifact://<id>: the whole output, readable as a resource.",
 ].join(" ");
 
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
 /**
- * tools/call as any request of that method: the SDK's own check then answers a malformed call
- * (arguments not an object, no name) with InvalidParams instead of failing inside its parser.
+ * A tools/call request's params as CallToolRequestSchema has them, checked by hand (the name, the
+ * arguments an object if given, the progress token a string or integer if given), or the sentence
+ * that says what is wrong (answered as InvalidParams, as the SDK's own check does).
  */
-const ToolsCallRequestSchema = RequestSchema.extend({ method: CallToolRequestSchema.shape.method });
+export function toolCallParams(
+  params: unknown,
+): { name: string; arguments?: Obj; progressToken?: string | number } | string {
+  if (!isObject(params)) return "params must be an object";
+  if (typeof params.name !== "string") return "params.name must be a string";
+  const args = params.arguments;
+  if (args !== undefined && !isObject(args)) return "params.arguments must be an object";
+  const meta = params._meta;
+  if (meta !== undefined && !isObject(meta)) return "params._meta must be an object";
+  const token = meta?.progressToken;
+  if (token !== undefined && typeof token !== "string" && !Number.isSafeInteger(token))
+    return "params._meta.progressToken must be a string or an integer";
+  return { name: params.name, arguments: args, progressToken: token as string | number | undefined };
+}
 
 export function createMcpServer(options: McpServerOptions): Server {
   const { toolbox, log } = options;
@@ -48,10 +65,18 @@ export function createMcpServer(options: McpServerOptions): Server {
     tools: describeToolbox(toolbox).map(listedTool),
   }));
 
-  server.setRequestHandler(ToolsCallRequestSchema, (req, extra) => {
-    const request = CallToolRequestSchema.parse(req); // checked by the SDK already
-    const token = request.params._meta?.progressToken;
-    return callTool(toolbox.entries, request.params.name, request.params.arguments, {
+  // tools/call is answered by the fallback handler, which the SDK calls with the request as it came:
+  // registered with setRequestHandler, the SDK would parse the request twice with zod on the way
+  // (the handler's schema, then CallToolRequestSchema in the Server's tools/call wrapper) and the
+  // result once more, each parse costing more than the checks made here (docs/mcp.md, "Cost per
+  // call"). Every other method keeps the SDK's own handling.
+  server.fallbackRequestHandler = async (request, extra) => {
+    if (request.method !== "tools/call") throw protocolError(ErrorCode.MethodNotFound, "Method not found");
+    const params = toolCallParams(request.params);
+    if (typeof params === "string")
+      throw protocolError(ErrorCode.InvalidParams, `Invalid tools/call request: ${params}`);
+    const token = params.progressToken;
+    return callTool(toolbox.entries, params.name, params.arguments, {
       requestId: extra.requestId,
       signal: extra.signal,
       log,
@@ -68,7 +93,7 @@ export function createMcpServer(options: McpServerOptions): Server {
                 .catch((err) => log?.(`progress notification not sent: ${(err as Error).message}`));
             },
     });
-  });
+  };
 
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
     resourceTemplates: [ARTIFACT_TEMPLATE],

@@ -4,9 +4,11 @@
  * answered with an error, and the server keeps serving (docs/mcp.md). Lines are gathered as chunk
  * lists, so a long one is copied once.
  */
+import { writeSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { isPlainJsonRpc } from "./jsonrpc-shape.js";
 
 /** The largest message accepted (as the SDK's HTTP transport: 4 MiB). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
@@ -83,7 +85,12 @@ export class LineTransport implements Transport {
   private endLine(): void {
     const size = this.size;
     const skipped = this.skipping;
-    const line = skipped ? "" : Buffer.concat(this.parts).toString("utf8").replace(/\r$/, "");
+    let line = "";
+    if (!skipped) {
+      const bytes = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts);
+      const cr = bytes.length > 0 && bytes[bytes.length - 1] === 0x0d; // a CRLF line end
+      line = bytes.toString("utf8", 0, cr ? bytes.length - 1 : bytes.length);
+    }
     this.parts = [];
     this.size = 0;
     this.skipping = undefined;
@@ -103,6 +110,10 @@ export class LineTransport implements Transport {
       this.reply(null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`);
       return;
     }
+    if (isPlainJsonRpc(json)) {
+      this.onmessage?.(json);
+      return;
+    }
     const parsed = JSONRPCMessageSchema.safeParse(json);
     if (!parsed.success) {
       const id = (json as { id?: unknown })?.id;
@@ -118,10 +129,27 @@ export class LineTransport implements Transport {
     this.write(JSON.stringify({ jsonrpc: "2.0", id, error: { code, message } })).catch(() => {});
   }
 
+  /**
+   * Writes one line. With nothing queued in the stream, straight to its descriptor (one write(2),
+   * without the stream's machinery: docs/mcp.md, "Cost per call"); what that could not write (a
+   * full pipe, an error) goes through the stream, which queues it, waits for drain and reports errors.
+   */
   private write(text: string): Promise<void> {
+    if (this.closed || this.output.destroyed) return Promise.resolve();
+    let data = Buffer.from(`${text}\n`, "utf8");
+    const fd = (this.output as { fd?: unknown }).fd;
+    if (typeof fd === "number" && this.output.writableLength === 0) {
+      let written = 0;
+      try {
+        written = writeSync(fd, data);
+      } catch {
+        // EAGAIN (a full pipe), EPIPE, …: the stream writes it or reports the error
+      }
+      if (written === data.length) return Promise.resolve();
+      data = data.subarray(written);
+    }
     return new Promise((resolve) => {
-      if (this.closed || this.output.destroyed) return resolve();
-      if (this.output.write(`${text}\n`)) resolve();
+      if (this.output.write(data)) resolve();
       else this.output.once("drain", resolve);
     });
   }

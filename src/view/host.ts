@@ -142,21 +142,38 @@ class HostState {
   private readonly cells: WireCell[] = [];
   private readonly notebooks: string[] = [];
   private readonly stop: () => void;
+  /**
+   * Events not yet noted: they are noted after the event loop's current turn (or when a snapshot is
+   * taken), not while the tool that emitted them runs, so a call's result goes out first
+   * (docs/mcp.md, "Cost per call").
+   */
+  private pending: StampedEvent[] = [];
+  private later?: NodeJS.Immediate;
 
   constructor(
     private readonly toolbox: Toolbox,
     readonly info: HostInfo,
   ) {
-    this.stop = toolbox.runtime.events.listen((e) => this.note(e));
+    this.stop = toolbox.runtime.events.listen((e) => {
+      this.pending.push(e);
+      this.later ??= setImmediate(() => this.notePending()).unref();
+    });
   }
 
-  private note(e: StampedEvent): void {
-    noteCall(this.calls, e, RECENT_CALLS);
-    noteCell(this.cells, this.calls, e);
-    noteNotebook(this.notebooks, e);
+  private notePending(): void {
+    if (this.later) clearImmediate(this.later);
+    this.later = undefined;
+    const events = this.pending;
+    this.pending = [];
+    for (const e of events) {
+      noteCall(this.calls, e, RECENT_CALLS);
+      noteCell(this.cells, this.calls, e);
+      noteNotebook(this.notebooks, e);
+    }
   }
 
   snapshot(): HostMessage {
+    this.notePending();
     return {
       type: "snapshot",
       host: this.info,
@@ -195,6 +212,9 @@ class HostState {
 
   dispose(): void {
     this.stop();
+    if (this.later) clearImmediate(this.later);
+    this.later = undefined;
+    this.pending = [];
   }
 }
 
