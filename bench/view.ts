@@ -82,13 +82,31 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** CPU time (ms) of Chromium's processes by --type (browser, renderer, gpu-process, utility). */
+/** The parent of a process (undefined: gone). */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a process descends from this one (the bench's own Chromium, not another one's on the machine). */
+function ours(pid: number): boolean {
+  for (let p: number | undefined = pid; p !== undefined && p > 1; p = parentOf(p))
+    if (p === process.pid) return true;
+  return false;
+}
+
+/** CPU time (ms) of the bench's Chromium processes by --type (browser, renderer, gpu-process, utility). */
 function chromiumCpuByType(): Record<string, number> {
   const out: Record<string, number> = {};
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== "chromium") continue;
+      if (!ours(Number(pid))) continue;
       const type = /--type=([\w-]+)/.exec(readFileSync(`/proc/${pid}/cmdline`, "utf8"))?.[1] ?? "browser";
       out[type] = (out[type] ?? 0) + cpuMs(Number(pid));
     } catch {
@@ -445,6 +463,7 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   /** The same run watched by the real page in Chromium, the notebook shown (the issue's "page open"). */
   const paged: number[] = [];
   const pageCpu: number[] = [];
+  const pageCpuByType: Record<string, number[]> = {};
   const browser = await launchChromium();
   try {
     if (!on.socket) throw new Error("the host has no view socket");
@@ -505,16 +524,34 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
             await cdp.send("Profiler.enable");
             await cdp.send("Profiler.start");
           }
+          // NBAGENT_BENCH_PAGE_TRACE=FILE: Chromium's trace of the run (style, layout, paint, tasks; DevTools' format).
+          const traceTo = process.env.NBAGENT_BENCH_PAGE_TRACE;
+          if (traceTo)
+            await browser.startTracing(page, {
+              path: traceTo,
+              categories: [
+                "devtools.timeline",
+                "disabled-by-default-devtools.timeline",
+                "toplevel",
+                "blink",
+                "v8.execute",
+              ],
+            });
           const t0 = chromiumCpuByType();
           paged.push(await timed(on, []));
           const t1 = chromiumCpuByType();
           pageCpu.push(Object.entries(t1).reduce((n, [k, v]) => n + v - (t0[k] ?? 0), 0));
+          for (const [k, v] of Object.entries(t1)) {
+            pageCpuByType[k] = pageCpuByType[k] ?? [];
+            pageCpuByType[k].push(v - (t0[k] ?? 0));
+          }
           if (process.env.NBAGENT_BENCH_PAGE_PROFILE)
             console.error(
               Object.entries(t1)
                 .map(([k, v]) => `${k} ${v - (t0[k] ?? 0)} ms`)
                 .join(", "),
             );
+          if (traceTo) await browser.stopTracing();
           if (cdp && profileTo) {
             const { profile } = await cdp.send("Profiler.stop");
             writeFileSync(profileTo, JSON.stringify(profile));
@@ -543,7 +580,11 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   }
   const notes = [
     `run: ${rounds} rounds of a ${CELLS}-cell notebook (x = i*2; print; 3 prints) through the notebook tool's run (MCP), each host's kernel warm; order flipped each round; medians`,
-    `Chromium's CPU (all its processes) per run with the page open: ${median(pageCpu)} ms`,
+    `Chromium's CPU (all its processes) per run with the page open: ${median(pageCpu)} ms (by process type: ${Object.entries(
+      pageCpuByType,
+    )
+      .map(([k, v]) => `${k} ${median(v)}`)
+      .join(", ")} ms; medians)`,
     `the SSE reader got ${median(seen)} messages of the host per run (median); CPU per watched run: nbagent view ${median(viewCpu)} ms, the bench process (SSE reader + MCP client) ${median(readerCpu).toFixed(0)} ms`,
   ];
   const stray = strangers.filter((x) => x > 0).length;
