@@ -420,7 +420,7 @@ async function pageLatency(root: string, lines: number): Promise<{ rows: BenchRo
       row("output → the page's DOM, p99", quantile(drawn, 0.99), quantile(viaSse, 0.99), "ms", "info"),
     ],
     notes: [
-      `page: ${drawn.length} lines of a notebook cell run by the notebook tool, printed 5 ms apart, timed in headless Chromium by a MutationObserver on the shown notebook (the page draws what messages changed at most every 50 ms, src/view/page/draw-tick.ts); reference = an SSE reader of the same view, same cell`,
+      `page: ${drawn.length} lines of a notebook cell run by the notebook tool, printed 5 ms apart, timed in headless Chromium by a MutationObserver on the shown notebook (the page draws the notebook at most every 50 ms, its sidebar and timeline every 250 ms: src/view/page/draw-tick.ts); reference = an SSE reader of the same view, same cell`,
     ],
   };
 }
@@ -464,6 +464,8 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   const paged: number[] = [];
   const pageCpu: number[] = [];
   const pageCpuByType: Record<string, number[]> = {};
+  /** The bench process's CPU (MCP client, playwright's end of the browser's protocol) per page-open run. */
+  const pageBenchCpu: number[] = [];
   const browser = await launchChromium();
   try {
     if (!on.socket) throw new Error("the host has no view socket");
@@ -538,7 +540,10 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
               ],
             });
           const t0 = chromiumCpuByType();
+          const b0 = process.cpuUsage();
           paged.push(await timed(on, []));
+          const b = process.cpuUsage(b0);
+          pageBenchCpu.push((b.user + b.system) / 1000);
           const t1 = chromiumCpuByType();
           pageCpu.push(Object.entries(t1).reduce((n, [k, v]) => n + v - (t0[k] ?? 0), 0));
           for (const [k, v] of Object.entries(t1)) {
@@ -584,7 +589,9 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
       pageCpuByType,
     )
       .map(([k, v]) => `${k} ${median(v)}`)
-      .join(", ")} ms; medians)`,
+      .join(
+        ", ",
+      )} ms; medians); the bench process (MCP client, playwright) ${median(pageBenchCpu).toFixed(0)} ms`,
     `the SSE reader got ${median(seen)} messages of the host per run (median); CPU per watched run: nbagent view ${median(viewCpu)} ms, the bench process (SSE reader + MCP client) ${median(readerCpu).toFixed(0)} ms`,
   ];
   const stray = strangers.filter((x) => x > 0).length;

@@ -169,7 +169,9 @@ test("with ?batch=1 the stream carries the same messages, each write one `batch`
         );
         if (event === "state") continue;
         blocks.push({ event, data });
+        // (a message not in a batch is kept too: the assertions below say what form it came in)
         if (Array.isArray(data)) batched.push(...(data as Msg[]));
+        else batched.push(data as Msg);
         wake();
       }
     }
