@@ -12,7 +12,10 @@
  *    notebook: after the page's own once-a-frame redraw, before the paint).
  * 2. A 200-cell notebook run (the notebook tool's run, small printing cells) with a viewer connected
  *    (nbagent view + an SSE reader consuming) vs no view process vs a host with NBAGENT_VIEW=0;
- *    interleaved rounds, order flipped each round, medians.
+ *    and with the page open in Chromium: driven by playwright (its DevTools protocol client
+ *    attached, as in the tests), and in a bare Chromium started with the page's URL and no protocol
+ *    client during the run (as a person's browser; checked afterwards to have taken the run's
+ *    messages); interleaved rounds, order flipped each round, medians.
  * 3. Host memory while one cell prints 100,000 lines (and 100,000 lines of 1 KB) with a viewer that
  *    does not read (a raw socket viewer that pauses; nbagent view with a paused SSE reader) vs no
  *    viewer: the host's VmRSS sampled every 20 ms — start, peak, end — and the view process's.
@@ -43,8 +46,9 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { chromium } from "playwright-core";
 import { viewSocketDir } from "../src/view/host.js";
-import { launchChromium } from "../test/view/browser.js";
+import { CHROMIUM, CHROMIUM_ARGS, launchChromium } from "../test/view/browser.js";
 import { arg, type BenchRow, type BenchSection, median, row } from "./types.js";
 
 const MAIN = "dist/cli/nbagent.js";
@@ -82,13 +86,32 @@ function cpuMs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** CPU time (ms) of Chromium's processes by --type (browser, renderer, gpu-process, utility). */
+/** The parent of a process (undefined: gone). */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a process descends from this one (the bench's own Chromium, not another one's on the machine). */
+let ROOT_PID = process.pid;
+function ours(pid: number): boolean {
+  for (let p: number | undefined = pid; p !== undefined && p > 1; p = parentOf(p))
+    if (p === ROOT_PID) return true;
+  return false;
+}
+
+/** CPU time (ms) of the bench's Chromium processes by --type (browser, renderer, gpu-process, utility). */
 function chromiumCpuByType(): Record<string, number> {
   const out: Record<string, number> = {};
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       if (readFileSync(`/proc/${pid}/comm`, "utf8").trim() !== "chromium") continue;
+      if (!ours(Number(pid))) continue;
       const type = /--type=([\w-]+)/.exec(readFileSync(`/proc/${pid}/cmdline`, "utf8"))?.[1] ?? "browser";
       out[type] = (out[type] ?? 0) + cpuMs(Number(pid));
     } catch {
@@ -402,7 +425,7 @@ async function pageLatency(root: string, lines: number): Promise<{ rows: BenchRo
       row("output → the page's DOM, p99", quantile(drawn, 0.99), quantile(viaSse, 0.99), "ms", "info"),
     ],
     notes: [
-      `page: ${drawn.length} lines of a notebook cell run by the notebook tool, printed 5 ms apart, timed in headless Chromium by a MutationObserver on the shown notebook (the page draws what messages changed at most every 50 ms, src/view/page/draw-tick.ts); reference = an SSE reader of the same view, same cell`,
+      `page: ${drawn.length} lines of a notebook cell run by the notebook tool, printed 5 ms apart, timed in headless Chromium by a MutationObserver on the shown notebook (the page draws the notebook at most every 50 ms, its sidebar and timeline every 250 ms: src/view/page/draw-tick.ts); reference = an SSE reader of the same view, same cell`,
     ],
   };
 }
@@ -445,6 +468,14 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   /** The same run watched by the real page in Chromium, the notebook shown (the issue's "page open"). */
   const paged: number[] = [];
   const pageCpu: number[] = [];
+  const pageCpuByType: Record<string, number[]> = {};
+  const bare: number[] = [];
+  /** The bare Chromiums' profile folders, removed at the end (their last processes may still write at exit). */
+  const bareProfiles: string[] = [];
+  const bareCpu: number[] = [];
+  const bareCpuByType: Record<string, number[]> = {};
+  /** The bench process's CPU (MCP client, playwright's end of the browser's protocol) per page-open run. */
+  const pageBenchCpu: number[] = [];
   const browser = await launchChromium();
   try {
     if (!on.socket) throw new Error("the host has no view socket");
@@ -505,16 +536,37 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
             await cdp.send("Profiler.enable");
             await cdp.send("Profiler.start");
           }
+          // NBAGENT_BENCH_PAGE_TRACE=FILE: Chromium's trace of the run (style, layout, paint, tasks; DevTools' format).
+          const traceTo = process.env.NBAGENT_BENCH_PAGE_TRACE;
+          if (traceTo)
+            await browser.startTracing(page, {
+              path: traceTo,
+              categories: [
+                "devtools.timeline",
+                "disabled-by-default-devtools.timeline",
+                "toplevel",
+                "blink",
+                "v8.execute",
+              ],
+            });
           const t0 = chromiumCpuByType();
+          const b0 = process.cpuUsage();
           paged.push(await timed(on, []));
+          const b = process.cpuUsage(b0);
+          pageBenchCpu.push((b.user + b.system) / 1000);
           const t1 = chromiumCpuByType();
           pageCpu.push(Object.entries(t1).reduce((n, [k, v]) => n + v - (t0[k] ?? 0), 0));
+          for (const [k, v] of Object.entries(t1)) {
+            pageCpuByType[k] = pageCpuByType[k] ?? [];
+            pageCpuByType[k].push(v - (t0[k] ?? 0));
+          }
           if (process.env.NBAGENT_BENCH_PAGE_PROFILE)
             console.error(
               Object.entries(t1)
                 .map(([k, v]) => `${k} ${v - (t0[k] ?? 0)} ms`)
                 .join(", "),
             );
+          if (traceTo) await browser.stopTracing();
           if (cdp && profileTo) {
             const { profile } = await cdp.send("Profiler.stop");
             writeFileSync(profileTo, JSON.stringify(profile));
@@ -523,6 +575,59 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
           await context.close();
           await view.stop();
         }
+      },
+      async () => {
+        const view = await startView();
+        const udd = mkdtempSync(join(tmpdir(), "bare-chromium-"));
+        const ch = spawn(
+          CHROMIUM,
+          [
+            ...CHROMIUM_ARGS,
+            "--remote-debugging-port=0",
+            `--user-data-dir=${udd}`,
+            "--window-size=1200,900",
+            `http://127.0.0.1:${view.port}/?token=${view.token}`,
+          ],
+          { stdio: ["ignore", "ignore", "pipe"] },
+        );
+        const ws = await new Promise<string>((resolve, reject) => {
+          ch.once("exit", () => reject(new Error("chromium exited")));
+          createInterface({ input: ch.stderr! }).on("line", (l) => {
+            const m = /DevTools listening on (ws:\S+)/.exec(l);
+            if (m) resolve(m[1]);
+          });
+        });
+        // Ready without a protocol client (a person's browser has none; one attached, even once, was
+        // seen to cost the browser more per run): the page's title is set once its script runs
+        // (read from the DevTools HTTP list, which attaches nothing), then a second for the state.
+        const list = ws.replace(/^ws:\/\/([^/]+)\/.*$/, "http://$1/json/list");
+        for (;;) {
+          const pages = (await (await fetch(list)).json()) as { type: string; title: string }[];
+          if (pages.some((p) => p.type === "page" && p.title === "nbagent view")) break;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await new Promise((r) => setTimeout(r, 1000));
+        ROOT_PID = ch.pid!;
+        const t0 = chromiumCpuByType();
+        bare.push(await timed(on, []));
+        const t1 = chromiumCpuByType();
+        ROOT_PID = process.pid;
+        bareCpu.push(Object.entries(t1).reduce((n, [k, v]) => n + v - (t0[k] ?? 0), 0));
+        for (const [k, v] of Object.entries(t1)) {
+          bareCpuByType[k] = bareCpuByType[k] ?? [];
+          bareCpuByType[k].push(v - (t0[k] ?? 0));
+        }
+        // Afterwards (the CPU read): the page did show the notebook and take the run's messages.
+        const cdp = await chromium.connectOverCDP(ws);
+        const [shown] = cdp.contexts()[0].pages();
+        await shown.locator("#nb-main .nb-cell[data-id=c0]").waitFor();
+        const taken = Number(await shown.evaluate(() => document.body.dataset.applied));
+        if (!(taken > 600)) throw new Error(`the bare page took ${taken} messages`);
+        await cdp.close();
+        ch.kill("SIGTERM");
+        await new Promise((r) => ch.once("exit", r));
+        bareProfiles.push(udd);
+        await view.stop();
       },
       async () => {
         strangers.push(otherViewers(on.socket!));
@@ -538,12 +643,24 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
     }
   } finally {
     await browser.close();
+    for (const d of bareProfiles) rmSync(d, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
     await on.close();
     await off.close();
   }
   const notes = [
     `run: ${rounds} rounds of a ${CELLS}-cell notebook (x = i*2; print; 3 prints) through the notebook tool's run (MCP), each host's kernel warm; order flipped each round; medians`,
-    `Chromium's CPU (all its processes) per run with the page open: ${median(pageCpu)} ms`,
+    `Chromium's CPU (all its processes) per run with the page open: ${median(pageCpu)} ms (by process type: ${Object.entries(
+      pageCpuByType,
+    )
+      .map(([k, v]) => `${k} ${median(v)}`)
+      .join(
+        ", ",
+      )} ms; medians); the bench process (MCP client, playwright) ${median(pageBenchCpu).toFixed(0)} ms`,
+    `the same page in a bare Chromium (no protocol client during the run): ${median(bareCpu)} ms (${Object.entries(
+      bareCpuByType,
+    )
+      .map(([k, v]) => `${k} ${median(v)}`)
+      .join(", ")} ms; medians)`,
     `the SSE reader got ${median(seen)} messages of the host per run (median); CPU per watched run: nbagent view ${median(viewCpu)} ms, the bench process (SSE reader + MCP client) ${median(readerCpu).toFixed(0)} ms`,
   ];
   const stray = strangers.filter((x) => x > 0).length;
@@ -554,6 +671,14 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
   return {
     rows: [
       row("200-cell run, page open (Chromium) vs no view", median(paged), median(closed), "s", "≤ 1.05×"),
+      row(
+        "200-cell run, page open in a bare Chromium vs no view",
+        median(bare),
+        median(closed),
+        "s",
+        "≤ 1.05×",
+      ),
+      row("Chromium CPU, bare vs playwright", median(bareCpu), median(pageCpu), "ms", "info"),
       row("200-cell run, viewer open vs no view", median(open), median(closed), "s", "≤ 1.05×"),
       row("200-cell run, viewer open vs NBAGENT_VIEW=0", median(open), median(disabled), "s", "≤ 1.05×"),
       row("200-cell run, no view vs NBAGENT_VIEW=0", median(closed), median(disabled), "s", "info"),

@@ -134,7 +134,8 @@ export function viewHandler(options: ViewServerOptions): (req: IncomingMessage, 
     // Hosts are watched from the first request that shows the token (a mounted view starts idle).
     hub.start();
     if (pathname === "/api/state" && req.method === "GET") return json(res, 200, hub.state());
-    if (pathname === "/api/events" && req.method === "GET") return events(req, res, hub);
+    if (pathname === "/api/events" && req.method === "GET")
+      return events(req, res, hub, url.searchParams.get("batch") === "1");
     // The token for the page's own API calls: readable by the page only (no CORS), never by an output.
     if (pathname === "/api/token" && req.method === "GET") return json(res, 200, { token });
     if (pathname === "/api/action") {
@@ -177,17 +178,23 @@ function json(res: ServerResponse, status: number, value: unknown): void {
   res.end(JSON.stringify(value));
 }
 
-/** Server-Sent Events: the state first (event `state`), then every hub message (default event). */
-function events(req: IncomingMessage, res: ServerResponse, hub: ViewHub): void {
+/**
+ * Server-Sent Events: the state first (event `state`), then every hub message (default event) — or,
+ * asked with `?batch=1` (the page does), the messages of one turn of the event loop as one event
+ * `batch` whose data is their JSON array: a browser dispatches and parses one event per turn, not
+ * one per message (docs/view.md "Cost").
+ */
+function events(req: IncomingMessage, res: ServerResponse, hub: ViewHub, batch: boolean): void {
   res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive" });
   res.write(`event: state\ndata: ${JSON.stringify(hub.state())}\n\n`);
   // The messages of one turn of the event loop go out in one write (a host's socket delivers them
   // in bursts: one system call each cost nbagent view most of its CPU; docs/view.md "Cost").
   let pending = "";
   const flush = () => {
-    const chunk = pending;
+    const chunk = batch ? `event: batch\ndata: [${pending}]\n\n` : pending;
+    const had = pending !== "";
     pending = "";
-    if (chunk && !res.destroyed) res.write(chunk);
+    if (had && !res.destroyed) res.write(chunk);
   };
   const stop = hub.listen((m) => {
     // A page that reads too slowly is let go (bounded memory): EventSource reconnects and gets the state again.
@@ -198,7 +205,8 @@ function events(req: IncomingMessage, res: ServerResponse, hub: ViewHub): void {
       return;
     }
     if (!pending) setImmediate(flush);
-    pending += `data: ${JSON.stringify(m)}\n\n`;
+    if (batch) pending += `${pending ? "," : ""}${JSON.stringify(m)}`;
+    else pending += `data: ${JSON.stringify(m)}\n\n`;
   });
   req.on("close", () => stop());
 }

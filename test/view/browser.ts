@@ -17,21 +17,21 @@ export const SKIP_BROWSER: string | false =
     ? false
     : "chromium is not installed (bash scripts/setup.sh test installs it)";
 
-/** Headless, with a fresh profile, and none of the background calls this machine's network refuses. */
+/** Headless, and none of the background calls this machine's network refuses. */
+export const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--headless",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** Headless, with a fresh profile (CHROMIUM_ARGS). */
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--no-sandbox",
-      "--headless",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 
 export interface ViewProcess {

@@ -145,6 +145,74 @@ test("a python call's call-started and call-ended carry its parameters and the e
   assert.deepEqual(call?.ended?.texts, texts);
 });
 
+test("with ?batch=1 the stream carries the same messages, each write one `batch` event: their JSON array", async () => {
+  const abort = new AbortController();
+  const res = await fetch(`${base}/api/events?batch=1`, { headers: auth(), signal: abort.signal });
+  assert.equal(res.status, 200);
+  /** Every event of the batched stream after its state: its name and its data, parsed. */
+  const blocks: { event: string; data: unknown }[] = [];
+  const batched: Msg[] = [];
+  let wake = () => {};
+  const reading = (async () => {
+    let buf = "";
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buf += Buffer.from(chunk).toString("utf8");
+      for (let i = buf.indexOf("\n\n"); i >= 0; i = buf.indexOf("\n\n")) {
+        const lines = buf.slice(0, i).split("\n");
+        buf = buf.slice(i + 2);
+        const event = lines.find((l) => l.startsWith("event: "))?.slice(7) ?? "message";
+        const data = JSON.parse(
+          lines
+            .filter((l) => l.startsWith("data: "))
+            .map((l) => l.slice(6))
+            .join("\n"),
+        );
+        if (event === "state") continue;
+        blocks.push({ event, data });
+        // (a message not in a batch is kept too: the assertions below say what form it came in)
+        if (Array.isArray(data)) batched.push(...(data as Msg[]));
+        else batched.push(data as Msg);
+        wake();
+      }
+    }
+  })().catch(() => {});
+  // Its headers came: the server listens to the hub for it (src/view/server.ts, in the same turn),
+  // so the python call below is in both streams whole.
+  const from = messages.length;
+  const result = await client.callTool(
+    {
+      name: "python",
+      arguments: { cells: [{ code: 'for i in range(5):\n    print("batched", i, flush=True)' }] },
+    },
+    undefined,
+    LONG,
+  );
+  assert.match(textOf(result), /batched 4/);
+  const started = await waitFor((m) => m.hostId === hostId && m.event?.type === "call-started", from);
+  const callId = started.event!.callId;
+  const isEnd = (m: Msg) =>
+    m.hostId === hostId && m.event?.type === "call-ended" && m.event.callId === callId;
+  await waitFor(isEnd, from);
+  while (!batched.some(isEnd)) await new Promise<void>((resolve) => (wake = resolve));
+  abort.abort();
+  await reading;
+  /** This host's messages from the call's start to its end, as sent. */
+  const span = (list: Msg[]) => {
+    const ofHost = list.filter((m) => m.hostId === hostId);
+    const a = ofHost.findIndex((m) => m.event?.type === "call-started" && m.event.callId === callId);
+    const b = ofHost.findIndex(isEnd);
+    assert.ok(a >= 0 && b > a, "the call's start and end are both in the stream");
+    return ofHost.slice(a, b + 1).map((m) => JSON.stringify(m));
+  };
+  assert.deepEqual(span(batched), span(messages.slice(from)));
+  assert.ok(blocks.length > 0);
+  for (const b of blocks) {
+    assert.equal(b.event, "batch", "every event after the state is a batch");
+    assert.ok(Array.isArray(b.data) && b.data.length > 0, "a batch is a non-empty list of messages");
+  }
+  assert.ok(span(batched).filter((m) => m.includes('"cell-output"')).length >= 1);
+});
+
 test("a cell's output streams to the view while it runs, before it ends", async () => {
   const from = messages.length;
   const go = join(dir, "go-stream");

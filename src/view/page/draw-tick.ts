@@ -1,30 +1,91 @@
 /**
- * When the page draws what messages changed (docs/view.md, "Cost"): at the next animation frame, but
- * no sooner than DRAW_MS after the last such draw, all of them at once. A run that prints hundreds
- * of messages a second is drawn about twenty times a second, not sixty: on two cores the browser's
- * layout and paint at every frame took more CPU than the run itself. Scrolling and resizing draw at
- * every frame as before (notebook-view.ts).
+ * When the page draws what messages changed (docs/view.md, "Cost"). Two paces:
+ *
+ * - `atNextDraw`: the shown notebook — at the next animation frame, but no sooner than DRAW_MS after
+ *   the last draw. A run that prints hundreds of messages a second is drawn about twenty times a
+ *   second, not sixty: on two cores the browser's layout and paint at every frame took more CPU
+ *   than the run itself.
+ * - `atNextSummaryDraw`: the sidebar and the call timeline — at most every SUMMARY_MS (drawn at the
+ *   next draw when they have not been for that long: the first change after a quiet spell shows at
+ *   once). A notebook run moves them on at every cell; drawing them at the notebook's pace cost the
+ *   browser most of its work for a page open during a run.
+ * - `whenDrawn`: after a draw that left nothing of either kind waiting (the page's `data-applied`).
+ *
+ * Scrolling and resizing draw at every frame as before (notebook-view.ts).
  */
 const DRAW_MS = 50;
+const SUMMARY_MS = 250;
 
 let last = 0;
-let armed = false;
+let lastSummary = -Infinity;
 let pending: (() => void)[] = [];
+let summary: (() => void)[] = [];
+let settled: (() => void)[] = [];
+/** When the armed draw is due (performance.now() time), its timer; none armed: undefined. */
+let due: number | undefined;
+let timer: ReturnType<typeof setTimeout> | undefined;
+let frame = 0;
+
+function run(fs: (() => void)[]): void {
+  for (const f of fs) f();
+}
 
 function draw(): void {
-  armed = false;
-  last = performance.now();
-  const due = pending;
+  frame = 0;
+  due = undefined;
+  const now = performance.now();
+  last = now;
+  const fast = pending;
   pending = [];
-  for (const f of due) f();
+  run(fast);
+  if (summary.length && now - lastSummary >= SUMMARY_MS - DRAW_MS / 2) {
+    lastSummary = now;
+    const s = summary;
+    summary = [];
+    run(s);
+  }
+  if (!summary.length && !pending.length) {
+    const s = settled;
+    settled = [];
+    run(s);
+  }
+  arm();
+}
+
+/** Asks for the draw the waiting work needs, or an earlier one than the armed. */
+function arm(): void {
+  let at: number;
+  if (pending.length || (settled.length && !summary.length)) at = last + DRAW_MS;
+  else if (summary.length) at = Math.max(last + DRAW_MS, lastSummary + SUMMARY_MS);
+  else return;
+  if (frame) return; // a frame is asked for already: it comes sooner than any wait
+  if (due !== undefined && due <= at) return;
+  if (timer !== undefined) clearTimeout(timer);
+  timer = undefined;
+  due = at;
+  const wait = at - performance.now();
+  if (wait > 0)
+    timer = setTimeout(() => {
+      timer = undefined;
+      frame = requestAnimationFrame(draw);
+    }, wait);
+  else frame = requestAnimationFrame(draw);
 }
 
 /** Runs `f` at the next draw (in the order asked: a notebook's cells before the count that says so). */
 export function atNextDraw(f: () => void): void {
   pending.push(f);
-  if (armed) return;
-  armed = true;
-  const wait = last + DRAW_MS - performance.now();
-  if (wait > 0) setTimeout(() => requestAnimationFrame(draw), wait);
-  else requestAnimationFrame(draw);
+  arm();
+}
+
+/** Runs `f` at the next draw of the sidebar and the timeline (at most every SUMMARY_MS). */
+export function atNextSummaryDraw(f: () => void): void {
+  summary.push(f);
+  arm();
+}
+
+/** Runs `f` after the next draw that leaves nothing waiting to be drawn. */
+export function whenDrawn(f: () => void): void {
+  settled.push(f);
+  arm();
 }

@@ -1,7 +1,8 @@
 /**
  * The view page's entry (bundled to page.js; docs/view.md "The page"). Reads the server's stream (an
  * EventSource at the body's `data-events`, `api/events`): first a `state` event (every host, and
- * the notebooks), then one hub message per event — a host came or went, a host's snapshot, event,
+ * the notebooks), then the hub's messages — one per event, or (`?batch=1`, as index.html asks) one
+ * `batch` event per server write, their JSON array — a host came or went, a host's snapshot, event,
  * sessions or runs, or a notebook message (../protocol.ts). Keeps the hosts in a HostsModel and one
  * NotebookView per notebook; draws the sidebar (hosts, sessions, notebooks), the chosen notebook
  * and the chosen host's call timeline; sends the person's actions (./actions.ts) and says the
@@ -13,7 +14,7 @@ import { checkViewMessage, type ViewMessage } from "../protocol.js";
 import { act, download } from "./actions.js";
 import type { Action, HubMessage, Key, State } from "./api.js";
 import { button, el } from "./dom.js";
-import { atNextDraw } from "./draw-tick.js";
+import { atNextSummaryDraw, whenDrawn } from "./draw-tick.js";
 import { HostsModel, keyId } from "./hosts-model.js";
 import { NotebookView } from "./notebook-view.js";
 import { drawHosts, tick } from "./sidebar.js";
@@ -152,23 +153,23 @@ function drawSidebar(): void {
     showNotebook: show,
   });
 }
-/** Redraws the sidebar once per draw at most (draw-tick.ts), however many messages came. */
+/** Redraws the sidebar once per summary draw at most (draw-tick.ts), however many messages came. */
 function drawSidebarSoon(): void {
   if (drawQueued) return;
   drawQueued = true;
-  atNextDraw(() => {
+  atNextSummaryDraw(() => {
     drawQueued = false;
     drawSidebar();
   });
 }
 
-/** Calls of the shown host to redraw at the next frame: a cell printing fast redraws its call once a frame. */
+/** Calls of the shown host to redraw at the next summary draw (draw-tick.ts): a run of cells redraws its call a few times a second. */
 const callsToRedraw = new Set<string>();
 function redrawCallsSoon(ids: string[]): void {
   const first = callsToRedraw.size === 0;
   for (const id of ids) callsToRedraw.add(id);
   if (!first) return;
-  atNextDraw(() => {
+  atNextSummaryDraw(() => {
     const h = timeline.host ? model.hosts.get(timeline.host) : undefined;
     const ids = [...callsToRedraw];
     callsToRedraw.clear();
@@ -236,21 +237,21 @@ function handle(m: HubMessage): void {
 
 let countQueued = false;
 /**
- * Counts a message taken. The count is written at the next draw, after the notebook views have
- * drawn theirs (they asked first): `data-applied` says the messages are on screen.
+ * Counts a message taken. The count is written after the draw that leaves nothing waiting (the
+ * notebooks, the sidebar and the timeline drawn): `data-applied` says the messages are on screen.
  */
 function count(): void {
   applied++;
   if (countQueued) return;
   countQueued = true;
-  atNextDraw(() => {
+  whenDrawn(() => {
     countQueued = false;
     doc.body.dataset.applied = String(applied);
   });
 }
 
 function connect(): void {
-  const source = new EventSource(doc.body.dataset.events || "api/events");
+  const source = new EventSource(doc.body.dataset.events || "api/events?batch=1");
   source.addEventListener("open", () => say("live"));
   source.addEventListener("error", () => say("disconnected: reconnecting…", true));
   source.addEventListener("state", (event: MessageEvent<string>) => {
@@ -270,11 +271,33 @@ function connect(): void {
       count();
       return;
     }
-    if (typeof value !== "object" || value === null || typeof (value as { type?: unknown }).type !== "string")
-      say("The server sent a message the page cannot use: it has no type", true);
-    else handle(value as HubMessage);
-    count();
+    take(value);
   });
+  // `?batch=1`: the messages of one of the server's writes, as one event (their JSON array).
+  source.addEventListener("batch", (event: MessageEvent<string>) => {
+    let values: unknown;
+    try {
+      values = JSON.parse(event.data);
+    } catch {
+      say("The server sent a batch that is not JSON", true);
+      count();
+      return;
+    }
+    if (!Array.isArray(values)) {
+      say("The server sent a batch that is not a list of messages", true);
+      count();
+      return;
+    }
+    for (const value of values) take(value);
+  });
+}
+
+/** One hub message off the stream: applied (or said to be unusable), and counted. */
+function take(value: unknown): void {
+  if (typeof value !== "object" || value === null || typeof (value as { type?: unknown }).type !== "string")
+    say("The server sent a message the page cannot use: it has no type", true);
+  else handle(value as HubMessage);
+  count();
 }
 
 noNotebook();

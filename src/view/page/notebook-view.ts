@@ -101,9 +101,14 @@ export class NotebookView {
         if (el) el.remove();
         break;
       }
-      case "changed":
-        this.dirty.add(cells[change.index].id);
+      case "changed": {
+        // A cell not drawn is drawn from the model when it comes into view: nothing to draw now (a
+        // run's cells below the view change many times a second, and each draw costs a frame).
+        const id = cells[change.index].id;
+        if (!this.drawn.has(id)) return undefined;
+        this.dirty.add(id);
         break;
+      }
     }
     // Drawn at the next draw (draw-tick.ts), with every message that came before it: a run's
     // hundreds of messages a second cost one patch per changed cell and one layout per draw.

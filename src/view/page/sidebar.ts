@@ -3,12 +3,14 @@
  * sessions (idle or busy, the cell running now and for how long, memory, calls waiting, the run
  * holding it) and their buttons (interrupt, restart, export as notebook), and its background runs.
  * Drawn whole from the model (a few dozen elements), and only when what it shows changed: a button
- * is not replaced under a person's pointer while a cell prints.
+ * is not replaced under a person's pointer while a cell prints. Which cell a busy session runs is
+ * patched in place (a notebook run moves on to the next cell many times a second; redrawing the
+ * whole sidebar for it cost the browser a layout and paint of all of it at each draw).
  */
 import { bytesRough, pluralBare } from "../../sys/units.js";
 import type { Action, Key, Session } from "./api.js";
 import { button, el } from "./dom.js";
-import { type Host, type HostsModel, keyId } from "./hosts-model.js";
+import { type CellRun, type Host, type HostsModel, keyId } from "./hosts-model.js";
 import { clock, duration, hostTitle, keyTitle } from "./words.js";
 
 export interface SidebarHandlers {
@@ -35,10 +37,13 @@ export function drawHosts(
     hosts.map((h) => [
       h.info,
       h.runs,
-      h.sessions.map((s) => [s, model.running(h, s.key)?.cellRun, on.notebookOf(h.info.id, s.key)]),
+      h.sessions.map((s) => [s, model.running(h, s.key) !== undefined, on.notebookOf(h.info.id, s.key)]),
     ]),
   ]);
-  if (drawn.get(into) === shows) return;
+  if (drawn.get(into) === shows) {
+    patchRunning(into, hosts, model);
+    return;
+  }
   drawn.set(into, shows);
   if (hosts.length === 0) {
     into.replaceChildren(el(doc, "p", "nb-empty", "No nbagent process of yours is running on this machine."));
@@ -115,10 +120,10 @@ function drawSession(
   li.dataset.key = keyId(s.key);
   const cell = model.running(h, s.key);
   if (cell && s.busy) {
-    const first = cell.code.split("\n").find((l) => l.trim() !== "") ?? "";
-    const code = el(doc, "code", "nb-running-code", first);
-    code.title = cell.code;
-    li.append(el(doc, "div", "nb-running", "running ", code, " for ", elapsed(doc, cell.startedAt)));
+    const running = el(doc, "div", "nb-running", "running ", el(doc, "code", "nb-running-code"), " for ");
+    running.append(elapsed(doc, cell.startedAt));
+    showRunning(running, cell);
+    li.append(running);
   } else if (s.busy) li.append(el(doc, "div", "nb-running", "a call holds it"));
   const notes: string[] = [];
   if (s.waiting) notes.push(`${pluralBare(s.waiting, "call")} waiting`);
@@ -154,6 +159,41 @@ function drawSession(
   if (nb) actions.append(button(doc, "nb-act nb-act-show", "Show", () => on.showNotebook(nb)));
   li.append(actions);
   return li;
+}
+
+/** The cell a drawn `.nb-running` line shows (by its cellRun). */
+const runningShown = new WeakMap<HTMLElement, number>();
+
+/** Makes a session's "running … for …" line show `cell` (its first line of code, since when). */
+function showRunning(running: HTMLElement, cell: CellRun): void {
+  if (runningShown.get(running) === cell.cellRun) return;
+  runningShown.set(running, cell.cellRun);
+  const code = running.querySelector<HTMLElement>(".nb-running-code");
+  const since = running.querySelector<HTMLElement>(".nb-elapsed");
+  if (code) {
+    code.textContent = cell.code.split("\n").find((l) => l.trim() !== "") ?? "";
+    code.title = cell.code;
+  }
+  if (since) {
+    since.dataset.since = String(cell.startedAt);
+    since.textContent = duration(Date.now() - cell.startedAt);
+  }
+}
+
+/** The sidebar as drawn, with each busy session's line brought to the cell it runs now. */
+function patchRunning(into: HTMLElement, hosts: Host[], model: HostsModel): void {
+  for (const h of hosts) {
+    const section = into.querySelector<HTMLElement>(
+      `:scope > section[data-host-id="${CSS.escape(h.info.id)}"]`,
+    );
+    if (!section) continue;
+    for (const li of section.querySelectorAll<HTMLElement>(":scope > .nb-sessions > li")) {
+      const running = li.querySelector<HTMLElement>(":scope > .nb-running");
+      const s = h.sessions.find((x) => keyId(x.key) === li.dataset.key);
+      const cell = s ? model.running(h, s.key) : undefined;
+      if (running && cell && running.querySelector(".nb-running-code")) showRunning(running, cell);
+    }
+  }
 }
 
 /** A span the page's clock keeps up to date: how long since `since`. */

@@ -26,8 +26,6 @@ export class Timeline {
   private readonly items = new Map<string, HTMLElement>();
   /** An open call's drawn cells (by cellRun) and what each showed: patched, not redrawn whole. */
   private readonly drawnCells = new Map<string, Map<number, { li: HTMLElement; signature: string }>>();
-  /** Scrolled to the end (kept from scroll events: reading the layout at each update costs a reflow). */
-  private atEnd = true;
   private readonly list: HTMLOListElement;
   private readonly title: HTMLElement;
 
@@ -37,10 +35,10 @@ export class Timeline {
   ) {
     this.title = el(doc, "h2", "nb-timeline-title", "Tool calls");
     this.list = el(doc, "ol", "nb-calls");
-    root.replaceChildren(this.title, this.list);
-    root.addEventListener("scroll", () => {
-      this.atEnd = root.scrollTop + root.clientHeight >= root.scrollHeight - 4;
-    });
+    // The root scrolls from its end (page.css: a column-reverse flex box around one wrapper): at the
+    // end it stays there as calls and cells arrive, with no scroll of the page's own — a scroll at
+    // each draw cost the browser a second frame (its scroll events, a hover test) per draw.
+    root.replaceChildren(el(doc, "div", "nb-timeline-inner", this.title, this.list));
   }
 
   get host(): string | undefined {
@@ -61,9 +59,8 @@ export class Timeline {
     this.list.replaceChildren();
     if (h.calls.length === 0) this.list.append(el(this.doc, "li", "nb-empty", "No tool call yet."));
     for (const c of h.calls) this.update(h, c.callId);
-    // The latest call is what a person came for.
-    this.root.scrollTop = this.root.scrollHeight;
-    this.atEnd = true;
+    // The latest call is what a person came for: the end (0, the root scrolls from its end).
+    this.root.scrollTop = 0;
   }
 
   /** Redraws the calls a change named (a new one is added at the end; one the host forgot goes). */
@@ -86,15 +83,12 @@ export class Timeline {
   private update(h: Host, callId: string): void {
     const call = h.calls.find((c) => c.callId === callId);
     if (!call) return;
-    const scroller = this.root;
-    const atEnd = this.atEnd;
     const old = this.items.get(callId);
     const cells = h.cells.filter((c) => c.callId === callId);
     // A call still running: only its cells that changed are drawn again (a run of hundreds of cells
     // would otherwise be rebuilt whole at every frame it prints in).
     if (old && !call.ended && old.classList.contains("nb-call-open")) {
       this.patchCells(old, callId, cells);
-      if (atEnd) scroller.scrollTop = scroller.scrollHeight;
       return;
     }
     const opened = new Set<number>();
@@ -111,8 +105,8 @@ export class Timeline {
       this.list.append(fresh);
     }
     this.items.set(callId, fresh);
-    // Scrolled to the end, the timeline stays there as calls start and end (a person follows the agent).
-    if (atEnd) scroller.scrollTop = scroller.scrollHeight;
+    // Scrolled to the end, the timeline stays there as calls start and end (a person follows the
+    // agent): the root scrolls from its end, so the browser keeps it there itself.
   }
 
   private drawCall(call: Call, cells: CellRun[], opened: Set<number>): HTMLElement {
