@@ -12,11 +12,8 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { resolveSettings } from "../src/runtime/settings.js";
-import { createToolbox } from "../src/tools/index.js";
+import { mcpSides } from "./mcp.js";
 import { arg, median } from "./types.js";
 
 const HOOK = resolve("bench/mcp-timeline-hook.cjs");
@@ -28,18 +25,8 @@ const PARAMS = { cells: [{ code: "1+1" }] };
 
 const root = mkdtempSync(join(tmpdir(), "nbagent-bench-mcp-timeline-"));
 const out = join(root, "server-stamps.txt");
-const toolbox = createToolbox({
-  settings: resolveSettings({}, process.env),
-  cwd: root,
-  runtime: { stateRoot: root },
-});
-const tool = toolbox.tools.find((t) => t.name === "python")!;
-const client = new Client({ name: "nbagent-bench", version: "0" });
-const transport = new StdioClientTransport({
-  command: process.execPath,
-  args: ["--require", HOOK, "dist/cli/nbagent.js", "mcp", "--cwd", root],
-  env: { ...(process.env as Record<string, string>), NBAGENT_STATE_DIR: root, NBAGENT_TIMELINE_OUT: out },
-  stderr: "inherit",
+const { toolbox, tool, client, transport } = mcpSides(root, ["--require", HOOK], {
+  NBAGENT_TIMELINE_OUT: out,
 });
 await client.connect(transport);
 // The client's own transport, stamped where it writes and where it hands a message on.

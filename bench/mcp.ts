@@ -29,9 +29,12 @@ function text(r: unknown): string {
 
 const ms = (x: number) => `${x.toFixed(3)} ms`;
 
-export async function run(): Promise<BenchSection> {
-  if (!existsSync("dist/cli/nbagent.js")) throw new Error("build first: npm run build");
-  const root = mkdtempSync(join(tmpdir(), "nbagent-bench-mcp-"));
+/**
+ * The two sides every MCP bench compares, both with their state in `root`: the python tool object in
+ * this process, and the official SDK client with a stdio transport to the built `nbagent mcp`
+ * (`nodeArgs` before the script, e.g. a preloaded hook; `env` added to the server's). Not connected.
+ */
+export function mcpSides(root: string, nodeArgs: string[] = [], env: Record<string, string> = {}) {
   const toolbox = createToolbox({
     settings: resolveSettings({}, process.env),
     cwd: root,
@@ -41,10 +44,17 @@ export async function run(): Promise<BenchSection> {
   const client = new Client({ name: "nbagent-bench", version: "0" });
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: ["dist/cli/nbagent.js", "mcp", "--cwd", root],
-    env: { ...(process.env as Record<string, string>), NBAGENT_STATE_DIR: root },
+    args: [...nodeArgs, "dist/cli/nbagent.js", "mcp", "--cwd", root],
+    env: { ...(process.env as Record<string, string>), NBAGENT_STATE_DIR: root, ...env },
     stderr: "inherit",
   });
+  return { toolbox, tool, client, transport };
+}
+
+export async function run(): Promise<BenchSection> {
+  if (!existsSync("dist/cli/nbagent.js")) throw new Error("build first: npm run build");
+  const root = mkdtempSync(join(tmpdir(), "nbagent-bench-mcp-"));
+  const { toolbox, tool, client, transport } = mcpSides(root);
   const rounds: { mcp: number; direct: number; diff: number }[] = [];
   const pings: number[] = [];
   try {

@@ -30,6 +30,34 @@ after(() => rmSync(root, { recursive: true, force: true }));
 
 const NO_HANDLER_HOOK =
   "this ipykernel has no post_handler_hook/shell_stream to hold a cell between its reply and idle";
+/**
+ * Python for a cell that, after its reply and before its idle (ipykernel 6's post_handler_hook, for
+ * this request only), pushes the reply out and waits up to 20 s for the next request on the shell
+ * socket (`queued` says whether it came), then runs `then` (4-space indented lines). `orig`: when
+ * ipykernel's own hook runs — "first" (SIGINT ignored again, as between any two requests), "last",
+ * or "never" (the cell ends the kernel).
+ */
+function afterReply(
+  then: string[],
+  orig: "first" | "last" | "never" = "last",
+  before: string[] = [],
+): string {
+  return [
+    ...before,
+    "import os, time, zmq",
+    "_k = get_ipython().kernel",
+    "_orig = _k.post_handler_hook",
+    "def _hook():",
+    "    _k.post_handler_hook = _orig",
+    ...(orig === "first" ? ["    _orig()"] : []),
+    "    _k.shell_stream.flush(zmq.POLLOUT)",
+    "    queued = _k.shell_stream.socket.poll(20000, zmq.POLLIN)",
+    ...then,
+    ...(orig === "last" ? ["    _orig()"] : []),
+    "_k.post_handler_hook = _hook",
+  ].join("\n");
+}
+
 const text = (r: ToolResult<PythonToolDetails>) => (r.content[0] as { text: string }).text;
 const py = (s: string) => JSON.stringify(s);
 let nth = 0;
@@ -152,18 +180,7 @@ for (const backend of backendCases())
       // for the next request to arrive on the shell socket. Sent at the reply, it comes; sent after
       // the idle, it cannot (the idle is not published until the wait ends), and the wait times out.
       const seen = fresh("seen");
-      const hold = [
-        "import zmq",
-        "_k = get_ipython().kernel",
-        "_orig = _k.post_handler_hook",
-        "def _hook():",
-        "    _k.post_handler_hook = _orig",
-        "    _k.shell_stream.flush(zmq.POLLOUT)",
-        "    queued = _k.shell_stream.socket.poll(20000, zmq.POLLIN)",
-        `    open(${py(seen)}, 'w').write('queued' if queued else 'not queued')`,
-        "    _orig()",
-        "_k.post_handler_hook = _hook",
-      ].join("\n");
+      const hold = afterReply([`    open(${py(seen)}, 'w').write('queued' if queued else 'not queued')`]);
       const r = await call({ cells: [{ code: hold }, { code: "print('next')" }], timeout: 60 });
       assert.equal(r.isError, undefined, text(r));
       assert.equal(readFileSync(seen, "utf8"), "queued");
@@ -226,23 +243,17 @@ for (const backend of backendCases())
      * is queued behind it, not running.
      */
     const holdUntilInterrupt = (held: string) =>
-      [
-        "queued_kept = 1",
-        "import time, zmq",
-        "_k = get_ipython().kernel",
-        "_orig = _k.post_handler_hook",
-        "def _hook():",
-        "    _k.post_handler_hook = _orig",
-        "    _k.shell_stream.flush(zmq.POLLOUT)",
-        "    queued = _k.shell_stream.socket.poll(20000, zmq.POLLIN)",
-        `    open(${py(held)}, 'w').write('queued' if queued else 'not queued')`,
-        "    try:",
-        "        for _ in range(600): time.sleep(0.05)",
-        "    except KeyboardInterrupt:",
-        `        open(${py(held)}, 'a').write(' interrupted')`,
-        "    _orig()",
-        "_k.post_handler_hook = _hook",
-      ].join("\n");
+      afterReply(
+        [
+          `    open(${py(held)}, 'w').write('queued' if queued else 'not queued')`,
+          "    try:",
+          "        for _ in range(600): time.sleep(0.05)",
+          "    except KeyboardInterrupt:",
+          `        open(${py(held)}, 'a').write(' interrupted')`,
+        ],
+        "last",
+        ["queued_kept = 1"],
+      );
 
     test("an interrupt while the cell sent ahead is queued: the kernel does not pass it on, the grace restarts it, nothing after runs", async (t) => {
       if (!(await hasHandlerHook())) return t.skip(NO_HANDLER_HOOK);
@@ -289,22 +300,16 @@ for (const backend of backendCases())
       // Cell 1, after its reply: ipykernel's own post_handler_hook first (SIGINT ignored again, as
       // between any two requests), then a wait there until the next request is queued and the call
       // was cancelled. An interrupt sent at the cancel would be ignored and cell 2 would run on.
-      const hold = [
-        "kept = 41",
-        "import os, time, zmq",
-        "_k = get_ipython().kernel",
-        "_orig = _k.post_handler_hook",
-        "def _hook():",
-        "    _k.post_handler_hook = _orig",
-        "    _orig()",
-        "    _k.shell_stream.flush(zmq.POLLOUT)",
-        "    _k.shell_stream.socket.poll(20000, zmq.POLLIN)",
-        `    open(${py(held)}, 'w').close()`,
-        "    for _ in range(400):",
-        `        if os.path.exists(${py(cancelled)}): break`,
-        "        time.sleep(0.05)",
-        "_k.post_handler_hook = _hook",
-      ].join("\n");
+      const hold = afterReply(
+        [
+          `    open(${py(held)}, 'w').close()`,
+          "    for _ in range(400):",
+          `        if os.path.exists(${py(cancelled)}): break`,
+          "        time.sleep(0.05)",
+        ],
+        "first",
+        ["kept = 41"],
+      );
       const long = "import time\nwhile True: time.sleep(0.05)";
       const abort = new AbortController();
       const running = call(
@@ -381,15 +386,7 @@ for (const backend of backendCases())
       if (!(await hasHandlerHook())) return t.skip(NO_HANDLER_HOOK);
       const marker = fresh("ran");
       // Cell 1 replies, waits for cell 2's request to arrive, and then ends the kernel before its idle.
-      const die = [
-        "import os, zmq",
-        "_k = get_ipython().kernel",
-        "def _hook():",
-        "    _k.shell_stream.flush(zmq.POLLOUT)",
-        "    _k.shell_stream.socket.poll(20000, zmq.POLLIN)",
-        "    os._exit(1)",
-        "_k.post_handler_hook = _hook",
-      ].join("\n");
+      const die = afterReply(["    os._exit(1)"], "never");
       const second = `open(${py(marker)}, 'w').close()`;
       const r = await call({ cells: [{ code: die }, { code: second }, { code: "print(3)" }] });
       assert.deepEqual(sentAhead, [second]);
