@@ -8,6 +8,7 @@ import { dirname } from "node:path";
 for (const [from, to] of [
   ["src/runtime/prelude.py", "dist/runtime/prelude.py"],
   ["src/kernel/local/forkserver.py", "dist/kernel/local/forkserver.py"],
+  ["src/kernel/local/endkernel.py", "dist/kernel/local/endkernel.py"],
   // The nbformat schemas' licence: the validators compiled from them ship in dist.
   ["src/notebook/schema/LICENSE.md", "dist/notebook/schema/LICENSE.md"],
   ["src/kernel/local/pidns.py", "dist/kernel/local/pidns.py"],

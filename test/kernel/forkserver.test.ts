@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { type ConnectedKernel, createLocalBackend, resolveKernelSpec } from "../../src/kernel/index.js";
 import { forkPlan, startupSignature } from "../../src/kernel/local/forkserver.js";
 import { ForkedKernelProcess } from "../../src/kernel/local/forkserver-kernel.js";
+import { LocalKernelProcess } from "../../src/kernel/local/launcher.js";
 import { localBackendOptions } from "../../src/runtime/settings.js";
 import { testSettings } from "../settings.js";
 import { childrenOf, exitMidExecution, groupMembers, pidAlive, waitUntil } from "./helpers.js";
@@ -306,6 +307,55 @@ describe("fork server", { concurrency: true }, () => {
         assert.equal(readFileSync(join(dir, "atexit.txt"), "utf8"), "handler ran");
         assert.equal(readFileSync(join(dir, "text.txt"), "utf8"), "buffered text");
         assert.equal(readFileSync(join(dir, "raw.bin"), "utf8"), "buffered bytes");
+      }
+    } finally {
+      await own.dispose();
+    }
+  });
+
+  test("a kernel started directly ends the same way: atexit handlers, open files flushed, no teardown", async () => {
+    // The direct launcher (src/kernel/local/watchdog.ts) ends ipykernel_launcher with endkernel.py's
+    // end_kernel, as forked kernels end: what Python promises at exit happens, and the
+    // interpreter's teardown (it calls __del__ of objects still alive) does not.
+    const own = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer: false });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const dir = await mkdtemp(join(tmpdir(), "nbagent-direct-exit-"));
+        const kernel = await own.startKernel({ cwd: dir });
+        assert.ok(launchedOf(kernel) instanceof LocalKernelProcess, "started directly");
+        const r = await kernel.execute(
+          [
+            "import atexit, pathlib, threading, time",
+            "atexit.register(lambda: pathlib.Path('atexit.txt').write_text('handler ran'))",
+            "text = open('text.txt', 'w')",
+            "text.write('buffered text')",
+            "raw = open('raw.bin', 'wb')",
+            "raw.write(b'buffered bytes')",
+            // Kept where IPython's exit handler (which clears the user's namespace) does not reach:
+            // only the interpreter's teardown would call its __del__.
+            "import os, sys",
+            "class Mark:",
+            "    def __del__(self, _open=os.open, _write=os.write, _close=os.close, _flags=os.O_WRONLY | os.O_CREAT, _path=os.path.abspath('teardown.txt')):",
+            "        fd = _open(_path, _flags, 0o600); _write(fd, b'teardown ran'); _close(fd)",
+            "sys.nbagent_test_mark = Mark()",
+            "late = threading.Thread(target=lambda: (time.sleep(0.3), pathlib.Path('thread.txt').write_text('joined')))",
+            "late.start()",
+            "print('registered', pathlib.Path('text.txt').stat().st_size, pathlib.Path('raw.bin').stat().st_size)",
+          ].join("\n"),
+        );
+        assert.equal(r.text, "registered 0 0\n", "the writes are still in their buffers");
+        const launched = launchedOf(kernel) as LocalKernelProcess;
+        await kernel.shutdown();
+        assert.equal(await launched.exited, "exit code 0", `kernel ${i} ended by itself`);
+        assert.equal(readFileSync(join(dir, "atexit.txt"), "utf8"), "handler ran");
+        assert.equal(readFileSync(join(dir, "text.txt"), "utf8"), "buffered text");
+        assert.equal(readFileSync(join(dir, "raw.bin"), "utf8"), "buffered bytes");
+        assert.equal(
+          readFileSync(join(dir, "thread.txt"), "utf8"),
+          "joined",
+          "a non-daemon thread is joined",
+        );
+        assert.equal(existsSync(join(dir, "teardown.txt")), false, "no interpreter teardown");
       }
     } finally {
       await own.dispose();

@@ -100,7 +100,16 @@ if a and a[0] == "--exec":
 elif a and a[0] == "-m":
     import runpy
     sys.argv = a[1:]
-    runpy.run_module(a[1], run_name="__main__", alter_sys=True)
+    try:
+        runpy.run_module(a[1], run_name="__main__", alter_sys=True)
+        code = 0
+    except SystemExit as err:
+        code = _exit_code(err)
+    except BaseException:
+        import traceback
+        traceback.print_exc()
+        code = 1
+    end_kernel(code)
 else:
     os.execv(sys.executable, [sys.executable] + a)
 `;
@@ -113,9 +122,12 @@ export function watchdogSource(): string {
   return source;
 }
 
-/** limits.py and pidns.py, in that order: what the kernel's relay and init run (one namespace). */
+/**
+ * limits.py, pidns.py and endkernel.py, in that order: what the kernel's relay and init run, and how
+ * a directly started kernel ends (one namespace).
+ */
 export function isolationSource(): string {
-  return ["limits.py", "pidns.py"]
+  return ["limits.py", "pidns.py", "endkernel.py"]
     .map((f) => readFileSync(assetPath(`kernel/local/${f}`), "utf8"))
     .join("\n");
 }
