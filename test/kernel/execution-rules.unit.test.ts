@@ -208,24 +208,30 @@ test("a time limit the cell ignores: interrupt, then after the grace a restart t
   assert.deepEqual(kinds(r.notices), ["timed-out", "restarted-after-interrupt"]);
 });
 
-test("an abort before the kernel begins the request: the interrupt waits for its execute_input (docs/runs.md)", async () => {
+/** A host whose call is aborted as its execute_request is sent (still queued: nothing announced yet). */
+function abortedAtSend(): { h: Host; controller: AbortController; request: () => JupyterMessage } {
   const h = host();
   const controller = new AbortController();
-  let request!: JupyterMessage;
+  let request: JupyterMessage | undefined;
   h.kernel.onSend = ({ msg }) => {
     if (msg.header.msg_type === "execute_request") {
       request = msg;
-      controller.abort(); // still queued in the kernel: nothing announced yet
+      controller.abort();
     }
   };
+  return { h, controller, request: () => request! };
+}
+
+test("an abort before the kernel begins the request: the interrupt waits for its execute_input (docs/runs.md)", async () => {
+  const { h, controller, request } = abortedAtSend();
   const running = h.run("while True: pass", { signal: controller.signal, interruptBeforeBeginMs: 60_000 });
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(h.interrupts, 0, "not while the kernel has not begun it");
-  h.kernel.answer(request, "iopub", "execute_input", { code: "while True: pass", execution_count: 1 });
+  h.kernel.answer(request(), "iopub", "execute_input", { code: "while True: pass", execution_count: 1 });
   assert.equal(h.interrupts, 1, "at its execute_input");
-  h.kernel.answer(request, "iopub", "error", { ename: "KeyboardInterrupt", evalue: "", traceback: [] });
-  h.kernel.reply(request, { status: "error", ename: "KeyboardInterrupt", evalue: "", traceback: [] });
-  h.kernel.idle(request);
+  h.kernel.answer(request(), "iopub", "error", { ename: "KeyboardInterrupt", evalue: "", traceback: [] });
+  h.kernel.reply(request(), { status: "error", ename: "KeyboardInterrupt", evalue: "", traceback: [] });
+  h.kernel.idle(request());
   const r = await running;
   assert.equal(r.cancelled, true);
   assert.equal(h.interrupts, 1);
@@ -233,19 +239,11 @@ test("an abort before the kernel begins the request: the interrupt waits for its
 });
 
 test("a kernel that never announces execute_input gets the interrupt after the wait", async () => {
-  const h = host();
-  const controller = new AbortController();
-  let request!: JupyterMessage;
-  h.kernel.onSend = ({ msg }) => {
-    if (msg.header.msg_type === "execute_request") {
-      request = msg;
-      controller.abort();
-    }
-  };
+  const { h, controller, request } = abortedAtSend();
   // The interrupt lands: the cell ends (without any execute_input).
   h.onInterrupt = () => {
-    h.kernel.reply(request, { status: "error", ename: "KeyboardInterrupt", evalue: "", traceback: [] });
-    h.kernel.idle(request);
+    h.kernel.reply(request(), { status: "error", ename: "KeyboardInterrupt", evalue: "", traceback: [] });
+    h.kernel.idle(request());
   };
   const r = await h.run("x", { signal: controller.signal, interruptBeforeBeginMs: 1 });
   assert.equal(h.interrupts, 1);

@@ -86,3 +86,19 @@ def _exit_code(err):
     except Exception:
         pass
     return 1
+
+
+def run_and_end(run):
+    """Runs a kernel (`run()`), then ends the process with end_kernel and the exit status the
+    interpreter would give it (0, an uncaught SystemExit's code, or 1 after printing the error)."""
+    try:
+        run()
+        code = 0
+    except SystemExit as err:
+        code = _exit_code(err)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    end_kernel(code)

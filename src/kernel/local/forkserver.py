@@ -425,12 +425,4 @@ if __name__ == "__main__":
     _request = main()
     # Only a forked child gets here: it runs the kernel and then ends (end_kernel) — never back
     # into the server's loop.
-    try:
-        run_kernel(_request)
-        _code = 0
-    except SystemExit as _err:
-        _code = _exit_code(_err)
-    except BaseException:
-        traceback.print_exc()
-        _code = 1
-    end_kernel(_code)
+    run_and_end(lambda: run_kernel(_request))

@@ -100,16 +100,7 @@ if a and a[0] == "--exec":
 elif a and a[0] == "-m":
     import runpy
     sys.argv = a[1:]
-    try:
-        runpy.run_module(a[1], run_name="__main__", alter_sys=True)
-        code = 0
-    except SystemExit as err:
-        code = _exit_code(err)
-    except BaseException:
-        import traceback
-        traceback.print_exc()
-        code = 1
-    end_kernel(code)
+    run_and_end(lambda: runpy.run_module(a[1], run_name="__main__", alter_sys=True))
 else:
     os.execv(sys.executable, [sys.executable] + a)
 `;
