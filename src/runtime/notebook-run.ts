@@ -332,10 +332,12 @@ class NotebookRun {
    * run is found in the file as the run holds it (no change seen since it was read) and its request
    * sent now, before this cell's idle and its bookkeeping. True when one was sent.
    */
-  private replied(k: number, allowsErrors: boolean, reply: ReplySeen): boolean {
+  private replied(k: number, reply: ReplySeen): boolean {
     const send = this.options.sendAhead;
     if (!send || reply.interrupted || reply.status === "aborted") return false;
-    if (reply.status === "error" && !allowsErrors) return false;
+    // Not after an error, even an allowed one: a kernel other than IPython (IRkernel) may drop a
+    // request that arrives while it ends an error, and the run would wait for it for ever.
+    if (reply.status !== "ok") return false;
     if (this.stopped || this.options.signal?.aborted || this.timedError || this.saveError) return false;
     // The file may have changed (one synchronous stat): the next cell is found after reading it
     // again, at its turn, as without pipelining.
@@ -478,7 +480,6 @@ class NotebookRun {
       : this.carry(cell, index, code, report);
     entry.report = report;
     entry.source = code;
-    const allowsErrors = options.allowErrors === true || tags(cell).includes(RAISES_TAG);
     this.running = { entry, before };
     if (options.recordTiming) (cell.metadata as Record<string, unknown>).execution = {};
     const collector = new CellOutputCollector({
@@ -500,7 +501,7 @@ class NotebookRun {
         timeoutMs,
         onIOPub: (msg) => collector.handle(msg),
         ...(ahead && { ahead: ahead.sent }),
-        ...(options.sendAhead && { onReply: (reply) => this.replied(position, allowsErrors, reply) }),
+        ...(options.sendAhead && { onReply: (reply) => this.replied(position, reply) }),
       })
       .catch(async (err: unknown) => {
         // The run ends here: what completed goes into the file (this cell as it was), as before.
