@@ -121,6 +121,12 @@ if (only !== "pi") {
   const bundleName = basename(bundleFile.path);
   // A script run from a code cache has no import() in node 20 ("A dynamic import callback was not
   // specified"): a package left outside is required (createRequire), never import()ed.
+  // One byte a character: V8 then keeps the 1.5 MB source as a one-byte string, which node reads
+  // in well under a millisecond; a single non-ASCII character (esbuild leaves them in regular
+  // expression literals) made it a two-byte string, 5-10 ms to decode on every command. Sources
+  // write such characters in a regular expression as \u escapes.
+  const wide = /.{0,60}[^\x00-\x7f].{0,20}/.exec(bundleFile.text);
+  if (wide) throw new Error(`the CLI bundle is not ASCII: ${wide[0]} (use a \\u escape in the source)`);
   const dynamic = /\bimport\(\s*["'`]([^"'`]+)/.exec(bundleFile.text);
   if (dynamic) throw new Error(`the CLI bundle keeps import("${dynamic[1]}"): require it instead`);
   // The entry, dist/cli/nbagent.js: `nbagent --version` prints the version written in here and

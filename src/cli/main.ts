@@ -2,10 +2,13 @@
 /**
  * The nbagent command line: a thin adapter over the tool objects. Subcommands are registered in
  * commands.ts; `nbagent --help` lists them and `nbagent <command> --help` describes one. This entry
- * imports nothing up front: `--version` reads the package's version and ends, every other call
+ * imports nothing up front but node:url (loaded by node's own start; a dynamic import() of it would
+ * start node's ES module loader, a few ms of a short command): `--version` reads the package's version and ends, every other call
  * loads the dispatcher (dispatch.ts) — built, from the CommonJS bundle beside this file and its V8
  * code cache (code-cache.ts), so a short command compiles almost nothing.
  */
+
+import { fileURLToPath } from "node:url";
 
 /** The package's version, written in by the bundle (scripts/bundle.mjs); undefined run from source. */
 declare const __NBAGENT_VERSION__: string | undefined;
@@ -21,7 +24,7 @@ async function main(argv: string[]): Promise<number> {
   const { dispatch } =
     typeof __NBAGENT_CLI_BUNDLE__ === "string"
       ? (await import("./code-cache.js")).loadCliBundle(
-          (await import("node:url")).fileURLToPath(new URL(__NBAGENT_CLI_BUNDLE__, import.meta.url)),
+          fileURLToPath(new URL(__NBAGENT_CLI_BUNDLE__, import.meta.url)),
         )
       : await import("./dispatch.js");
   return dispatch(argv);

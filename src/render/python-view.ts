@@ -106,13 +106,14 @@ function statusLine(
 
 /** Styles one line of the model's output text: cut markers and notices stand out. */
 function outputLine(line: string, t: RenderTheme): string {
-  if (/^… \[.*(not shown|shown before)\]$/.test(line)) return t.fg("dim", line);
+  // \u2026 is the ellipsis: the built CLI must stay ASCII (scripts/bundle.mjs).
+  if (/^\u2026 \[.*(not shown|shown before)\]$/.test(line)) return t.fg("dim", line);
   if (
     /^\[cell .*(artifact:\/\/|could not be saved)/.test(line) ||
     /^\[cell [^\]]*: [\d,]+ lines? \(/.test(line)
   )
     return t.fg("warning", line);
-  if (/… \[line cut: [\d,]+ more characters\]$/.test(line)) {
+  if (/\u2026 \[line cut: [\d,]+ more characters\]$/.test(line)) {
     const at = line.lastIndexOf("… [line cut:");
     return line.slice(0, at) + t.fg("dim", line.slice(at));
   }
@@ -240,7 +241,7 @@ export function pythonResultLines(
         ...block(
           // a separator rule (IPython's 75 dashes) is drawn to the width, not wrapped
           body.map((l) =>
-            outputLine(/^([-=_─━])\1{9,}$/.test(l) ? l.slice(0, Math.max(10, o.width - 2)) : l, t),
+            outputLine(/^([-=_\u2500\u2501])\1{9,}$/.test(l) ? l.slice(0, Math.max(10, o.width - 2)) : l, t),
           ),
           o,
           COLLAPSED.output,

@@ -26,8 +26,11 @@ interface KeptImage {
   displayId?: string;
 }
 
-/** A placeholder in the text; the cell is named as the text names cells. */
-const PLACEHOLDER = /\[image #(\d+) · cell (-?\d+)\]/g;
+/**
+ * A placeholder in the text; the cell is named as the text names cells. (`\u00b7` is the middle dot:
+ * the built CLI must stay ASCII, scripts/bundle.mjs.)
+ */
+const PLACEHOLDER = /\[image #(\d+) \u00b7 cell (-?\d+)\]/g;
 
 function placeholder(seq: number, name: number): string {
   return `[image #${seq} · cell ${name}]`;
