@@ -6,12 +6,21 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { type AnyToolDescriptor, createToolbox, TOOL_DESCRIPTORS } from "../tools/index.js";
-import { serveViewSocket } from "../view/host.js";
+import { serveViewSocketLater } from "../view/host-later.js";
 import type { Command } from "./command.js";
 import { resultJson, resultText } from "./output.js";
 import { readParams, sessionName, UsageError } from "./params.js";
-import { interruptExitCode, OUTPUT_CLOSED_EXIT, stdoutClosed, withInterruptSignal } from "./posix-signals.js";
+import {
+  interruptExitCode,
+  OUTPUT_CLOSED_EXIT,
+  stdoutClosed,
+  withInterruptSignal,
+  writeOutput,
+} from "./posix-signals.js";
 import { parsedOrUsage } from "./usage.js";
+
+/** How long a call runs before its stdout is watched (withInterruptSignal). */
+const WATCH_OUTPUT_AFTER_MS = 200;
 
 const USAGE =
   "usage: nbagent call <tool> <params|@FILE|-> [--session NAME] [--gateway URL] [--cwd DIR] [--json]";
@@ -63,7 +72,8 @@ export const callCommand: Command = {
     // One call, then the process ends: nothing can go on in the background, so the call is waited
     // for to its end (its timeout bounds it; docs/runs.md).
     const toolbox = createToolbox({ cwd, settings, runtime: { sessionName: session }, background: false });
-    const view = await serveViewSocket(toolbox, "call", cwd);
+    // Its view socket opens if the call lasts (a read or edit ends first; view/host-later.ts).
+    const view = serveViewSocketLater(toolbox, "call", cwd);
     try {
       const tool = toolbox.find(toolName)?.tool;
       if (!tool) {
@@ -72,18 +82,20 @@ export const callCommand: Command = {
         return 2;
       }
       let interrupted: number | undefined;
+      // stdout is watched for a reader that goes away (ending the call) only once the call has
+      // lasted; a short one writes straight to the descriptor (posix-signals.ts writeOutput).
       const result = await withInterruptSignal((signal) => {
         signal.addEventListener("abort", () => {
           interrupted = interruptExitCode(signal);
         });
         return tool.execute(`cli-${process.pid}`, params, signal);
-      });
-      process.stdout.write(`${json ? resultJson(result) : resultText(result)}\n`);
+      }, WATCH_OUTPUT_AFTER_MS);
+      writeOutput(`${json ? resultJson(result) : resultText(result)}\n`);
       // The reader closed stdout (EPIPE): end quietly (docs/cli.md).
       if (stdoutClosed()) return OUTPUT_CLOSED_EXIT;
       return interrupted ?? (result.isError ? 1 : 0);
     } finally {
-      await view?.close();
+      await view.close();
       await toolbox.dispose();
     }
   },

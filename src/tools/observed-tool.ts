@@ -17,7 +17,9 @@ export function observedTool<P, D>(tool: Tool<P, D>, events: EventBus): Tool<P, 
     async execute(toolCallId, params, signal, onUpdate) {
       if (!events.active) return tool.execute(toolCallId, params, signal, onUpdate);
       const callId = `${process.pid}-${++calls}`;
-      const started = performance.now();
+      // hrtime, not performance.now(): the first use of `performance` loads node's perf_hooks, a
+      // few ms of a short command (docs/architecture.md, "How the built command starts").
+      const started = process.hrtime.bigint();
       events.emit({ type: "call-started", callId, tool: tool.name, params: clipped(params) });
       let result: ToolResult<D> | undefined;
       try {
@@ -29,7 +31,7 @@ export function observedTool<P, D>(tool: Tool<P, D>, events: EventBus): Tool<P, 
           type: "call-ended",
           callId,
           tool: tool.name,
-          durationMs: Math.round(performance.now() - started),
+          durationMs: Math.round(Number(process.hrtime.bigint() - started) / 1e6),
           texts,
           images: result ? result.content.filter((c) => c.type === "image").length : 0,
           // No result: the tool threw (its adapter words that failure).

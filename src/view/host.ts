@@ -68,6 +68,8 @@ export async function serveViewSocket(
   kind: HostKind,
   cwd: string,
   env: NodeJS.ProcessEnv = process.env,
+  /** Events the host had before its socket (host-later.ts): a late viewer's snapshot holds them. */
+  earlier: StampedEvent[] = [],
 ): Promise<ViewHost | undefined> {
   if (env.NBAGENT_VIEW === "0") return undefined;
   const dir = viewSocketDir();
@@ -75,7 +77,7 @@ export async function serveViewSocket(
   const id = `${process.pid}-${randomBytes(4).toString("hex")}`;
   const path = join(dir, `host-${id}.sock`);
   const info: HostInfo = { id, pid: process.pid, kind, cwd, startedAt: Date.now() };
-  const state = new HostState(toolbox, info);
+  const state = new HostState(toolbox, info, earlier);
   const sockets = new Set<Socket>();
   const server: Server = createServer((socket) => {
     sockets.add(socket);
@@ -153,7 +155,9 @@ class HostState {
   constructor(
     private readonly toolbox: Toolbox,
     readonly info: HostInfo,
+    earlier: StampedEvent[],
   ) {
+    this.pending = [...earlier];
     this.stop = toolbox.runtime.events.listen((e) => {
       this.pending.push(e);
       this.later ??= setImmediate(() => this.notePending()).unref();
