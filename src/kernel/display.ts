@@ -4,9 +4,10 @@
  * with turndown + GFM tables) > text/latex > application/json (compact), structured json/image
  * captured — or into status events (no text). `unseenOutputs` lists what no text or image carries (docs/output.md).
  */
-import { randomUUID } from "node:crypto";
+
 import { createRequire } from "node:module";
 import type TurndownService from "turndown";
+import { randomUUID } from "../sys/crypto.js";
 import { type IdStyles, idStyles, type TableNode, tableMarkdown } from "./html-table.js";
 import type { DisplayDataContent } from "./messages.js";
 import type { DisplayOutput, StatusEvent } from "./types.js";

@@ -9,7 +9,7 @@
  * unique sentinel string, JSON.parse runs natively, and a walk puts RawNumber objects back.
  * The serialiser prints a RawNumber's text verbatim.
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../sys/crypto.js";
 
 /** Set by the serialiser while it runs JSON.stringify: RawNumber.toJSON then emits a marker. */
 let rawMarker: string | undefined;

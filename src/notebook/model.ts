@@ -2,7 +2,7 @@
  * The in-memory notebook: nbformat 4.x JSON as parsed (numbers kept verbatim, unknown fields kept),
  * plus the few operations nbagent performs on it. No kernel knowledge lives here.
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../sys/crypto.js";
 import { pluralBare } from "../sys/units.js";
 import type { JsonObject, JsonValue } from "./json.js";
 import { RawNumber } from "./json.js";

@@ -9,7 +9,7 @@
  * objects copied from a file that had its own unsorted key order (keepKeyOrder: a Colab cell), which
  * keep it.
  */
-import { randomBytes } from "node:crypto";
+import { randomBytes } from "../sys/crypto.js";
 import { RawNumber, withRawMarker } from "./json.js";
 
 /** Python's `repr(float)`: shortest round-trip digits, exponent form outside 1e-4 <= |x| < 1e16. */

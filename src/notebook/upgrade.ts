@@ -11,7 +11,7 @@
  * it is unchanged: a `cell_id` from a `read` still names its cell in the next call, and a run whose
  * file another writer changed before its first save still finds the cells that writer left alone. Rules: docs/notebook-tool.md ("nbformat 3 notebooks").
  */
-import { createHash } from "node:crypto";
+import { createHash } from "../sys/crypto.js";
 import { type JsonObject, type JsonValue, parseJson, RawNumber } from "./json.js";
 import { splitLines, splitOutputLines } from "./lines.js";
 import { type Cell, type Notebook, NotebookStructureError } from "./model.js";

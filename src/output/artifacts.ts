@@ -12,10 +12,11 @@
  * looking through the session directories. `prune` removes the store's own artifact files past an
  * age (a runtime does it once when created); anything else is never touched.
  */
-import { randomBytes } from "node:crypto";
+
 import { lstatSync, mkdirSync, readdirSync, readlinkSync, type Stats } from "node:fs";
 import { type FileHandle, lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
+import { randomBytes } from "../sys/crypto.js";
 import { stateDir } from "../sys/state-dir.js";
 import { incompleteMarkerPath, MARKER_REASON_RE } from "./artifact-log.js";
 import {

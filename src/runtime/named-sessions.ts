@@ -12,12 +12,13 @@
  * one the gateway no longer has is recorded as gone. Either way the name keeps a retired record,
  * and the next call on it starts a fresh kernel whose lease carries that record.
  */
-import { createHash } from "node:crypto";
+
 import { mkdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type Kernel, type KernelBackend, type KernelStartOptions, speaksPython } from "../kernel/types.js";
 import { writeFileAtomic } from "../sys/atomic-write.js";
+import { createHash } from "../sys/crypto.js";
 import { acquireLockFile } from "../sys/lock-file.js";
 import { namedKey, type RetiredSession, type StartedKernel } from "./session.js";
 

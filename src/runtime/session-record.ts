@@ -15,12 +15,13 @@
  * record past MAX_RECORD_BYTES keeps only the code of further cells. Entries are typed; tools/
  * words them.
  */
-import { createHash, randomBytes } from "node:crypto";
+
 import { closeSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
 import { lstat, readdir, readFile, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { JupyterMessage } from "../kernel/types.js";
 import { sessionDirName } from "../output/artifacts.js";
+import { createHash, randomBytes } from "../sys/crypto.js";
 import { CellOutputCollector, DisplayRegistry, type NbOutput } from "./collector.js";
 
 /** One cell's outputs above this (bytes as received) are left out of the record. */
@@ -249,8 +250,12 @@ const MAX_OPEN_RECORDS = 16;
 
 /** The records of one runtime's sessions (see the module comment for the layout). */
 export class SessionRecords {
-  /** This process's part of in-process records' names. */
-  private readonly token = `${Date.now().toString(36)}-${process.pid}-${randomBytes(3).toString("hex")}`;
+  /** This process's part of in-process records' names (made with the first: a read names none). */
+  private tokenMade?: string;
+  private get token(): string {
+    this.tokenMade ??= `${Date.now().toString(36)}-${process.pid}-${randomBytes(3).toString("hex")}`;
+    return this.tokenMade;
+  }
   private readonly transient = new Set<string>();
   /** One SessionRecord per path, so its descriptor serves every call of the session. */
   private readonly known = new Map<string, SessionRecord>();

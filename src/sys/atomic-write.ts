@@ -7,7 +7,7 @@
  * (a planted link included) is ever opened or followed. The rename replaces whatever is at the
  * target, a link included, without following it.
  */
-import { randomBytes } from "node:crypto";
+
 import {
   closeSync,
   constants,
@@ -20,6 +20,7 @@ import {
 } from "node:fs";
 import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { randomBytes } from "./crypto.js";
 
 const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 

@@ -16,10 +16,11 @@
  * path are harmless leftovers (a sweep may remove them); `<lock>.new-<nonce>` is the lock about to
  * be renamed into place.
  */
-import { randomBytes } from "node:crypto";
+
 import { constants, readlinkSync, unlinkSync } from "node:fs";
 import { lstat, open, readlink, rename, symlink, unlink } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
+import { randomBytes } from "./crypto.js";
 import { HOST, ownStartTime, processAlive } from "./proc.js";
 
 /** Age after which a lock of another host (no way to ask whether its owner runs) is stale. */

@@ -259,10 +259,10 @@ function cellIdsOf(cells: readonly Cell[]): string[] {
 function changedCellIds(before: SeenCells, nb: Notebook, action: string, named?: string): string[] {
   if (action === "clear_outputs" && named === undefined) return cellIdsOf(nb.cells);
   const after = seenCells(nb);
-  const was = new Map(before.flatMap((c) => (c.id ? [[c.id, c.digest] as const] : [])));
+  const was = new Map(before.flatMap((c) => (c.id ? [[c.id, c.content] as const] : [])));
   const now = new Set(after.flatMap((c) => (c.id ? [c.id] : [])));
   const ids = new Set<string>();
-  for (const c of after) if (c.id && was.get(c.id) !== c.digest) ids.add(c.id);
+  for (const c of after) if (c.id && was.get(c.id) !== c.content) ids.add(c.id);
   for (const id of was.keys()) if (!now.has(id)) ids.add(id);
   // Moved: where the kept cells' order differs.
   const keptBefore = before.filter((c) => c.id && now.has(c.id));

@@ -8,18 +8,21 @@
  * Outputs, execution counts and metadata are not compared: a run's saves (this host's or another's)
  * change only those, and they do not move indices.
  */
-import { createHash } from "node:crypto";
 import { type Cell, cellSource, type Notebook } from "../../notebook/index.js";
 import type { NotebookParams } from "./params.js";
 
 /** One cell as seen: how it is matched again (its id, else its content) and how it is named. */
 export interface SeenCell {
-  /** `id:<id>`, or for a cell without an id `src:<digest>` (an edit of it reads as delete + insert). */
+  /** `id:<id>`, or for a cell without an id `src:<content>` (an edit of it reads as delete + insert). */
   key: string;
   id?: string;
   type: string;
-  /** Digest of type and source: an edit changes it. */
-  digest: string;
+  /**
+   * Its type and source (`code\0x = 1`): an edit changes it. The text itself, not a hash of it: a
+   * notebook's sources are a small part of it (outputs are not kept), and a short command then loads
+   * no hashing (src/sys/crypto.ts).
+   */
+  content: string;
   /** The first line of its source, for the texts. */
   head: string;
 }
@@ -33,13 +36,13 @@ export function seenCells(nb: Notebook): SeenCells {
 
 function seenCell(cell: Cell): SeenCell {
   const source = cellSource(cell);
-  const digest = createHash("sha1").update(cell.cell_type).update("\0").update(source).digest("hex");
+  const content = `${cell.cell_type}\0${source}`;
   const id = typeof cell.id === "string" && cell.id ? cell.id : undefined;
   return {
-    key: id ? `id:${id}` : `src:${digest}`,
+    key: id ? `id:${id}` : `src:${content}`,
     id,
     type: cell.cell_type,
-    digest,
+    content,
     head: firstLine(source),
   };
 }
@@ -79,7 +82,7 @@ function compare(seen: SeenCells, current: SeenCells): CellChanges {
   const inserted = current.map((_, j) => j).filter((j) => !matched.has(j));
   const edited = seen
     .map((_, i) => i)
-    .filter((i) => now[i] !== undefined && seen[i].digest !== current[now[i]!].digest);
+    .filter((i) => now[i] !== undefined && seen[i].content !== current[now[i]!].content);
   const keep = increasing(
     seen.map((_, i) => i).filter((i) => now[i] !== undefined),
     now as number[],
