@@ -4,6 +4,7 @@
  * (named-sessions.ts) and the artifact store, and is shared by the python tool and the notebook tool.
  * `dispose()` shuts every kernel down, except named sessions' kernels, which are detached and live on.
  */
+import { closeSync, constants, openSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { BackendFacts, Kernel, KernelBackend, KernelLimits } from "../kernel/types.js";
 import { ArtifactStore } from "../output/artifacts.js";
@@ -202,9 +203,10 @@ export function createRuntime(options: RuntimeOptions): Runtime {
   });
   const { choice, facts } = provider;
   const maxAge = options.artifactMaxAgeMs ?? settings.artifactMaxAgeMs;
-  const artifactsPruned = maxAge > 0 ? artifacts.prune(maxAge).catch(() => 0) : Promise.resolve(0);
+  const prune = maxAge > 0 && pruneDue(artifacts.root, maxAge);
+  const artifactsPruned = prune ? artifacts.prune(maxAge).catch(() => 0) : Promise.resolve(0);
   const records = new SessionRecords(artifacts.root);
-  if (maxAge > 0) records.prune(maxAge).catch(() => 0);
+  if (prune) records.prune(maxAge).catch(() => 0);
   const defaultSessionId = options.sessionId ?? options.sessionName ?? "default";
 
   let named: NamedSessions | undefined;
@@ -355,4 +357,29 @@ export function createRuntime(options: RuntimeOptions): Runtime {
       return disposed;
     },
   };
+}
+
+/** How often a runtime looks for old artifacts and records, across all the user's processes. */
+const PRUNE_EVERY_MS = 10 * 60 * 1000;
+
+/**
+ * Whether this runtime prunes (docs/artifacts.md): not when a runtime of any process did, with the
+ * same age, in the last PRUNE_EVERY_MS — the mtime of `<state>/.pruned-<ms>` tells — so a short
+ * command does not walk every session's folders each time. The marker is made or touched here
+ * (never through a link); without a state folder there is nothing to prune.
+ */
+function pruneDue(root: string, maxAgeMs: number, now = Date.now()): boolean {
+  const marker = join(root, `.pruned-${maxAgeMs}`);
+  try {
+    if (now - statSync(marker).mtimeMs < PRUNE_EVERY_MS) return false;
+  } catch {
+    // never pruned with this age, or no state folder yet
+  }
+  try {
+    const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW;
+    closeSync(openSync(marker, flags, 0o600));
+  } catch {
+    // no state folder (nothing to prune) or not ours to write: prune as before
+  }
+  return true;
 }

@@ -83,6 +83,36 @@ test("prune removes only the store's own artifacts past the age, in every sessio
   }
 });
 
+test("runtimes prune at most every 10 minutes per age, across processes (the state folder's marker)", async () => {
+  const pruneRoot = mkdtempSync(join(tmpdir(), "nbagent-prune-every-"));
+  const old = (path: string) => {
+    const tenDaysAgo = (Date.now() - 10 * 24 * 3600 * 1000) / 1000;
+    utimesSync(path, tenDaysAgo, tenDaysAgo);
+  };
+  try {
+    const first = new ArtifactStore({ root: pruneRoot }).create("s");
+    writeFileSync(first.path, "x\n");
+    old(first.path);
+    const a = createRuntime({ stateRoot: pruneRoot, settings: testSettings({}) });
+    assert.equal(await a.artifactsPruned, 1);
+    // Another old artifact: a runtime made within 10 minutes with the same age leaves it …
+    const second = new ArtifactStore({ root: pruneRoot }).create("s");
+    writeFileSync(second.path, "x\n");
+    old(second.path);
+    const b = createRuntime({ stateRoot: pruneRoot, settings: testSettings({}) });
+    assert.equal(await b.artifactsPruned, 0);
+    assert.equal(existsSync(second.path), true);
+    // … and once the last prune is older than that, the next runtime removes it.
+    old(join(pruneRoot, `.pruned-${7 * 24 * 3600 * 1000}`));
+    const c = createRuntime({ stateRoot: pruneRoot, settings: testSettings({}) });
+    assert.equal(await c.artifactsPruned, 1);
+    assert.equal(existsSync(second.path), false);
+    await Promise.all([a, b, c].map((r) => r.dispose()));
+  } finally {
+    rmSync(pruneRoot, { recursive: true, force: true });
+  }
+});
+
 test("a runtime prunes old artifacts when created; NBAGENT_ARTIFACT_DAYS sets the age, 0 keeps all", async () => {
   const pruneRoot = mkdtempSync(join(tmpdir(), "nbagent-prune-rt-"));
   try {
