@@ -7,7 +7,7 @@
 
 import { isUtf8 } from "node:buffer";
 import { type BigIntStats, constants, readFileSync, renameSync, statSync } from "node:fs";
-import { access, type FileHandle, open, realpath, stat, unlink } from "node:fs/promises";
+import { access, type FileHandle, realpath, stat, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { createTempBeside } from "../sys/atomic-write.js";
 import {
@@ -539,7 +539,9 @@ async function saveIn(loaded: LoadedNotebook, target: string, shownPath: string)
       `Cannot write notebook ${shownPath}: ${said}. Nothing was written.`,
     );
   }
-  await syncDirectory(dirname(target));
+  // The folder is not fsynced: the data was before the rename, so a crash leaves the old file or
+  // the new one whole (as jupyter_server's saves do); a folder fsync would only make the new name
+  // survive a power cut, at a few ms on every edit (docs/reliability.md, "No corrupt files").
   if (written) loaded.fingerprint = written;
   loaded.layout = layout;
   return { otherLinks, notKept, removedLeftovers };
@@ -550,17 +552,4 @@ function conflict(why: string, shownPath: string): NotebookFileError {
     "conflict",
     `Notebook changed on disk since it was read (${why}): ${shownPath}. Nothing was written; read it again and redo the change.`,
   );
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  try {
-    const fh = await open(dir, "r");
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-  } catch {
-    /* some filesystems cannot fsync a directory; the rename is still atomic */
-  }
 }

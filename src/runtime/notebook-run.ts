@@ -3,7 +3,7 @@
  * does: code cells only, whitespace-only cells and `skip-execution` cells left as they are, outputs
  * replaced per executed cell, stop at the first error unless errors are allowed (globally or by the
  * cell's `raises-exception` tag). The file is saved atomically as cells complete — at most once a
- * second (a save costs two fsyncs and a rename: once per cell, it was most of a run of quick cells),
+ * second (a save costs an fsync and a rename: once per cell, it was most of a run of quick cells),
  * and always at the end, on an error, a save failure's stop and as soon as the run is aborted — so a
  * crash mid-run keeps what ran, a SIGKILL losing at most the cells that completed in the last second
  * (docs/runs.md, "Saves during a run"). A save while a cell runs writes that cell as it was before
