@@ -6,10 +6,26 @@
  */
 
 import { isUtf8 } from "node:buffer";
-import { type BigIntStats, constants, readFileSync, renameSync, statSync } from "node:fs";
-import { access, type FileHandle, realpath, stat, unlink } from "node:fs/promises";
+import {
+  accessSync,
+  type BigIntStats,
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fstatSync,
+  fsync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeSync,
+  writevSync,
+} from "node:fs";
+import { unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { createTempBeside } from "../sys/atomic-write.js";
+import { createTempBesideSync } from "../sys/atomic-write.js";
 import {
   type OutsidePath,
   OutsideRootsError,
@@ -139,7 +155,7 @@ function fingerprintOf(st: BigIntStats, content: Buffer[]): Fingerprint {
 }
 
 /** The whole file in as few reads as possible (FileHandle.readFile reads in small chunks). */
-async function readAll(fh: FileHandle, size: number): Promise<Buffer> {
+function readAll(fd: number, size: number): Buffer {
   let buf = Buffer.allocUnsafe(size + 1);
   let length = 0;
   for (;;) {
@@ -148,20 +164,28 @@ async function readAll(fh: FileHandle, size: number): Promise<Buffer> {
       buf.copy(bigger, 0, 0, length);
       buf = bigger;
     }
-    const { bytesRead } = await fh.read(buf, length, buf.length - length, length);
+    const bytesRead = readSync(fd, buf, length, buf.length - length, length);
     if (bytesRead === 0) return buf.subarray(0, length);
     length += bytesRead;
   }
 }
 
-/** Opens the notebook at `path` for reading: inside the roots only, when given. */
-async function openNotebook(
-  path: string,
-  roots: readonly string[] | undefined,
-): Promise<{ fh: FileHandle; real: string }> {
+/** A notebook file open for reading: its descriptor, and how to close it. */
+interface OpenedNotebook {
+  fd: number;
+  real: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the notebook at `path` for reading: inside the roots only, when given. Without roots the
+ * calls are synchronous (regular-file.ts says why); reads of the descriptor are in either case.
+ */
+async function openNotebook(path: string, roots: readonly string[] | undefined): Promise<OpenedNotebook> {
   if (!roots) {
-    const real = await realpath(path);
-    return { fh: await openRegular(real), real };
+    const real = realpathSync.native(path);
+    const fd = openRegular(real);
+    return { fd, real, close: async () => closeSync(fd) };
   }
   const { handle, real } = await openFileWithin(
     path,
@@ -171,7 +195,7 @@ async function openNotebook(
       if (!st.isFile()) throw new NotRegularFileError(kindOf(st));
     },
   );
-  return { fh: handle, real };
+  return { fd: handle.fd, real, close: () => handle.close() };
 }
 
 /**
@@ -190,12 +214,11 @@ export async function loadNotebook(
   try {
     const opened = await openNotebook(path, roots);
     real = opened.real;
-    const fh = opened.fh;
     try {
-      st = await fh.stat({ bigint: true });
-      buf = await readAll(fh, Number(st.size));
+      st = fstatSync(opened.fd, { bigint: true });
+      buf = readAll(opened.fd, Number(st.size));
     } finally {
-      await fh.close();
+      await opened.close();
     }
   } catch (e) {
     if (e instanceof OutsideRootsError) throw outsideRootsError(e);
@@ -306,17 +329,16 @@ function sameBytes(file: Buffer, chunks: Buffer[]): boolean {
 }
 
 /** Writes all chunks at the start of the file (writev in groups; finishes a partial write plainly). */
-async function writeChunks(fh: FileHandle, chunks: Buffer[]): Promise<void> {
+function writeChunks(fd: number, chunks: Buffer[]): void {
   let position = 0;
   for (let i = 0; i < chunks.length; i += 512) {
     const group = chunks.slice(i, i + 512);
     const total = group.reduce((n, c) => n + c.length, 0);
-    const { bytesWritten } = await fh.writev(group, position);
+    const bytesWritten = writevSync(fd, group, position);
     if (bytesWritten < total) {
       const rest = Buffer.concat(group).subarray(bytesWritten);
-      for (let off = 0; off < rest.length; ) {
-        off += (await fh.write(rest, off, rest.length - off, position + bytesWritten + off)).bytesWritten;
-      }
+      for (let off = 0; off < rest.length; )
+        off += writeSync(fd, rest, off, rest.length - off, position + bytesWritten + off);
     }
     position += total;
   }
@@ -350,24 +372,24 @@ async function changedSince(
   const lookedAt = Date.now();
   let st: BigIntStats;
   try {
-    st = await stat(path, { bigint: true });
+    st = statSync(path, { bigint: true });
   } catch {
     return "it was deleted or moved";
   }
   if (differs(st, fp)) return "it was modified";
   if (fp.racy) {
-    let fh: FileHandle;
+    let opened: OpenedNotebook;
     try {
-      fh = (await openNotebook(path, roots)).fh;
+      opened = await openNotebook(path, roots);
     } catch (e) {
       // Swapped for a link out of the roots between the stat and the open.
       if (e instanceof OutsideRootsError) return "it was replaced by a link";
       throw e;
     }
     try {
-      if (!sameBytes(await readAll(fh, fp.size), fp.content)) return "its content changed";
+      if (!sameBytes(readAll(opened.fd, fp.size), fp.content)) return "its content changed";
     } finally {
-      await fh.close();
+      await opened.close();
     }
     if (lookedAt >= fp.racyEnds) fp.racy = false;
   }
@@ -417,7 +439,7 @@ export interface SaveResult {
 /** Refuses (NotebookFileError "read_only") a file this user could not write in place. */
 async function assertWritable(loaded: LoadedNotebook, shownPath: string): Promise<void> {
   try {
-    await access(loaded.path, constants.W_OK);
+    accessSync(loaded.path, constants.W_OK);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "EROFS") {
@@ -478,24 +500,34 @@ async function saveIn(loaded: LoadedNotebook, target: string, shownPath: string)
   let otherLinks = 0;
   let tmp = "";
   try {
-    const created = await createTempBeside(target);
+    // Synchronous calls but the fsync, which may take long (docs/notebook-tool.md, "Files"): each
+    // of the others is microseconds here, where a round trip through libuv's thread pool was, under
+    // load, a millisecond or more of an edit.
+    const created = createTempBesideSync(target);
     tmp = created.path;
-    const fh = created.handle;
+    const fd = created.fd;
     try {
-      await writeChunks(fh, chunks);
+      writeChunks(fd, chunks);
       // Owner first: a chown clears setuid/setgid, which the chmod after it sets again. Only root
       // may give a file away; anyone may give it a group they are in.
       const uid = process.getuid?.();
-      if (uid === 0) await fh.chown(loaded.uid, loaded.gid).catch(() => {});
-      else if (uid !== undefined) await fh.chown(uid, loaded.gid).catch(() => {});
-      await fh.chmod(loaded.mode);
-      const got = await fh.stat();
+      const chown = (owner: number) => {
+        try {
+          fchownSync(fd, owner, loaded.gid);
+        } catch {
+          // not ours to give: said below (notKept)
+        }
+      };
+      if (uid === 0) chown(loaded.uid);
+      else if (uid !== undefined) chown(uid);
+      fchmodSync(fd, loaded.mode);
+      const got = fstatSync(fd);
       if (got.uid !== loaded.uid) notKept.uid = [loaded.uid, got.uid];
       if (got.gid !== loaded.gid) notKept.gid = [loaded.gid, got.gid];
       if ((got.mode & 0o7777) !== loaded.mode) notKept.mode = [loaded.mode, got.mode & 0o7777];
-      await fh.sync();
+      await new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())));
     } finally {
-      await fh.close();
+      closeSync(fd);
     }
   } catch (e) {
     if (tmp) await unlink(tmp).catch(() => {});
@@ -523,7 +555,12 @@ async function saveIn(loaded: LoadedNotebook, target: string, shownPath: string)
       renameSync(tmp, target);
       otherLinks = Number(last.nlink) - 1;
       // After the rename (which updates ctime), under the lock: what the next save must find.
-      const now = await stat(target, { bigint: true }).catch(() => undefined);
+      let now: BigIntStats | undefined;
+      try {
+        now = statSync(target, { bigint: true });
+      } catch {
+        // gone already: the next save finds it changed
+      }
       if (now) written = fingerprintOf(now, chunks);
     });
   } catch (e) {

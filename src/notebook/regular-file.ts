@@ -1,11 +1,11 @@
 /**
  * Opening a notebook for reading without ever blocking: a FIFO, device or socket at the path is
  * refused before it is opened (stat), and the open itself is non-blocking, checked with fstat, so a
- * FIFO swapped in between cannot hang a worker thread (which would also keep the process from
- * exiting). Rules: docs/notebook-tool.md ("Files").
+ * FIFO swapped in between cannot hang the process. The calls are synchronous: each is a few
+ * microseconds on a local file, where libuv's thread pool made each a round trip between threads
+ * (under load, milliseconds of a short command). Rules: docs/notebook-tool.md ("Files").
  */
-import { constants, type Stats } from "node:fs";
-import { type FileHandle, open, stat } from "node:fs/promises";
+import { closeSync, constants, fstatSync, openSync, type Stats, statSync } from "node:fs";
 
 /** What is at a path that is not a regular file, in words the user knows. */
 export type FileKind =
@@ -34,17 +34,17 @@ export class NotRegularFileError extends Error {
   }
 }
 
-/** Opens an existing regular file for reading; NotRegularFileError for anything else. */
-export async function openRegular(path: string): Promise<FileHandle> {
-  const before = await stat(path);
+/** Opens an existing regular file for reading (a descriptor); NotRegularFileError for anything else. */
+export function openRegular(path: string): number {
+  const before = statSync(path);
   if (!before.isFile()) throw new NotRegularFileError(kindOf(before));
-  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
-    const st = await fh.stat();
+    const st = fstatSync(fd);
     if (!st.isFile()) throw new NotRegularFileError(kindOf(st));
-    return fh;
+    return fd;
   } catch (e) {
-    await fh.close();
+    closeSync(fd);
     throw e;
   }
 }

@@ -4,7 +4,8 @@
  * before a save, at most once a minute per notebook in a process. Rules: docs/notebook-tool.md
  * ("Files").
  */
-import { readdir, unlink } from "node:fs/promises";
+import { readdirSync } from "node:fs";
+import { unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { inspectLockFile, ownerGone } from "../sys/lock-file.js";
 import { processAlive } from "../sys/proc.js";
@@ -30,7 +31,8 @@ export async function sweepLeftovers(target: string, force = false, key = target
   const name = basename(target);
   let entries: string[];
   try {
-    entries = await readdir(dir);
+    // Synchronous (a notebook's folder lists in microseconds; see regular-file.ts).
+    entries = readdirSync(dir);
   } catch {
     return [];
   }

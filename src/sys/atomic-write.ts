@@ -32,6 +32,12 @@ export function tempPathBeside(target: string): string {
   );
 }
 
+/** createTempBeside, synchronously: the path and a descriptor. */
+export function createTempBesideSync(target: string, mode = 0o600): { path: string; fd: number } {
+  const path = tempPathBeside(target);
+  return { path, fd: openSync(path, CREATE_FLAGS, mode) };
+}
+
 /** Creates a fresh temp file beside `target` for writing (exclusive, never following a link). */
 export async function createTempBeside(
   target: string,
