@@ -5,8 +5,12 @@
  * Each side has its own kernel; both are warm before timing. Calls go in pairs, one of each side back
  * to back, which goes first alternating, so both sides see the same load (other processes on the
  * machine change it within seconds); each round's medians are kept, and the figures are the medians
- * of the rounds'. After the rounds, an SDK ping between tool calls gives the floor: what any request
- * costs over this transport with this client, in the same rhythm. Run alone: node --import tsx bench/mcp.ts
+ * of the rounds'. Both sides serve a view socket, as `nbagent batch` and `nbagent mcp` do: a viewer
+ * on the machine (any `nbagent view`, a test's hub) connects to every host's, and then costs both
+ * sides alike. The client's own work (the SDK client until it writes the request, and from the
+ * reply's bytes until the call resolves: its zod parses of the reply) is stamped and reported apart.
+ * After the rounds, an SDK ping between tool calls gives the floor: what any request costs over this
+ * transport with this client, in the same rhythm. Run alone: node --import tsx bench/mcp.ts
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,6 +19,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { resolveSettings } from "../src/runtime/settings.js";
 import { createToolbox } from "../src/tools/index.js";
+import { serveViewSocket } from "../src/view/host.js";
 import { arg, type BenchSection, median, row } from "./types.js";
 
 const ROUNDS = arg("rounds", 7);
@@ -55,10 +60,26 @@ export async function run(): Promise<BenchSection> {
   if (!existsSync("dist/cli/nbagent.js")) throw new Error("build first: npm run build");
   const root = mkdtempSync(join(tmpdir(), "nbagent-bench-mcp-"));
   const { toolbox, tool, client, transport } = mcpSides(root);
-  const rounds: { mcp: number; direct: number; diff: number }[] = [];
+  // The direct side is a view host too, as `nbagent batch` is (the server is one).
+  const view = await serveViewSocket(toolbox, "batch", root);
+  const rounds: { mcp: number; direct: number; diff: number; client: number }[] = [];
   const pings: number[] = [];
   try {
     await client.connect(transport);
+    // The client's own work, stamped: until its transport writes the request, and from the first
+    // bytes of the reply (before the SDK's transport parses them) until the call resolves.
+    let sent = 0;
+    let arrived = 0;
+    const send = transport.send.bind(transport);
+    transport.send = (m) => {
+      sent = performance.now();
+      return send(m);
+    };
+    const stdout = (transport as unknown as { _process: { stdout: NodeJS.ReadableStream } })._process.stdout;
+    stdout.prependListener("data", () => {
+      arrived ||= performance.now();
+    });
+    const clientWork: number[] = [];
     const callTool = async () => {
       const t0 = performance.now();
       const r = await tool.execute("bench", PARAMS);
@@ -67,9 +88,12 @@ export async function run(): Promise<BenchSection> {
       return took;
     };
     const callMcp = async () => {
+      arrived = 0;
       const t0 = performance.now();
       const r = await client.callTool({ name: "python", arguments: PARAMS });
-      const took = performance.now() - t0;
+      const t1 = performance.now();
+      const took = t1 - t0;
+      clientWork.push(sent - t0 + (t1 - arrived));
       if (r.isError || text(r) !== "2") throw new Error(`MCP call failed: ${text(r)}`);
       return took;
     };
@@ -80,6 +104,7 @@ export async function run(): Promise<BenchSection> {
     for (let round = 0; round < ROUNDS; round++) {
       const mcp: number[] = [];
       const direct: number[] = [];
+      clientWork.length = 0;
       for (let i = 0; i < PAIRS; i++) {
         if ((round + i) % 2) {
           mcp.push(await callMcp());
@@ -93,6 +118,7 @@ export async function run(): Promise<BenchSection> {
         mcp: median(mcp),
         direct: median(direct),
         diff: median(mcp.map((m, i) => m - direct[i])),
+        client: median(clientWork),
       });
     }
     for (let i = 0; i < PINGS; i++) {
@@ -103,12 +129,14 @@ export async function run(): Promise<BenchSection> {
     }
   } finally {
     await client.close();
+    await view?.close();
     await toolbox.dispose();
     rmSync(root, { recursive: true, force: true });
   }
   const mcp = median(rounds.map((r) => r.mcp));
   const direct = median(rounds.map((r) => r.direct));
   const diffs = rounds.map((r) => r.diff);
+  const clientShare = median(rounds.map((r) => r.client));
   return {
     title: "MCP server over stdio (vs the tool object, same run)",
     rows: [
@@ -117,9 +145,10 @@ export async function run(): Promise<BenchSection> {
     ],
     notes: [
       `MCP overhead per call: ${ms(mcp - direct)} (median of the rounds' median MCP round trips − of their median tool calls); the median of the rounds' median paired differences: ${ms(median(diffs))} (rounds: ${diffs.map((d) => d.toFixed(2)).join(", ")})`,
+      `of which the SDK client's own work: ${ms(clientShare)} (until it writes the request, and from the reply's first bytes until the call resolves; median of the rounds' medians); the rest, ${ms(mcp - direct - clientShare)}, is the server and the two pipe hops`,
       `floor: an SDK ping round trip between tool calls, median ${ms(median(pings))} (${PINGS} pings) — the two pipe hops and the SDK's handling at both ends, which every request pays`,
       `${ROUNDS} rounds of ${PAIRS} pairs (one call of each side back to back, which goes first alternating) after 20 warm-up calls each; each side has its own warm kernel`,
-      "server: node dist/cli/nbagent.js mcp (the built command); client: the official SDK client, no progress token",
+      "server: node dist/cli/nbagent.js mcp (the built command); client: the official SDK client, no progress token; both sides serve a view socket",
     ],
   };
 }
