@@ -1,7 +1,7 @@
 /**
  * Where an MCP call's time goes (docs/mcp.md, "Cost per call"): the trivial cell of bench/mcp.ts,
  * through the built `nbagent mcp` (with bench/mcp-timeline-hook.cjs preloaded) and on the tool object
- * in this process (the hook loaded here too), in pairs as there. Every stamp is on the machine-wide
+ * in this process (the hook loaded here too, and a view socket served, as there), in pairs as there. Every stamp is on the machine-wide
  * monotonic clock: client send → server stdin → ZeroMQ send of the execute request → last ZeroMQ
  * receive → reply written → client receive → call resolved. Prints the median of each segment.
  * The hooks cost a little themselves; bench/mcp.ts, without them, gives the figures.
@@ -13,6 +13,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { serveViewSocket } from "../src/view/host.js";
 import { mcpSides } from "./mcp.js";
 import { arg, median } from "./types.js";
 
@@ -28,6 +29,8 @@ const out = join(root, "server-stamps.txt");
 const { toolbox, tool, client, transport } = mcpSides(root, ["--require", HOOK], {
   NBAGENT_TIMELINE_OUT: out,
 });
+// The direct side is a view host too, as in bench/mcp.ts.
+const view = await serveViewSocket(toolbox, "batch", root);
 await client.connect(transport);
 // The client's own transport, stamped where it writes and where it hands a message on.
 let sent = 0n;
@@ -69,6 +72,7 @@ for (let i = 0; i < pairs; i++) {
   for (const call of i % 2 ? [callMcp, callTool] : [callTool, callMcp]) await call();
 }
 await client.close();
+await view?.close();
 await toolbox.dispose();
 await new Promise((r) => setTimeout(r, 300)); // the server writes its stamps as it exits
 const server = readFileSync(out, "utf8")

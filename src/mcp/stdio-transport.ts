@@ -7,7 +7,12 @@
 import { writeSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  ErrorCode,
+  type JSONRPCMessage,
+  JSONRPCMessageSchema,
+  type JSONRPCRequest,
+} from "@modelcontextprotocol/sdk/types.js";
 import { isPlainJsonRpc } from "./jsonrpc-shape.js";
 
 /** The largest message accepted (as the SDK's HTTP transport: 4 MiB). */
@@ -31,6 +36,11 @@ export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /**
+   * When set, requests the quick check took (a JSON-RPC request as the SDK's schema has it) go here
+   * instead of to onmessage: src/mcp/dispatch.ts hands them to the SDK's request dispatch directly.
+   */
+  onrequest?: (request: JSONRPCRequest) => void;
 
   private parts: Buffer[] = [];
   private size = 0;
@@ -111,7 +121,8 @@ export class LineTransport implements Transport {
       return;
     }
     if (isPlainJsonRpc(json)) {
-      this.onmessage?.(json);
+      if (this.onrequest && "id" in json) this.onrequest(json as JSONRPCRequest);
+      else this.onmessage?.(json);
       return;
     }
     const parsed = JSONRPCMessageSchema.safeParse(json);

@@ -6,6 +6,7 @@
 import type { Settings } from "../runtime/settings.js";
 import { createToolbox } from "../tools/index.js";
 import { serveViewSocket } from "../view/host.js";
+import { dispatchRequestsDirectly } from "./dispatch.js";
 import { createMcpServer } from "./server.js";
 import { LineTransport } from "./stdio-transport.js";
 
@@ -43,6 +44,7 @@ export async function serveStdio(options: StdioOptions): Promise<number> {
   transport.onerror = (err) => options.log(err.message);
   try {
     await server.connect(transport);
+    dispatchRequestsDirectly(server, transport);
     await stopped;
   } finally {
     await server.close(); // aborts calls still running: their kernels are interrupted

@@ -226,9 +226,12 @@ class HostState {
 function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
   const sub = toolbox.runtime.events.subscribe();
   let open = true;
-  const write = async (msg: HostMessage): Promise<void> => {
-    if (!open) return;
-    if (!socket.write(`${JSON.stringify(msg)}\n`))
+  /** Writes messages, one line each, in one write to the socket; waits while the socket is full. */
+  const write = async (...msgs: HostMessage[]): Promise<void> => {
+    if (!open || msgs.length === 0) return;
+    let text = "";
+    for (const msg of msgs) text += `${JSON.stringify(msg)}\n`;
+    if (!socket.write(text))
       await new Promise<void>((resolve) => {
         const done = () => {
           socket.off("drain", done);
@@ -250,6 +253,10 @@ function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
     await write(state.snapshot());
     while (open) {
       await sub.next();
+      // After the event loop's turn, not while the tool that emitted the events runs: a call's
+      // result goes out first, and the events of one turn go to the viewer together, in one write
+      // (docs/mcp.md, "Cost per call").
+      await new Promise<void>((resolve) => setImmediate(resolve));
       if (!open) break;
       const { events, dropped } = sub.take();
       // Events were dropped for this slow viewer: what they changed is in a fresh snapshot, taken
@@ -258,16 +265,18 @@ function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
       const snapshot = dropped > 0 ? state.snapshot() : undefined;
       let sessions = false;
       let runs = false;
+      const out: HostMessage[] = [];
       for (const event of events) {
-        await write({ type: "event", event });
+        out.push({ type: "event", event });
         if (event.type === "session") sessions = true;
         if (event.type === "run-backgrounded" || event.type === "run-ended") runs = true;
       }
-      if (snapshot) await write(snapshot);
+      if (snapshot) out.push(snapshot);
       else {
-        if (sessions) await write({ type: "sessions", sessions: state.sessions() });
-        if (runs) await write({ type: "runs", runs: state.runs() });
+        if (sessions) out.push({ type: "sessions", sessions: state.sessions() });
+        if (runs) out.push({ type: "runs", runs: state.runs() });
       }
+      await write(...out);
     }
   })().catch(() => socket.destroy());
   const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY });
