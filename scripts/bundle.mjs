@@ -28,6 +28,8 @@ const only = process.argv[2];
 const cliDir = only === "cli" && process.argv[3] ? process.argv[3] : "dist/cli";
 /** The CLI's bundle beside its entry, `nbagent-cli-<hash>.cjs` (and its code cache, `….cjs.cache`). */
 const CLI_BUNDLE = "nbagent-cli";
+/** The MCP SDK's bundle beside it (src/mcp/sdk.ts), with its code cache. */
+const SDK_BUNDLE = "nbagent-mcp-sdk";
 
 /** Writes each output through a temporary file and a rename: tests build while others load it. */
 function writeAtomically(files) {
@@ -96,7 +98,51 @@ if (only !== "pi") {
   // cache against the source's length, not its bytes, so a cache must never meet another build.
   // Native and lazily loaded packages stay outside (required from node_modules as usual); the .py
   // assets are found by src/assets.ts, from this file's folder.
+  // The MCP SDK, and zod, ajv and hono behind it — ~1,900 of the ~5,800 functions the single bundle
+  // had — in a bundle of their own (src/mcp/sdk.ts), loaded only by `nbagent mcp`: V8 restores
+  // every function of a script from its code cache, called or not, so each command paid ~3 ms for
+  // them. The main bundle's src/mcp/sdk.ts is a stub that loads this one through its own code cache
+  // (src/cli/code-cache.ts), made by the warm-up below.
+  const sdk = await build({
+    entryPoints: { [SDK_BUNDLE]: "src/mcp/sdk.ts" },
+    entryNames: "[name]-[hash]",
+    outExtension: { ".js": ".cjs" },
+    outdir: cliDir,
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    define: { "import.meta.url": "__nbagentImportMetaUrl" },
+    banner: { js: 'var __nbagentImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    minify: true,
+    sourcemap: true,
+    logLevel: "warning",
+    write: false,
+  });
+  const sdkFile = sdk.outputFiles.find((f) => f.path.endsWith(".cjs"));
+  const sdkName = basename(sdkFile.path);
+  checkCodeCacheable(sdkFile);
+  const sdkStub = {
+    name: "mcp-sdk-bundle",
+    setup(b) {
+      // src/mcp's `./sdk.js`: the stub below, whatever imports it there.
+      b.onResolve({ filter: /^\.\/sdk\.js$/ }, (args) =>
+        dirname(args.importer) === resolve("src/mcp")
+          ? { path: "mcp-sdk", namespace: "nbagent-sdk" }
+          : undefined,
+      );
+      b.onLoad({ filter: /.*/, namespace: "nbagent-sdk" }, () => ({
+        contents: `const { join } = require("node:path");
+const { loadCliBundle } = require(${JSON.stringify(resolve("src/cli/code-cache.ts"))});
+module.exports = loadCliBundle(join(__dirname, ${JSON.stringify(sdkName)}));`,
+        loader: "js",
+        resolveDir: resolve("."),
+      }));
+    },
+  };
   const bundle = await build({
+    plugins: [sdkStub],
+    metafile: true,
     entryPoints: { [CLI_BUNDLE]: "src/cli/dispatch.ts" },
     entryNames: "[name]-[hash]",
     outExtension: { ".js": ".cjs" },
@@ -119,16 +165,13 @@ if (only !== "pi") {
   });
   const bundleFile = bundle.outputFiles.find((f) => f.path.endsWith(".cjs"));
   const bundleName = basename(bundleFile.path);
-  // A script run from a code cache has no import() in node 20 ("A dynamic import callback was not
-  // specified"): a package left outside is required (createRequire), never import()ed.
-  // One byte a character: V8 then keeps the 1.5 MB source as a one-byte string, which node reads
-  // in well under a millisecond; a single non-ASCII character (esbuild leaves them in regular
-  // expression literals) made it a two-byte string, 5-10 ms to decode on every command. Sources
-  // write such characters in a regular expression as \u escapes.
-  const wide = /.{0,60}[^\x00-\x7f].{0,20}/.exec(bundleFile.text);
-  if (wide) throw new Error(`the CLI bundle is not ASCII: ${wide[0]} (use a \\u escape in the source)`);
-  const dynamic = /\bimport\(\s*["'`]([^"'`]+)/.exec(bundleFile.text);
-  if (dynamic) throw new Error(`the CLI bundle keeps import("${dynamic[1]}"): require it instead`);
+  checkCodeCacheable(bundleFile);
+  if (
+    /@modelcontextprotocol|node_modules[\\/]zod/.test(
+      JSON.stringify(Object.keys(bundle.metafile?.inputs ?? {})),
+    )
+  )
+    throw new Error("the CLI bundle holds the MCP SDK: src/mcp must take it from ./sdk.js");
   // The entry, dist/cli/nbagent.js: `nbagent --version` prints the version written in here and
   // loads nothing else; every other command runs the bundle through its code cache
   // (src/cli/main.ts, src/cli/code-cache.ts). A CommonJS file, as the bundle is (dist/cli has its own
@@ -153,6 +196,7 @@ if (only !== "pi") {
     write: false,
   });
   // The bundle (with its map) before the entry that names it: a command started meanwhile finds it.
+  writeAtomically(sdk.outputFiles);
   writeAtomically(bundle.outputFiles);
   writeAtomically([{ path: `${cliDir}/package.json`, contents: '{ "type": "commonjs" }\n' }]);
   writeAtomically(entry.outputFiles);
@@ -160,7 +204,9 @@ if (only !== "pi") {
   // chunks of builds before the bundle, other bundles and their caches.
   for (const name of readdirSync(cliDir, { withFileTypes: true })) {
     const file = name.name;
-    const ours = file === bundleName || file === `${bundleName}.map` || file === `${bundleName}.cache`;
+    const ours = [bundleName, sdkName].some(
+      (b) => file === b || file === `${b}.map` || file === `${b}.cache`,
+    );
     if (name.isFile() && !ours && /^nbagent-.+\.(js|cjs)(\.map|\.cache|\.\d+\.tmp)?$/.test(file))
       rmSync(`${cliDir}/${file}`);
     // tsc's ES modules of src/cli from builds before it left src/cli out (tsconfig.build.json):
@@ -169,9 +215,10 @@ if (only !== "pi") {
       rmSync(`${cliDir}/${file}`);
   }
   rmSync(`${cliDir}/nbagent.js.map`, { force: true }); // the entry of chunked builds had one
-  // The code cache, made by one real short command (a `call notebook` read of the demo notebook, in
-  // a state folder of its own, no view socket): V8 writes the functions that ran, which are most of
-  // what short commands run. Written when that process exits (src/cli/code-cache.ts).
+  // The code caches, made by real commands in a state folder of their own, no view socket: the main
+  // bundle's by a short one (a `call notebook` read of the demo notebook), whose functions are most
+  // of what short commands run; the SDK bundle's by an MCP session. V8 writes the functions that
+  // ran; each is written when its process exits (src/cli/code-cache.ts).
   const state = mkdtempSync(join(tmpdir(), "nbagent-build-"));
   try {
     const warm = spawnSync(
@@ -188,6 +235,25 @@ if (only !== "pi") {
       },
     );
     if (warm.status !== 0) throw new Error(`the CLI's warm-up run failed: ${warm.stderr}`);
+    // The SDK bundle's cache: an MCP session that lists the tools, then ends with its input.
+    const rpc = (id, method, params = {}) => JSON.stringify({ jsonrpc: "2.0", id, method, params });
+    const session = [
+      rpc(1, "initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "nbagent-build", version: "0" },
+      }),
+      JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+      rpc(2, "tools/list"),
+      rpc(3, "resources/templates/list"),
+    ];
+    const mcp = spawnSync(process.execPath, [`${cliDir}/nbagent.js`, "mcp"], {
+      input: `${session.join("\n")}\n`,
+      env: { ...process.env, NBAGENT_STATE_DIR: state, NBAGENT_VIEW: "0" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    if (mcp.status !== 0 || !mcp.stdout.toString().includes('"id":2'))
+      throw new Error(`the MCP warm-up run failed (${mcp.status}): ${mcp.stderr}`);
   } finally {
     rmSync(state, { recursive: true, force: true });
   }
@@ -213,3 +279,21 @@ const pi = await build({
   write: false,
 });
 writeAtomically(pi.outputFiles);
+
+/**
+ * A bundle that runs from a code cache (src/cli/code-cache.ts): no dynamic import() (node 20 has
+ * none for such a script), and ASCII only.
+ */
+function checkCodeCacheable(file) {
+  // A script run from a code cache has no import() in node 20 ("A dynamic import callback was not
+  // specified"): a package left outside is required (createRequire), never import()ed.
+  // One byte a character: V8 then keeps the 1.5 MB source as a one-byte string, which node reads
+  // in well under a millisecond; a single non-ASCII character (esbuild leaves them in regular
+  // expression literals) made it a two-byte string, 5-10 ms to decode on every command. Sources
+  // write such characters in a regular expression as \u escapes.
+  const wide = /.{0,60}[^\x00-\x7f].{0,20}/.exec(file.text);
+  if (wide)
+    throw new Error(`${basename(file.path)} is not ASCII: ${wide[0]} (use a \\u escape in the source)`);
+  const dynamic = /\bimport\(\s*["'`]([^"'`]+)/.exec(file.text);
+  if (dynamic) throw new Error(`${basename(file.path)} keeps import("${dynamic[1]}"): require it instead`);
+}

@@ -12,7 +12,6 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { packageRoot } from "../assets.js";
 import type { Settings } from "../runtime/settings.js";
 import { hostRule, isLoopbackAddress, type Refusal, refusal } from "../sys/http-guard.js";
@@ -24,6 +23,7 @@ import { underPrefix, viewHandler } from "../view/server.js";
 import { SessionEventStore } from "./event-store.js";
 import { IdleWatch } from "./http-idle.js";
 import { idleClosedText, sessionCapText, span, UNKNOWN_SESSION_TEXT } from "./http-texts.js";
+import { StreamableHTTPServerTransport } from "./sdk.js";
 import { createMcpServer } from "./server.js";
 
 export const MCP_PATH = "/mcp";

@@ -3,12 +3,7 @@
  * `artifact://<id>?offset=LINE&limit=LINES&max_bytes=N`. The list holds the artifacts this
  * server session's results named (newest first), so one HTTP client's list never shows another's.
  */
-import {
-  ErrorCode,
-  type ReadResourceResult,
-  type Resource,
-  type ResourceTemplate,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { ReadResourceResult, Resource, ResourceTemplate } from "@modelcontextprotocol/sdk/types.js";
 import { ArtifactReadError } from "../output/artifact-pages.js";
 import { ARTIFACT_SCHEME, type ArtifactStore, parseArtifactId } from "../output/artifacts.js";
 import {
@@ -19,6 +14,7 @@ import {
 import { inUnit } from "../sys/units.js";
 import { refusedText } from "../tools/artifact/artifact.js";
 import { protocolError } from "./errors.js";
+import { ErrorCode } from "./sdk.js";
 
 /** MCP's "resource not found" error code. */
 export const RESOURCE_NOT_FOUND = -32002;

@@ -3,17 +3,18 @@
  * and called through the generic adapter) and its artifacts as resources. Built on the SDK's low-level Server so the tools'
  * own JSON schemas go out as they are.
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+
+import { describeToolbox, type Toolbox } from "../tools/index.js";
+import { protocolError } from "./errors.js";
+import { ARTIFACT_TEMPLATE, readArtifact, SeenArtifacts } from "./resources.js";
 import {
   ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
   ReadResourceRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
-import { describeToolbox, type Toolbox } from "../tools/index.js";
-import { protocolError } from "./errors.js";
-import { ARTIFACT_TEMPLATE, readArtifact, SeenArtifacts } from "./resources.js";
+  Server,
+} from "./sdk.js";
 import { callTool, listedTool } from "./tool-adapter.js";
 
 export interface McpServerOptions {

@@ -7,13 +7,9 @@
 import { writeSync } from "node:fs";
 import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import {
-  ErrorCode,
-  type JSONRPCMessage,
-  JSONRPCMessageSchema,
-  type JSONRPCRequest,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, JSONRPCRequest } from "@modelcontextprotocol/sdk/types.js";
 import { isPlainJsonRpc } from "./jsonrpc-shape.js";
+import { ErrorCode, JSONRPCMessageSchema } from "./sdk.js";
 
 /** The largest message accepted (as the SDK's HTTP transport: 4 MiB). */
 export const MAX_MESSAGE_BYTES = 4 * 1024 * 1024;

@@ -5,12 +5,13 @@
  * the model reads; a call that names no such tool is a protocol error. The ids a result's text
  * names go along as data in `_meta` (REFS_META), read from the result's details, not its text.
  */
-import { type CallToolResult, ErrorCode, type Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import { ARTIFACT_SCHEME } from "../output/artifacts.js";
 import type { DescribedTool, ToolEntry } from "../tools/index.js";
 import { type ToolContent, type ToolResult, unexpectedFailureText } from "../tools/types.js";
 import { protocolError } from "./errors.js";
 import { ProgressTracker, type ProgressValue, throttle } from "./progress.js";
+import { ErrorCode } from "./sdk.js";
 
 /** At most this many progress notifications per second while a call runs. */
 export const PROGRESS_INTERVAL_MS = 250;

@@ -30,15 +30,18 @@ test("the packed tarball installs globally and `nbagent mcp` serves the tools", 
     "dist/runtime/prelude.py",
     "dist/kernel/local/forkserver.py",
   ]);
-  // The bundle of every command (the MCP server among them) and its code cache, beside the entry.
-  assert.ok(
-    files.some((f) => /^dist\/cli\/nbagent-cli-.+\.cjs$/.test(f)),
-    "the CLI bundle is missing",
-  );
-  assert.ok(
-    files.some((f) => /^dist\/cli\/nbagent-cli-.+\.cjs\.cache$/.test(f)),
-    "the bundle's code cache is missing",
-  );
+  // The bundle of every command and the MCP SDK's bundle (src/mcp/sdk.ts), each with its code
+  // cache, beside the entry.
+  for (const name of ["nbagent-cli", "nbagent-mcp-sdk"]) {
+    assert.ok(
+      files.some((f) => new RegExp(`^dist/cli/${name}-[A-Z0-9]+\\.cjs$`).test(f)),
+      `the bundle ${name} is missing`,
+    );
+    assert.ok(
+      files.some((f) => new RegExp(`^dist/cli/${name}-[A-Z0-9]+\\.cjs\\.cache$`).test(f)),
+      `the code cache of ${name} is missing`,
+    );
+  }
 
   const prefix = join(work, "prefix");
   await exec("npm", ["install", "-g", "--prefix", prefix, "--prefer-offline", tarball], {
