@@ -30,6 +30,8 @@ const cliDir = only === "cli" && process.argv[3] ? process.argv[3] : "dist/cli";
 const CLI_BUNDLE = "nbagent-cli";
 /** The MCP SDK's bundle beside it (src/mcp/sdk.ts), with its code cache. */
 const SDK_BUNDLE = "nbagent-mcp-sdk";
+/** The terminal views' packages' bundle (src/render/vendor.ts). */
+const RENDER_BUNDLE = "nbagent-render";
 
 /** Writes each output through a temporary file and a rename: tests build while others load it. */
 function writeAtomically(files) {
@@ -98,50 +100,56 @@ if (only !== "pi") {
   // cache against the source's length, not its bytes, so a cache must never meet another build.
   // Native and lazily loaded packages stay outside (required from node_modules as usual); the .py
   // assets are found by src/assets.ts, from this file's folder.
-  // The MCP SDK, and zod, ajv and hono behind it — ~1,900 of the ~5,800 functions the single bundle
-  // had — in a bundle of their own (src/mcp/sdk.ts), loaded only by `nbagent mcp`: V8 restores
-  // every function of a script from its code cache, called or not, so each command paid ~3 ms for
-  // them. The main bundle's src/mcp/sdk.ts is a stub that loads this one through its own code cache
-  // (src/cli/code-cache.ts), made by the warm-up below.
-  const sdk = await build({
-    entryPoints: { [SDK_BUNDLE]: "src/mcp/sdk.ts" },
-    entryNames: "[name]-[hash]",
-    outExtension: { ".js": ".cjs" },
-    outdir: cliDir,
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
-    define: { "import.meta.url": "__nbagentImportMetaUrl" },
-    banner: { js: 'var __nbagentImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-    minify: true,
-    sourcemap: true,
-    logLevel: "warning",
-    write: false,
-  });
-  const sdkFile = sdk.outputFiles.find((f) => f.path.endsWith(".cjs"));
-  const sdkName = basename(sdkFile.path);
-  checkCodeCacheable(sdkFile);
-  const sdkStub = {
-    name: "mcp-sdk-bundle",
+  // Packages only some commands load, each in a bundle of its own beside the main one: V8 restores
+  // every function of a script from its code cache, called or not, so each command paid for them
+  // (~3 ms for the MCP SDK with zod, ajv and hono — ~1,900 of the ~5,800 functions the single bundle
+  // had; ~1 ms for the terminal views' packages). In the main bundle each side module is a stub that
+  // loads its bundle through its own code cache (src/cli/code-cache.ts): the MCP SDK's made by the
+  // warm-up below, the views' written by the first command that draws on a terminal.
+  const sides = [];
+  for (const [name, source] of [
+    [SDK_BUNDLE, "src/mcp/sdk.ts"],
+    [RENDER_BUNDLE, "src/render/vendor.ts"],
+  ]) {
+    const side = await build({
+      entryPoints: { [name]: source },
+      entryNames: "[name]-[hash]",
+      outExtension: { ".js": ".cjs" },
+      outdir: cliDir,
+      bundle: true,
+      platform: "node",
+      format: "cjs",
+      target: "node20",
+      define: { "import.meta.url": "__nbagentImportMetaUrl" },
+      banner: { js: 'var __nbagentImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+      minify: true,
+      sourcemap: true,
+      logLevel: "warning",
+      write: false,
+    });
+    const file = side.outputFiles.find((f) => f.path.endsWith(".cjs"));
+    checkCodeCacheable(file);
+    sides.push({ source: resolve(source), name: basename(file.path), outputFiles: side.outputFiles });
+  }
+  const sideStubs = {
+    name: "side-bundles",
     setup(b) {
-      // src/mcp's `./sdk.js`: the stub below, whatever imports it there.
-      b.onResolve({ filter: /^\.\/sdk\.js$/ }, (args) =>
-        dirname(args.importer) === resolve("src/mcp")
-          ? { path: "mcp-sdk", namespace: "nbagent-sdk" }
-          : undefined,
-      );
-      b.onLoad({ filter: /.*/, namespace: "nbagent-sdk" }, () => ({
+      // An import of a side module (src/mcp/sdk.ts, src/render/vendor.ts) is the stub below.
+      b.onResolve({ filter: /^\.\/(sdk|vendor)\.js$/ }, (args) => {
+        const side = sides.find((x) => x.source === join(args.resolveDir, args.path.replace(/\.js$/, ".ts")));
+        return side ? { path: side.name, namespace: "nbagent-side" } : undefined;
+      });
+      b.onLoad({ filter: /.*/, namespace: "nbagent-side" }, (args) => ({
         contents: `const { join } = require("node:path");
 const { loadCliBundle } = require(${JSON.stringify(resolve("src/cli/code-cache.ts"))});
-module.exports = loadCliBundle(join(__dirname, ${JSON.stringify(sdkName)}));`,
+module.exports = loadCliBundle(join(__dirname, ${JSON.stringify(args.path)}));`,
         loader: "js",
         resolveDir: resolve("."),
       }));
     },
   };
   const bundle = await build({
-    plugins: [sdkStub],
+    plugins: [sideStubs],
     metafile: true,
     entryPoints: { [CLI_BUNDLE]: "src/cli/dispatch.ts" },
     entryNames: "[name]-[hash]",
@@ -166,12 +174,11 @@ module.exports = loadCliBundle(join(__dirname, ${JSON.stringify(sdkName)}));`,
   const bundleFile = bundle.outputFiles.find((f) => f.path.endsWith(".cjs"));
   const bundleName = basename(bundleFile.path);
   checkCodeCacheable(bundleFile);
-  if (
-    /@modelcontextprotocol|node_modules[\\/]zod/.test(
-      JSON.stringify(Object.keys(bundle.metafile?.inputs ?? {})),
-    )
-  )
-    throw new Error("the CLI bundle holds the MCP SDK: src/mcp must take it from ./sdk.js");
+  const held = Object.keys(bundle.metafile.inputs).find((f) =>
+    /node_modules[\\/](@modelcontextprotocol|zod|ajv|pngjs|highlight\.js|wrap-ansi)[\\/]/.test(f),
+  );
+  if (held)
+    throw new Error(`the CLI bundle holds ${held}: take it from src/mcp/sdk.ts or src/render/vendor.ts`);
   // The entry, dist/cli/nbagent.js: `nbagent --version` prints the version written in here and
   // loads nothing else; every other command runs the bundle through its code cache
   // (src/cli/main.ts, src/cli/code-cache.ts). A CommonJS file, as the bundle is (dist/cli has its own
@@ -196,7 +203,7 @@ module.exports = loadCliBundle(join(__dirname, ${JSON.stringify(sdkName)}));`,
     write: false,
   });
   // The bundle (with its map) before the entry that names it: a command started meanwhile finds it.
-  writeAtomically(sdk.outputFiles);
+  for (const side of sides) writeAtomically(side.outputFiles);
   writeAtomically(bundle.outputFiles);
   writeAtomically([{ path: `${cliDir}/package.json`, contents: '{ "type": "commonjs" }\n' }]);
   writeAtomically(entry.outputFiles);
@@ -204,7 +211,7 @@ module.exports = loadCliBundle(join(__dirname, ${JSON.stringify(sdkName)}));`,
   // chunks of builds before the bundle, other bundles and their caches.
   for (const name of readdirSync(cliDir, { withFileTypes: true })) {
     const file = name.name;
-    const ours = [bundleName, sdkName].some(
+    const ours = [bundleName, ...sides.map((x) => x.name)].some(
       (b) => file === b || file === `${b}.map` || file === `${b}.cache`,
     );
     if (name.isFile() && !ours && /^nbagent-.+\.(js|cjs)(\.map|\.cache|\.\d+\.tmp)?$/.test(file))

@@ -3,11 +3,8 @@
  * lowlight, which hands back a tree of classed spans; each class maps to a theme role. Only these
  * three grammars are loaded. Returns one string per source line, colours closed on every line.
  */
-import json from "highlight.js/lib/languages/json";
-import markdown from "highlight.js/lib/languages/markdown";
-import python from "highlight.js/lib/languages/python";
-import { createLowlight } from "lowlight";
 import { isPlain, type RenderTheme, type ThemeRole } from "./theme.js";
+import { createLowlight, json, markdown, python } from "./vendor.js";
 import { cleanText } from "./width.js";
 
 export type HighlightLanguage = "python" | "markdown" | "json" | "text";

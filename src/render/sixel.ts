@@ -4,8 +4,8 @@
  * cell, so the picture never runs past its rows), the sixel package quantises and encodes. The last
  * few encodings are kept: a host redraws the same image often.
  */
-import { PNG } from "pngjs";
 import { image2sixel } from "sixel";
+import { PNG } from "./vendor.js";
 
 const CELL_W = 8;
 const CELL_H = 16;

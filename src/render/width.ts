@@ -4,9 +4,7 @@
  * colour codes intact (wrap-ansi, slice-ansi). Text from kernels is cleaned before it is drawn.
  */
 import { stripVTControlCharacters } from "node:util";
-import sliceAnsi from "slice-ansi";
-import stringWidth from "string-width";
-import wrapAnsi from "wrap-ansi";
+import { sliceAnsi, stringWidth, wrapAnsi } from "./vendor.js";
 
 /** kitty graphics (APC) and sixel (DCS) sequences: ESC _ … ESC \ and ESC P … ESC \. */
 const IMAGE_SEQUENCES = /\x1b[_P][\s\S]*?\x1b\\/g;
