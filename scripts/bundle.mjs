@@ -106,26 +106,33 @@ if (only !== "pi") {
   // had; ~1 ms for the terminal views' packages). In the main bundle each side module is a stub that
   // loads its bundle through its own code cache (src/cli/code-cache.ts): the MCP SDK's made by the
   // warm-up below, the views' written by the first command that draws on a terminal.
+  /** What every bundle run from a code cache is built with. */
+  const codeCached = {
+    entryNames: "[name]-[hash]",
+    outExtension: { ".js": ".cjs" },
+    outdir: cliDir,
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    // import.meta.url (assets.ts, createRequire calls) is the file's URL, as it was in the ES modules.
+    banner: { js: 'var __nbagentImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    // Minified: less to read. The source map beside it gives the TypeScript names back
+    // (node --enable-source-maps).
+    minify: true,
+    sourcemap: true,
+    logLevel: "warning",
+    write: false,
+  };
   const sides = [];
   for (const [name, source] of [
     [SDK_BUNDLE, "src/mcp/sdk.ts"],
     [RENDER_BUNDLE, "src/render/vendor.ts"],
   ]) {
     const side = await build({
+      ...codeCached,
       entryPoints: { [name]: source },
-      entryNames: "[name]-[hash]",
-      outExtension: { ".js": ".cjs" },
-      outdir: cliDir,
-      bundle: true,
-      platform: "node",
-      format: "cjs",
-      target: "node20",
       define: { "import.meta.url": "__nbagentImportMetaUrl" },
-      banner: { js: 'var __nbagentImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-      minify: true,
-      sourcemap: true,
-      logLevel: "warning",
-      write: false,
     });
     const file = side.outputFiles.find((f) => f.path.endsWith(".cjs"));
     checkCodeCacheable(file);
@@ -149,27 +156,13 @@ module.exports = loadCliBundle(join(__dirname, ${JSON.stringify(args.path)}));`,
     },
   };
   const bundle = await build({
+    ...codeCached,
     plugins: [sideStubs],
     metafile: true,
     entryPoints: { [CLI_BUNDLE]: "src/cli/dispatch.ts" },
-    entryNames: "[name]-[hash]",
-    outExtension: { ".js": ".cjs" },
-    outdir: cliDir,
-    bundle: true,
-    platform: "node",
-    format: "cjs",
-    target: "node20",
     // sixel is sloppy-mode CommonJS (assigns an undeclared global): bundled it would throw.
     external: ["zeromq", "sharp", "turndown", "ws", "sixel"],
-    // import.meta.url (assets.ts, createRequire calls) is this file's URL, as it was in the ES modules.
     define: { "import.meta.url": "__nbagentImportMetaUrl", __NBAGENT_VERSION__: version },
-    banner: { js: 'var __nbagentImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
-    // Minified: less to read. The source map beside it gives the TypeScript names back
-    // (node --enable-source-maps).
-    minify: true,
-    sourcemap: true,
-    logLevel: "warning",
-    write: false,
   });
   const bundleFile = bundle.outputFiles.find((f) => f.path.endsWith(".cjs"));
   const bundleName = basename(bundleFile.path);
