@@ -218,13 +218,22 @@ class HostState {
   }
 }
 
+/**
+ * Least time between two writes to a viewer (ms): the events of a fast run that come meanwhile go
+ * in the next write, one system call for several (docs/view.md, "Cost"). A write after a quiet
+ * spell goes at once.
+ */
+export const VIEW_WRITE_MS = 5;
+
 /** Writes the snapshot and then the events to one viewer, and answers its actions. */
 function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
   const sub = toolbox.runtime.events.subscribe();
   let open = true;
-  const write = async (msg: HostMessage): Promise<void> => {
-    if (!open) return;
-    if (!socket.write(`${JSON.stringify(msg)}\n`))
+  const write = async (msgs: HostMessage[]): Promise<void> => {
+    if (!open || msgs.length === 0) return;
+    let text = "";
+    for (const msg of msgs) text += `${JSON.stringify(msg)}\n`;
+    if (!socket.write(text))
       await new Promise<void>((resolve) => {
         const done = () => {
           socket.off("drain", done);
@@ -241,11 +250,16 @@ function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
   };
   socket.on("close", end);
   socket.on("error", end);
-  // The writer: the snapshot, then what the bus queued, as fast as the viewer reads.
+  // The writer: the snapshot, then what the bus queued, as fast as the viewer reads, at most one
+  // write every VIEW_WRITE_MS.
   (async () => {
-    await write(state.snapshot());
+    await write([state.snapshot()]);
+    let last = performance.now();
     while (open) {
       await sub.next();
+      if (!open) break;
+      const wait = last + VIEW_WRITE_MS - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait).unref());
       if (!open) break;
       const { events, dropped } = sub.take();
       // Events were dropped for this slow viewer: what they changed is in a fresh snapshot, taken
@@ -254,16 +268,19 @@ function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
       const snapshot = dropped > 0 ? state.snapshot() : undefined;
       let sessions = false;
       let runs = false;
+      const msgs: HostMessage[] = [];
       for (const event of events) {
-        await write({ type: "event", event });
+        msgs.push({ type: "event", event });
         if (event.type === "session") sessions = true;
         if (event.type === "run-backgrounded" || event.type === "run-ended") runs = true;
       }
-      if (snapshot) await write(snapshot);
+      if (snapshot) msgs.push(snapshot);
       else {
-        if (sessions) await write({ type: "sessions", sessions: state.sessions() });
-        if (runs) await write({ type: "runs", runs: state.runs() });
+        if (sessions) msgs.push({ type: "sessions", sessions: state.sessions() });
+        if (runs) msgs.push({ type: "runs", runs: state.runs() });
       }
+      await write(msgs);
+      last = performance.now();
     }
   })().catch(() => socket.destroy());
   const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY });
@@ -277,13 +294,15 @@ function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
     }
     if (request?.type !== "action" || typeof request.id !== "string") return;
     act(toolbox, request).then(
-      (result) => write({ type: "action-result", id: request.id, result }),
+      (result) => write([{ type: "action-result", id: request.id, result }]),
       (err: unknown) =>
-        write({
-          type: "action-result",
-          id: request.id,
-          result: { kind: "failed", message: String((err as Error)?.message ?? err) },
-        }),
+        write([
+          {
+            type: "action-result",
+            id: request.id,
+            result: { kind: "failed", message: String((err as Error)?.message ?? err) },
+          },
+        ]),
     );
   });
 }
