@@ -5,7 +5,8 @@
  * type and by thread (from /proc), and, with NBAGENT_PROF_DIR=DIR, `node --cpu-prof` profiles of
  * the host and of `nbagent view` written there (at their exit).
  * Usage: npm run -s build && node --import tsx bench/view-prof.ts [runs]
- * (NBAGENT_PROF_NOVIEW=1: the same runs with no view, for the host's own figure.)
+ * (NBAGENT_PROF_NOVIEW=1: the same runs with no view, for the host's own figure; NBAGENT_PROF_STRACE=1:
+ * the host's and nbagent view's system calls counted by strace -c.)
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -133,6 +134,23 @@ async function main() {
     }
     await new Promise((r) => setTimeout(r, 1000));
   }
+  // NBAGENT_PROF_STRACE=1: the system calls of the host and of nbagent view during the runs (strace -c).
+  const traced = process.env.NBAGENT_PROF_STRACE === "1";
+  const straces = traced
+    ? [host, ...(view ? [view.pid!] : [])].map((pid) =>
+        spawn("strace", ["-c", "-f", "-e", "trace=write,writev,read,sendmsg,recvmsg", "-p", String(pid)], {
+          stdio: ["ignore", "ignore", "pipe"],
+        }),
+      )
+    : [];
+  const stOut = straces.map((st) => {
+    let t = "";
+    st.stderr!.on("data", (d) => {
+      t += d;
+    });
+    return () => t;
+  });
+  if (traced) await new Promise((r) => setTimeout(r, 500));
   const walls: number[] = [];
   const hostCpu: number[] = [];
   const viewCpu: number[] = [];
@@ -162,6 +180,11 @@ async function main() {
         byThread[pre + k] = byThread[pre + k] ?? [];
         byThread[pre + k].push(v);
       }
+  }
+  for (const [i, st] of straces.entries()) {
+    st.kill("SIGINT");
+    await new Promise((r) => st.once("exit", r));
+    console.error(`${i === 0 ? "host" : "nbagent view"}, ${runs} runs:\n${stOut[i]()}`);
   }
   const sorted = Object.entries(byThread)
     .map(([k, v]) => [k, median([...v, ...Array(runs - v.length).fill(0)])] as const)
