@@ -199,6 +199,8 @@ async function main() {
         hostCpuMs: median(hostCpu),
         viewCpuMs: median(viewCpu),
         chromiumCpuMs: median(chCpu),
+        chromiumCpuMsByRun: chCpu,
+        viewCpuMsByRun: viewCpu,
         byThread: Object.fromEntries(sorted),
         load: readFileSync("/proc/loadavg", "utf8").trim(),
       },
