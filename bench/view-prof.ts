@@ -103,12 +103,14 @@ async function main() {
   const noView = process.env.NBAGENT_PROF_NOVIEW === "1";
   let view: ReturnType<typeof spawn> | undefined;
   let ch: ReturnType<typeof spawn> | undefined;
+  /** The bare Chromium's profile folder, removed at the end. */
+  let udd: string | undefined;
   if (!noView) {
     view = spawn(process.execPath, [...prof("view.cpuprofile"), MAIN, "view", "--no-open", "--port", "0"], {
       stdio: ["ignore", "pipe", "inherit"],
     });
     const url = await new Promise<string>((r) => createInterface({ input: view!.stdout! }).once("line", r));
-    const udd = mkdtempSync(join(tmpdir(), "bare-chromium-"));
+    udd = mkdtempSync(join(tmpdir(), "bare-chromium-"));
     ch = spawn(
       CHROMIUM,
       [
@@ -219,6 +221,7 @@ async function main() {
   await client.close();
   await new Promise((r) => setTimeout(r, 1000));
   rmSync(root, { recursive: true, force: true });
+  if (udd) rmSync(udd, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 }
 
 main().catch((err) => {
