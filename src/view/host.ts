@@ -222,12 +222,19 @@ class HostState {
   }
 }
 
+/**
+ * Least time between two writes to a viewer (ms): the events of a fast run that come meanwhile go
+ * in the next write, one system call for several (docs/view.md, "Cost"). A write after a quiet
+ * spell goes at once.
+ */
+export const VIEW_WRITE_MS = 5;
+
 /** Writes the snapshot and then the events to one viewer, and answers its actions. */
 function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
   const sub = toolbox.runtime.events.subscribe();
   let open = true;
   /** Writes messages, one line each, in one write to the socket; waits while the socket is full. */
-  const write = async (...msgs: HostMessage[]): Promise<void> => {
+  const write = async (msgs: HostMessage[]): Promise<void> => {
     if (!open || msgs.length === 0) return;
     let text = "";
     for (const msg of msgs) text += `${JSON.stringify(msg)}\n`;
@@ -248,15 +255,20 @@ function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
   };
   socket.on("close", end);
   socket.on("error", end);
-  // The writer: the snapshot, then what the bus queued, as fast as the viewer reads.
+  // The writer: the snapshot, then what the bus queued, as fast as the viewer reads, at most one
+  // write every VIEW_WRITE_MS.
   (async () => {
-    await write(state.snapshot());
+    await write([state.snapshot()]);
+    let last = performance.now();
     while (open) {
       await sub.next();
       // After the event loop's turn, not while the tool that emitted the events runs: a call's
       // result goes out first, and the events of one turn go to the viewer together, in one write
       // (docs/mcp.md, "Cost per call").
       await new Promise<void>((resolve) => setImmediate(resolve));
+      if (!open) break;
+      const wait = last + VIEW_WRITE_MS - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait).unref());
       if (!open) break;
       const { events, dropped } = sub.take();
       // Events were dropped for this slow viewer: what they changed is in a fresh snapshot, taken
@@ -265,18 +277,19 @@ function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
       const snapshot = dropped > 0 ? state.snapshot() : undefined;
       let sessions = false;
       let runs = false;
-      const out: HostMessage[] = [];
+      const msgs: HostMessage[] = [];
       for (const event of events) {
-        out.push({ type: "event", event });
+        msgs.push({ type: "event", event });
         if (event.type === "session") sessions = true;
         if (event.type === "run-backgrounded" || event.type === "run-ended") runs = true;
       }
-      if (snapshot) out.push(snapshot);
+      if (snapshot) msgs.push(snapshot);
       else {
-        if (sessions) out.push({ type: "sessions", sessions: state.sessions() });
-        if (runs) out.push({ type: "runs", runs: state.runs() });
+        if (sessions) msgs.push({ type: "sessions", sessions: state.sessions() });
+        if (runs) msgs.push({ type: "runs", runs: state.runs() });
       }
-      await write(...out);
+      await write(msgs);
+      last = performance.now();
     }
   })().catch(() => socket.destroy());
   const lines = createInterface({ input: socket, crlfDelay: Number.POSITIVE_INFINITY });
@@ -290,13 +303,15 @@ function serveViewer(socket: Socket, toolbox: Toolbox, state: HostState): void {
     }
     if (request?.type !== "action" || typeof request.id !== "string") return;
     act(toolbox, request).then(
-      (result) => write({ type: "action-result", id: request.id, result }),
+      (result) => write([{ type: "action-result", id: request.id, result }]),
       (err: unknown) =>
-        write({
-          type: "action-result",
-          id: request.id,
-          result: { kind: "failed", message: String((err as Error)?.message ?? err) },
-        }),
+        write([
+          {
+            type: "action-result",
+            id: request.id,
+            result: { kind: "failed", message: String((err as Error)?.message ?? err) },
+          },
+        ]),
     );
   });
 }
