@@ -32,6 +32,8 @@ const CLI_BUNDLE = "nbagent-cli";
 const SDK_BUNDLE = "nbagent-mcp-sdk";
 /** The terminal views' packages' bundle (src/render/vendor.ts). */
 const RENDER_BUNDLE = "nbagent-render";
+/** The validators of nbformat versions other than 4.5 (src/notebook/schema/older.ts). */
+const NBFORMAT_BUNDLE = "nbagent-nbformat";
 
 /** Writes each output through a temporary file and a rename: tests build while others load it. */
 function writeAtomically(files) {
@@ -103,9 +105,10 @@ if (only !== "pi") {
   // Packages only some commands load, each in a bundle of its own beside the main one: V8 restores
   // every function of a script from its code cache, called or not, so each command paid for them
   // (~3 ms for the MCP SDK with zod, ajv and hono — ~1,900 of the ~5,800 functions the single bundle
-  // had; ~1 ms for the terminal views' packages). In the main bundle each side module is a stub that
+  // had; ~1 ms for the terminal views' packages; the validators of nbformat versions other than 4.5,
+  // ~450 KB to read). In the main bundle each side module is a stub that
   // loads its bundle through its own code cache (src/cli/code-cache.ts): the MCP SDK's made by the
-  // warm-up below, the views' written by the first command that draws on a terminal.
+  // warm-up below, the others' written by the first command that loads them.
   /** What every bundle run from a code cache is built with. */
   const codeCached = {
     entryNames: "[name]-[hash]",
@@ -128,6 +131,7 @@ if (only !== "pi") {
   for (const [name, source] of [
     [SDK_BUNDLE, "src/mcp/sdk.ts"],
     [RENDER_BUNDLE, "src/render/vendor.ts"],
+    [NBFORMAT_BUNDLE, "src/notebook/schema/older.ts"],
   ]) {
     const side = await build({
       ...codeCached,
@@ -141,8 +145,9 @@ if (only !== "pi") {
   const sideStubs = {
     name: "side-bundles",
     setup(b) {
-      // An import of a side module (src/mcp/sdk.ts, src/render/vendor.ts) is the stub below.
-      b.onResolve({ filter: /^\.\/(sdk|vendor)\.js$/ }, (args) => {
+      // An import of a side module (src/mcp/sdk.ts, src/render/vendor.ts,
+      // src/notebook/schema/older.ts) is the stub below.
+      b.onResolve({ filter: /^\.\/(sdk|vendor|schema\/older)\.js$/ }, (args) => {
         const side = sides.find((x) => x.source === join(args.resolveDir, args.path.replace(/\.js$/, ".ts")));
         return side ? { path: side.name, namespace: "nbagent-side" } : undefined;
       });

@@ -4,10 +4,11 @@
  * only if nothing is at the path yet (a hard link of a fully written temp file, which fails when
  * the name exists), so a concurrent create or an existing file is never overwritten.
  */
-import { type FileHandle, link, open, stat, unlink } from "node:fs/promises";
+
 import { basename, dirname, join } from "node:path";
 import { tempPathBeside } from "../sys/atomic-write.js";
 import { OutsideRootsError, openDirWithin, pinnedPath, realRoots } from "../sys/confined-path.js";
+import { type FileHandle, link, open, stat, unlink } from "../sys/fs-promises.js";
 import {
   type LoadedNotebook,
   loadNotebook,

@@ -23,7 +23,6 @@ import {
   writeSync,
   writevSync,
 } from "node:fs";
-import { unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { createTempBesideSync } from "../sys/atomic-write.js";
 import {
@@ -34,6 +33,7 @@ import {
   pinnedPath,
   realRoots,
 } from "../sys/confined-path.js";
+import { unlink } from "../sys/fs-promises.js";
 import { decodeJson } from "./decode.js";
 import type { JsonValue } from "./json.js";
 import { LockTimeoutError, withFileLock } from "./lock.js";

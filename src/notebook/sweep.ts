@@ -5,8 +5,8 @@
  * ("Files").
  */
 import { readdirSync } from "node:fs";
-import { unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { unlink } from "../sys/fs-promises.js";
 import { inspectLockFile, ownerGone } from "../sys/lock-file.js";
 import { processAlive } from "../sys/proc.js";
 import { lockPathFor } from "./lock.js";

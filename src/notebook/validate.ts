@@ -76,14 +76,17 @@ type Validators = Record<
   Validate
 >;
 
+// 4.5, the version nbagent writes, on its own; the others together (schema/older.ts, a bundle of
+// their own in the built CLI).
+const older = () => import("./schema/older.js");
 const LOADERS: Record<string, () => Promise<Validators>> = {
-  "4.0": () => import("./schema/nbformat-v4_0.js"),
-  "4.1": () => import("./schema/nbformat-v4_1.js"),
-  "4.2": () => import("./schema/nbformat-v4_2.js"),
-  "4.3": () => import("./schema/nbformat-v4_3.js"),
-  "4.4": () => import("./schema/nbformat-v4_4.js"),
+  "4.0": async () => (await older()).v4_0,
+  "4.1": async () => (await older()).v4_1,
+  "4.2": async () => (await older()).v4_2,
+  "4.3": async () => (await older()).v4_3,
+  "4.4": async () => (await older()).v4_4,
   "4.5": () => import("./schema/nbformat-v4_5.js"),
-  future: () => import("./schema/nbformat-v4_future.js"),
+  future: async () => (await older()).future,
 };
 
 const CELL_TYPES = ["code", "markdown", "raw"];

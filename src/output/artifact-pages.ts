@@ -5,7 +5,7 @@
  * paging never repeats or skips a byte. A line index (line count, a mark every MARK_STEP lines, and
  * where every long line starts) lets a page start anywhere without scanning from the top.
  */
-import type { FileHandle } from "node:fs/promises";
+import type { FileHandle } from "../sys/fs-promises.js";
 import { pluralBare } from "../sys/units.js";
 
 const MARK_STEP = 1024;

@@ -14,9 +14,9 @@
  */
 
 import { lstatSync, mkdirSync, readdirSync, readlinkSync, type Stats } from "node:fs";
-import { type FileHandle, lstat, readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { randomBytes } from "../sys/crypto.js";
+import { type FileHandle, lstat, readdir, unlink } from "../sys/fs-promises.js";
 import { stateDir } from "../sys/state-dir.js";
 import { incompleteMarkerPath, MARKER_REASON_RE } from "./artifact-log.js";
 import {

@@ -5,7 +5,7 @@
  * when they are real directories of this user. Nothing here ever follows a link or truncates.
  */
 import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, type Stats } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
+import { type FileHandle, open } from "../sys/fs-promises.js";
 
 const { O_RDONLY, O_RDWR, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = constants;
 const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;

@@ -14,11 +14,11 @@
  */
 
 import { mkdirSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { type Kernel, type KernelBackend, type KernelStartOptions, speaksPython } from "../kernel/types.js";
 import { writeFileAtomic } from "../sys/atomic-write.js";
 import { createHash } from "../sys/crypto.js";
+import { readFile } from "../sys/fs-promises.js";
 import { acquireLockFile } from "../sys/lock-file.js";
 import { namedKey, type RetiredSession, type StartedKernel } from "./session.js";
 

@@ -4,10 +4,11 @@
  * once, each in its own kernel (docs/cli.md); while they run, the kernels for the next ones are
  * already starting, so kernel start-up overlaps execution. Results come back in the jobs' order.
  */
-import { copyFile } from "node:fs/promises";
+
 import { dirname } from "node:path";
 import { type Kernel, speaksPython } from "../kernel/types.js";
 import { loadNotebook } from "../notebook/index.js";
+import { copyFile } from "../sys/fs-promises.js";
 import { DisplayRegistry } from "./collector.js";
 import { SettingsError } from "./errors.js";
 import { streamGuardScript } from "./init.js";

@@ -17,11 +17,11 @@
  */
 
 import { closeSync, fstatSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
-import { lstat, readdir, readFile, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { JupyterMessage } from "../kernel/types.js";
 import { sessionDirName } from "../output/artifacts.js";
 import { createHash, randomBytes } from "../sys/crypto.js";
+import { lstat, readdir, readFile, unlink } from "../sys/fs-promises.js";
 import { CellOutputCollector, DisplayRegistry, type NbOutput } from "./collector.js";
 
 /** One cell's outputs above this (bytes as received) are left out of the record. */

@@ -18,9 +18,9 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { type FileHandle, open, rename, unlink } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "./crypto.js";
+import { type FileHandle, open, rename, unlink } from "./fs-promises.js";
 
 const CREATE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 

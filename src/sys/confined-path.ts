@@ -11,8 +11,8 @@
  * it there (typed; tools/ words it).
  */
 import { constants, realpathSync, type Stats } from "node:fs";
-import { type FileHandle, lstat, open, readlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { type FileHandle, lstat, open, readlink } from "./fs-promises.js";
 
 /** Linux's O_PATH (the same on x86, arm and arm64); Node does not export it. */
 export const O_PATH = 0o10000000;

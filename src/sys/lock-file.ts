@@ -18,9 +18,9 @@
  */
 
 import { constants, readlinkSync, symlinkSync, unlinkSync } from "node:fs";
-import { lstat, open, readlink, rename, symlink, unlink } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import { randomBytes } from "./crypto.js";
+import { lstat, open, readlink, rename, symlink, unlink } from "./fs-promises.js";
 import { HOST, ownStartTime, processAlive } from "./proc.js";
 
 /** Age after which a lock of another host (no way to ask whether its owner runs) is stale. */

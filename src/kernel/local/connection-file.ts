@@ -13,9 +13,9 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import { lstatSync, mkdirSync } from "node:fs";
-import { chmod, mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { freePorts, NoFreePortError } from "../../sys/free-ports.js";
+import { chmod, mkdir, readdir, rm, writeFile } from "../../sys/fs-promises.js";
 import { processAlive } from "../../sys/proc.js";
 import { type StateDirEnv, stateDir } from "../../sys/state-dir.js";
 import { KernelStartError } from "../errors.js";

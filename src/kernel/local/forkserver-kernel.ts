@@ -8,7 +8,7 @@
  * kernel process itself, as the host sees it (what observers measure or stop).
  */
 import { closeSync, fstatSync, openSync, readSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { rm } from "../../sys/fs-promises.js";
 import type { LaunchedKernel } from "../provisioner.js";
 import type { KernelIsolation, KernelLimitHit } from "../types.js";
 import type { ConnectionInfo } from "../zmq/connection.js";

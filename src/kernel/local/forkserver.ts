@@ -21,11 +21,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createInterface } from "node:readline";
 import { assetPath } from "../../assets.js";
 import { debugLog } from "../../sys/debug-log.js";
+import { rm } from "../../sys/fs-promises.js";
 import { readProcStat } from "../../sys/proc.js";
 import { within } from "../../sys/wait.js";
 import { KernelStartError } from "../errors.js";

@@ -5,9 +5,10 @@
  * kernelspec directories (JUPYTER_PATH, the user data dir, the interpreter's prefix, system dirs).
  * Results are cached per (name, python).
  */
-import { readdir, readFile } from "node:fs/promises";
+
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
+import { readdir, readFile } from "../../sys/fs-promises.js";
 import { KernelStartError } from "../errors.js";
 import { findInterpreter } from "../interpreter.js";
 

@@ -5,7 +5,7 @@
  * cells above did not feed the ones below) and where a cell's outputs were left out; kernelspec and
  * language_info as the kernel reported them. Written as a new file only (never over one), atomically.
  */
-import { stat } from "node:fs/promises";
+
 import { dirname } from "node:path";
 import {
   type Cell,
@@ -20,6 +20,7 @@ import {
 } from "../../notebook/index.js";
 import type { KernelRecordEvent, RecordEntry, SessionRecord } from "../../runtime/session-record.js";
 import { checkWithin, OutsideRootsError } from "../../sys/confined-path.js";
+import { stat } from "../../sys/fs-promises.js";
 import { inUnit, pluralBare } from "../../sys/units.js";
 import { fileErrorText, outsideRootsText } from "../sandbox-paths.js";
 
