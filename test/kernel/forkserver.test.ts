@@ -362,6 +362,39 @@ describe("fork server", { concurrency: true }, () => {
     }
   });
 
+  test("forked and direct kernels start ipykernel without debugpy; a cell can still import it", async () => {
+    // docs/reliability.md, "A kernel's start": ipykernel's debugger support is left out (~0.16 s of a
+    // start), not debugpy itself.
+    const probe = [
+      "import sys, importlib.util, ipykernel.debugger as d",
+      "print('debugger', d._is_debugpy_available, 'debugpy loaded', 'debugpy' in sys.modules)",
+      "try:",
+      "    import debugpy",
+      "    print('cell import ok')",
+      "except ImportError:",
+      "    print('cell import ok' if importlib.util.find_spec('debugpy') is None else 'cell import refused')",
+    ].join("\n");
+    for (const forkServer of [true, false]) {
+      const own = createLocalBackend({ ...localBackendOptions(testSettings()), forkServer });
+      try {
+        if (forkServer) await own.prewarm({});
+        const kernel = await own.startKernel({});
+        assert.ok(
+          launchedOf(kernel) instanceof (forkServer ? ForkedKernelProcess : LocalKernelProcess),
+          forkServer ? "forked" : "started directly",
+        );
+        const r = await kernel.execute(probe);
+        assert.equal(
+          r.text,
+          "debugger False debugpy loaded False\ncell import ok\n",
+          `forkServer ${forkServer}`,
+        );
+      } finally {
+        await own.dispose();
+      }
+    }
+  });
+
   test("a forked kernel runs the launcher module as `python -m` would (one shadowed on PYTHONPATH too)", async () => {
     // (each test has its own FAKE_DIR)
     const mark = "open(os.path.join(os.environ['FAKE_DIR'], 'ran'), 'w').close()";

@@ -370,7 +370,8 @@ function writeKernelSpec(dir: string, python: string, pidNamespace: boolean): st
     display_name: "Python 3 (ipykernel)",
     language: "python",
     interrupt_mode: "message",
-    metadata: { debugger: true },
+    // The launcher starts ipykernel without debugpy (endkernel.py import_ipykernel): no debugger.
+    metadata: { debugger: false },
   };
   writeFileSync(join(specDir, "kernel.json"), JSON.stringify(spec, null, 1), { mode: 0o600 });
   return share;

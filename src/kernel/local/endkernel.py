@@ -1,9 +1,30 @@
 """How a kernel's Python process ends (docs/reliability.md, "A kernel's exit does what Python's
-would"): the steps of the interpreter's exit that the code it ran can rely on, then os._exit. Shared
-by the fork server's kernels (forkserver.py loads this file) and by kernels started directly (the
-launcher's source, src/kernel/local/watchdog.ts, includes it)."""
+would"): the steps of the interpreter's exit that the code it ran can rely on, then os._exit. And,
+before it runs, how it imports ipykernel (import_ipykernel below). Shared by the fork server's
+kernels (forkserver.py loads this file) and by kernels started directly (the launcher's source,
+src/kernel/local/watchdog.ts, includes it)."""
 import os
 import sys
+
+
+def import_ipykernel():
+    """Imports ipykernel's kernel without its debugger support (docs/reliability.md, "A kernel's
+    start"): ipykernel imports debugpy's server when it is installed (~0.16 s of CPU, and a `uname -p`
+    subprocess), for debug requests that nbagent never sends and that no other client can send to a
+    local kernel (its channels are hidden from everyone else). ipykernel runs without it as it does
+    where debugpy is not installed. Only ipykernel's own import is kept from it: a cell can still
+    `import debugpy`. Does nothing when ipykernel cannot be imported (the kernel's start says why)."""
+    if "debugpy" in sys.modules:
+        return
+    sys.modules["debugpy"] = None
+    try:
+        import ipykernel.ipkernel  # noqa: F401
+        import ipykernel.kernelapp  # noqa: F401
+    except Exception:
+        pass
+    finally:
+        if "debugpy" in sys.modules and sys.modules["debugpy"] is None:
+            del sys.modules["debugpy"]
 
 
 def _flush_open_files():

@@ -69,6 +69,7 @@ def _warm():
     import faulthandler  # noqa: F401  (enabled by the kernel app)
     import sqlite3  # noqa: F401  (IPython history)
 
+    import_ipykernel()  # without debugpy (endkernel.py)
     import ipykernel.kernelapp  # noqa: F401
     import ipykernel.ipkernel  # noqa: F401
     import ipykernel.zmqshell  # noqa: F401

@@ -100,6 +100,8 @@ if a and a[0] == "--exec":
 elif a and a[0] == "-m":
     import runpy
     sys.argv = a[1:]
+    if a[1] == "ipykernel_launcher":
+        import_ipykernel()
     run_and_end(lambda: runpy.run_module(a[1], run_name="__main__", alter_sys=True))
 else:
     os.execv(sys.executable, [sys.executable] + a)
