@@ -16,6 +16,7 @@ import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { CHROMIUM, CHROMIUM_ARGS } from "../test/view/browser.js";
+import { bareChromiumReady } from "./bare-chromium.js";
 import { median } from "./types.js";
 
 const MAIN = process.env.NBAGENT_PROF_MAIN ?? "dist/cli/nbagent.js";
@@ -122,19 +123,7 @@ async function main() {
       ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
-    const ws = await new Promise<string>((resolve) =>
-      createInterface({ input: ch!.stderr! }).on("line", (l) => {
-        const m = /DevTools listening on (ws:\S+)/.exec(l);
-        if (m) resolve(m[1]);
-      }),
-    );
-    const list = ws.replace(/^ws:\/\/([^/]+)\/.*$/, "http://$1/json/list");
-    for (;;) {
-      const pages = (await (await fetch(list)).json()) as { type: string; title: string }[];
-      if (pages.some((p) => p.type === "page" && p.title === "nbagent view")) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await new Promise((r) => setTimeout(r, 1000));
+    await bareChromiumReady(ch);
   }
   // NBAGENT_PROF_STRACE=1: the system calls of the host and of nbagent view during the runs (strace -c).
   const traced = process.env.NBAGENT_PROF_STRACE === "1";

@@ -49,6 +49,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { chromium } from "playwright-core";
 import { viewSocketDir } from "../src/view/host.js";
 import { CHROMIUM, CHROMIUM_ARGS, launchChromium } from "../test/view/browser.js";
+import { bareChromiumReady } from "./bare-chromium.js";
 import { arg, type BenchRow, type BenchSection, median, row } from "./types.js";
 
 const MAIN = "dist/cli/nbagent.js";
@@ -590,23 +591,7 @@ async function runCost(root: string, rounds: number): Promise<{ rows: BenchRow[]
           ],
           { stdio: ["ignore", "ignore", "pipe"] },
         );
-        const ws = await new Promise<string>((resolve, reject) => {
-          ch.once("exit", () => reject(new Error("chromium exited")));
-          createInterface({ input: ch.stderr! }).on("line", (l) => {
-            const m = /DevTools listening on (ws:\S+)/.exec(l);
-            if (m) resolve(m[1]);
-          });
-        });
-        // Ready without a protocol client (a person's browser has none; one attached, even once, was
-        // seen to cost the browser more per run): the page's title is set once its script runs
-        // (read from the DevTools HTTP list, which attaches nothing), then a second for the state.
-        const list = ws.replace(/^ws:\/\/([^/]+)\/.*$/, "http://$1/json/list");
-        for (;;) {
-          const pages = (await (await fetch(list)).json()) as { type: string; title: string }[];
-          if (pages.some((p) => p.type === "page" && p.title === "nbagent view")) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
-        await new Promise((r) => setTimeout(r, 1000));
+        const ws = await bareChromiumReady(ch);
         ROOT_PID = ch.pid!;
         const t0 = chromiumCpuByType();
         bare.push(await timed(on, []));
