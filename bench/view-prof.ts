@@ -9,7 +9,7 @@
  * the host's and nbagent view's system calls counted by strace -c.)
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -18,6 +18,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { CHROMIUM, CHROMIUM_ARGS } from "../test/view/browser.js";
 import { bareChromiumReady } from "./bare-chromium.js";
 import { median } from "./types.js";
+import { writeNotebook } from "./view.js";
 
 const MAIN = process.env.NBAGENT_PROF_MAIN ?? "dist/cli/nbagent.js";
 const PROF = process.env.NBAGENT_PROF_DIR;
@@ -73,18 +74,7 @@ async function main() {
   const runs = Number(process.argv[2] ?? 5);
   const root = mkdtempSync(join(tmpdir(), "nbagent-view-prof-"));
   mkdirSync(join(root, "on"));
-  const cells = Array.from({ length: 200 }, (_, i) => ({
-    cell_type: "code",
-    id: `c${i}`,
-    metadata: {},
-    execution_count: null,
-    outputs: [],
-    source: `x${i} = ${i} * 2\nprint("cell", ${i}, x${i})\nfor j in range(3):\n    print(j, end=" ")`,
-  }));
-  writeFileSync(
-    join(root, "on", "run.ipynb"),
-    `${JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: { kernelspec: { name: "python3", display_name: "Python 3", language: "python" } }, cells }, null, 1)}\n`,
-  );
+  writeNotebook(join(root, "on", "run.ipynb"), 200);
   const client = new Client({ name: "nbagent-view-prof", version: "0" });
   const transport = new StdioClientTransport({
     command: process.execPath,

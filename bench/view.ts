@@ -431,8 +431,8 @@ async function pageLatency(root: string, lines: number): Promise<{ rows: BenchRo
   };
 }
 
-/** A notebook of `n` small printing cells. */
-function writeNotebook(path: string, n: number): void {
+/** A notebook of `n` small printing cells (the run section's; bench/view-prof.ts runs it too). */
+export function writeNotebook(path: string, n: number): void {
   const cells = Array.from({ length: n }, (_, i) => ({
     cell_type: "code",
     id: `c${i}`,
