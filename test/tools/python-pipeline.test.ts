@@ -60,6 +60,8 @@ function afterReply(
 
 const text = (r: ToolResult<PythonToolDetails>) => (r.content[0] as { text: string }).text;
 const py = (s: string) => JSON.stringify(s);
+/** Each cell's status in the call's details, in order. */
+const statuses = (r: ToolResult<PythonToolDetails>) => r.details.cells.map((c) => c.status);
 let nth = 0;
 const fresh = (name: string) => join(cwd, name.replace(/(\.|$)/, `-${nth++}$1`));
 
@@ -114,10 +116,7 @@ for (const backend of backendCases())
       assert.equal(r.isError, undefined, text(r));
       assert.deepEqual(sentAhead, codes.slice(1));
       assert.equal(text(r), codes.map((_, i) => `[${i + 1}/${n}]\n${i}`).join("\n"));
-      assert.deepEqual(
-        r.details.cells.map((c) => c.status),
-        Array(n).fill("ok"),
-      );
+      assert.deepEqual(statuses(r), Array(n).fill("ok"));
       const counts = r.details.cells.map((c) => c.executionCount as number);
       assert.deepEqual(
         counts,
@@ -223,10 +222,7 @@ for (const backend of backendCases())
         ],
       });
       assert.deepEqual(sentAhead, ["1/0"]);
-      assert.deepEqual(
-        r.details.cells.map((c) => c.status),
-        ["ok", "error", "skipped", "skipped"],
-      );
+      assert.deepEqual(statuses(r), ["ok", "error", "skipped", "skipped"]);
       assert.match(
         text(r),
         /\nCell 2 failed: ZeroDivisionError: division by zero\.\nCell 1 ran in this call; its state persists, so only cell 2 onward needs to run again\.\nCells 3-4 did not run\.$/,
@@ -277,10 +273,7 @@ for (const backend of backendCases())
       const r = await running;
       assert.deepEqual(sentAhead, [long]);
       assert.equal(readFileSync(held, "utf8"), "queued interrupted");
-      assert.deepEqual(
-        r.details.cells.map((c) => c.status),
-        ["ok", "aborted", "skipped"],
-      );
+      assert.deepEqual(statuses(r), ["ok", "aborted", "skipped"]);
       // The interrupt reached the kernel before cell 2 began, so cell 2 began after it and went on.
       assert.equal(existsSync(started), true);
       assert.match(
@@ -321,10 +314,7 @@ for (const backend of backendCases())
       writeFileSync(cancelled, "");
       const r = await running;
       assert.deepEqual(sentAhead, [long]);
-      assert.deepEqual(
-        r.details.cells.map((c) => c.status),
-        ["ok", "aborted", "skipped"],
-      );
+      assert.deepEqual(statuses(r), ["ok", "aborted", "skipped"]);
       // The interrupt went at cell 2's execute_input: it stopped cell 2 at its start or in its loop.
       assert.match(
         text(r),
@@ -351,10 +341,7 @@ for (const backend of backendCases())
         timeout: 3,
       });
       assert.equal(readFileSync(held, "utf8"), "queued interrupted");
-      assert.deepEqual(
-        r.details.cells.map((c) => c.status),
-        ["ok", "aborted", "skipped"],
-      );
+      assert.deepEqual(statuses(r), ["ok", "aborted", "skipped"]);
       assert.match(
         text(r),
         /\nCell 2 timed out: the call's timeout of 3 seconds ran out and the cell was interrupted; it did not stop, so the kernel was restarted and its state is lost\.[^\n]*\nCell 3 did not run\.$/,
@@ -367,10 +354,7 @@ for (const backend of backendCases())
         cells: [{ code: "x = 1" }, { code: "import os; os._exit(1)" }, { code: "print(3)" }],
       });
       assert.deepEqual(sentAhead, ["import os; os._exit(1)"]);
-      assert.deepEqual(
-        r.details.cells.map((c) => c.status),
-        ["ok", "aborted", "skipped"],
-      );
+      assert.deepEqual(statuses(r), ["ok", "aborted", "skipped"]);
       assert.match(
         text(r),
         /\nThe kernel died while cell 2 ran \([^\n]*\)\. It was restarted: all state is gone \(variables, imports\), and cell 2 was not run again; its effects up to the crash may have happened\.\nCell 3 did not run\.$/,
@@ -390,10 +374,7 @@ for (const backend of backendCases())
       const second = `open(${py(marker)}, 'w').close()`;
       const r = await call({ cells: [{ code: die }, { code: second }, { code: "print(3)" }] });
       assert.deepEqual(sentAhead, [second]);
-      assert.deepEqual(
-        r.details.cells.map((c) => c.status),
-        ["ok", "aborted", "skipped"],
-      );
+      assert.deepEqual(statuses(r), ["ok", "aborted", "skipped"]);
       assert.match(
         text(r),
         /\nThe kernel died while cell 2 ran \([^\n]*\)\. It was restarted: all state is gone \(variables, imports\), and cell 2 was not run again; its effects up to the crash may have happened\.\nCell 3 did not run\.$/,
@@ -414,10 +395,7 @@ for (const backend of backendCases())
         timeout: 3,
       });
       assert.deepEqual(sentAhead, ["import time\nwhile True: time.sleep(0.05)"]);
-      assert.deepEqual(
-        r.details.cells.map((c) => c.status),
-        ["ok", "aborted", "skipped"],
-      );
+      assert.deepEqual(statuses(r), ["ok", "aborted", "skipped"]);
       assert.match(
         text(r),
         /\nCell 2 timed out: the call's timeout of 3 seconds ran out and the cell was interrupted; the kernel keeps its state\. Pass a larger timeout for long work\.\nCell 1 ran in this call; its state persists, so only cell 2 onward needs to run again\.\nCell 3 did not run\.$/,
