@@ -20,6 +20,7 @@ import type {
   JupyterMessage,
   KernelErrorInfo,
   KernelLimitHit,
+  ReplySeen,
   SentAhead,
 } from "./types.js";
 
@@ -68,6 +69,7 @@ function executeRequest(host: ExecutionHost, code: string, options: AheadRequest
     // request arrives before its next loop turn (ipykernel's stop_on_error_timeout is 0 s) — under
     // load, the innocent next cell.
     stopOnError: false,
+    ...(options.after && { metadata: { nbagent_after: options.after.msgId } }),
   });
 }
 
@@ -92,6 +94,7 @@ export class AheadRequest implements SentAhead {
   readonly future: RequestFuture;
   /** The client it went through: a restart since gives the kernel another. */
   readonly client: KernelClient;
+  readonly msgId: string;
   lost: { reason: string; limit?: KernelLimitHit; cause?: DeathCause } | undefined;
   private readonly kept: AheadEvent[] = [];
   private hooks: AheadHooks | undefined;
@@ -113,7 +116,9 @@ export class AheadRequest implements SentAhead {
     this.unsubscribeDeath = host.onDeath((reason, limit, cause) => {
       this.lost ??= { reason, ...(limit ? { limit } : {}), ...(cause ? { cause } : {}) };
     });
-    this.future = host.client.future("shell", executeRequest(host, code, options), {
+    const request = executeRequest(host, code, options);
+    this.msgId = request.header.msg_id;
+    this.future = host.client.future("shell", request, {
       onIOPub: pass("iopub"),
       onStdin: pass("stdin"),
       onReply: pass("reply"),
@@ -296,7 +301,10 @@ class Execution {
     if (this.finished || !this.options.onReply) return;
     const reply = msg.content as ExecuteReplyContent;
     const status = reply.status === "ok" && this.result.status === "error" ? "error" : reply.status;
-    if (this.options.onReply({ status, interrupted: this.interrupting }) === true) this.sentBehind = true;
+    const next = (msg.metadata as { nbagent_next?: unknown } | undefined)?.nbagent_next;
+    const seen: ReplySeen = { status, interrupted: this.interrupting };
+    if (next === "run" || next === "abort") seen.next = next;
+    if (this.options.onReply(seen) === true) this.sentBehind = true;
   };
 
   private emit(text: string, kind: "stdout" | "stderr" | "error"): void {

@@ -171,10 +171,17 @@ export class MessageFactory {
 
   executeRequest(
     code: string,
-    opts: { silent?: boolean; storeHistory?: boolean; allowStdin?: boolean; stopOnError?: boolean } = {},
+    opts: {
+      silent?: boolean;
+      storeHistory?: boolean;
+      allowStdin?: boolean;
+      stopOnError?: boolean;
+      /** The request's own metadata (ipykernel reads `cellId`; nbagent's guard `nbagent_after`). */
+      metadata?: Record<string, unknown>;
+    } = {},
   ): MessageOf<"execute_request"> {
     const silent = opts.silent ?? false;
-    return this.create(
+    const msg = this.create(
       "execute_request",
       {
         code,
@@ -186,6 +193,8 @@ export class MessageFactory {
       },
       "shell",
     );
+    if (opts.metadata) msg.metadata = opts.metadata;
+    return msg;
   }
 
   kernelInfoRequest(): MessageOf<"kernel_info_request"> {

@@ -158,7 +158,14 @@ export interface ExecuteOptions {
 }
 
 /** The request fields of an execute_request sent ahead (as ExecuteOptions gives them). */
-export type AheadRequestOptions = Pick<ExecuteOptions, "silent" | "storeHistory" | "stdinDisabled">;
+export type AheadRequestOptions = Pick<ExecuteOptions, "silent" | "storeHistory" | "stdinDisabled"> & {
+  /**
+   * The request sent just before this one: the kernel runs this one only if it ran that one last
+   * and that one ended ok within nbagent's guard's time (a reply's `next` said the kernel has the
+   * guard; docs/runs.md, "Pipelined cells"); otherwise it answers this one `aborted` unrun.
+   */
+  after?: SentAhead;
+};
 
 /** An execute_reply as `ExecuteOptions.onReply` sees it. */
 export interface ReplySeen {
@@ -166,6 +173,11 @@ export interface ReplySeen {
   status: "ok" | "error" | "aborted";
   /** An interrupt (abort or time limit) was sent for this execution before the reply. */
   interrupted: boolean;
+  /**
+   * What the kernel does with a request sent `after` this one (AheadRequestOptions), as its reply
+   * said: "run" or "abort". Absent: the kernel has no such guard, and none may be sent.
+   */
+  next?: "run" | "abort";
 }
 
 /**
@@ -175,6 +187,8 @@ export interface ReplySeen {
  */
 export interface SentAhead {
   readonly code: string;
+  /** The request's msg_id (what a request sent after it names). */
+  readonly msgId: string;
   release(): void;
 }
 

@@ -55,6 +55,65 @@ function streamGuardLines(): string[] {
     "    except Exception:",
     "        pass",
     ...quickCellEndLines(),
+    ...aheadGuardLines(),
+  ];
+}
+
+/**
+ * How long a cell may take and still let the request queued behind it run (the guard below): a
+ * cell that ran longer may have given another writer time to edit the next cell, whose request
+ * then went with the old source, so the kernel drops that request and the run sends the cell again
+ * with its source as it is then (docs/runs.md, "Pipelined cells").
+ */
+export const AHEAD_QUICK_MS = 20;
+
+/**
+ * The guard that lets a run queue a cell two ahead (docs/runs.md, "Pipelined cells"): an
+ * execute_request whose metadata names `nbagent_after` runs only when the request the kernel took
+ * just before it is that one, and it ended `ok` within AHEAD_QUICK_MS; otherwise the kernel answers it
+ * `aborted` without running it (no execution count taken). Each execute_reply's metadata says
+ * which it will be for a request behind it (`nbagent_next`: run or abort), so the host knows at the
+ * reply and a kernel without the guard (another kernel, another ipykernel) is never sent one.
+ * Installed only where ipykernel's shell handler and finish_metadata have the shapes read here.
+ */
+function aheadGuardLines(): string[] {
+  return [
+    "    try:",
+    "        import inspect as _inspect, time as _time",
+    "        kernel = get_ipython().kernel",
+    "        handlers = kernel.shell_handlers",
+    "        handler = handlers.get('execute_request')",
+    "        ok = (",
+    "            not getattr(handler, '_nbagent_ahead', False)",
+    "            and _inspect.iscoroutinefunction(handler)",
+    "            and list(_inspect.signature(handler).parameters) == ['stream', 'ident', 'parent']",
+    "            and callable(getattr(kernel, 'finish_metadata', None))",
+    "            and callable(getattr(getattr(kernel, 'session', None), 'send', None))",
+    "        )",
+    "        if ok:",
+    "            last = {'id': None, 'go': False, 't0': 0.0}",
+    "            async def execute_request(stream, ident, parent, _handler=handler, _last=last, _kernel=kernel):",
+    "                after = (parent.get('metadata') or {}).get('nbagent_after')",
+    "                msg_id = parent['header']['msg_id']",
+    "                if after is not None and not (_last['go'] and _last['id'] == after):",
+    "                    _last['id'], _last['go'] = msg_id, False",
+    "                    _kernel.session.send(stream, 'execute_reply', {'status': 'aborted'}, parent,",
+    "                        metadata={'status': 'aborted', 'nbagent_next': 'abort'}, ident=ident)",
+    "                    return",
+    "                _last['id'], _last['go'], _last['t0'] = msg_id, False, _time.monotonic()",
+    "                await _handler(stream, ident, parent)",
+    "            def finish_metadata(parent, metadata, reply_content, _finish=kernel.finish_metadata, _last=last):",
+    "                md = _finish(parent, metadata, reply_content)",
+    "                if (parent.get('header') or {}).get('msg_id') == _last['id'] and isinstance(md, dict):",
+    "                    quick = _time.monotonic() - _last['t0'] < " + AHEAD_QUICK_MS / 1000,
+    "                    _last['go'] = reply_content.get('status') == 'ok' and quick",
+    "                    md['nbagent_next'] = 'run' if _last['go'] else 'abort'",
+    "                return md",
+    "            execute_request._nbagent_ahead = True",
+    "            kernel.finish_metadata = finish_metadata",
+    "            handlers['execute_request'] = execute_request",
+    "    except Exception:",
+    "        pass",
   ];
 }
 

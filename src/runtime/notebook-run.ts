@@ -75,11 +75,12 @@ export interface NotebookRunOptions {
   /** Runs one cell's code: a kernel's execute, or a session lease's (with its restart rules). */
   execute: (code: string, options: ExecuteOptions & { cellId?: string }) => Promise<ExecuteResult>;
   /**
-   * Sends the next cell's request at once, as the reply of the cell before it comes (the kernel's
-   * `sendAhead`): cells are pipelined (docs/runs.md, "Pipelined cells"). Absent, or undefined
-   * returned: each cell is sent when the one before it has ended.
+   * Sends a later cell's request at once (the kernel's `sendAhead`): at the reply of the cell before
+   * it, and, where the kernel has nbagent's guard, the one after that too, to run only `after` it
+   * (docs/runs.md, "Pipelined cells"). Absent, or undefined returned: each cell is sent when the
+   * one before it has ended.
    */
-  sendAhead?: (code: string) => SentAhead | undefined;
+  sendAhead?: (code: string, after?: SentAhead) => SentAhead | undefined;
   /** Told after each save: the file and the cells whose outputs this run wrote (docs/view.md). */
   onSaved?: (path: string, cellIds: string[]) => void;
   /** Shared ids the caller already made unique in `loaded` (saved and reported with the run's own). */
@@ -205,7 +206,7 @@ export async function runNotebookCells(options: NotebookRunOptions): Promise<Not
     await run.saveRepairedIds();
     for (let k = 0; k < run.plan.length; k++) {
       const planned = run.plan[k];
-      // Sent at the reply of the cell before: it runs (or ran) in the kernel, stopped run or not.
+      // Sent ahead and not dropped by the kernel: it runs (or ran) in the kernel, stopped run or not.
       const ahead = run.takeAhead(k);
       if (run.stopped && !ahead) {
         run.notRun(planned, "not-run", run.stopReason);
@@ -231,7 +232,7 @@ interface PlannedCell {
 /** Where a planned cell is in the file now, or why it does not run. */
 type Located = { index: number } | { status: CellRunStatus; reason: string; now?: number };
 
-/** The next cell to run, found at the reply of the cell before it, its request sent then. */
+/** A later cell to run, found at the reply of a cell before it, its request sent then. */
 interface Ahead {
   /** Its place in the plan. */
   position: number;
@@ -240,6 +241,14 @@ interface Ahead {
   cell: Cell;
   code: string;
   sent: SentAhead;
+  /**
+   * Sent to run only after the request before it (the kernel's guard): "run" once that one's reply
+   * said the kernel runs it, "abort" once it said the kernel drops it; undefined: not known yet.
+   * Absent: the kernel runs it whatever came before.
+   */
+  guard?: { fate?: "run" | "abort" };
+  /** The planned cells between the one before it and this one, found then not to run. */
+  passed: number[];
 }
 
 /** A cell whose outputs this run wrote (ran, or had a display updated), with its report. */
@@ -279,9 +288,12 @@ class NotebookRun {
   /** Something to save that no timed save took (language_info, the last cell). */
   private dirty: boolean;
   private readonly onAbort = () => this.saveSoon(true);
-  /** The next cell's request, sent at the reply of the cell before it (docs/runs.md, "Pipelined cells"). */
-  private ahead: Ahead | undefined;
-  /** What was found at that reply for the planned cells between the two (skipped, deleted). */
+  /**
+   * The later cells' requests in the kernel, in plan order (docs/runs.md, "Pipelined cells"): the
+   * next one sent at the reply of the cell before it, and one guarded behind it.
+   */
+  private aheads: Ahead[] = [];
+  /** What was found at those replies for the planned cells between them (skipped, deleted). */
   private readonly decided = new Map<number, Located>();
 
   constructor(private readonly options: NotebookRunOptions) {
@@ -305,12 +317,27 @@ class NotebookRun {
     this.dirty = recordLanguageInfo(loaded.notebook, options.languageInfo);
   }
 
-  /** The request sent ahead for the planned cell at `position`, if any (taken once). */
+  /**
+   * The request sent ahead for the planned cell at `position`, if any (taken once). A guarded one
+   * the kernel was not told to run (the cell before it failed, took long, or never replied) is let
+   * go: the cell's turn comes as without it.
+   */
   takeAhead(position: number): Ahead | undefined {
-    const ahead = this.ahead;
+    const ahead = this.aheads[0];
     if (ahead?.position !== position) return undefined;
-    this.ahead = undefined;
+    this.aheads.shift();
+    if (ahead.guard && ahead.guard.fate !== "run") {
+      this.drop(ahead);
+      return undefined;
+    }
     return ahead;
+  }
+
+  /** A guarded request the kernel drops unrun: let go, with what was found for the cells before it. */
+  private drop(ahead: Ahead): void {
+    ahead.sent.release();
+    for (const p of ahead.passed) this.decided.delete(p);
+    this.aheads = this.aheads.filter((a) => a !== ahead);
   }
 
   /** Where the cell sent ahead is now (a save's merge may have moved it); -1: deleted since. */
@@ -321,27 +348,51 @@ class NotebookRun {
     return nb.cells.length === this.plannedCount ? this.plan[ahead.position].index : -1;
   }
 
-  /** A request sent ahead and never taken over is let go. */
+  /** Requests sent ahead and never taken over are let go. */
   close(): void {
-    this.ahead?.sent.release();
-    this.ahead = undefined;
+    for (const a of this.aheads) a.sent.release();
+    this.aheads = [];
   }
 
   /**
-   * The reply of the cell at plan position `k` came: if the run goes on after it, the next cell to
-   * run is found in the file as the run holds it (no change seen since it was read) and its request
-   * sent now, before this cell's idle and its bookkeeping. True when one was sent.
+   * The reply of the cell at plan position `k` came. A guarded request behind it learns its fate
+   * (the reply says whether the kernel runs it). Then, if the run goes on, the next cell to run is
+   * found in the file as the run holds it (no change seen since it was read) and its request sent
+   * now, before this cell's idle and its bookkeeping — and, where the kernel has the guard, the
+   * cell after that one too, to run only after it. True when a request runs behind this cell.
    */
   private replied(k: number, reply: ReplySeen): boolean {
+    const behind = this.aheads[0];
+    if (behind?.guard && behind.guard.fate === undefined) {
+      behind.guard.fate = reply.next === "run" ? "run" : "abort";
+      if (behind.guard.fate === "abort") this.drop(behind);
+    }
+    const queued = this.aheads.length > 0;
     const send = this.options.sendAhead;
-    if (!send || reply.interrupted || reply.status === "aborted") return false;
+    if (!send || reply.interrupted || reply.status === "aborted") return queued;
     // Not after an error, even an allowed one: a kernel other than IPython (IRkernel) may drop a
     // request that arrives while it ends an error, and the run would wait for it for ever.
-    if (reply.status !== "ok") return false;
-    if (this.stopped || this.options.signal?.aborted || this.timedError || this.saveError) return false;
+    if (reply.status !== "ok") return queued;
+    if (this.stopped || this.options.signal?.aborted || this.timedError || this.saveError) return queued;
     // The file may have changed (one synchronous stat): the next cell is found after reading it
     // again, at its turn, as without pipelining.
-    if (!unchangedNow(this.loaded)) return false;
+    if (!unchangedNow(this.loaded)) return queued;
+    if (this.aheads.length === 0 && !this.sendAfter(k, send, false)) return false;
+    if (reply.next !== undefined && this.aheads.length === 1)
+      this.sendAfter(this.aheads[0].position, send, true);
+    return true;
+  }
+
+  /**
+   * Finds the first planned cell after position `k` that runs and sends its request (`guarded`:
+   * to run only after the last one sent); the cells passed on the way are decided now. True when
+   * one was sent.
+   */
+  private sendAfter(
+    k: number,
+    send: NonNullable<NotebookRunOptions["sendAhead"]>,
+    guarded: boolean,
+  ): boolean {
     const decided: [number, Located][] = [];
     for (let j = k + 1; j < this.plan.length; j++) {
       const located = this.locate(this.plan[j]);
@@ -351,10 +402,18 @@ class NotebookRun {
       }
       const cell = this.loaded.notebook.cells[located.index];
       const code = cellSource(cell);
-      const sent = send(code);
+      const sent = send(code, guarded ? this.aheads.at(-1)?.sent : undefined);
       if (!sent) return false;
       for (const [p, l] of decided) this.decided.set(p, l);
-      this.ahead = { position: j, index: located.index, cell, code, sent };
+      this.aheads.push({
+        position: j,
+        index: located.index,
+        cell,
+        code,
+        sent,
+        ...(guarded && { guard: {} }),
+        passed: decided.map(([p]) => p),
+      });
       return true;
     }
     return false;

@@ -130,7 +130,7 @@ export async function runNotebooks(options: RunNotebooksOptions): Promise<Notebo
         loaded,
         indices,
         execute: (code, opts) => k.execute(code, { ...opts, keepText: false, stdinDisabled: true }),
-        sendAhead: (code) => k.sendAhead?.(code, { stdinDisabled: true }),
+        sendAhead: (code, after) => k.sendAhead?.(code, { stdinDisabled: true, after }),
         registry: new DisplayRegistry(),
         allowErrors: options.allowErrors,
         languageInfo: kernel.info.languageInfo,

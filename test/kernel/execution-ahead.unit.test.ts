@@ -87,6 +87,42 @@ test("the next request goes at the reply; its messages before the take-over are 
   assert.equal(kernel.requests().length, 2, "the taken-over request is not sent again");
 });
 
+test("a reply's word from nbagent's guard reaches the caller, and a request sent after another names it", async () => {
+  const { kernel, host, run } = setup();
+  const seen: unknown[] = [];
+  let first: AheadRequest | undefined;
+  let second: AheadRequest | undefined;
+  const running = run("x = 0", {
+    onReply: (reply) => {
+      seen.push(reply);
+      first = new AheadRequest(host, "x = 1");
+      second = new AheadRequest(host, "x = 2", { after: first });
+      return true;
+    },
+  });
+  const [r0] = kernel.requests();
+  kernel.busy(r0!);
+  kernel.reply(r0!, { status: "ok", execution_count: 1 }, { nbagent_next: "run" });
+  kernel.idle(r0!);
+  await running;
+  assert.deepEqual(seen, [{ status: "ok", interrupted: false, next: "run" }]);
+  const [, r1, r2] = kernel.requests();
+  assert.deepEqual(r1!.metadata, {}, "the first one sent ahead runs whatever came before");
+  assert.deepEqual(r2!.metadata, { nbagent_after: first!.msgId });
+  assert.equal(first!.msgId, r1!.header.msg_id);
+  first!.release();
+  second!.release();
+  // A kernel without the guard says nothing of it: the caller is told nothing either.
+  const bare = setup();
+  const heard: unknown[] = [];
+  const plain = bare.run("x = 0", { onReply: (reply) => void heard.push(reply) });
+  const [p0] = bare.kernel.requests();
+  bare.kernel.reply(p0!);
+  bare.kernel.idle(p0!);
+  await plain;
+  assert.deepEqual(heard, [{ status: "ok", interrupted: false }]);
+});
+
 test("a reply whose code raised says error (the caller sends nothing after it unless errors are allowed)", async () => {
   const { kernel, run } = setup();
   const seen: unknown[] = [];

@@ -37,6 +37,7 @@ export class ScriptedKernel implements KernelTransport {
     channel: "shell" | "iopub" | "stdin" | "control",
     msgType: string,
     content: Record<string, unknown>,
+    metadata: Record<string, unknown> = {},
   ): void {
     this.deliver({
       header: {
@@ -48,7 +49,7 @@ export class ScriptedKernel implements KernelTransport {
         version: "5.3",
       },
       parent_header: parent.header,
-      metadata: {},
+      metadata,
       content,
       channel,
     });
@@ -65,8 +66,9 @@ export class ScriptedKernel implements KernelTransport {
   reply(
     parent: JupyterMessage,
     content: Record<string, unknown> = { status: "ok", execution_count: 1 },
+    metadata: Record<string, unknown> = {},
   ): void {
-    this.answer(parent, "shell", "execute_reply", content);
+    this.answer(parent, "shell", "execute_reply", content, metadata);
   }
   /** An execute_reply of status error (the code raised), with this execution count. */
   replyError(parent: JupyterMessage, count = 1): void {

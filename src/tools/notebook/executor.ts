@@ -280,7 +280,7 @@ export function createNotebookExecutor(options: NotebookExecutorOptions): Notebo
               loaded,
               indices: cellIndices,
               execute: (code, opts) => lease.execute(code, opts),
-              sendAhead: (code) => lease.kernel().sendAhead?.(code),
+              sendAhead: (code, after) => lease.kernel().sendAhead?.(code, { after }),
               onSaved: (path, cellIds) =>
                 options.runtime.events.emit({ type: "notebook-saved", path, cellIds }),
               registry: registries.get(loaded.path),
