@@ -64,17 +64,27 @@ async function writeNotebooks(dir: string): Promise<{ small: string[]; long: str
 /**
  * The kernel's own floor under a notebook of trivial cells: 1,000 `x = i` requests through our client
  * alone (no notebook, no saves; the kernel set up as a run sets it up), each sent after the previous one's idle (how runs went before issue
- * 34), each at the previous one's reply (a pipelined run's schedule), and all queued at once (no
- * host in between at all). Seconds, medians of alternating rounds.
+ * 34), each at the previous one's reply (pipelining as it was first built), one more always waiting
+ * in the kernel behind the one that runs, sent to run only after it (the guard's schedule, which a
+ * run now keeps; docs/runs.md "Pipelined cells"), and all queued at once (no host in between at
+ * all). Seconds, medians of alternating rounds.
  */
-async function kernelFloors(rounds: number): Promise<{ idle: number; reply: number; queued: number }> {
+async function kernelFloors(
+  rounds: number,
+): Promise<{ idle: number; reply: number; behind: number; queued: number; dropped: number }> {
   const backend = await createLocalBackend({});
   const kernel = await backend.startKernel({ env: process.env as Record<string, string> });
   // The kernel as a run has it: the init code's output guards and quicker cell ends (docs/runs.md,
   // "Between cells").
   await kernel.execute(streamGuardScript(), { silent: true, storeHistory: false, keepText: false });
   const c = kernel.client;
-  const request = (i: number) => c.factory.executeRequest(`x = ${i}`, { stopOnError: false });
+  const request = (i: number, after?: string) =>
+    c.factory.executeRequest(`x = ${i}`, {
+      stopOnError: false,
+      ...(after !== undefined && { metadata: { nbagent_after: after } }),
+    });
+  /** Requests the guard dropped in the `behind` rounds (each replaced), in all. */
+  let dropped = 0;
   const modes = {
     idle: async () => {
       for (let i = 0; i < 1000; i++) await c.future("shell", request(i)).done;
@@ -83,15 +93,53 @@ async function kernelFloors(rounds: number): Promise<{ idle: number; reply: numb
       for (let i = 0; i < 1000; i++)
         await new Promise<void>((resolve) => c.future("shell", request(i), { onReply: () => resolve() }));
     },
+    behind: async () => {
+      // At each reply one more goes, after the last one sent; a request the kernel will drop (the
+      // reply said so: the cell before it took over 20 ms) is replaced, as a run sends its cell again.
+      let live = 0;
+      let ran = 0;
+      let last: string | undefined;
+      let done!: () => void;
+      const finished = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      const send = (after?: string) => {
+        if (live >= 1000) return;
+        live++;
+        const msg = request(live, after);
+        const id = msg.header.msg_id;
+        last = id;
+        c.future("shell", msg, {
+          onReply: (reply) => {
+            if ((reply.content as { status?: string }).status === "aborted") return;
+            if (++ran === 1000) done();
+            const behindIt = last !== id;
+            if (behindIt && (reply.metadata as { nbagent_next?: string }).nbagent_next !== "run") {
+              live--;
+              dropped++;
+              send();
+            } else if (!behindIt) send();
+            send(last);
+          },
+        });
+      };
+      send();
+      await finished;
+    },
     queued: async () => {
       await Promise.all(Array.from({ length: 1000 }, (_, i) => c.future("shell", request(i)).done));
     },
   };
-  const times = { idle: [] as number[], reply: [] as number[], queued: [] as number[] };
+  const times = {
+    idle: [] as number[],
+    reply: [] as number[],
+    behind: [] as number[],
+    queued: [] as number[],
+  };
   try {
     for (let r = 0; r < rounds; r++) {
-      const order = (["idle", "reply", "queued"] as const).slice();
-      for (let j = 0; j < r % 3; j++) order.push(order.shift()!);
+      const order = (["idle", "reply", "behind", "queued"] as const).slice();
+      for (let j = 0; j < r % 4; j++) order.push(order.shift()!);
       for (const mode of order) {
         const t0 = performance.now();
         await modes[mode]();
@@ -101,7 +149,13 @@ async function kernelFloors(rounds: number): Promise<{ idle: number; reply: numb
   } finally {
     await kernel.shutdown();
   }
-  return { idle: median(times.idle), reply: median(times.reply), queued: median(times.queued) };
+  return {
+    idle: median(times.idle),
+    reply: median(times.reply),
+    behind: median(times.behind),
+    queued: median(times.queued),
+    dropped,
+  };
 }
 
 export async function run(): Promise<BenchSection> {
@@ -201,6 +255,13 @@ export async function run(): Promise<BenchSection> {
           "info",
         ),
         row(
+          "… kernel floor: one always waiting behind the running one, guarded, vs after idle",
+          floors.behind,
+          floors.idle,
+          "s",
+          "info",
+        ),
+        row(
           "… kernel floor: all 1,000 queued at once vs after idle",
           floors.queued,
           floors.idle,
@@ -211,6 +272,7 @@ export async function run(): Promise<BenchSection> {
       notes: [
         `${rounds} alternating rounds of the 40 notebooks, ${rounds200} of the 200-cell notebook, ${rounds1000} of the 1,000-cell one; medians. Wall time of the whole command (process start to exit), each writing every notebook to its own folder (-o).`,
         "CPU: the shell's `time` of the command, which counts every process it waited for (kernels, the fork server).",
+        `Kernel floor rows: ${rounds1000} alternating rounds of each schedule; in the guarded one the kernel dropped ${floors.dropped} requests in all (a trivial cell that took over 20 ms), each replaced.`,
       ],
     };
   } finally {
