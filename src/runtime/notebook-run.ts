@@ -145,6 +145,18 @@ export interface NotebookRunResult {
   repairedIds: RepairedCellId[];
 }
 
+/** The kernel answered the request `aborted` on its own: no interrupt, time limit or death of ours. */
+function droppedUnrun(result: ExecuteResult): boolean {
+  return (
+    result.status === "aborted" &&
+    !result.cancelled &&
+    !result.timedOut &&
+    !result.kernelDied &&
+    !result.kernelRestarted &&
+    result.executionCount === null
+  );
+}
+
 /** The cell ran (whatever its outcome): it has a result. */
 export function cellRanInRun(report: CellRunReport): boolean {
   return report.result !== undefined;
@@ -552,22 +564,27 @@ class NotebookRun {
     const remaining =
       options.deadline === undefined ? undefined : Math.max(1, options.deadline.remainingMs());
     const timeoutMs = minDefined(options.cellTimeoutMs, remaining);
-    const result = await options
-      .execute(code, {
-        ...options.executeHooks?.(planned.index),
-        ...(planned.id !== undefined && { cellId: planned.id }),
-        signal: options.signal,
-        timeoutMs,
-        onIOPub: (msg) => collector.handle(msg),
-        ...(ahead && { ahead: ahead.sent }),
-        ...(options.sendAhead && { onReply: (reply) => this.replied(position, reply) }),
-      })
-      .catch(async (err: unknown) => {
-        // The run ends here: what completed goes into the file (this cell as it was), as before.
-        options.signal?.removeEventListener("abort", this.onAbort);
-        await this.saveCompleted().catch(() => {});
-        throw err;
-      });
+    const execute = (sent: SentAhead | undefined) =>
+      options
+        .execute(code, {
+          ...options.executeHooks?.(planned.index),
+          ...(planned.id !== undefined && { cellId: planned.id }),
+          signal: options.signal,
+          timeoutMs,
+          onIOPub: (msg) => collector.handle(msg),
+          ...(sent && { ahead: sent }),
+          ...(options.sendAhead && { onReply: (reply) => this.replied(position, reply) }),
+        })
+        .catch(async (err: unknown) => {
+          // The run ends here: what completed goes into the file (this cell as it was), as before.
+          options.signal?.removeEventListener("abort", this.onAbort);
+          await this.saveCompleted().catch(() => {});
+          throw err;
+        });
+    let result = await execute(ahead?.sent);
+    // A guarded request the kernel answered `aborted` though the reply before it said it would run
+    // (another client's request reached a shared kernel in between): it did not run; it goes now.
+    if (ahead?.guard && droppedUnrun(result)) result = await execute(undefined);
     // A timed save may be under way (and may have merged the cell into a newer file): wait for it.
     await this.serial(async () => {
       this.running = undefined;

@@ -253,6 +253,43 @@ describe("pipelined notebook runs", () => {
           assert.equal(check.text, "False\n");
         });
 
+        test("another client's request between a cell and the one sent behind it: the kernel drops that one, and it runs at its turn", async (t) => {
+          if (!guarded) return t.skip("a bare kernel is never sent such a request");
+          const path = await writeNb(join(await dir(), "nb.ipynb"), [
+            ["code", "x = 0"],
+            ["code", "x = 1"],
+            ["code", "print('third', x)"],
+          ]);
+          const loaded = await loadNotebook(path);
+          const strays: { dispose(): void }[] = [];
+          const sent: string[] = [];
+          const result = await runNotebookCells({
+            loaded,
+            indices: [0, 1, 2],
+            registry: new DisplayRegistry(),
+            execute: (code, options) => kernel.execute(code, { ...options, stdinDisabled: true }),
+            sendAhead: (code, after) => {
+              // As a second client of a shared kernel would: a request of its own lands first.
+              if (after)
+                strays.push(
+                  kernel.client.future(
+                    "shell",
+                    kernel.client.factory.executeRequest("stray = 1", { stopOnError: false }),
+                  ),
+                );
+              sent.push(code);
+              return kernel.sendAhead(code, { stdinDisabled: true, after });
+            },
+          });
+          for (const f of strays) f.dispose();
+          assert.deepEqual(sent, ["x = 1", "print('third', x)"]);
+          assert.deepEqual(
+            result.cells.map((c) => c.status),
+            ["ok", "ok", "ok"],
+          );
+          assert.deepEqual(outputTexts(await readNb(path))[2], ["third 1\n"]);
+        });
+
         test("a cell that rewrites the notebook: the cell after it is found in the new file, its new source runs", async () => {
           // The write lands before this cell's reply; the check at the reply sees it at once.
           const rewrite =
