@@ -5,6 +5,8 @@
 // - `--memory-limit 128M`: code that touches 512 MiB kills the kernel, and the text names the limit;
 // - no kernel cgroup of the CLI's process (named after its pid) is left behind once it has ended.
 //   Other test files' kernels make and remove groups meanwhile, so only this process's are looked at.
+//   An empty group left by a host that has ended is removed when the next kernel's are (as root);
+//   a live host's stays.
 // - `--cpus 0.5`, as root and as nobody (test/security/harness.ts runs the built CLI as either): a
 //   CPU-bound loop in the kernel is throttled, by the counters of the kernel's own cpu group (its
 //   cpu.stat nr_throttled and throttled time; no clock), and nobody, who has no writable cgroup, is
@@ -15,7 +17,7 @@
 // - bad --cpus values and --cpus with a gateway: an Error: and nothing started.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -172,6 +174,34 @@ describe("limits on a real kernel through the CLI", { concurrency: false }, () =
     );
     assert.doesNotMatch(r.stdout, /died[^\n]*hit its limit/, r.stdout);
     if (process.getuid?.() === 0) assert.match(r.stdout, /Cell 1 reached the kernel's limit of 32 processes/);
+  });
+
+  test("an empty kernel group of a host that has ended is removed at the next kernel's cleanup; a live host's stays", (t) => {
+    if (process.getuid?.() !== 0) return t.skip("a plain user has no cgroup to make groups in");
+    // Where this machine puts a limited kernel's groups: the kernel names its own.
+    const where = nbagentCall(
+      "import os\nfor root, dirs, _ in os.walk('/sys/fs/cgroup'):\n" +
+        "    for d in dirs:\n" +
+        "        if d.startswith('nbagent-') and os.path.exists(os.path.join(root, d, 'cgroup.procs')) and str(os.getpid()) in open(os.path.join(root, d, 'cgroup.procs')).read().split():\n" +
+        "            print('parent', root)",
+      ["--max-processes", "32"],
+    );
+    const parents = [...where.stdout.matchAll(/^parent (\S+)$/gm)].map((m) => m[1]);
+    if (parents.length === 0) return t.skip(`no kernel cgroup on this machine: ${where.stdout}`);
+    // A pid no process has: a child that has exited (and was reaped).
+    const dead = spawnSync("true").pid!;
+    const orphan = join(parents[0], `nbagent-kernel-${dead}-left-behind`);
+    const live = join(parents[0], `nbagent-kernel-${process.pid}-still-running`);
+    mkdirSync(orphan);
+    mkdirSync(live);
+    try {
+      const r = nbagentCall("print('ok')", ["--max-processes", "32"]);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(existsSync(orphan), false, "the ended host's empty group was removed");
+      assert.equal(existsSync(live), true, "a live host's group stays");
+    } finally {
+      for (const d of [orphan, live]) if (existsSync(d)) rmdirSync(d);
+    }
   });
 
   test("--memory-limit 128M: a kernel that touches 512 MiB is killed and the text says it hit its limit", () => {

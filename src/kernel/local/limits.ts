@@ -5,8 +5,8 @@
  * the kernel's namespace by limits.py (`apply_limits`), which answers with an `AppliedLimits`.
  */
 import { spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync, readSync, rmdirSync } from "node:fs";
-import { basename } from "node:path";
+import { closeSync, openSync, readdirSync, readFileSync, readSync, rmdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { assetPath } from "../../assets.js";
 import type { KernelLimitHit, KernelLimits } from "../types.js";
@@ -183,8 +183,58 @@ export async function removeLimitCgroupsWhenEmpty(
   const until = performance.now() + EMPTY_WAIT_MS;
   for (;;) {
     const failed = removeLimitCgroups(applied);
-    if (!failed.some((f) => f.error === "EBUSY") || performance.now() >= until) return failed;
+    if (!failed.some((f) => f.error === "EBUSY") || performance.now() >= until) {
+      removeOrphanGroups(applied);
+      return failed;
+    }
     await sleep(EMPTY_POLL_MS);
+  }
+}
+
+/** A kernel's group name: `nbagent-kernel-<host pid>-<uuid>` (the connection file's name, limits.py). */
+const KERNEL_GROUP = /^nbagent-kernel-(\d+)-/;
+
+/**
+ * Removes the empty kernel groups beside this kernel's whose host process has ended: a cleanup that
+ * gave up while a group was still busy (a loaded machine), or a host that was killed. rmdir removes
+ * only an empty group, so a group with a process in it stays whoever made it; a live host's groups
+ * are never touched (its pid is checked first). Answers the groups removed.
+ */
+export function removeOrphanGroups(applied: AppliedLimits | undefined): string[] {
+  const removed: string[] = [];
+  const parents = new Set(
+    Object.values(applied?.cgroups ?? {})
+      .filter((p) => p && basename(p).startsWith("nbagent-"))
+      .map((p) => dirname(p)),
+  );
+  for (const parent of parents) {
+    let names: string[];
+    try {
+      names = readdirSync(parent);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const pid = Number(KERNEL_GROUP.exec(name)?.[1]);
+      if (!pid || pid === process.pid || hostAlive(pid)) continue;
+      try {
+        rmdirSync(join(parent, name));
+        removed.push(join(parent, name));
+      } catch {
+        // not empty (its processes still run), or gone already
+      }
+    }
+  }
+  return removed;
+}
+
+/** Whether a process with this pid exists (EPERM: it does, another user's). */
+function hostAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== "ESRCH";
   }
 }
 
