@@ -170,6 +170,28 @@ describe("the view page on nbagent view", { skip: SKIP }, () => {
     assert.equal(await unfold.textContent(), "fold");
   });
 
+  test("a call of many cells shows its latest 20 in the timeline, and all of them, in order, on demand", async () => {
+    const cells = Array.from({ length: 25 }, (_, i) => ({ code: `print("many ${i}")` }));
+    await client.callTool({ name: "python", arguments: { cells } }, undefined, LONG);
+    const item = page.locator(".nb-call", { has: page.locator(".nb-tl-code", { hasText: "many 24" }) });
+    await item.locator(".nb-call-result").waitFor();
+    const codes = () => item.locator(".nb-tl-code").evaluateAll((els) => els.map((e) => e.textContent));
+    assert.deepEqual(
+      await codes(),
+      cells.slice(5).map((c) => c.code),
+    );
+    const more = item.locator(".nb-tl-more");
+    assert.equal(await more.textContent(), "5 earlier cells not shown · show all 25 cells");
+    await more.locator("button").click();
+    assert.deepEqual(
+      await codes(),
+      cells.map((c) => c.code),
+    );
+    assert.equal(await item.locator(".nb-tl-more").textContent(), "all 25 cells · fold");
+    await item.locator(".nb-tl-more button").click();
+    assert.equal((await codes()).length, 20);
+  });
+
   test("a running cell shows as running on its session and in the timeline; Interrupt stops it and the agent's result says it came from the view", async () => {
     const go = join(dir, "never");
     const running = client.callTool(

@@ -15,6 +15,12 @@ import { clock, duration, hostTitle } from "./words.js";
 /** Texts longer than this (lines or characters) are folded. */
 const FOLD_LINES = 30;
 const FOLD_CHARS = 4000;
+/**
+ * A call's cells shown until a person asks for all of them: the latest. A notebook run of hundreds
+ * of cells is the notebook beside it; its entry here shows where the run is and how the last cells
+ * ended (and drawing hundreds of code blocks at a call's end cost the browser ~50 ms a time).
+ */
+const SHOWN_CELLS = 20;
 
 /** What a drawn cell of the timeline showed: redrawn only when this changes. */
 function cellSignature(c: CellRun): string {
@@ -28,6 +34,10 @@ export class Timeline {
   private readonly drawnCells = new Map<string, Map<number, { li: HTMLElement; signature: string }>>();
   private readonly list: HTMLOListElement;
   private readonly title: HTMLElement;
+  /** Calls whose every cell a person asked to see. */
+  private readonly allCells = new Set<string>();
+  /** The host shown, as last given (a click on "show all" redraws its call from it). */
+  private shown: Host | undefined;
 
   constructor(
     private readonly doc: Document,
@@ -48,6 +58,7 @@ export class Timeline {
   /** Shows a host's calls (all of them: a new host, or none). */
   show(h: Host | undefined): void {
     this.hostId = h?.info.id;
+    this.shown = h;
     this.items.clear();
     this.drawnCells.clear();
     this.title.textContent = h ? `Tool calls · ${hostTitle(h.info)}` : "Tool calls";
@@ -66,6 +77,7 @@ export class Timeline {
   /** Redraws the calls a change named (a new one is added at the end; one the host forgot goes). */
   changed(h: Host, callIds: string[] | undefined): void {
     if (h.info.id !== this.hostId) return;
+    this.shown = h;
     if (!callIds) {
       this.show(h);
       return;
@@ -77,6 +89,7 @@ export class Timeline {
         e.remove();
         this.items.delete(id);
         this.drawnCells.delete(id);
+        this.allCells.delete(id);
       }
   }
 
@@ -88,7 +101,7 @@ export class Timeline {
     // A call still running: only its cells that changed are drawn again (a run of hundreds of cells
     // would otherwise be rebuilt whole at every frame it prints in).
     if (old && !call.ended && old.classList.contains("nb-call-open")) {
-      this.patchCells(old, callId, cells);
+      this.patchCells(old, call, cells);
       return;
     }
     const opened = new Set<number>();
@@ -98,7 +111,7 @@ export class Timeline {
       });
     this.drawnCells.delete(callId);
     const fresh = this.drawCall(call, cells, opened);
-    if (!call.ended) this.patchCells(fresh, callId, cells);
+    if (!call.ended) this.patchCells(fresh, call, cells);
     if (old) old.replaceWith(fresh);
     else {
       this.list.querySelector(":scope > .nb-empty")?.remove();
@@ -140,7 +153,11 @@ export class Timeline {
     );
     item.dataset.callId = call.callId;
     // An open call's cells are drawn by patchCells.
-    if (cells.length && end) item.append(el(d, "ol", "nb-tl-cells", ...cells.map((c) => this.drawCell(c))));
+    if (cells.length && end) {
+      const shown = this.shownCells(call.callId, cells);
+      const more = this.moreLine(call.callId, cells.length, shown.length);
+      item.append(el(d, "ol", "nb-tl-cells", ...(more ? [more] : []), ...shown.map((c) => this.drawCell(c))));
+    }
     if (end) {
       const result = el(d, "div", "nb-call-result", el(d, "div", "nb-result-label", "the model read:"));
       end.texts.forEach((t, i) => {
@@ -154,8 +171,45 @@ export class Timeline {
     return item;
   }
 
+  /** The cells of a call to draw: the latest SHOWN_CELLS, or all once a person asked. */
+  private shownCells(callId: string, cells: CellRun[]): CellRun[] {
+    return this.allCells.has(callId) ? cells : cells.slice(-SHOWN_CELLS);
+  }
+
+  /**
+   * The line above a call's cells that says how many earlier ones are not drawn, with the button
+   * that draws them (or folds them again); none when every cell fits.
+   */
+  private moreLine(callId: string, total: number, shown: number): HTMLElement | undefined {
+    const d = this.doc;
+    const all = this.allCells.has(callId);
+    if (total <= SHOWN_CELLS) return undefined;
+    const toggle = button(
+      d,
+      "nb-unfold nb-tl-all",
+      all ? "fold" : `show all ${pluralBare(total, "cell")}`,
+      () => {
+        if (this.allCells.has(callId)) this.allCells.delete(callId);
+        else this.allCells.add(callId);
+        // Drawn again whole, in order (an open call's patching only appends at the end).
+        this.drawnCells.delete(callId);
+        this.items.get(callId)?.querySelector(":scope > .nb-tl-cells")?.remove();
+        if (this.shown) this.update(this.shown, callId);
+      },
+    );
+    const said = all
+      ? `all ${pluralBare(total, "cell")}`
+      : `${pluralBare(total - shown, "earlier cell")} not shown`;
+    const li = el(d, "li", "nb-tl-more", `${said} · `, toggle);
+    li.dataset.total = String(total);
+    li.dataset.all = String(all);
+    return li;
+  }
+
   /** Brings an open call's cell list up to `cells`: new ones appended, changed ones redrawn, gone ones out. */
-  private patchCells(item: HTMLElement, callId: string, cells: CellRun[]): void {
+  private patchCells(item: HTMLElement, call: Call, all: CellRun[]): void {
+    const callId = call.callId;
+    const cells = this.shownCells(callId, all);
     let drawn = this.drawnCells.get(callId);
     if (!drawn) {
       drawn = new Map();
@@ -182,6 +236,14 @@ export class Timeline {
         li.remove();
         drawn.delete(run);
       }
+    // The line above the cells, as the counts are now (the button's state kept).
+    const had = list?.querySelector<HTMLElement>(":scope > .nb-tl-more");
+    const allNow = String(this.allCells.has(callId));
+    if (had && had.dataset.total === String(all.length) && had.dataset.all === allNow) return;
+    const more = this.moreLine(callId, all.length, cells.length);
+    if (had && more) had.replaceWith(more);
+    else if (had) had.remove();
+    else if (more) list?.prepend(more);
   }
 
   private drawCell(c: CellRun): HTMLElement {
