@@ -28,7 +28,6 @@ function cellSignature(c: CellRun): string {
 }
 
 export class Timeline {
-  private hostId?: string;
   private readonly items = new Map<string, HTMLElement>();
   /** An open call's drawn cells (by cellRun) and what each showed: patched, not redrawn whole. */
   private readonly drawnCells = new Map<string, Map<number, { li: HTMLElement; signature: string }>>();
@@ -52,12 +51,11 @@ export class Timeline {
   }
 
   get host(): string | undefined {
-    return this.hostId;
+    return this.shown?.info.id;
   }
 
   /** Shows a host's calls (all of them: a new host, or none). */
   show(h: Host | undefined): void {
-    this.hostId = h?.info.id;
     this.shown = h;
     this.items.clear();
     this.drawnCells.clear();
@@ -76,7 +74,7 @@ export class Timeline {
 
   /** Redraws the calls a change named (a new one is added at the end; one the host forgot goes). */
   changed(h: Host, callIds: string[] | undefined): void {
-    if (h.info.id !== this.hostId) return;
+    if (h.info.id !== this.host) return;
     this.shown = h;
     if (!callIds) {
       this.show(h);
@@ -101,7 +99,7 @@ export class Timeline {
     // A call still running: only its cells that changed are drawn again (a run of hundreds of cells
     // would otherwise be rebuilt whole at every frame it prints in).
     if (old && !call.ended && old.classList.contains("nb-call-open")) {
-      this.patchCells(old, call, cells);
+      this.patchCells(old, callId, cells);
       return;
     }
     const opened = new Set<number>();
@@ -111,7 +109,7 @@ export class Timeline {
       });
     this.drawnCells.delete(callId);
     const fresh = this.drawCall(call, cells, opened);
-    if (!call.ended) this.patchCells(fresh, call, cells);
+    if (!call.ended) this.patchCells(fresh, callId, cells);
     if (old) old.replaceWith(fresh);
     else {
       this.list.querySelector(":scope > .nb-empty")?.remove();
@@ -207,8 +205,7 @@ export class Timeline {
   }
 
   /** Brings an open call's cell list up to `cells`: new ones appended, changed ones redrawn, gone ones out. */
-  private patchCells(item: HTMLElement, call: Call, all: CellRun[]): void {
-    const callId = call.callId;
+  private patchCells(item: HTMLElement, callId: string, all: CellRun[]): void {
     const cells = this.shownCells(callId, all);
     let drawn = this.drawnCells.get(callId);
     if (!drawn) {
