@@ -21,6 +21,16 @@ import { outputTexts, perTestDirs, readNb, waitFor, writeNb } from "../run/helpe
 
 type Cells = Parameters<typeof writeNb>[1];
 
+/** The codes as sent, each run of the same code sent twice in a row counted once, and those sent again. */
+function resent(sent: string[]): { once: string[]; twice: string[] } {
+  const once: string[] = [];
+  const twice: string[] = [];
+  for (const code of sent)
+    if (once.at(-1) === code) twice.push(code);
+    else once.push(code);
+  return { once, twice };
+}
+
 // One kernel per backend, one run at a time on it (as a session's lock or `nbagent run` gives).
 describe("pipelined notebook runs", () => {
   const dir = perTestDirs();
@@ -84,10 +94,14 @@ describe("pipelined notebook runs", () => {
           const cells: Cells = Array.from({ length: 30 }, (_, i) => ["code", `print(${i})`]);
           const r = await run(cells);
           const codes = cells.slice(1).map((c) => c[1]);
-          assert.deepEqual(r.sentAhead, codes);
+          // A bare kernel: each cell sent once, at the reply before it. With the guard, a cell the
+          // kernel dropped (the one before it took over 20 ms: a loaded machine) is sent once more,
+          // straight after, unguarded: only a guarded request is ever sent again.
+          assert.deepEqual(guarded ? resent(r.sentAhead).once : r.sentAhead, codes);
+          for (const again of resent(r.sentAhead).twice) assert.ok(r.sentAfter.includes(again), again);
           assert.deepEqual(r.takenOver, codes);
-          // With the guard each cell from the third on went behind the one before it (none dropped:
-          // each is sent once); a bare kernel is never sent a request it would run unguarded.
+          // With the guard each cell from the third on went behind the one before it; a bare kernel
+          // is never sent a request it would run unguarded.
           assert.deepEqual(r.sentAfter, guarded ? codes.slice(1) : []);
           assert.deepEqual(r.statuses, Array(30).fill("ok"));
           const nb = await readNb(r.path);
@@ -282,7 +296,8 @@ describe("pipelined notebook runs", () => {
             },
           });
           for (const f of strays) f.dispose();
-          assert.deepEqual(sent, ["x = 1", "print('third', x)"]);
+          // (Under load x = 1 may take over 20 ms: the third is then dropped at once and sent again.)
+          assert.deepEqual(resent(sent).once, ["x = 1", "print('third', x)"]);
           assert.deepEqual(
             result.cells.map((c) => c.status),
             ["ok", "ok", "ok"],
