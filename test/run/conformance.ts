@@ -20,7 +20,9 @@ export interface ConformanceRun {
  * The reference run, repeated (up to 3 times) when the reference itself fails in ways that are not
  * what is tested:
  * - jupyter_client picks free ports and releases them before the kernel binds them, and does not
- *   retry when another process takes one first ("Address already in use", seen in loaded runs);
+ *   retry when another process takes one first: ipykernel says "Address already in use"; IRkernel
+ *   warns "zmq.bind fails" and never answers, and nbclient gives up with "Kernel didn't respond"
+ *   (both seen in loaded runs);
  * - nbclient waits forever (no timeout) for a reply that does not come: seen once in a CI-like run,
  *   on "Empty Cell.ipynb" with its kernel idle; the run is killed after its time and repeated.
  */
@@ -32,7 +34,7 @@ async function runReference(outdir: string, inputs: string[], options: RunOption
       return;
     } catch (err) {
       const e = err as Error & { killed?: boolean };
-      const flake = e.killed === true || /Address already in use/.test(String(e.message));
+      const flake = e.killed === true || /Address already in use|zmq\.bind fails/.test(String(e.message));
       if (attempt >= 3 || !flake) throw err;
     }
   }
