@@ -24,6 +24,14 @@ export const CSP = PAGE_CSP;
 /** A page's events beyond this many unsent bytes: the page reads too slowly and is disconnected (it reconnects and reloads the state). */
 const MAX_BUFFERED = 4 * 1024 * 1024;
 
+/**
+ * A batched stream (the page's) is written at most this often: what comes in between is joined into
+ * the next write, and the first message after a quiet spell goes at once. The page draws a notebook
+ * at most every 50 ms anyway (src/view/page/draw-tick.ts); each write cost a browser on two cores
+ * about a millisecond of CPU across its processes, a 200-cell run ~170 writes (docs/view.md "Cost").
+ */
+const BATCH_WRITE_MS = 50;
+
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
   ".js": "text/javascript; charset=utf-8",
@@ -179,18 +187,32 @@ function json(res: ServerResponse, status: number, value: unknown): void {
 }
 
 /**
- * Server-Sent Events: the state first (event `state`), then every hub message (default event) — or,
- * asked with `?batch=1` (the page does), the messages of one turn of the event loop as one event
- * `batch` whose data is their JSON array: a browser dispatches and parses one event per turn, not
- * one per message (docs/view.md "Cost").
+ * Server-Sent Events: the state first (event `state`), then every hub message (default event), each
+ * written as it comes — or, asked with `?batch=1` (the page does), the messages as events `batch`
+ * whose data is their JSON array, one write at most every BATCH_WRITE_MS: a browser dispatches and
+ * parses one event per write, not one per message, and takes fewer writes (docs/view.md "Cost").
  */
 function events(req: IncomingMessage, res: ServerResponse, hub: ViewHub, batch: boolean): void {
   res.writeHead(200, { "Content-Type": "text/event-stream; charset=utf-8", Connection: "keep-alive" });
   res.write(`event: state\ndata: ${JSON.stringify(hub.state())}\n\n`);
-  // The messages of one turn of the event loop go out in one write (a host's socket delivers them
-  // in bursts: one system call each cost nbagent view most of its CPU; docs/view.md "Cost").
+  // The messages of one turn of the event loop go out in one write at least (a host's socket
+  // delivers them in bursts: one system call each cost nbagent view most of its CPU).
   let pending = "";
+  /** When the last batch was written (performance.now()); whether a flush is asked for, and its timer when it waits. */
+  let written = -Infinity;
+  let asked = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const flush = () => {
+    timer = undefined;
+    if (batch) {
+      const wait = written + BATCH_WRITE_MS - performance.now();
+      if (wait > 0) {
+        timer = setTimeout(flush, wait);
+        return;
+      }
+      written = performance.now();
+    }
+    asked = false;
     const chunk = batch ? `event: batch\ndata: [${pending}]\n\n` : pending;
     const had = pending !== "";
     pending = "";
@@ -204,11 +226,17 @@ function events(req: IncomingMessage, res: ServerResponse, hub: ViewHub, batch: 
       res.destroy();
       return;
     }
-    if (!pending) setImmediate(flush);
+    if (!asked) {
+      asked = true;
+      setImmediate(flush);
+    }
     if (batch) pending += `${pending ? "," : ""}${JSON.stringify(m)}`;
     else pending += `data: ${JSON.stringify(m)}\n\n`;
   });
-  req.on("close", () => stop());
+  req.on("close", () => {
+    stop();
+    clearTimeout(timer);
+  });
 }
 
 async function action(req: IncomingMessage, res: ServerResponse, hub: ViewHub): Promise<void> {
