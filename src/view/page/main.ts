@@ -14,7 +14,7 @@ import { checkViewMessage, type ViewMessage } from "../protocol.js";
 import { act, download } from "./actions.js";
 import type { Action, HubMessage, Key, State } from "./api.js";
 import { button, el } from "./dom.js";
-import { atNextSummaryDraw, whenDrawn } from "./draw-tick.js";
+import { atNextSummaryDraw, summaryDrawSoon, whenDrawn } from "./draw-tick.js";
 import { HostsModel, keyId } from "./hosts-model.js";
 import { NotebookView } from "./notebook-view.js";
 import { drawHosts, tick } from "./sidebar.js";
@@ -153,28 +153,47 @@ function drawSidebar(): void {
     showNotebook: show,
   });
 }
-/** Redraws the sidebar once per summary draw at most (draw-tick.ts), however many messages came. */
-function drawSidebarSoon(): void {
-  if (drawQueued) return;
+/**
+ * Redraws the sidebar once per summary draw at most (draw-tick.ts), however many messages came;
+ * `soon`: at the next draw.
+ */
+function drawSidebarSoon(soon: boolean): void {
+  if (drawQueued) {
+    if (soon) summaryDrawSoon();
+    return;
+  }
   drawQueued = true;
   atNextSummaryDraw(() => {
     drawQueued = false;
     drawSidebar();
-  });
+  }, soon);
 }
 
 /** Calls of the shown host to redraw at the next summary draw (draw-tick.ts): a run of cells redraws its call a few times a second. */
 const callsToRedraw = new Set<string>();
-function redrawCallsSoon(ids: string[]): void {
+function redrawCallsSoon(ids: string[], soon: boolean): void {
   const first = callsToRedraw.size === 0;
   for (const id of ids) callsToRedraw.add(id);
-  if (!first) return;
+  if (!first) {
+    if (soon) summaryDrawSoon();
+    return;
+  }
   atNextSummaryDraw(() => {
     const h = timeline.host ? model.hosts.get(timeline.host) : undefined;
     const ids = [...callsToRedraw];
     callsToRedraw.clear();
     if (h) timeline.changed(h, ids);
-  });
+  }, soon);
+}
+
+/**
+ * The news of a run's every cell: drawn in the sidebar and the timeline at the summary's pace (once
+ * a second while it comes fast); the rest — a call started or ended, a session busy or idle, a run,
+ * a process — at the next draw (draw-tick.ts).
+ */
+const CELL_NEWS = new Set(["cell-started", "cell-output", "cell-ended", "cells-queued"]);
+function drawnSoon(m: HubMessage): boolean {
+  return !(m.type === "event" && CELL_NEWS.has(m.event.type));
 }
 
 async function perform(a: Action): Promise<void> {
@@ -230,9 +249,10 @@ function handle(m: HubMessage): void {
     if (m.type === "snapshot") {
       const h = model.hosts.get(change.hostId);
       if (h) timeline.changed(h, undefined);
-    } else if (change.calls?.length && change.hostId === timeline.host) redrawCallsSoon(change.calls);
+    } else if (change.calls?.length && change.hostId === timeline.host)
+      redrawCallsSoon(change.calls, drawnSoon(m));
   }
-  drawSidebarSoon();
+  drawSidebarSoon(drawnSoon(m));
 }
 
 let countQueued = false;
