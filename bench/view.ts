@@ -426,7 +426,7 @@ async function pageLatency(root: string, lines: number): Promise<{ rows: BenchRo
       row("output → the page's DOM, p99", quantile(drawn, 0.99), quantile(viaSse, 0.99), "ms", "info"),
     ],
     notes: [
-      `page: ${drawn.length} lines of a notebook cell run by the notebook tool, printed 5 ms apart, timed in headless Chromium by a MutationObserver on the shown notebook (the page draws the notebook at most every 50 ms, its sidebar and timeline every 250 ms: src/view/page/draw-tick.ts); reference = an SSE reader of the same view, same cell`,
+      `page: ${drawn.length} lines of a notebook cell run by the notebook tool, printed 5 ms apart, timed in headless Chromium by a MutationObserver on the shown notebook (the server writes the page's stream at most every 50 ms, src/view/server.ts; the page draws the notebook at the frame after a write, its sidebar and timeline once a second for cell news: src/view/page/draw-tick.ts); reference = an SSE reader of the same view, same cell`,
     ],
   };
 }
