@@ -7,20 +7,13 @@
 import assert from "node:assert/strict";
 import { connect } from "node:net";
 import { test } from "node:test";
-import { EventBus } from "../../src/runtime/events.js";
-import type { Toolbox } from "../../src/tools/index.js";
-import { serveViewSocket } from "../../src/view/host.js";
 import type { HostMessage } from "../../src/view/wire.js";
+import { busHost } from "./streams.js";
 
 test("events of consecutive turns go to a viewer in a few writes, each once and in order", async (t) => {
-  const bus = new EventBus();
-  const toolbox = {
-    runtime: { events: bus, listKernels: () => ({ sessions: [] }) },
-    runs: { running: () => [] },
-  } as unknown as Toolbox;
-  const host = await serveViewSocket(toolbox, "mcp-stdio", "/");
-  if (!host) return t.skip("no socket root: hosts have no view socket here");
-  t.after(() => host.close());
+  const viewed = await busHost(t);
+  if (!viewed) return t.skip("no socket root: hosts have no view socket here");
+  const { bus, host } = viewed;
   const socket = connect(host.path);
   t.after(() => socket.destroy());
   socket.setEncoding("utf8");

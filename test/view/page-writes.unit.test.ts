@@ -7,11 +7,10 @@
 import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { test } from "node:test";
-import { EventBus } from "../../src/runtime/events.js";
-import type { Toolbox } from "../../src/tools/index.js";
-import { serveViewSocket, viewSocketDir } from "../../src/view/host.js";
+import { viewSocketDir } from "../../src/view/host.js";
 import { ViewHub } from "../../src/view/hub.js";
 import { createViewServer } from "../../src/view/server.js";
+import { busHost, readEvents } from "./streams.js";
 
 interface Block {
   event: string;
@@ -22,46 +21,24 @@ interface Block {
 async function reader(url: string, token: string, signal: AbortSignal, onBlock: (b: Block) => void) {
   const res = await fetch(url, { headers: { Authorization: `Bearer ${token}` }, signal });
   assert.equal(res.status, 200);
-  let buf = "";
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buf += Buffer.from(chunk).toString("utf8");
-    for (let i = buf.indexOf("\n\n"); i >= 0; i = buf.indexOf("\n\n")) {
-      const lines = buf.slice(0, i).split("\n");
-      buf = buf.slice(i + 2);
-      const event = lines.find((l) => l.startsWith("event: "))?.slice(7) ?? "message";
-      if (event === "state") {
-        onBlock({ event, paths: [] });
-        continue;
-      }
-      const data = JSON.parse(
-        lines
-          .filter((l) => l.startsWith("data: "))
-          .map((l) => l.slice(6))
-          .join("\n"),
-      );
-      const msgs = (Array.isArray(data) ? data : [data]) as {
-        type: string;
-        event?: { type: string; path: string };
-      }[];
-      const paths = msgs.flatMap((m) =>
-        m.type === "event" && m.event?.type === "notebook-opened" && m.event.path.startsWith("/pw-")
-          ? [m.event.path]
-          : [],
-      );
-      onBlock({ event, paths });
-    }
-  }
+  await readEvents(res, (event, data) => {
+    const msgs = (Array.isArray(data) ? data : [data]) as {
+      type: string;
+      event?: { type: string; path: string };
+    }[];
+    const paths = msgs.flatMap((m) =>
+      m.type === "event" && m.event?.type === "notebook-opened" && m.event.path.startsWith("/pw-")
+        ? [m.event.path]
+        : [],
+    );
+    onBlock({ event, paths: event === "state" ? [] : paths });
+  });
 }
 
 test("a page's batched stream: a fast burst in a few writes, each message once and in order; a lone one at once", async (t) => {
-  const bus = new EventBus();
-  const toolbox = {
-    runtime: { events: bus, listKernels: () => ({ sessions: [] }) },
-    runs: { running: () => [] },
-  } as unknown as Toolbox;
-  const host = await serveViewSocket(toolbox, "mcp-stdio", "/");
-  if (!host) return t.skip("no socket root: hosts have no view socket here");
-  t.after(() => host.close());
+  const viewed = await busHost(t);
+  if (!viewed) return t.skip("no socket root: hosts have no view socket here");
+  const { bus, host } = viewed;
   const hub = new ViewHub(viewSocketDir()!);
   t.after(() => hub.close());
   const hubHas = new Promise<void>((resolve) =>

@@ -13,6 +13,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { socketRoot } from "../../src/kernel/local/connection-file.js";
 import { ownedStdioServer, tempDir, textOf, writeNb } from "../mcp/helpers.js";
 import { startView, type ViewProcess } from "./browser.js";
+import { readEvents } from "./streams.js";
 
 const LONG = { timeout: 120_000 };
 
@@ -153,29 +154,14 @@ test("with ?batch=1 the stream carries the same messages, each write one `batch`
   const blocks: { event: string; data: unknown }[] = [];
   const batched: Msg[] = [];
   let wake = () => {};
-  const reading = (async () => {
-    let buf = "";
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buf += Buffer.from(chunk).toString("utf8");
-      for (let i = buf.indexOf("\n\n"); i >= 0; i = buf.indexOf("\n\n")) {
-        const lines = buf.slice(0, i).split("\n");
-        buf = buf.slice(i + 2);
-        const event = lines.find((l) => l.startsWith("event: "))?.slice(7) ?? "message";
-        const data = JSON.parse(
-          lines
-            .filter((l) => l.startsWith("data: "))
-            .map((l) => l.slice(6))
-            .join("\n"),
-        );
-        if (event === "state") continue;
-        blocks.push({ event, data });
-        // (a message not in a batch is kept too: the assertions below say what form it came in)
-        if (Array.isArray(data)) batched.push(...(data as Msg[]));
-        else batched.push(data as Msg);
-        wake();
-      }
-    }
-  })().catch(() => {});
+  const reading = readEvents(res, (event, data) => {
+    if (event === "state") return;
+    blocks.push({ event, data });
+    // (a message not in a batch is kept too: the assertions below say what form it came in)
+    if (Array.isArray(data)) batched.push(...(data as Msg[]));
+    else batched.push(data as Msg);
+    wake();
+  }).catch(() => {});
   // Its headers came: the server listens to the hub for it (src/view/server.ts, in the same turn),
   // so the python call below is in both streams whole.
   const from = messages.length;
