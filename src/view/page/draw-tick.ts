@@ -15,7 +15,10 @@
  *   most of its work for a page open during a run, and even four times a second a frame each
  *   (~40 ms of a browser's CPU on two cores, software-drawn) was a third of what the page cost a
  *   200-cell run (docs/view.md "Cost"). The notebook beside them is what is watched live.
- * - `whenDrawn`: after a draw that left nothing of either kind waiting (the page's `data-applied`).
+ * - `whenDrawn`: after a draw that left nothing of either kind waiting (the page's `data-applied`);
+ *   at once when nothing waits to be drawn — what the messages changed is in the page already, and a
+ *   frame asked for that alone (twenty a second while a run's news comes) cost the browser a frame
+ *   of its work each time.
  *
  * Scrolling and resizing draw at every frame as before (notebook-view.ts).
  */
@@ -105,8 +108,12 @@ export function summaryDrawSoon(): void {
   arm();
 }
 
-/** Runs `f` after the next draw that leaves nothing waiting to be drawn. */
+/** Runs `f` after the next draw that leaves nothing waiting to be drawn; nothing waiting: now. */
 export function whenDrawn(f: () => void): void {
+  if (!pending.length && !summary.length) {
+    f();
+    return;
+  }
   settled.push(f);
   arm();
 }
