@@ -26,9 +26,9 @@ const MAX_BUFFERED = 4 * 1024 * 1024;
 
 /**
  * A batched stream (the page's) is written at most this often: what comes in between is joined into
- * the next write, and the first message after a quiet spell goes at once. The page draws a notebook
- * at most every 50 ms anyway (src/view/page/draw-tick.ts); each write cost a browser on two cores
- * about a millisecond of CPU across its processes, a 200-cell run ~170 writes (docs/view.md "Cost").
+ * the next write, and the first message after a quiet spell goes at once. The page draws a write at
+ * the frame after it (src/view/page/draw-tick.ts); each write cost a browser on two cores about a
+ * millisecond of CPU across its processes, a 200-cell run ~170 writes unpaced (docs/view.md "Cost").
  */
 const BATCH_WRITE_MS = 50;
 

@@ -10,7 +10,7 @@
  *   frame.
  * - `atNextSummaryDraw`: the sidebar and the call timeline — at most every SUMMARY_MS (drawn at the
  *   next draw when they have not been for that long: the first change after a quiet spell shows at
- *   once), or at the next draw when asked `soon` (a call started or ended, a process came or went).
+ *   once), or at the next draw after `summaryDrawSoon` (a call started or ended, a process came or went).
  *   A notebook run moves them on at every cell; drawing them at the notebook's pace cost the browser
  *   most of its work for a page open during a run, and even four times a second a frame each
  *   (~40 ms of a browser's CPU on two cores, software-drawn) was a third of what the page cost a
@@ -91,17 +91,13 @@ export function atNextDraw(f: () => void): void {
   arm();
 }
 
-/**
- * Runs `f` at the next draw of the sidebar and the timeline: at most every SUMMARY_MS, or (`soon`)
- * at the next draw — with everything else waiting for it.
- */
-export function atNextSummaryDraw(f: () => void, soon = false): void {
+/** Runs `f` at the next draw of the sidebar and the timeline (at most every SUMMARY_MS; see summaryDrawSoon). */
+export function atNextSummaryDraw(f: () => void): void {
   summary.push(f);
-  if (soon) summarySoon = true;
   arm();
 }
 
-/** The summary work already waiting is drawn at the next draw (see atNextSummaryDraw's `soon`). */
+/** The summary work waiting now is drawn at the next draw, not at SUMMARY_MS's pace. */
 export function summaryDrawSoon(): void {
   if (!summary.length) return;
   summarySoon = true;

@@ -153,37 +153,28 @@ function drawSidebar(): void {
     showNotebook: show,
   });
 }
-/**
- * Redraws the sidebar once per summary draw at most (draw-tick.ts), however many messages came;
- * `soon`: at the next draw.
- */
-function drawSidebarSoon(soon: boolean): void {
-  if (drawQueued) {
-    if (soon) summaryDrawSoon();
-    return;
-  }
+/** Redraws the sidebar once per summary draw at most (draw-tick.ts), however many messages came. */
+function drawSidebarSoon(): void {
+  if (drawQueued) return;
   drawQueued = true;
   atNextSummaryDraw(() => {
     drawQueued = false;
     drawSidebar();
-  }, soon);
+  });
 }
 
 /** Calls of the shown host to redraw at the next summary draw (draw-tick.ts): a run of cells redraws its call a few times a second. */
 const callsToRedraw = new Set<string>();
-function redrawCallsSoon(ids: string[], soon: boolean): void {
+function redrawCallsSoon(ids: string[]): void {
   const first = callsToRedraw.size === 0;
   for (const id of ids) callsToRedraw.add(id);
-  if (!first) {
-    if (soon) summaryDrawSoon();
-    return;
-  }
+  if (!first) return;
   atNextSummaryDraw(() => {
     const h = timeline.host ? model.hosts.get(timeline.host) : undefined;
     const ids = [...callsToRedraw];
     callsToRedraw.clear();
     if (h) timeline.changed(h, ids);
-  }, soon);
+  });
 }
 
 /**
@@ -249,10 +240,10 @@ function handle(m: HubMessage): void {
     if (m.type === "snapshot") {
       const h = model.hosts.get(change.hostId);
       if (h) timeline.changed(h, undefined);
-    } else if (change.calls?.length && change.hostId === timeline.host)
-      redrawCallsSoon(change.calls, drawnSoon(m));
+    } else if (change.calls?.length && change.hostId === timeline.host) redrawCallsSoon(change.calls);
   }
-  drawSidebarSoon(drawnSoon(m));
+  drawSidebarSoon();
+  if (drawnSoon(m)) summaryDrawSoon();
 }
 
 let countQueued = false;
