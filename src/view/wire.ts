@@ -188,7 +188,7 @@ const cellChars = (c: WireCell) => c.code.length + c.tail.length;
  */
 export function noteCell(cells: WireCell[], calls: readonly WireCall[], e: StampedEvent): void {
   if (e.type === "cell-started") {
-    cells.push({
+    const cell: WireCell = {
       cellRun: e.cellRun,
       key: e.key,
       code: e.code,
@@ -196,18 +196,23 @@ export function noteCell(cells: WireCell[], calls: readonly WireCall[], e: Stamp
       startedAt: e.at,
       ...optional("callId", callFor(calls, e.key)),
       tail: "",
-    });
-    const kept = new Set(calls.map((c) => c.callId));
-    let chars = 0;
-    let keep = cells.length;
-    // From the newest back: the cells within both bounds whose call is still listed stay.
-    for (let i = cells.length - 1; i >= 0; i--) {
-      chars += cellChars(cells[i]);
-      if (cells.length - i > RECENT_CELLS || (chars > RECENT_CELL_CHARS && i < cells.length - 1)) break;
-      keep = i;
+    };
+    const b = booksOf(cells);
+    cells.push(cell);
+    b.chars += cellChars(cell);
+    // The oldest go past either bound (the newest stays whatever its size).
+    while (cells.length > 1 && (cells.length > RECENT_CELLS || b.chars > RECENT_CELL_CHARS))
+      b.chars -= cellChars(cells.shift()!);
+    // Calls leave the list oldest first: while its oldest is the same, every cell's call is listed.
+    const oldest = calls[0]?.callId;
+    if (!b.checked || oldest !== b.oldest) {
+      const listed = new Set(calls.map((c) => c.callId));
+      const rest = cells.splice(0, cells.length);
+      for (const c of rest) if (c.callId === undefined || listed.has(c.callId)) cells.push(c);
+      b.chars = cells.reduce((n, c) => n + cellChars(c), 0);
+      b.oldest = oldest;
+      b.checked = true;
     }
-    const rest = cells.splice(0, cells.length).slice(keep);
-    for (const c of rest) if (c.callId === undefined || kept.has(c.callId)) cells.push(c);
     return;
   }
   if (e.type !== "cell-output" && e.type !== "cell-ended") return;
@@ -221,7 +226,32 @@ export function noteCell(cells: WireCell[], calls: readonly WireCall[], e: Stamp
   }
   const o = e.output;
   const text = o.kind === "stream" || o.kind === "display" || o.kind === "error" ? o.text : undefined;
-  if (typeof text === "string" && text) cell.tail = (cell.tail + text).slice(-CELL_TAIL_CHARS);
+  if (typeof text === "string" && text) {
+    const before = cell.tail.length;
+    cell.tail = (cell.tail + text).slice(-CELL_TAIL_CHARS);
+    booksOf(cells).chars += cell.tail.length - before;
+  }
+}
+
+/**
+ * What noteCell knows of a list without walking it at every cell (a run's hundreds of cells a
+ * second): its characters, and the oldest call listed when it last dropped the cells of calls gone.
+ */
+interface CellBooks {
+  chars: number;
+  oldest?: string;
+  /** Whether its cells' calls were checked against a calls list (a snapshot's list is not yet). */
+  checked: boolean;
+}
+const books = new WeakMap<WireCell[], CellBooks>();
+
+function booksOf(cells: WireCell[]): CellBooks {
+  let b = books.get(cells);
+  if (!b) {
+    b = { chars: cells.reduce((n, c) => n + cellChars(c), 0), checked: false };
+    books.set(cells, b);
+  }
+  return b;
 }
 
 function optional<K extends string, V>(k: K, v: V | undefined): { [key in K]?: V } {

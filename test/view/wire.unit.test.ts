@@ -105,6 +105,31 @@ test("the cells are bounded: in number, in characters, and to the calls still ke
   );
 });
 
+test("what the cells printed counts toward the characters' bound, as their code does", () => {
+  const { cells, note } = log(3);
+  const print = (cellRun: number, text: string) =>
+    note({ type: "cell-output", cellRun, output: { kind: "stream", name: "stdout", text, skippedLines: 0 } });
+  note({ type: "call-started", callId: "c0", tool: "python", params: {} });
+  const code = "y".repeat(RECENT_CELL_CHARS / 2 - CELL_TAIL_CHARS);
+  note({ type: "cell-started", cellRun: 1, key: py, code });
+  print(1, "t".repeat(CELL_TAIL_CHARS));
+  note({ type: "cell-started", cellRun: 2, key: py, code });
+  print(2, "t".repeat(CELL_TAIL_CHARS - 1));
+  note({ type: "cell-started", cellRun: 3, key: py, code: "z" });
+  assert.deepEqual(
+    cells.map((c) => c.cellRun),
+    [1, 2, 3],
+    "exactly the bound: all stay",
+  );
+  print(2, "tt"); // the tail keeps its last CELL_TAIL_CHARS: one more character in all
+  note({ type: "cell-started", cellRun: 4, key: py, code: "" });
+  assert.deepEqual(
+    cells.map((c) => c.cellRun),
+    [2, 3, 4],
+    "one character past it: the oldest goes",
+  );
+});
+
 test("the notebooks a host touched: latest last, each once, bounded, from the events that name a file", () => {
   const paths: string[] = [];
   let seq = 0;
