@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { packageRoot } from "../assets.js";
+import { lowerOwnPriority } from "../sys/priority.js";
 import { viewSocketDir } from "../view/host.js";
 import { ViewHub } from "../view/hub.js";
 import { createViewServer } from "../view/server.js";
@@ -32,6 +33,9 @@ exit: 0 when stopped by Ctrl-C/SIGTERM, 2 on bad usage, 1 when it cannot serve.
 example:
   nbagent view --no-open      # prints http://127.0.0.1:<port>/?token=<token>
 `;
+
+/** The nice value `nbagent view` runs at: a watcher yields to the work it watches (docs/view.md "Cost"). */
+export const VIEW_NICE = 10;
 
 export const viewCommand: Command = {
   help: HELP,
@@ -85,6 +89,9 @@ export const viewCommand: Command = {
     const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : port}/?token=${token}`;
     process.stdout.write(`${url}\n`);
     if (open) openBrowser(url);
+    // After the browser is started (it must not inherit it): the view takes the CPU the kernels and
+    // hosts leave (docs/view.md "Cost").
+    lowerOwnPriority(VIEW_NICE);
     await new Promise<void>((resolve) => {
       process.once("SIGINT", resolve);
       process.once("SIGTERM", resolve);

@@ -18,6 +18,8 @@ export interface ProcStat {
   /** Fields 14 and 15: user and system CPU time in clock ticks. */
   utimeTicks: number;
   stimeTicks: number;
+  /** Field 19: the nice value (-20 … 19; Linux keeps one per thread: a task's own). */
+  nice: number;
   /** Field 22: the start time in clock ticks since boot, kept as its decimal text (exact). */
   startTime: string;
 }
@@ -43,6 +45,7 @@ export function parseProcStat(text: string): ProcStat | undefined {
     ppid: Number(fields[1]),
     utimeTicks: Number(fields[11]),
     stimeTicks: Number(fields[12]),
+    nice: Number(fields[16]),
     startTime,
   };
 }

@@ -7,11 +7,14 @@
 import assert from "node:assert/strict";
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { VIEW_NICE } from "../../src/cli/view-command.js";
 import { socketRoot } from "../../src/kernel/local/connection-file.js";
 import { ownedStdioServer, tempDir, textOf, writeNb } from "../mcp/helpers.js";
+import { threadNices } from "../sys/thread-nices.js";
 import { startView, type ViewProcess } from "./browser.js";
 import { readEvents } from "./streams.js";
 
@@ -335,6 +338,58 @@ test("an interrupt POSTed to /api/action stops the running cell and the agent's 
   const after = textOf(await queued);
   assert.match(after, /^after$/m);
   assert.doesNotMatch(after, /interrupted/);
+});
+
+test("with CPU-bound cells on every core, the view (at a lower priority) still answers and stops a spinning cell", async () => {
+  assert.ok([...threadNices(view.process.pid!).values()].every((n) => n >= VIEW_NICE));
+  // Two spinning kernels at the agent's priority keep the two cores of CI busy (more would evict
+  // this file's other sessions: at most 4 live).
+  const spinning = Math.min(availableParallelism(), 2);
+  const from = messages.length;
+  const calls = Array.from({ length: spinning }, (_, i) =>
+    client.callTool(
+      {
+        name: "python",
+        arguments: {
+          session: `spin${i}`,
+          cells: [{ code: 'print("spinning", flush=True)\nwhile True:\n    pass' }],
+        },
+      },
+      undefined,
+      LONG,
+    ),
+  );
+  const keys: unknown[] = [];
+  for (let i = 0; i < spinning; i++) {
+    const started = await waitFor(
+      (m) =>
+        m.hostId === hostId &&
+        m.event?.type === "cell-started" &&
+        (m.event.key as { sessionId?: string }).sessionId === `spin${i}`,
+      from,
+    );
+    await waitFor(
+      (m) =>
+        m.event?.type === "cell-output" &&
+        m.event.cellRun === started.event!.cellRun &&
+        JSON.stringify(m.event.output).includes("spinning"),
+      from,
+    );
+    keys.push(started.event!.key);
+  }
+  // Every spinning cell is stopped from the view, each call's result saying who stopped it.
+  for (const [i, key] of keys.entries()) {
+    const r = await fetch(`${base}/api/action`, {
+      method: "POST",
+      headers: { ...auth(), "Content-Type": "application/json" },
+      body: JSON.stringify({ host: hostId, action: "interrupt", key }),
+    });
+    assert.equal(r.status, 200);
+    assert.equal(((await r.json()) as { kind: string }).kind, "interrupted");
+    const text = textOf(await calls[i]);
+    assert.match(text, /interrupted from the view, by a person \(nbagent view\)/);
+    assert.match(text, /KeyboardInterrupt/);
+  }
 });
 
 test("a restart POSTed to /api/action restarts the kernel and the agent's next result says a person did it", async () => {
