@@ -22,7 +22,8 @@ Serves a page on 127.0.0.1 showing every nbagent host of this user on this machi
 batch, call, pi): its kernels and sessions, runs, tool calls with the exact text the model got, the
 output of running cells; a person can interrupt a cell or run and restart a kernel from it (the
 agent's next result says it came from the view). The first line of stdout is the URL, with a token
-(the page then keeps it in a cookie). Ctrl-C stops it.
+(the page then keeps it in a cookie). It runs at a lower priority (nice 10) once it serves: on a
+busy machine the kernels and agents it watches come first. Ctrl-C stops it.
 
 options:
   --port N     the port (default 0: any free port)
