@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { mkdtemp, symlink } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { getPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { test } from "node:test";
@@ -18,6 +18,7 @@ test("this process's /proc entry parses: running, its start time, CPU time", () 
   assert.equal(stat.startTime, ownStartTime());
   assert.ok(stat.utimeTicks + stat.stimeTicks >= 0);
   assert.equal(stat.comm, readFileSync("/proc/self/comm", "utf8").trim());
+  assert.equal(stat.nice, getPriority(), "field 19, the nice value");
   assert.equal(processAlive(process.pid), true);
   assert.equal(processAlive(process.pid, stat.startTime), true);
   assert.equal(processAlive(process.pid, `${stat.startTime}0`), false, "another start time: another process");
@@ -40,7 +41,7 @@ test("a command name with spaces and parentheses does not shift the fields", asy
   assert.equal(processAlive(pid, stat.startTime), true);
   assert.deepEqual(
     parseProcStat(`42 (${name}) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 19 20`),
-    { comm: name, state: "S", ppid: 1, utimeTicks: 11, stimeTicks: 12, startTime: "987654" },
+    { comm: name, state: "S", ppid: 1, utimeTicks: 11, stimeTicks: 12, nice: 16, startTime: "987654" },
   );
   assert.equal(parseProcStat("garbage"), undefined);
 });
