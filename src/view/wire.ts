@@ -178,6 +178,7 @@ export const CELL_TAIL_CHARS = 2000;
 
 /** A cell's weight against RECENT_CELL_CHARS. */
 const cellChars = (c: WireCell) => c.code.length + c.tail.length;
+const charsOf = (cells: readonly WireCell[]) => cells.reduce((n, c) => n + cellChars(c), 0);
 
 /**
  * Keeps the cells of a host's latest calls up to date with one event: a cell started (appended, with
@@ -209,7 +210,7 @@ export function noteCell(cells: WireCell[], calls: readonly WireCall[], e: Stamp
       const listed = new Set(calls.map((c) => c.callId));
       const rest = cells.splice(0, cells.length);
       for (const c of rest) if (c.callId === undefined || listed.has(c.callId)) cells.push(c);
-      b.chars = cells.reduce((n, c) => n + cellChars(c), 0);
+      b.chars = charsOf(cells);
       b.oldest = oldest;
       b.checked = true;
     }
@@ -248,7 +249,7 @@ const books = new WeakMap<WireCell[], CellBooks>();
 function booksOf(cells: WireCell[]): CellBooks {
   let b = books.get(cells);
   if (!b) {
-    b = { chars: cells.reduce((n, c) => n + cellChars(c), 0), checked: false };
+    b = { chars: charsOf(cells), checked: false };
     books.set(cells, b);
   }
   return b;

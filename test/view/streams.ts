@@ -20,7 +20,7 @@ export async function busHost(t: TestContext): Promise<{ bus: EventBus; host: Vi
   return { bus, host };
 }
 
-/** Reads an SSE response to its end: each event's name (`message` when unnamed) and its data, parsed. */
+/** Reads an SSE response to its end: each event's name (`message` when unnamed) and its data, parsed; blocks without data are skipped. */
 export async function readEvents(res: Response, on: (event: string, data: unknown) => void): Promise<void> {
   let buf = "";
   for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
@@ -29,11 +29,8 @@ export async function readEvents(res: Response, on: (event: string, data: unknow
       const lines = buf.slice(0, i).split("\n");
       buf = buf.slice(i + 2);
       const event = lines.find((l) => l.startsWith("event: "))?.slice(7) ?? "message";
-      const data = lines
-        .filter((l) => l.startsWith("data: "))
-        .map((l) => l.slice(6))
-        .join("\n");
-      on(event, JSON.parse(data));
+      const data = lines.filter((l) => l.startsWith("data: ")).map((l) => l.slice(6));
+      if (data.length > 0) on(event, JSON.parse(data.join("\n"))); // (a block without data: a comment)
     }
   }
 }

@@ -69,30 +69,16 @@ before(async () => {
   events = new AbortController();
   const res = await fetch(`${base}/api/events`, { headers: auth(), signal: events.signal });
   assert.equal(res.headers.get("content-type"), "text/event-stream; charset=utf-8");
-  (async () => {
-    let buf = "";
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buf += Buffer.from(chunk).toString("utf8");
-      for (let i = buf.indexOf("\n\n"); i >= 0; i = buf.indexOf("\n\n")) {
-        const block = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        const data = block
-          .split("\n")
-          .filter((l) => l.startsWith("data: "))
-          .map((l) => l.slice(6))
-          .join("\n");
-        if (!data) continue;
-        const value = JSON.parse(data);
-        if (block.startsWith("event: state"))
-          for (const h of value.hosts) messages.push({ type: "host-added", host: h.host });
-        else messages.push(value);
-        for (const w of [...waiters]) {
-          waiters.delete(w);
-          w();
-        }
-      }
+  readEvents(res, (event, value) => {
+    if (event === "state")
+      for (const h of (value as { hosts: { host: Msg["host"] }[] }).hosts)
+        messages.push({ type: "host-added", host: h.host });
+    else messages.push(value as Msg);
+    for (const w of [...waiters]) {
+      waiters.delete(w);
+      w();
     }
-  })().catch(() => {});
+  }).catch(() => {});
   const owned = await ownedStdioServer(["--cwd", dir]);
   client = owned.client;
   child = owned.child;
